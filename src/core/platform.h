@@ -1,0 +1,102 @@
+/* platform.h: the one place where the portable primitive sources learn which compiler reads them.
+ *
+ * Every file under src/core/ is written in the subset of C that C++, CUDA C++ and OpenCL C all
+ * accept (hashcat's inc_vendor.h is the model). Qualifiers differ between those targets, so they
+ * are spelled through the macros below and nowhere else:
+ *   GC_FN          a function callable from host code and, under CUDA, from device code
+ *   GC_CONSTANT    address space of read-only tables (constant memory on GPUs)
+ *   GC_GLOBAL      address space of bulk data passed to a primitive
+ *   GC_PRIVATE     address space of thread-private state (registers / stack)
+ *
+ * Data blocks are handled as gc_block: four 32-bit words, word i holding bytes 4i..4i+3 loaded in
+ * little-endian order. That is a plain 16-byte load on every target we run on (x86-64, NVIDIA),
+ * so kernels move blocks with one vector load; a cipher that thinks in big-endian words (AES
+ * T-tables as usually written, Camellia, SC2000) byte-swaps inside its own code.
+ */
+#ifndef GPUCRYPT_CORE_PLATFORM_H
+#define GPUCRYPT_CORE_PLATFORM_H
+
+#if defined(__OPENCL_VERSION__)
+  #define GC_FN inline
+  #define GC_CONSTANT __constant
+  #define GC_GLOBAL __global
+  #define GC_PRIVATE __private
+  typedef uchar uint8_t;
+  typedef uint uint32_t;
+  typedef ulong uint64_t;
+  typedef int int32_t;
+#elif defined(__CUDACC__)
+  #include <stdint.h>
+  #define GC_FN static inline __host__ __device__
+  #define GC_CONSTANT
+  #define GC_GLOBAL
+  #define GC_PRIVATE
+#else
+  #include <stdint.h>
+  #include <stddef.h>
+  #define GC_FN static inline
+  #define GC_CONSTANT
+  #define GC_GLOBAL
+  #define GC_PRIVATE
+#endif
+
+/* A 128-bit block as four little-endian words (see the file comment). */
+typedef struct gc_block {
+  uint32_t w[4];
+} gc_block;
+
+GC_FN uint32_t gc_bswap32(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, 0, 0x0123);
+#elif defined(__GNUC__) && !defined(__OPENCL_VERSION__)
+  return __builtin_bswap32(x);
+#else
+  return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
+#endif
+}
+
+GC_FN uint32_t gc_rotl32(uint32_t x, int n) { return (x << (n & 31)) | (x >> ((32 - n) & 31)); }
+GC_FN uint32_t gc_rotr32(uint32_t x, int n) { return (x >> (n & 31)) | (x << ((32 - n) & 31)); }
+GC_FN uint64_t gc_rotl64(uint64_t x, int n) { return (x << (n & 63)) | (x >> ((64 - n) & 63)); }
+
+/* Big-endian word access to a block's bytes: byte 4i is the most significant byte of word i. */
+GC_FN uint32_t gc_block_be_word(gc_block b, int i) { return gc_bswap32(b.w[i]); }
+GC_FN void gc_block_set_be_word(GC_PRIVATE gc_block* b, int i, uint32_t v) { b->w[i] = gc_bswap32(v); }
+
+GC_FN uint32_t gc_load_le32(const uint8_t* p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+GC_FN void gc_store_le32(uint8_t* p, uint32_t v) {
+  p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+GC_FN uint32_t gc_load_be32(const uint8_t* p) {
+  return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+GC_FN void gc_store_be32(uint8_t* p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+GC_FN uint64_t gc_load_le64(const uint8_t* p) {
+  return (uint64_t)gc_load_le32(p) | ((uint64_t)gc_load_le32(p + 4) << 32);
+}
+GC_FN void gc_store_le64(uint8_t* p, uint64_t v) {
+  gc_store_le32(p, (uint32_t)v); gc_store_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+GC_FN gc_block gc_block_load(const uint8_t* p) {
+  gc_block b;
+  b.w[0] = gc_load_le32(p); b.w[1] = gc_load_le32(p + 4);
+  b.w[2] = gc_load_le32(p + 8); b.w[3] = gc_load_le32(p + 12);
+  return b;
+}
+GC_FN void gc_block_store(uint8_t* p, gc_block b) {
+  gc_store_le32(p, b.w[0]); gc_store_le32(p + 4, b.w[1]);
+  gc_store_le32(p + 8, b.w[2]); gc_store_le32(p + 12, b.w[3]);
+}
+GC_FN gc_block gc_block_xor(gc_block a, gc_block b) {
+  gc_block r;
+  r.w[0] = a.w[0] ^ b.w[0]; r.w[1] = a.w[1] ^ b.w[1];
+  r.w[2] = a.w[2] ^ b.w[2]; r.w[3] = a.w[3] ^ b.w[3];
+  return r;
+}
+
+#endif
