@@ -1,0 +1,102 @@
+// gpucrypt.hpp: the public C++ API. The Python extension and the CLI use nothing else.
+//
+// Ownership: every function copies what it needs from its arguments; returned objects own their
+// key material and wipe it when destroyed. Errors in arguments throw std::invalid_argument with a
+// message naming the problem; a missing or failing device throws gpucrypt::DeviceError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucrypt {
+
+using ByteSpan = std::span<const uint8_t>;
+using MutableByteSpan = std::span<uint8_t>;
+
+enum class Algorithm { aes, camellia, sc2000 };
+enum class Mode { ecb, cbc, cfb, ofb, ctr, xts, gcm };
+enum class Direction { encrypt, decrypt };
+
+// A cipher name such as "aes-256-ctr" taken apart. parse_cipher_name throws
+// std::invalid_argument("unknown cipher 'x': expected ALGORITHM-KEYBITS-MODE, ...").
+struct CipherName {
+  Algorithm algorithm;
+  int key_bits;
+  Mode mode;
+  std::string canonical;  // lower-case "aes-256-ctr"
+  size_t key_len() const { return (mode == Mode::xts ? 2u : 1u) * static_cast<size_t>(key_bits) / 8; }
+};
+CipherName parse_cipher_name(std::string_view name);
+std::string_view algorithm_name(Algorithm a);
+std::string_view mode_name(Mode m);
+
+// One implementation of one primitive on one backend, named by technique.
+struct VariantInfo {
+  std::string name;       // "aes_openssl", "aes_ttable", "aes_bitsliced", "aes_ttable_smem32", ...
+  std::string backend;    // "cpu" or "cuda"
+  std::string algorithm;  // "aes", "camellia", "sc2000", "keccak"
+  bool constant_time;     // no secret-dependent branches, indices or table lookups
+  std::string technique;  // one line for `gpucrypt info`
+};
+std::vector<VariantInfo> list_variants();
+
+struct DeviceInfo {
+  std::string name;  // "cpu", "cuda:0"
+  std::string kind;  // "cpu" or "cuda"
+  std::string description;
+  int num_compute_units = 0;  // cores or SMs
+  size_t memory_bytes = 0;
+};
+std::vector<DeviceInfo> list_devices();
+// Why CUDA is unavailable ("" when at least one device works).
+std::string cuda_unavailable_reason();
+
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Raw (unpadded) streaming encryption or decryption in one mode.
+// update() contract: ECB/CBC take whole blocks only (len % 16 == 0); CFB/OFB/CTR take any
+// length and keep their position; XTS treats each call as one complete data unit (>= 16 bytes)
+// with the context's tweak. in and out may be the same buffer, never partially overlapping.
+class CipherStream {
+ public:
+  virtual ~CipherStream() = default;
+  virtual void update(const uint8_t* in, uint8_t* out, size_t len) = 0;
+  virtual const VariantInfo& variant() const = 0;
+  virtual std::string device() const = 0;
+};
+// device: "cpu", "cuda", "cuda:N" ("auto" is resolved by the caller). variant: "" for the
+// backend's default choice for this algorithm.
+std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
+                                                   ByteSpan key, ByteSpan iv,
+                                                   std::string_view variant = "",
+                                                   std::string_view device = "cpu");
+
+// GCM over any 128-bit cipher. seal writes ciphertext || tag (plaintext.size() + tag_len bytes);
+// open returns false (and wipes out) when the tag does not verify.
+class GcmCipher {
+ public:
+  virtual ~GcmCipher() = default;
+  virtual void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
+                    uint8_t* out) = 0;
+  virtual bool open(ByteSpan nonce, ByteSpan aad, ByteSpan ciphertext_and_tag, size_t tag_len,
+                    uint8_t* out) = 0;
+  virtual const VariantInfo& variant() const = 0;
+  virtual std::string device() const = 0;
+};
+std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
+                                      std::string_view variant = "",
+                                      std::string_view device = "cpu");
+
+// Zeroes memory in a way the compiler may not elide.
+void secure_zero(void* p, size_t len);
+
+}  // namespace gpucrypt

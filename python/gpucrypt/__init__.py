@@ -1,0 +1,28 @@
+"""gpucrypt: symmetric cryptography on NVIDIA GPUs and CPUs.
+
+AES, Camellia and SC2000 in ECB/CBC/CFB/OFB/CTR/XTS and GCM; Keccak, SHA-3, SHAKE, cSHAKE,
+ParallelHash and KangarooTwelve. The API follows pyca/cryptography (``Cipher``, ``AEAD``) and
+hashlib (``new``, ``hash``). See docs/python-api.md.
+"""
+
+from gpucrypt._errors import DeviceError, InvalidTag, SelfTestError
+from gpucrypt.cipher import AEAD, Cipher
+from gpucrypt.hashing import hash, hash_many, new
+from gpucrypt.info import devices, variants
+from gpucrypt.selftest import selftest
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AEAD",
+    "Cipher",
+    "DeviceError",
+    "InvalidTag",
+    "SelfTestError",
+    "devices",
+    "hash",
+    "hash_many",
+    "new",
+    "selftest",
+    "variants",
+]

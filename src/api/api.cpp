@@ -1,0 +1,192 @@
+// api.cpp: name parsing and the dispatch from the public API to a backend.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <thread>
+
+#include "backends/backend.hpp"
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace gpucrypt {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+[[noreturn]] void bad_cipher_name(std::string_view name, std::string_view why) {
+  throw std::invalid_argument("unknown cipher '" + std::string(name) + "': " + std::string(why) +
+                              " (expected ALGORITHM-KEYBITS-MODE, e.g. aes-256-ctr; algorithms "
+                              "aes, camellia, sc2000; key bits 128, 192, 256; modes ecb, cbc, "
+                              "cfb, ofb, ctr, xts, gcm)");
+}
+
+// Parses "cuda", "cuda:N"; returns the device index.
+int cuda_index(std::string_view device) {
+  if (device == "cuda") return 0;
+  int index = -1;
+  auto digits = device.substr(5);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || index < 0)
+    throw std::invalid_argument("unknown device '" + std::string(device) +
+                                "': expected cpu, cuda or cuda:N");
+  return index;
+}
+
+enum class DeviceKind { cpu, cuda };
+DeviceKind device_kind(std::string_view device) {
+  if (device == "cpu") return DeviceKind::cpu;
+  if (device.substr(0, 4) == "cuda" && (device.size() == 4 || device[4] == ':'))
+    return DeviceKind::cuda;
+  throw std::invalid_argument("unknown device '" + std::string(device) +
+                              "': expected cpu, cuda or cuda:N");
+}
+
+[[noreturn]] void no_cuda(std::string_view device) {
+  throw DeviceError("device '" + std::string(device) + "' is not available: " +
+                    cuda_unavailable_reason());
+}
+
+}  // namespace
+
+std::string_view algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::aes: return "aes";
+    case Algorithm::camellia: return "camellia";
+    case Algorithm::sc2000: return "sc2000";
+  }
+  return "?";
+}
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::ecb: return "ecb";
+    case Mode::cbc: return "cbc";
+    case Mode::cfb: return "cfb";
+    case Mode::ofb: return "ofb";
+    case Mode::ctr: return "ctr";
+    case Mode::xts: return "xts";
+    case Mode::gcm: return "gcm";
+  }
+  return "?";
+}
+
+CipherName parse_cipher_name(std::string_view name) {
+  const std::string s = lower(name);
+  const size_t first = s.find('-');
+  const size_t second = first == std::string::npos ? first : s.find('-', first + 1);
+  if (second == std::string::npos || s.find('-', second + 1) != std::string::npos)
+    bad_cipher_name(name, "wrong shape");
+  const std::string algorithm = s.substr(0, first);
+  const std::string bits = s.substr(first + 1, second - first - 1);
+  const std::string mode = s.substr(second + 1);
+  CipherName r{};
+  if (algorithm == "aes") r.algorithm = Algorithm::aes;
+  else if (algorithm == "camellia") r.algorithm = Algorithm::camellia;
+  else if (algorithm == "sc2000") r.algorithm = Algorithm::sc2000;
+  else bad_cipher_name(name, "unknown algorithm '" + algorithm + "'");
+  if (bits == "128") r.key_bits = 128;
+  else if (bits == "192") r.key_bits = 192;
+  else if (bits == "256") r.key_bits = 256;
+  else bad_cipher_name(name, "unknown key size '" + bits + "'");
+  static const Mode modes[] = {Mode::ecb, Mode::cbc, Mode::cfb, Mode::ofb,
+                               Mode::ctr, Mode::xts, Mode::gcm};
+  bool found = false;
+  for (Mode m : modes)
+    if (mode == mode_name(m)) { r.mode = m; found = true; }
+  if (!found) bad_cipher_name(name, "unknown mode '" + mode + "'");
+  if (r.mode == Mode::xts && r.key_bits == 192)
+    bad_cipher_name(name, "XTS is defined for 128- and 256-bit keys only");
+  r.canonical = algorithm + "-" + bits + "-" + mode;
+  return r;
+}
+
+void secure_zero(void* p, size_t len) {
+  volatile unsigned char* v = static_cast<volatile unsigned char*>(p);
+  while (len--) *v++ = 0;
+}
+
+std::vector<VariantInfo> list_variants() {
+  std::vector<VariantInfo> all = cpu::variants();
+#if defined(GPUCRYPT_WITH_CUDA)
+  for (auto& v : cuda::variants()) all.push_back(v);
+#endif
+  return all;
+}
+
+std::string cuda_unavailable_reason() {
+#if defined(GPUCRYPT_WITH_CUDA)
+  return cuda::unavailable_reason();
+#else
+  return "this build of gpucrypt has no CUDA backend (built without a CUDA toolkit)";
+#endif
+}
+
+std::vector<DeviceInfo> list_devices() {
+  DeviceInfo cpu_device;
+  cpu_device.name = "cpu";
+  cpu_device.kind = "cpu";
+  cpu_device.num_compute_units = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cpu_device.description = std::to_string(cpu_device.num_compute_units) + " hardware threads";
+  std::vector<DeviceInfo> all{cpu_device};
+#if defined(GPUCRYPT_WITH_CUDA)
+  for (auto& d : cuda::devices()) all.push_back(d);
+#endif
+  return all;
+}
+
+std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
+                                                   ByteSpan key, ByteSpan iv,
+                                                   std::string_view variant,
+                                                   std::string_view device) {
+  if (name.mode == Mode::gcm)
+    throw std::invalid_argument(name.canonical + " is an AEAD: use AEAD, not Cipher");
+  if (key.size() != name.key_len())
+    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
+                                "-byte key, got " + std::to_string(key.size()) + " bytes");
+  if (name.mode == Mode::ecb) {
+    if (!iv.empty()) throw std::invalid_argument(name.canonical + " takes no IV");
+  } else if (iv.size() != 16) {
+    throw std::invalid_argument(name.canonical + " needs a 16-byte " +
+                                (name.mode == Mode::xts ? std::string("tweak") : std::string("IV")) +
+                                ", got " + std::to_string(iv.size()) + " bytes");
+  }
+  if (name.mode == Mode::xts) {
+    const size_t half = key.size() / 2;
+    // IEEE 1619-2018 5.1 requires distinct halves; equal halves make XTS a weaker mode.
+    if (std::memcmp(key.data(), key.data() + half, half) == 0)
+      throw std::invalid_argument(name.canonical + ": the two key halves must differ");
+  }
+  if (device_kind(device) == DeviceKind::cpu)
+    return cpu::create_cipher_stream(name, direction, key, iv, variant);
+#if defined(GPUCRYPT_WITH_CUDA)
+  if (cuda::device_count() == 0) no_cuda(device);
+  return cuda::create_cipher_stream(name, direction, key, iv, variant, cuda_index(device));
+#else
+  (void)cuda_index(device);
+  no_cuda(device);
+#endif
+}
+
+std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
+                                      std::string_view variant, std::string_view device) {
+  if (name.mode != Mode::gcm)
+    throw std::invalid_argument(name.canonical + " is not an AEAD (use a -gcm name)");
+  if (key.size() != name.key_len())
+    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
+                                "-byte key, got " + std::to_string(key.size()) + " bytes");
+  if (device_kind(device) == DeviceKind::cpu) return cpu::create_gcm(name, key, variant);
+#if defined(GPUCRYPT_WITH_CUDA)
+  if (cuda::device_count() == 0) no_cuda(device);
+  return cuda::create_gcm(name, key, variant, cuda_index(device));
+#else
+  (void)cuda_index(device);
+  no_cuda(device);
+#endif
+}
+
+}  // namespace gpucrypt

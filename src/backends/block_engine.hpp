@@ -1,0 +1,63 @@
+// block_engine.hpp: a backend's view of one keyed block cipher.
+//
+// A BlockEngine does whole-block work in each mode (CPU: OpenSSL or the portable code; CUDA: one
+// kernel launch per call); the stream driver (cipher_stream.cpp) adds everything that is the same
+// for every engine: byte positions inside CFB/OFB/CTR blocks, chaining values between calls, and,
+// for engines that want it, splitting large calls over the CPU thread pool. Methods marked "parallel-safe" are const and may run
+// concurrently on disjoint ranges; "serial" methods carry the chaining value in `iv`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace gpucrypt {
+
+class BlockEngine {
+ public:
+  virtual ~BlockEngine() = default;
+  virtual const VariantInfo& variant() const = 0;
+  virtual std::string device() const { return "cpu"; }
+  // CPU engines are single-threaded per call and want large calls split over the thread pool;
+  // a GPU engine parallelises inside its kernel and takes each call whole.
+  virtual bool wants_host_threads() const { return true; }
+
+  // Parallel-safe.
+  virtual void encrypt_block(const uint8_t in[16], uint8_t out[16]) const = 0;
+  virtual void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+  // Encrypts counter, counter+1, ... (128-bit big-endian) and XORs with in.
+  virtual void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+  // iv = the ciphertext block before in[0].
+  virtual void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+  virtual void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+
+  // Serial: iv is updated to the chaining value after the last block.
+  virtual void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+  virtual void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+  virtual void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+
+  // One complete XTS data unit (len >= 16) with ciphertext stealing. Engines built for XTS hold
+  // both keys.
+  virtual void xts(Direction direction, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,
+                   size_t len) const = 0;
+};
+
+// The streaming CipherStream over an engine: every backend's create_cipher_stream ends here.
+std::unique_ptr<CipherStream> make_engine_stream(const CipherName& name, Direction direction,
+                                                 std::unique_ptr<BlockEngine> engine, ByteSpan iv);
+
+namespace cpu {
+// CPU engines. key is the full key (both halves for XTS).
+std::unique_ptr<BlockEngine> make_openssl_engine(const CipherName& name, ByteSpan key);
+bool openssl_supports(const CipherName& name);
+// variant: one of the portable CPU variants (aes_ttable, aes_bitsliced, camellia_ttable, ...).
+std::unique_ptr<BlockEngine> make_portable_engine(const CipherName& name, ByteSpan key,
+                                                  std::string_view variant);
+std::unique_ptr<GcmCipher> make_portable_gcm(const CipherName& name, ByteSpan key,
+                                             std::string_view variant);
+}  // namespace cpu
+
+}  // namespace gpucrypt

@@ -1,0 +1,234 @@
+// cipher_stream.cpp: streaming raw modes, the same for every engine and backend.
+//
+// The engine does whole blocks; this file keeps byte positions inside CFB/OFB/CTR blocks and, for
+// CPU engines, spreads the parallel modes (ECB, CTR, CBC/CFB decryption) over the thread pool. Chaining values
+// a range needs from the block before it are copied out before any thread starts, because the
+// caller may encrypt in place and an earlier range would overwrite them.
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <cstring>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/block_engine.hpp"
+#include "backends/cpu/thread_pool.hpp"
+#include "backends/cpu/variants.hpp"
+#include "core/counter.h"
+
+namespace gpucrypt {
+
+using cpu::ThreadPool;
+
+namespace {
+
+// Below this many blocks per task, splitting costs more than it saves (thread wake-up is a few
+// microseconds; 4096 blocks = 64 KiB take about 8 us with AES-NI).
+constexpr size_t kMinBlocksPerTask = 4096;
+
+struct BlockRange {
+  size_t begin, end;
+};
+
+std::vector<BlockRange> split(size_t num_blocks, bool use_threads) {
+  const size_t max_tasks = use_threads ? ThreadPool::global().num_threads() : 1;
+  size_t num_tasks = std::min(max_tasks, std::max<size_t>(1, num_blocks / kMinBlocksPerTask));
+  std::vector<BlockRange> ranges;
+  const size_t per_task = (num_blocks + num_tasks - 1) / std::max<size_t>(num_tasks, 1);
+  for (size_t b = 0; b < num_blocks; b += per_task)
+    ranges.push_back({b, std::min(num_blocks, b + per_task)});
+  return ranges;
+}
+
+void run_ranges(const std::vector<BlockRange>& ranges,
+                const std::function<void(size_t index, const BlockRange&)>& body) {
+  if (ranges.size() == 1) {
+    body(0, ranges[0]);
+    return;
+  }
+  ThreadPool::global().parallel_for(ranges.size(), 1, [&](size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) body(i, ranges[i]);
+  });
+}
+
+void counter_add(const uint8_t counter[16], uint64_t n, uint8_t out[16]) {
+  gc_block c = gc_block_load(counter);
+  c = gc_ctr128_add(c, n);
+  gc_block_store(out, c);
+}
+
+class EngineCipherStream final : public CipherStream {
+ public:
+  EngineCipherStream(const CipherName& name, Direction direction, std::unique_ptr<BlockEngine> engine,
+                  ByteSpan iv)
+      : name_(name), direction_(direction), engine_(std::move(engine)) {
+    if (!iv.empty()) std::memcpy(reg_, iv.data(), 16);
+  }
+  ~EngineCipherStream() override {
+    secure_zero(reg_, sizeof reg_);
+    secure_zero(keystream_, sizeof keystream_);
+  }
+
+  const VariantInfo& variant() const override { return engine_->variant(); }
+  std::string device() const override { return engine_->device(); }
+
+  void update(const uint8_t* in, uint8_t* out, size_t len) override {
+    switch (name_.mode) {
+      case Mode::ecb: return ecb(in, out, len);
+      case Mode::cbc: return cbc(in, out, len);
+      case Mode::cfb: return cfb(in, out, len);
+      case Mode::ofb: return ofb(in, out, len);
+      case Mode::ctr: return ctr(in, out, len);
+      case Mode::xts:
+        if (len < 16)
+          throw std::invalid_argument(name_.canonical + " needs a data unit of at least 16 bytes, got " +
+                                      std::to_string(len));
+        return engine_->xts(direction_, reg_, in, out, len);
+      case Mode::gcm: break;
+    }
+    throw std::logic_error("unreachable mode");
+  }
+
+ private:
+  bool threads() const { return engine_->wants_host_threads(); }
+
+  void require_whole_blocks(size_t len) const {
+    if (len % 16 != 0)
+      throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes, got " +
+                                  std::to_string(len));
+  }
+
+  void ecb(const uint8_t* in, uint8_t* out, size_t len) {
+    require_whole_blocks(len);
+    run_ranges(split(len / 16, threads()), [&](size_t, const BlockRange& r) {
+      engine_->ecb(direction_, in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
+    });
+  }
+
+  // CBC and CFB decryption: block i needs ciphertext block i-1, so each range gets its
+  // predecessor copied out first.
+  template <class Fn>
+  void chained_decrypt(const uint8_t* in, uint8_t* out, size_t num_blocks, Fn engine_call) {
+    if (num_blocks == 0) return;
+    const auto ranges = split(num_blocks, threads());
+    std::vector<std::array<uint8_t, 16>> ivs(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const uint8_t* src = ranges[i].begin == 0 ? reg_ : in + (ranges[i].begin - 1) * 16;
+      std::memcpy(ivs[i].data(), src, 16);
+    }
+    uint8_t next_reg[16];
+    std::memcpy(next_reg, in + (num_blocks - 1) * 16, 16);
+    run_ranges(ranges, [&](size_t i, const BlockRange& r) {
+      engine_call(ivs[i].data(), in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
+    });
+    std::memcpy(reg_, next_reg, 16);
+  }
+
+  void cbc(const uint8_t* in, uint8_t* out, size_t len) {
+    require_whole_blocks(len);
+    if (direction_ == Direction::encrypt) return engine_->cbc_encrypt(reg_, in, out, len / 16);
+    chained_decrypt(in, out, len / 16, [&](const uint8_t* iv, const uint8_t* i, uint8_t* o, size_t n) {
+      engine_->cbc_decrypt(iv, i, o, n);
+    });
+  }
+
+  // CFB-128: reg_ holds the previous ciphertext block (or the IV); while a block is partly done,
+  // keystream_ holds E(reg_) and pending_ collects that block's ciphertext bytes.
+  void cfb(const uint8_t* in, uint8_t* out, size_t len) {
+    const bool decrypt = direction_ == Direction::decrypt;
+    auto byte_step = [&](uint8_t x) {
+      const uint8_t y = x ^ keystream_[pos_];
+      pending_[pos_] = decrypt ? x : y;
+      if (++pos_ == 16) {
+        std::memcpy(reg_, pending_, 16);
+        pos_ = 0;
+      }
+      return y;
+    };
+    while (pos_ != 0 && len > 0) {
+      *out++ = byte_step(*in++);
+      --len;
+    }
+    const size_t num_blocks = len / 16;
+    if (decrypt) {
+      chained_decrypt(in, out, num_blocks, [&](const uint8_t* iv, const uint8_t* i, uint8_t* o, size_t n) {
+        engine_->cfb_decrypt(iv, i, o, n);
+      });
+    } else {
+      engine_->cfb_encrypt(reg_, in, out, num_blocks);
+    }
+    in += num_blocks * 16;
+    out += num_blocks * 16;
+    len -= num_blocks * 16;
+    if (len > 0) {
+      engine_->encrypt_block(reg_, keystream_);
+      while (len > 0) {
+        *out++ = byte_step(*in++);
+        --len;
+      }
+    }
+  }
+
+  // OFB: reg_ is the last keystream block produced; pos_ says how much of it is used.
+  void ofb(const uint8_t* in, uint8_t* out, size_t len) {
+    while (pos_ != 0 && len > 0) {
+      *out++ = *in++ ^ reg_[pos_];
+      pos_ = (pos_ + 1) % 16;
+      --len;
+    }
+    const size_t num_blocks = len / 16;
+    engine_->ofb(reg_, in, out, num_blocks);
+    in += num_blocks * 16;
+    out += num_blocks * 16;
+    len -= num_blocks * 16;
+    if (len > 0) {
+      engine_->encrypt_block(reg_, reg_);
+      for (size_t i = 0; i < len; ++i) out[i] = in[i] ^ reg_[i];
+      pos_ = len;
+    }
+  }
+
+  // CTR: reg_ is the next counter block; keystream_ holds the partly used block's keystream.
+  void ctr(const uint8_t* in, uint8_t* out, size_t len) {
+    while (pos_ != 0 && len > 0) {
+      *out++ = *in++ ^ keystream_[pos_];
+      pos_ = (pos_ + 1) % 16;
+      --len;
+    }
+    const size_t num_blocks = len / 16;
+    if (num_blocks > 0) {
+      run_ranges(split(num_blocks, threads()), [&](size_t, const BlockRange& r) {
+        uint8_t counter[16];
+        counter_add(reg_, r.begin, counter);
+        engine_->ctr(counter, in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
+      });
+      counter_add(reg_, num_blocks, reg_);
+      in += num_blocks * 16;
+      out += num_blocks * 16;
+      len -= num_blocks * 16;
+    }
+    if (len > 0) {
+      engine_->encrypt_block(reg_, keystream_);
+      counter_add(reg_, 1, reg_);
+      for (size_t i = 0; i < len; ++i) out[i] = in[i] ^ keystream_[i];
+      pos_ = len;
+    }
+  }
+
+  CipherName name_;
+  Direction direction_;
+  std::unique_ptr<BlockEngine> engine_;
+  uint8_t reg_[16] = {};        // IV / chaining value / counter / XTS tweak
+  uint8_t keystream_[16] = {};  // keystream of the partly used block (CFB, CTR)
+  uint8_t pending_[16] = {};    // CFB: ciphertext bytes of the partly done block
+  size_t pos_ = 0;              // bytes of the current block already used (CFB, OFB, CTR)
+};
+
+}  // namespace
+
+std::unique_ptr<CipherStream> make_engine_stream(const CipherName& name, Direction direction,
+                                                 std::unique_ptr<BlockEngine> engine, ByteSpan iv) {
+  return std::make_unique<EngineCipherStream>(name, direction, std::move(engine), iv);
+}
+
+}  // namespace gpucrypt

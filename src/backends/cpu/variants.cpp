@@ -1,0 +1,81 @@
+#include "backends/cpu/variants.hpp"
+
+#include "backends/backend.hpp"
+#include "backends/block_engine.hpp"
+
+namespace gpucrypt::cpu {
+
+const std::vector<VariantInfo>& registered_variants() {
+  // Order within an algorithm is preference order: select_variant takes the first.
+  static const std::vector<VariantInfo> all = [] {
+    std::vector<VariantInfo> v;
+#if defined(GPUCRYPT_WITH_OPENSSL)
+    v.push_back({"aes_openssl", "cpu", "aes", true,
+                 "OpenSSL libcrypto EVP (AES-NI/VAES), split over all cores"});
+#endif
+    v.push_back({"aes_ttable", "cpu", "aes", false,
+                 "portable T-table AES (one table, byte rotations); secret-indexed lookups"});
+    v.push_back({"aes_bitsliced", "cpu", "aes", true,
+                 "portable bitsliced AES (Boyar-Peralta S-box circuit), 2 blocks per call"});
+#if defined(GPUCRYPT_WITH_OPENSSL)
+    v.push_back({"camellia_openssl", "cpu", "camellia", false,
+                 "OpenSSL libcrypto EVP Camellia (table-based)"});
+#endif
+    v.push_back({"camellia_ttable", "cpu", "camellia", false,
+                 "portable Camellia with SP tables; secret-indexed lookups"});
+    v.push_back({"sc2000_table", "cpu", "sc2000", false,
+                 "portable SC2000 with S-box/M tables; secret-indexed lookups"});
+#if defined(GPUCRYPT_WITH_OPENSSL)
+    v.push_back({"keccak_openssl", "cpu", "keccak", true,
+                 "OpenSSL libcrypto SHA-3/SHAKE (no tables)"});
+#endif
+    v.push_back({"keccak_portable", "cpu", "keccak", true,
+                 "portable Keccak-f[1600] (no tables); every Keccak-based hash"});
+    return v;
+  }();
+  return all;
+}
+
+const VariantInfo& variant_info(std::string_view name) {
+  for (const auto& v : registered_variants())
+    if (v.name == name) return v;
+  std::string known;
+  for (const auto& v : registered_variants()) known += (known.empty() ? "" : ", ") + v.name;
+  throw std::invalid_argument("unknown CPU variant '" + std::string(name) + "' (known: " + known +
+                              ")");
+}
+
+const VariantInfo& select_variant(Algorithm algorithm, std::string_view requested) {
+  const std::string_view algo = algorithm_name(algorithm);
+  if (!requested.empty()) {
+    const VariantInfo& v = variant_info(requested);
+    if (v.algorithm != algo)
+      throw std::invalid_argument("variant '" + v.name + "' implements " + v.algorithm +
+                                  ", not " + std::string(algo));
+    return v;
+  }
+  for (const auto& v : registered_variants())
+    if (v.algorithm == algo) return v;
+  throw std::logic_error("no CPU variant registered for " + std::string(algo));
+}
+
+const VariantInfo& select_variant_for(const CipherName& name, std::string_view requested) {
+  const VariantInfo& v = select_variant(name.algorithm, requested);
+  auto implements = [&](const VariantInfo& candidate) {
+    if (!candidate.name.ends_with("_openssl")) return true;
+    if (name.mode == Mode::gcm) return name.algorithm == Algorithm::aes;
+    return openssl_supports(name);
+  };
+  if (implements(v)) return v;
+  if (!requested.empty())
+    throw std::invalid_argument("variant '" + v.name + "' does not implement " + name.canonical);
+  for (const auto& other : registered_variants())
+    if (other.algorithm == v.algorithm && implements(other)) return other;
+  throw std::logic_error("no CPU variant implements " + name.canonical);
+}
+
+std::vector<VariantInfo> variants() { return registered_variants(); }
+
+const VariantInfo& default_variant(Algorithm algorithm) { return select_variant(algorithm, ""); }
+
+}  // namespace gpucrypt::cpu

@@ -1,0 +1,80 @@
+// hash.hpp: the Keccak hash family behind gpucrypt.hash(), gpucrypt.new() and the CLI.
+//
+// Names (case-insensitive; '-' and '_' are ignored, so hashlib's sha3_256 and shake_128 work):
+//   sha3-224 sha3-256 sha3-384 sha3-512       FIPS 202, fixed digest size
+//   shake128 shake256                          FIPS 202 XOFs
+//   keccak-224 keccak-256 keccak-384 keccak-512  original Keccak (pad byte 0x01), fixed size
+//   cshake128 cshake256                        SP 800-185; function_name N, customization S
+//   parallelhash128 parallelhash256            SP 800-185; block_size B, customization S; the
+//                                              output length L is chosen by the caller and is
+//                                              part of the input, so it is not an XOF
+//   parallelhash128-xof parallelhash256-xof    SP 800-185 XOF forms
+//   kt128 kt256                                RFC 9861 KangarooTwelve; customization C
+//
+// Variants (see hash_variants): "keccak_openssl" (libcrypto's EVP, sha3-* and shake* only) and
+// "keccak_portable" (src/core/keccak.h, every name; the reference and the GPU's twin).
+//
+// Errors: bad names, variants, parameters and output lengths throw std::invalid_argument with a
+// message fit for the user; update() or finalize() after finalize() throws std::logic_error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucrypt::hash {
+
+struct HashParams {
+  std::string function_name;  // cSHAKE's N (bytes); only cshake128/cshake256 accept it
+  std::string customization;  // cSHAKE/ParallelHash S, KangarooTwelve C (bytes)
+  size_t block_size = 8192;   // ParallelHash B in bytes; ignored by every other hash
+};
+
+// HashContext is one streaming computation. update() accepts any split of the input;
+// finalize() may be called once and writes out_len bytes: exactly digest_size for fixed-size
+// hashes, any length >= 1 for the others. Copy the state with clone() to finalize more than
+// once (hashlib's digest() does that).
+class HashContext {
+ public:
+  virtual ~HashContext() = default;
+  virtual void update(const uint8_t* data, size_t len) = 0;
+  virtual void finalize(uint8_t* out, size_t out_len) = 0;
+  virtual std::unique_ptr<HashContext> clone() const = 0;
+  virtual const std::string& variant() const = 0;  // "keccak_openssl" or "keccak_portable"
+};
+
+struct HashInfo {
+  std::string name;         // canonical spelling, e.g. "sha3-256"
+  size_t digest_size;       // bytes; 0 when the caller chooses the output length
+  size_t rate;              // sponge rate in bytes (hashlib's block_size)
+  bool is_xof;              // output is a prefix of an unbounded stream (shake, cshake, PH-xof, kt)
+  bool takes_customization;
+  bool takes_block_size;
+};
+
+// hash_info returns the description of a hash, accepting any spelling described above.
+// Throws std::invalid_argument("unknown hash 'x'; known: ...").
+const HashInfo& hash_info(std::string_view name);
+
+// list_hashes returns every hash in the order of the file comment.
+std::vector<HashInfo> list_hashes();
+
+// hash_variants returns the CPU variants that can compute `name` on this machine, fastest first.
+std::vector<std::string> hash_variants(std::string_view name);
+
+// create_hash starts a computation. variant "" picks the fastest; an unknown variant or one that
+// cannot compute this hash, and parameters the hash does not take, throw std::invalid_argument.
+std::unique_ptr<HashContext> create_hash(std::string_view name, const HashParams& params,
+                                         std::string_view variant = "");
+
+// hash_many hashes num_messages independent messages (messages[i], lens[i] bytes; a null
+// pointer is fine for an empty message) into out + i * out_len_each, spread over the CPU thread
+// pool. Parameters and out_len_each are checked as in create_hash/finalize before any work.
+void hash_many(std::string_view name, const HashParams& params, const uint8_t* const* messages,
+               const size_t* lens, size_t num_messages, uint8_t* out, size_t out_len_each,
+               std::string_view variant = "");
+
+}  // namespace gpucrypt::hash

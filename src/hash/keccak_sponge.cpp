@@ -1,0 +1,177 @@
+// keccak_sponge.cpp: the streaming sponge, the SP 800-185 / RFC 9861 encodings and the leaf
+// hasher shared by ParallelHash and KangarooTwelve.
+//
+// Constant-time: everything here branches only on lengths and counts (public), and the
+// permutation comes from src/core/keccak.h, which is constant-time.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "../backends/cpu/thread_pool.hpp"
+#include "../core/keccak.h"
+#include "hash_internal.hpp"
+
+namespace gpucrypt::hash::detail {
+
+void KeccakSponge::restart() {
+  gc_keccak_init(state_);
+  num_buffered_ = 0;
+}
+
+void KeccakSponge::absorb(const uint8_t* data, size_t len) {
+  if (len == 0) return;
+  const size_t rate = static_cast<size_t>(rate_);
+  if (num_buffered_ > 0) {
+    const size_t take = std::min(len, rate - num_buffered_);
+    std::memcpy(buffer_ + num_buffered_, data, take);
+    num_buffered_ += take;
+    data += take;
+    len -= take;
+    if (num_buffered_ < rate) return;
+    gc_keccak_absorb_block(state_, buffer_, rate_, num_rounds_);
+    num_buffered_ = 0;
+  }
+  for (; len >= rate; data += rate, len -= rate) gc_keccak_absorb_block(state_, data, rate_, num_rounds_);
+  if (len > 0) std::memcpy(buffer_, data, len);
+  num_buffered_ = len;
+}
+
+void KeccakSponge::absorb_zeros(size_t len) {
+  static const uint8_t zeros[200] = {};
+  while (len > 0) {
+    const size_t take = std::min(len, sizeof zeros);
+    absorb(zeros, take);
+    len -= take;
+  }
+}
+
+void KeccakSponge::finish(uint8_t domain, uint8_t* out, size_t out_len) {
+  gc_keccak_absorb_final(state_, buffer_, static_cast<int>(num_buffered_), rate_, domain, num_rounds_);
+  gc_keccak_squeeze(state_, out, out_len, rate_, num_rounds_);
+}
+
+namespace {
+// Big-endian bytes of value without leading zeros; one zero byte for 0 (SP 800-185 2.3.1).
+std::string minimal_big_endian(uint64_t value) {
+  std::string bytes;
+  do {
+    bytes.insert(bytes.begin(), static_cast<char>(value & 0xff));
+    value >>= 8;
+  } while (value != 0);
+  return bytes;
+}
+}  // namespace
+
+std::string left_encode(uint64_t value) {
+  const std::string bytes = minimal_big_endian(value);
+  return std::string(1, static_cast<char>(bytes.size())) + bytes;
+}
+
+std::string right_encode(uint64_t value) {
+  const std::string bytes = minimal_big_endian(value);
+  return bytes + std::string(1, static_cast<char>(bytes.size()));
+}
+
+std::string encode_string(std::string_view bytes) {
+  return left_encode(static_cast<uint64_t>(bytes.size()) * 8) + std::string(bytes);
+}
+
+std::string kt_length_encode(uint64_t value) {
+  // RFC 9861 3.3: like right_encode, but 0 has no bytes at all, only the count 00.
+  std::string bytes = value == 0 ? std::string() : minimal_big_endian(value);
+  return bytes + std::string(1, static_cast<char>(bytes.size()));
+}
+
+static void absorb_string(KeccakSponge& sponge, const std::string& bytes) {
+  sponge.absorb(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+}
+
+void absorb_bytepad_prefix(KeccakSponge& sponge, std::string_view function_name,
+                           std::string_view customization) {
+  absorb_string(sponge, left_encode(static_cast<uint64_t>(sponge.rate())));
+  absorb_string(sponge, encode_string(function_name));
+  absorb_string(sponge, encode_string(customization));
+  const size_t used = sponge.num_absorbed_mod_rate();
+  if (used != 0) sponge.absorb_zeros(static_cast<size_t>(sponge.rate()) - used);
+}
+
+LeafHasher::LeafHasher(size_t leaf_len, int rate, uint8_t domain, int num_rounds, size_t cv_len)
+    : leaf_len_(leaf_len), domain_(domain), cv_len_(cv_len), leaf_(rate, num_rounds) {}
+
+void LeafHasher::restart() {
+  leaf_.restart();
+  leaf_filled_ = 0;
+  num_leaves_ = 0;
+}
+
+void LeafHasher::update(const uint8_t* data, size_t len, KeccakSponge& outer) {
+  if (len == 0) return;
+  if (leaf_filled_ > 0) {
+    const size_t take = std::min(len, leaf_len_ - leaf_filled_);
+    leaf_.absorb(data, take);
+    leaf_filled_ += take;
+    data += take;
+    len -= take;
+    if (leaf_filled_ < leaf_len_) return;
+    finish(outer);
+  }
+  const size_t num_whole = len / leaf_len_;
+  if (num_whole > 0) {
+    hash_whole_leaves(data, num_whole, outer);
+    data += num_whole * leaf_len_;
+    len -= num_whole * leaf_len_;
+  }
+  if (len > 0) {
+    leaf_.absorb(data, len);
+    leaf_filled_ = len;
+  }
+}
+
+void LeafHasher::finish(KeccakSponge& outer) {
+  if (leaf_filled_ == 0) return;
+  uint8_t chaining_value[64];
+  leaf_.finish(domain_, chaining_value, cv_len_);
+  leaf_.restart();
+  outer.absorb(chaining_value, cv_len_);
+  leaf_filled_ = 0;
+  ++num_leaves_;
+}
+
+void LeafHasher::hash_whole_leaves(const uint8_t* data, size_t num_leaves, KeccakSponge& outer) {
+  // Waking the pool costs tens of microseconds, about what 32 KiB of Keccak costs: below
+  // kMinParallelBytes one thread does it. A batch's chaining values are buffered, so batches
+  // are capped at kMaxBatchLeaves (4 MiB of 64-byte chaining values) and about
+  // kBatchInputBytes of input, which keeps each parallel_for long enough to be worth it.
+  constexpr size_t kMinParallelBytes = size_t{256} << 10;
+  constexpr size_t kBatchInputBytes = size_t{64} << 20;
+  constexpr size_t kMaxBatchLeaves = size_t{1} << 16;
+  cpu::ThreadPool& pool = cpu::ThreadPool::global();
+  const size_t num_threads = pool.num_threads();
+  const int rate = leaf_.rate();
+  const int num_rounds = leaf_.num_rounds();
+  std::vector<uint8_t> chaining_values;
+
+  while (num_leaves > 0) {
+    const size_t wanted = std::max(2 * num_threads, std::min(kMaxBatchLeaves, kBatchInputBytes / leaf_len_));
+    const size_t batch = std::min(num_leaves, wanted);
+    const bool parallel = num_threads > 1 && batch >= 2 * num_threads && batch * leaf_len_ >= kMinParallelBytes;
+    chaining_values.resize(batch * cv_len_);
+    uint8_t* const cvs = chaining_values.data();
+    auto hash_range = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i)
+        gc_keccak_sponge_oneshot(rate, domain_, data + i * leaf_len_, leaf_len_, cvs + i * cv_len_, cv_len_,
+                                 num_rounds);
+    };
+    if (parallel) {
+      pool.parallel_for(batch, 1, hash_range);
+    } else {
+      hash_range(0, batch);
+    }
+    outer.absorb(cvs, batch * cv_len_);
+    num_leaves_ += batch;
+    data += batch * leaf_len_;
+    num_leaves -= batch;
+  }
+}
+
+}  // namespace gpucrypt::hash::detail

@@ -1,0 +1,91 @@
+// ciphers.hpp: the portable primitives of src/core/ wrapped as BlockCipher structs for the modes.
+//
+// One struct per variant. Each holds its key schedule by value and pointers to its tables, so the
+// same struct serves a CPU thread (tables in host memory, from make_host) and a CUDA thread
+// (tables in shared or constant memory, pointers set by the kernel). kRounds/kKeyBits template
+// arguments let a GPU kernel fix the key size at compile time so round loops unroll and round
+// keys can sit in registers; 0 means "read it from the schedule".
+//
+// Constant-time: AesBitsliced only. The table ciphers index tables with secret bytes.
+#pragma once
+
+#include "core/aes.h"
+#include "core/aes_bitsliced.h"
+#include "core/camellia.h"
+#include "core/sc2000.h"
+#include "modes/block_cipher.hpp"
+
+namespace gpucrypt::modes {
+
+template <int kRounds = 0>
+struct AesTTable {
+  static constexpr int kBlocksPerCall = 1;
+  aes_key_schedule enc;
+  aes_key_schedule dec;
+  const GC_TABLE uint32_t* te0;
+  const GC_TABLE uint32_t* td0;
+  const GC_TABLE uint32_t* inv_sbox_words;
+
+  GC_METHOD void encrypt_blocks(gc_block* b) const {
+    b[0] = aes_ttable_encrypt_rounds(te0, &enc, b[0], kRounds ? kRounds : enc.num_rounds);
+  }
+  GC_METHOD void decrypt_blocks(gc_block* b) const {
+    b[0] = aes_ttable_decrypt_rounds(td0, inv_sbox_words, &dec, b[0],
+                                     kRounds ? kRounds : dec.num_rounds);
+  }
+  // Expands key (16/24/32 bytes; the caller has checked the length) with host table pointers.
+  static AesTTable make_host(const uint8_t* key, int key_len) {
+    AesTTable c{};
+    aes_expand_key_enc(&c.enc, key, key_len, gc_aes_sbox);
+    aes_expand_key_dec(&c.dec, key, key_len, gc_aes_sbox);
+    c.te0 = gc_aes_te0;
+    c.td0 = gc_aes_td0;
+    c.inv_sbox_words = gc_aes_inv_sbox_words;
+    return c;
+  }
+};
+
+struct AesBitsliced {
+  static constexpr int kBlocksPerCall = AES_BITSLICED_BLOCKS;
+  aes_bitsliced_key key;
+
+  GC_METHOD void encrypt_blocks(gc_block* b) const { aes_bitsliced_encrypt(&key, b); }
+  GC_METHOD void decrypt_blocks(gc_block* b) const { aes_bitsliced_decrypt(&key, b); }
+  static AesBitsliced make_host(const uint8_t* k, int key_len) {
+    AesBitsliced c{};
+    aes_bitsliced_expand_key(&c.key, k, key_len);
+    return c;
+  }
+};
+
+struct CamelliaTTable {
+  static constexpr int kBlocksPerCall = 1;
+  camellia_key_schedule ks;
+  camellia_tables tables;
+
+  GC_METHOD void encrypt_blocks(gc_block* b) const { b[0] = camellia_encrypt(&tables, &ks, b[0]); }
+  GC_METHOD void decrypt_blocks(gc_block* b) const { b[0] = camellia_decrypt(&tables, &ks, b[0]); }
+  static CamelliaTTable make_host(const uint8_t* key, int key_len) {
+    CamelliaTTable c{};
+    c.tables = camellia_tables_at(gc_camellia_sp);
+    camellia_expand_key(&c.ks, key, key_len, &c.tables);
+    return c;
+  }
+};
+
+struct Sc2000Table {
+  static constexpr int kBlocksPerCall = 1;
+  sc2000_key_schedule ks;
+  sc2000_tables tables;
+
+  GC_METHOD void encrypt_blocks(gc_block* b) const { b[0] = sc2000_encrypt(&tables, &ks, b[0]); }
+  GC_METHOD void decrypt_blocks(gc_block* b) const { b[0] = sc2000_decrypt(&tables, &ks, b[0]); }
+  static Sc2000Table make_host(const uint8_t* key, int key_len) {
+    Sc2000Table c{};
+    c.tables = sc2000_tables_at(gc_sc2000_ms);
+    sc2000_expand_key(&c.ks, key, key_len, &c.tables);
+    return c;
+  }
+};
+
+}  // namespace gpucrypt::modes

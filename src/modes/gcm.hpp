@@ -1,0 +1,263 @@
+// gcm.hpp: Galois/Counter Mode (NIST SP 800-38D) over any 128-bit block cipher.
+//
+// Limits enforced here (and by gcm_check_lengths for callers that drive the range functions):
+// IV of 1 .. 2^61 - 1 bytes (12 bytes is the fast, recommended case), AAD up to 2^61 - 1 bytes,
+// data up to 2^32 - 2 blocks (beyond that the 32-bit counter would reuse keystream), tags of 4 to
+// 16 bytes (SP 800-38D, 5.2.1.2 and appendix C discourage 4 and 8; that policy is the caller's).
+// Tag comparison is constant-time; gcm_decrypt writes no plaintext unless the tag verifies.
+//
+// Parallel use. Per (key, IV): gcm_setup gives a GcmContext (H, J0, E(J0)). Then
+//   - the counter part: any thread or chunk owning data blocks [j, j + n) calls
+//     gcm_ctr_xor_range(cipher, context.pre_counter, j, in + 16 j, out + 16 j, len_of_range);
+//   - GHASH: each chunk (block-aligned, only the last may be partial) computes
+//     gcm_ghash_range(H, ciphertext_chunk, chunk_len) independently; the results are combined in
+//     order with gc_ghash_combine (gf128.h), or each chunk first applies gc_ghash_shift by the
+//     number of data blocks after it and the results are XORed in any order;
+//   - the tag: gcm_tag_from_hashes(context, aad_hash, ciphertext_hash, aad_len, data_len, ...).
+// Decryption computes and checks the tag over the ciphertext before releasing plaintext.
+// GcmState is the serial streaming form (AAD first, then data); a streaming decryptor releases
+// plaintext before the tag is known, as every streaming GCM does: the caller must discard it on
+// failure. in == out is allowed everywhere.
+#pragma once
+
+#include "../core/counter.h"
+#include "../core/gf128.h"
+#include "block_cipher.hpp"
+#include "ctr.hpp"
+
+namespace gpucrypt::modes {
+
+inline constexpr uint64_t kGcmMaxDataLen = ((uint64_t{1} << 32) - 2) * kBlockLen;
+inline constexpr uint64_t kGcmMaxAadLen = (uint64_t{1} << 61) - 1;
+inline constexpr uint64_t kGcmMaxIvLen = (uint64_t{1} << 61) - 1;
+inline constexpr size_t kGcmMinTagLen = 4;
+inline constexpr size_t kGcmMaxTagLen = 16;
+
+// gcm_check_lengths: the SP 800-38D limits above, for one message.
+GC_METHOD ModeStatus gcm_check_lengths(uint64_t iv_len, uint64_t aad_len, uint64_t data_len, size_t tag_len) {
+  if (iv_len == 0 || iv_len > kGcmMaxIvLen) return ModeStatus::invalid_iv_length;
+  if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
+  if (aad_len > kGcmMaxAadLen || data_len > kGcmMaxDataLen) return ModeStatus::message_too_long;
+  return ModeStatus::ok;
+}
+
+// GcmContext: everything derived from (key, IV). Holds secrets (H, E(J0)): wipe after use.
+struct GcmContext {
+  gc_gf128 hash_subkey;  // H = E_K(0^128)
+  gc_block pre_counter;  // J0
+  gc_block tag_mask;     // E_K(J0)
+
+  GC_METHOD void wipe() { secure_zero(this, sizeof *this); }
+};
+
+// gcm_ghash_range: GHASH of len bytes from the zero state, the final partial block zero-padded.
+GC_METHOD gc_gf128 gcm_ghash_range(gc_gf128 hash_subkey, const uint8_t* data, size_t len) {
+  return gc_ghash_bytes(gc_gf128_make(0, 0), hash_subkey, data, len);
+}
+
+// gcm_pre_counter: J0 = IV || 0^31 || 1 for a 12-byte IV, else GHASH(IV, zero-padded || 0^64 ||
+// [bit length of IV]_64).
+GC_METHOD gc_block gcm_pre_counter(gc_gf128 hash_subkey, const uint8_t* iv, size_t iv_len) {
+  if (iv_len == 12) {
+    uint8_t block[kBlockLen];
+    for (size_t i = 0; i < 12; ++i) block[i] = iv[i];
+    block[12] = block[13] = block[14] = 0;
+    block[15] = 1;
+    return load_block(block);
+  }
+  gc_gf128 hash = gcm_ghash_range(hash_subkey, iv, iv_len);
+  hash = gc_ghash_block(hash, hash_subkey, gc_gf128_make(0, (uint64_t)iv_len * 8));
+  return gc_gf128_to_block(hash);
+}
+
+// gcm_setup: fills *context for one (key, IV); invalid_iv_length for an empty or oversized IV.
+template <BlockCipher Cipher>
+GC_METHOD ModeStatus gcm_setup(const Cipher& cipher, const uint8_t* iv, size_t iv_len, GcmContext* context) {
+  if (iv_len == 0 || iv_len > kGcmMaxIvLen) return ModeStatus::invalid_iv_length;
+  context->hash_subkey = gc_gf128_from_block(encrypt_one(cipher, zero_block()));
+  context->pre_counter = gcm_pre_counter(context->hash_subkey, iv, iv_len);
+  context->tag_mask = encrypt_one(cipher, context->pre_counter);
+  return ModeStatus::ok;
+}
+
+// gcm_ctr_xor_range: GCTR over data bytes starting at data block first_block_index; data block k
+// uses inc32^(k+1)(J0). Encryption and decryption alike.
+template <BlockCipher Cipher>
+GC_METHOD void gcm_ctr_xor_range(const Cipher& cipher, gc_block pre_counter, uint64_t first_block_index,
+                                 const uint8_t* in, uint8_t* out, size_t len) {
+  counter_xor_range<Counter32>(cipher, gc_ctr32_add(pre_counter, 1), first_block_index, in, out, len);
+}
+
+// gcm_length_block: [bit length of AAD]_64 || [bit length of data]_64.
+GC_METHOD gc_gf128 gcm_length_block(uint64_t aad_len, uint64_t data_len) {
+  return gc_gf128_make(aad_len * 8, data_len * 8);
+}
+
+// gcm_tag_from_running_hash: the tag once GHASH has absorbed the padded AAD and ciphertext.
+GC_METHOD void gcm_tag_from_running_hash(const GcmContext& context, gc_gf128 hash, uint64_t aad_len,
+                                         uint64_t data_len, uint8_t* tag, size_t tag_len) {
+  hash = gc_ghash_block(hash, context.hash_subkey, gcm_length_block(aad_len, data_len));
+  uint8_t full_tag[kBlockLen];
+  store_block(full_tag, gc_block_xor(gc_gf128_to_block(hash), context.tag_mask));
+  for (size_t i = 0; i < tag_len; ++i) tag[i] = full_tag[i];
+}
+
+// gcm_tag_from_hashes: the tag from GHASH(AAD) and GHASH(ciphertext), each started from zero (as
+// gcm_ghash_range and the chunk combinations give them); tag_len bytes are written.
+GC_METHOD void gcm_tag_from_hashes(const GcmContext& context, gc_gf128 aad_hash, gc_gf128 ciphertext_hash,
+                                   uint64_t aad_len, uint64_t data_len, uint8_t* tag, size_t tag_len) {
+  uint64_t num_data_blocks = (data_len + kBlockLen - 1) / kBlockLen;
+  gc_gf128 hash = gc_ghash_combine(aad_hash, gc_gf128_pow(context.hash_subkey, num_data_blocks), ciphertext_hash);
+  gcm_tag_from_running_hash(context, hash, aad_len, data_len, tag, tag_len);
+}
+
+// gcm_encrypt: one message; writes len bytes to out and tag_len bytes to tag. Checks every limit
+// before touching any buffer.
+template <BlockCipher Cipher>
+GC_METHOD ModeStatus gcm_encrypt(const Cipher& cipher, const uint8_t* iv, size_t iv_len, const uint8_t* aad,
+                                 size_t aad_len, const uint8_t* in, uint8_t* out, size_t len, uint8_t* tag,
+                                 size_t tag_len) {
+  ModeStatus status = gcm_check_lengths(iv_len, aad_len, len, tag_len);
+  if (status != ModeStatus::ok) return status;
+  GcmContext context;
+  gcm_setup(cipher, iv, iv_len, &context);
+  gcm_ctr_xor_range(cipher, context.pre_counter, 0, in, out, len);
+  gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad, aad_len),
+                      gcm_ghash_range(context.hash_subkey, out, len), aad_len, len, tag, tag_len);
+  context.wipe();
+  return ModeStatus::ok;
+}
+
+// gcm_decrypt: verifies tag (tag_len bytes, constant-time) over aad and the ciphertext in, and only
+// then writes the plaintext to out; authentication_failed leaves out untouched.
+template <BlockCipher Cipher>
+GC_METHOD ModeStatus gcm_decrypt(const Cipher& cipher, const uint8_t* iv, size_t iv_len, const uint8_t* aad,
+                                 size_t aad_len, const uint8_t* in, uint8_t* out, size_t len, const uint8_t* tag,
+                                 size_t tag_len) {
+  ModeStatus status = gcm_check_lengths(iv_len, aad_len, len, tag_len);
+  if (status != ModeStatus::ok) return status;
+  GcmContext context;
+  gcm_setup(cipher, iv, iv_len, &context);
+  uint8_t expected_tag[kBlockLen];
+  gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad, aad_len),
+                      gcm_ghash_range(context.hash_subkey, in, len), aad_len, len, expected_tag, tag_len);
+  bool tag_ok = constant_time_equal(expected_tag, tag, tag_len);
+  secure_zero(expected_tag, sizeof expected_tag);
+  if (tag_ok) gcm_ctr_xor_range(cipher, context.pre_counter, 0, in, out, len);
+  context.wipe();
+  return tag_ok ? ModeStatus::ok : ModeStatus::authentication_failed;
+}
+
+// GcmState: streaming GCM. init, then update_aad any number of times, then encrypt_update or
+// decrypt_update any number of times (splits anywhere), then finish_encrypt or finish_decrypt.
+// Every call checks the limits before producing output; after an error the state stays usable
+// for the calls that are still legal.
+struct GcmState {
+  GcmContext context;
+  gc_gf128 running_hash;       // GHASH over the AAD, then the ciphertext, so far
+  uint8_t pending[kBlockLen];  // bytes of a partial block not yet absorbed into running_hash
+  unsigned pending_len;
+  uint64_t aad_len;
+  uint64_t data_len;
+  bool in_data_phase;
+  CounterStreamState<Counter32> keystream;
+
+  template <BlockCipher Cipher>
+  GC_METHOD ModeStatus init(const Cipher& cipher, const uint8_t* iv, size_t iv_len) {
+    ModeStatus status = gcm_setup(cipher, iv, iv_len, &context);
+    if (status != ModeStatus::ok) return status;
+    running_hash = gc_gf128_make(0, 0);
+    pending_len = 0;
+    aad_len = data_len = 0;
+    in_data_phase = false;
+    keystream.init(gc_ctr32_add(context.pre_counter, 1));
+    return ModeStatus::ok;
+  }
+
+  GC_METHOD ModeStatus update_aad(const uint8_t* aad, size_t len) {
+    if (in_data_phase) return ModeStatus::invalid_state;
+    if (len > kGcmMaxAadLen - aad_len) return ModeStatus::message_too_long;
+    absorb(aad, len);
+    aad_len += len;
+    return ModeStatus::ok;
+  }
+
+  template <BlockCipher Cipher>
+  GC_METHOD ModeStatus encrypt_update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
+    if (len > kGcmMaxDataLen - data_len) return ModeStatus::message_too_long;
+    start_data_phase();
+    keystream.update(cipher, in, out, len);
+    absorb(out, len);
+    data_len += len;
+    return ModeStatus::ok;
+  }
+
+  template <BlockCipher Cipher>
+  GC_METHOD ModeStatus decrypt_update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
+    if (len > kGcmMaxDataLen - data_len) return ModeStatus::message_too_long;
+    start_data_phase();
+    absorb(in, len);  // before the XOR, which may overwrite in
+    keystream.update(cipher, in, out, len);
+    data_len += len;
+    return ModeStatus::ok;
+  }
+
+  // finish_encrypt: writes tag_len bytes of tag.
+  GC_METHOD ModeStatus finish_encrypt(uint8_t* tag, size_t tag_len) {
+    if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
+    gcm_tag_from_running_hash(context, final_hash(), aad_len, data_len, tag, tag_len);
+    return ModeStatus::ok;
+  }
+
+  // finish_decrypt: compares the expected tag (tag_len bytes) in constant time.
+  GC_METHOD ModeStatus finish_decrypt(const uint8_t* expected_tag, size_t tag_len) {
+    if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
+    uint8_t tag[kBlockLen];
+    gcm_tag_from_running_hash(context, final_hash(), aad_len, data_len, tag, tag_len);
+    bool tag_ok = constant_time_equal(tag, expected_tag, tag_len);
+    secure_zero(tag, sizeof tag);
+    return tag_ok ? ModeStatus::ok : ModeStatus::authentication_failed;
+  }
+
+  GC_METHOD void wipe() { secure_zero(this, sizeof *this); }
+
+ private:
+  // absorb: feeds bytes into GHASH, keeping a partial block in pending.
+  GC_METHOD void absorb(const uint8_t* data, size_t len) {
+    if (pending_len > 0) {
+      size_t fill_len = min_size(kBlockLen - pending_len, len);
+      for (size_t i = 0; i < fill_len; ++i) pending[pending_len + i] = data[i];
+      pending_len += (unsigned)fill_len;
+      data += fill_len;
+      len -= fill_len;
+      if (pending_len < kBlockLen) return;
+      running_hash = gc_ghash_bytes(running_hash, context.hash_subkey, pending, kBlockLen);
+      pending_len = 0;
+    }
+    size_t whole_len = len - len % kBlockLen;
+    running_hash = gc_ghash_bytes(running_hash, context.hash_subkey, data, whole_len);
+    for (size_t i = whole_len; i < len; ++i) pending[i - whole_len] = data[i];
+    pending_len = (unsigned)(len - whole_len);
+  }
+
+  // flush_pending: zero-pads and absorbs a partial block (the end of the AAD or of the data).
+  GC_METHOD void flush_pending() {
+    if (pending_len == 0) return;
+    running_hash = gc_ghash_bytes(running_hash, context.hash_subkey, pending, pending_len);
+    pending_len = 0;
+  }
+
+  GC_METHOD void start_data_phase() {
+    if (in_data_phase) return;
+    flush_pending();
+    in_data_phase = true;
+  }
+
+  GC_METHOD gc_gf128 final_hash() {
+    start_data_phase();
+    flush_pending();
+    return running_hash;
+  }
+};
+
+}  // namespace gpucrypt::modes
