@@ -353,7 +353,10 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
                 plaintext = aead.decrypt(chunk_nonce(chunk_index, True), sealed)
             except gpucrypt.InvalidTag:
                 raise DecryptionError(f"chunk {chunk_index} failed authentication as the final chunk "
-                                      "(file truncated or modified)", chunk_index, released_len) from None
+                                      "(file truncated, modified, or followed by extra data)",
+                                      chunk_index, released_len) from None
+            # Appended bytes normally land inside the final read and fail above; this catches a
+            # source that yields more after reporting end of input (a growing file, a tty).
             if src.read(1):
                 raise DecryptionError(f"trailing data after final chunk {chunk_index}",
                                       chunk_index, released_len)

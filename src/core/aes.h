@@ -13,8 +13,9 @@
  * entry i of the copy for lane L sits at word i * 32 + L; it then defines GC_AES_TABLE_STRIDE 32
  * and GC_TABLE (e.g. as nothing in CUDA, __local in OpenCL) before including this file, and passes
  * `table + lane`. Every lookup here goes through aes_table_lookup, so a lane only ever touches its
- * own bank. The final encryption round takes its S-box bytes out of Te0 entries, so encryption
- * needs no second table.
+ * own bank. The stride holds for the whole translation unit, host code in it included: a host
+ * reference computed next to such a kernel must pass replicated tables too. The final encryption
+ * round takes its S-box bytes out of Te0 entries, so encryption needs no second table.
  *
  * The tables are laid out for the little-endian gc_block words (aes_tables.h), so the state is
  * never byte-swapped: row r of column c is bits 8r..8r+7 of word c.
@@ -39,15 +40,6 @@
 #endif
 #ifndef GC_TABLE
   #define GC_TABLE GC_CONSTANT
-#endif
-/* Full unrolling of loops whose trip count is a compile-time constant after inlining; a loop
- * whose count is only known at run time is left as a loop (CUDA and OpenCL semantics). */
-#ifndef GC_UNROLL
-  #if defined(__CUDACC__) || defined(__OPENCL_VERSION__)
-    #define GC_UNROLL _Pragma("unroll")
-  #else
-    #define GC_UNROLL
-  #endif
 #endif
 
 #ifndef AES_MAX_ROUNDS

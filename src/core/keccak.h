@@ -66,9 +66,10 @@
 #endif
 
 /* The round loop is unrolled on GPUs (round constants become immediates and the lanes need no
- * moves between rounds). On the host g++ runs the rolled loop faster: the unrolled 24 rounds
- * are 14 KB of code for no gain (measured on an AMD EPYC with g++ 12 -O2; see the report in
- * tests/cpp/test_keccak.cpp's header for the numbers). */
+ * moves between rounds: 72 registers, no stack, on sm_90). On the host g++ runs the rolled loop
+ * faster: 318 ns per permutation rolled, 311 unrolled by 2, 392 fully unrolled (g++ 12 -O2 and
+ * -O3 alike, AMD EPYC, 200000 permutations, best of 7). An includer may define
+ * GC_KECCAK_UNROLL_ROUNDS itself to measure again. */
 #if defined(GC_KECCAK_UNROLL_ROUNDS)
   /* set by the includer */
 #elif defined(__CUDA_ARCH__) || defined(__OPENCL_VERSION__)

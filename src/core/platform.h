@@ -16,6 +16,11 @@
 #ifndef GPUCRYPT_CORE_PLATFORM_H
 #define GPUCRYPT_CORE_PLATFORM_H
 
+/* Offline OpenCL compilers (clang -x cl) define only __OPENCL_C_VERSION__. */
+#if defined(__OPENCL_C_VERSION__) && !defined(__OPENCL_VERSION__)
+  #define __OPENCL_VERSION__ __OPENCL_C_VERSION__
+#endif
+
 #if defined(__OPENCL_VERSION__)
   #define GC_FN inline
   #define GC_CONSTANT __constant
@@ -38,6 +43,15 @@
   #define GC_CONSTANT
   #define GC_GLOBAL
   #define GC_PRIVATE
+#endif
+
+/* GC_UNROLL: unroll the next loop fully when its trip count is a compile-time constant (after
+ * inlining); a loop bounded only at run time stays a loop. Tested on __CUDA_ARCH__, not
+ * __CUDACC__, so nvcc's host pass does not warn about an unknown pragma. */
+#if defined(__CUDA_ARCH__) || defined(__OPENCL_VERSION__)
+  #define GC_UNROLL _Pragma("unroll")
+#else
+  #define GC_UNROLL
 #endif
 
 /* A 128-bit block as four little-endian words (see the file comment). */

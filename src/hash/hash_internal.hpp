@@ -31,8 +31,8 @@ struct HashSpec {
 
 const HashSpec& find_spec(std::string_view name);
 
-extern const std::string kVariantOpenssl;   // "keccak_openssl"
-extern const std::string kVariantPortable;  // "keccak_portable"
+const std::string& variant_openssl();   // "keccak_openssl"
+const std::string& variant_portable();  // "keccak_portable"
 
 // check_output_length enforces finalize()'s length rule for one hash (std::invalid_argument).
 void check_output_length(const HashSpec& spec, size_t out_len);

@@ -3,6 +3,12 @@
 //
 // Constant-time: OpenSSL's Keccak-f[1600] has no data-dependent branches or table lookups; this
 // wrapper branches only on lengths.
+//
+// Built without OpenSSL (GPUCRYPT_WITH_OPENSSL unset), the variant simply is not available.
+#include "hash_internal.hpp"
+
+#if defined(GPUCRYPT_WITH_OPENSSL)
+
 #include <openssl/evp.h>
 
 #include <memory>
@@ -10,8 +16,6 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
-
-#include "hash_internal.hpp"
 
 namespace gpucrypt::hash::detail {
 
@@ -40,7 +44,7 @@ using EvpMdCtxPtr = std::unique_ptr<EVP_MD_CTX, EvpMdCtxDeleter>;
 
 class OpensslContext final : public KeccakContext {
  public:
-  OpensslContext(const HashSpec& spec, const EVP_MD* md) : KeccakContext(spec, kVariantOpenssl), md_(md) {
+  OpensslContext(const HashSpec& spec, const EVP_MD* md) : KeccakContext(spec, variant_openssl()), md_(md) {
     ctx_.reset(EVP_MD_CTX_new());
     if (!ctx_) throw std::bad_alloc();
     restart();
@@ -83,3 +87,19 @@ std::unique_ptr<KeccakContext> create_openssl(const HashSpec& spec) {
 }
 
 }  // namespace gpucrypt::hash::detail
+
+#else  // !GPUCRYPT_WITH_OPENSSL
+
+#include <stdexcept>
+
+namespace gpucrypt::hash::detail {
+
+bool openssl_available(const HashSpec&) { return false; }
+
+std::unique_ptr<KeccakContext> create_openssl(const HashSpec&) {
+  throw std::logic_error("keccak_openssl: built without OpenSSL");
+}
+
+}  // namespace gpucrypt::hash::detail
+
+#endif

@@ -27,7 +27,7 @@ void absorb_string(KeccakSponge& sponge, const std::string& bytes) {
 class SpongeContext final : public KeccakContext {
  public:
   SpongeContext(const HashSpec& spec, uint8_t domain, const KeccakSponge& initial)
-      : KeccakContext(spec, kVariantPortable), domain_(domain), initial_(initial), sponge_(initial) {}
+      : KeccakContext(spec, variant_portable()), domain_(domain), initial_(initial), sponge_(initial) {}
   std::unique_ptr<HashContext> clone() const override { return std::make_unique<SpongeContext>(*this); }
 
  protected:
@@ -47,7 +47,7 @@ class SpongeContext final : public KeccakContext {
 class ParallelHashContext final : public KeccakContext {
  public:
   ParallelHashContext(const HashSpec& spec, const HashParams& params)
-      : KeccakContext(spec, kVariantPortable),
+      : KeccakContext(spec, variant_portable()),
         initial_(static_cast<int>(spec.info.rate), kSha3Rounds),
         outer_(initial_),
         leaves_(params.block_size, static_cast<int>(spec.info.rate), GC_KECCAK_DOMAIN_SHAKE, kSha3Rounds,
@@ -83,7 +83,7 @@ class ParallelHashContext final : public KeccakContext {
 class KangarooTwelveContext final : public KeccakContext {
  public:
   KangarooTwelveContext(const HashSpec& spec, const HashParams& params)
-      : KeccakContext(spec, kVariantPortable),
+      : KeccakContext(spec, variant_portable()),
         customization_(params.customization),
         final_node_(static_cast<int>(spec.info.rate), kTurboShakeRounds),
         leaves_(kKangarooChunkLen, static_cast<int>(spec.info.rate), GC_KECCAK_DOMAIN_KT_LEAF, kTurboShakeRounds,

@@ -61,8 +61,53 @@ enum class ModeStatus : int {
   invalid_state,           // e.g. AAD after data in a streaming GCM
 };
 
-GC_METHOD gc_block load_block(const uint8_t* bytes) { return gc_block_load(bytes); }
-GC_METHOD void store_block(uint8_t* bytes, gc_block block) { gc_block_store(bytes, block); }
+// load_block / store_block: 16 bytes <-> gc_block at any alignment. gc_block's word i is the
+// little-endian load of bytes 4i..4i+3, which on every little-endian target is the memory image
+// itself: the host copies 16 bytes (one unaligned vector move), and the device uses one 128-bit
+// or four 32-bit accesses when the address allows (the byte-wise path costs 16 loads per block).
+GC_METHOD gc_block load_block(const uint8_t* bytes) {
+#if defined(__CUDA_ARCH__)
+  uintptr_t address = reinterpret_cast<uintptr_t>(bytes);
+  if ((address & 15) == 0) {
+    uint4 v = *reinterpret_cast<const uint4*>(bytes);
+    return gc_block{{v.x, v.y, v.z, v.w}};
+  }
+  if ((address & 3) == 0) {
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(bytes);
+    return gc_block{{words[0], words[1], words[2], words[3]}};
+  }
+  return gc_block_load(bytes);
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  gc_block block;
+  memcpy(&block, bytes, sizeof block);
+  return block;
+#else
+  return gc_block_load(bytes);
+#endif
+}
+
+GC_METHOD void store_block(uint8_t* bytes, gc_block block) {
+#if defined(__CUDA_ARCH__)
+  uintptr_t address = reinterpret_cast<uintptr_t>(bytes);
+  if ((address & 15) == 0) {
+    *reinterpret_cast<uint4*>(bytes) = make_uint4(block.w[0], block.w[1], block.w[2], block.w[3]);
+    return;
+  }
+  if ((address & 3) == 0) {
+    uint32_t* words = reinterpret_cast<uint32_t*>(bytes);
+    words[0] = block.w[0];
+    words[1] = block.w[1];
+    words[2] = block.w[2];
+    words[3] = block.w[3];
+    return;
+  }
+  gc_block_store(bytes, block);
+#elif defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(bytes, &block, sizeof block);
+#else
+  gc_block_store(bytes, block);
+#endif
+}
 
 GC_METHOD gc_block zero_block() {
   gc_block b;

@@ -7,6 +7,7 @@
 // keys can sit in registers; 0 means "read it from the schedule".
 //
 // Constant-time: AesBitsliced only. The table ciphers index tables with secret bytes.
+// make_host ignores the expand_key status: the API layer has already checked the key length.
 #pragma once
 
 #include "core/aes.h"
@@ -33,7 +34,10 @@ struct AesTTable {
     b[0] = aes_ttable_decrypt_rounds(td0, inv_sbox_words, &dec, b[0],
                                      kRounds ? kRounds : dec.num_rounds);
   }
+#if GC_AES_TABLE_STRIDE == 1
   // Expands key (16/24/32 bytes; the caller has checked the length) with host table pointers.
+  // Only where tables are not replicated: a translation unit with GC_AES_TABLE_STRIDE 32 must point
+  // the tables at its own replicated copies.
   static AesTTable make_host(const uint8_t* key, int key_len) {
     AesTTable c{};
     aes_expand_key_enc(&c.enc, key, key_len, gc_aes_sbox);
@@ -43,14 +47,20 @@ struct AesTTable {
     c.inv_sbox_words = gc_aes_inv_sbox_words;
     return c;
   }
+#endif
 };
 
+template <int kRounds = 0>
 struct AesBitsliced {
   static constexpr int kBlocksPerCall = AES_BITSLICED_BLOCKS;
   aes_bitsliced_key key;
 
-  GC_METHOD void encrypt_blocks(gc_block* b) const { aes_bitsliced_encrypt(&key, b); }
-  GC_METHOD void decrypt_blocks(gc_block* b) const { aes_bitsliced_decrypt(&key, b); }
+  GC_METHOD void encrypt_blocks(gc_block* b) const {
+    aes_bitsliced_encrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  GC_METHOD void decrypt_blocks(gc_block* b) const {
+    aes_bitsliced_decrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
   static AesBitsliced make_host(const uint8_t* k, int key_len) {
     AesBitsliced c{};
     aes_bitsliced_expand_key(&c.key, k, key_len);

@@ -7,12 +7,14 @@
 // Tag comparison is constant-time; gcm_decrypt writes no plaintext unless the tag verifies.
 //
 // Parallel use. Per (key, IV): gcm_setup gives a GcmContext (H, J0, E(J0)). Then
-//   - the counter part: any thread or chunk owning data blocks [j, j + n) calls
-//     gcm_ctr_xor_range(cipher, context.pre_counter, j, in + 16 j, out + 16 j, len_of_range);
-//   - GHASH: each chunk (block-aligned, only the last may be partial) computes
-//     gcm_ghash_range(H, ciphertext_chunk, chunk_len) independently; the results are combined in
-//     order with gc_ghash_combine (gf128.h), or each chunk first applies gc_ghash_shift by the
-//     number of data blocks after it and the results are XORed in any order;
+//   - any thread or chunk owning data blocks [j, j + n) (block-aligned; only the last range may
+//     end in a partial block) calls gcm_encrypt_range(cipher, context, j, in + 16 j, out + 16 j,
+//     len_of_range), which does the counter part and returns the GHASH of its ciphertext in one
+//     pass; or the two halves separately: gcm_ctr_xor_range (counter part only) and
+//     gcm_ghash_range(H, ciphertext_chunk, chunk_len);
+//   - the per-range GHASH values are combined in order with gc_ghash_combine (gf128.h), or each
+//     range first applies gc_ghash_shift by the number of data blocks after it and the results
+//     are XORed in any order (a reduction tree, an atomic XOR);
 //   - the tag: gcm_tag_from_hashes(context, aad_hash, ciphertext_hash, aad_len, data_len, ...).
 // Decryption computes and checks the tag over the ciphertext before releasing plaintext.
 // GcmState is the serial streaming form (AAD first, then data); a streaming decryptor releases
@@ -88,6 +90,63 @@ GC_METHOD void gcm_ctr_xor_range(const Cipher& cipher, gc_block pre_counter, uin
   counter_xor_range<Counter32>(cipher, gc_ctr32_add(pre_counter, 1), first_block_index, in, out, len);
 }
 
+namespace detail {
+template <bool kEncrypt, BlockCipher Cipher>
+GC_METHOD gc_gf128 gcm_crypt_range(const Cipher& cipher, const GcmContext& context, uint64_t first_block_index,
+                                   const uint8_t* in, uint8_t* out, size_t len) {
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  gc_block range_counter = gc_ctr32_add(context.pre_counter, 1 + first_block_index);
+  gc_gf128 hash = gc_gf128_make(0, 0);
+  size_t num_blocks = (len + kBlockLen - 1) / kBlockLen;
+  for (size_t first = 0; first < num_blocks; first += kLanes) {
+    size_t num_live = min_size(kLanes, num_blocks - first);
+    gc_block lanes[kLanes];
+    for (size_t lane = 0; lane < num_live; ++lane) lanes[lane] = gc_ctr32_add(range_counter, first + lane);
+    fill_spare_lanes<kLanes>(lanes, num_live);
+    cipher.encrypt_blocks(lanes);
+    for (size_t lane = 0; lane < num_live; ++lane) {
+      size_t offset = (first + lane) * kBlockLen;
+      gc_block input, output;
+      if (len - offset >= kBlockLen) {
+        input = load_block(in + offset);
+        output = gc_block_xor(input, lanes[lane]);
+        store_block(out + offset, output);
+      } else {  // final partial block: GHASH sees the ciphertext zero-padded
+        uint8_t input_bytes[kBlockLen] = {0}, output_bytes[kBlockLen] = {0}, keystream[kBlockLen];
+        store_block(keystream, lanes[lane]);
+        for (size_t i = 0; i < len - offset; ++i) {
+          input_bytes[i] = in[offset + i];
+          output_bytes[i] = (uint8_t)(input_bytes[i] ^ keystream[i]);
+          out[offset + i] = output_bytes[i];
+        }
+        input = load_block(input_bytes);
+        output = load_block(output_bytes);
+      }
+      hash = gc_ghash_block(hash, context.hash_subkey, gc_gf128_from_block(kEncrypt ? output : input));
+    }
+  }
+  return hash;
+}
+}  // namespace detail
+
+// gcm_encrypt_range / gcm_decrypt_range: the counter part and the GHASH of a range in one pass
+// (each block is hashed while it is still in registers: one read and one write of the data).
+// Return GHASH of the range's ciphertext from the zero state, as gcm_ghash_range would; combine
+// or shift it as described at the top. Decryption releases plaintext before any tag check: a
+// parallel decryptor either hashes first (gcm_ghash_range) or withholds the output until the
+// combined tag has been verified.
+template <BlockCipher Cipher>
+GC_METHOD gc_gf128 gcm_encrypt_range(const Cipher& cipher, const GcmContext& context, uint64_t first_block_index,
+                                     const uint8_t* in, uint8_t* out, size_t len) {
+  return detail::gcm_crypt_range<true>(cipher, context, first_block_index, in, out, len);
+}
+
+template <BlockCipher Cipher>
+GC_METHOD gc_gf128 gcm_decrypt_range(const Cipher& cipher, const GcmContext& context, uint64_t first_block_index,
+                                     const uint8_t* in, uint8_t* out, size_t len) {
+  return detail::gcm_crypt_range<false>(cipher, context, first_block_index, in, out, len);
+}
+
 // gcm_length_block: [bit length of AAD]_64 || [bit length of data]_64.
 GC_METHOD gc_gf128 gcm_length_block(uint64_t aad_len, uint64_t data_len) {
   return gc_gf128_make(aad_len * 8, data_len * 8);
@@ -121,9 +180,9 @@ GC_METHOD ModeStatus gcm_encrypt(const Cipher& cipher, const uint8_t* iv, size_t
   if (status != ModeStatus::ok) return status;
   GcmContext context;
   gcm_setup(cipher, iv, iv_len, &context);
-  gcm_ctr_xor_range(cipher, context.pre_counter, 0, in, out, len);
-  gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad, aad_len),
-                      gcm_ghash_range(context.hash_subkey, out, len), aad_len, len, tag, tag_len);
+  gc_gf128 ciphertext_hash = gcm_encrypt_range(cipher, context, 0, in, out, len);
+  gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad, aad_len), ciphertext_hash, aad_len, len,
+                      tag, tag_len);
   context.wipe();
   return ModeStatus::ok;
 }
@@ -162,20 +221,21 @@ struct GcmState {
   bool in_data_phase;
   CounterStreamState<Counter32> keystream;
 
+  bool usable;  // false after a failed init: every other call then returns invalid_state
+
+  // init: any previous state is discarded; invalid_iv_length leaves the state unusable.
   template <BlockCipher Cipher>
   GC_METHOD ModeStatus init(const Cipher& cipher, const uint8_t* iv, size_t iv_len) {
+    *this = GcmState{};
     ModeStatus status = gcm_setup(cipher, iv, iv_len, &context);
     if (status != ModeStatus::ok) return status;
-    running_hash = gc_gf128_make(0, 0);
-    pending_len = 0;
-    aad_len = data_len = 0;
-    in_data_phase = false;
     keystream.init(gc_ctr32_add(context.pre_counter, 1));
+    usable = true;
     return ModeStatus::ok;
   }
 
   GC_METHOD ModeStatus update_aad(const uint8_t* aad, size_t len) {
-    if (in_data_phase) return ModeStatus::invalid_state;
+    if (!usable || in_data_phase) return ModeStatus::invalid_state;
     if (len > kGcmMaxAadLen - aad_len) return ModeStatus::message_too_long;
     absorb(aad, len);
     aad_len += len;
@@ -184,6 +244,7 @@ struct GcmState {
 
   template <BlockCipher Cipher>
   GC_METHOD ModeStatus encrypt_update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
+    if (!usable) return ModeStatus::invalid_state;
     if (len > kGcmMaxDataLen - data_len) return ModeStatus::message_too_long;
     start_data_phase();
     keystream.update(cipher, in, out, len);
@@ -194,6 +255,7 @@ struct GcmState {
 
   template <BlockCipher Cipher>
   GC_METHOD ModeStatus decrypt_update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
+    if (!usable) return ModeStatus::invalid_state;
     if (len > kGcmMaxDataLen - data_len) return ModeStatus::message_too_long;
     start_data_phase();
     absorb(in, len);  // before the XOR, which may overwrite in
@@ -204,6 +266,7 @@ struct GcmState {
 
   // finish_encrypt: writes tag_len bytes of tag.
   GC_METHOD ModeStatus finish_encrypt(uint8_t* tag, size_t tag_len) {
+    if (!usable) return ModeStatus::invalid_state;
     if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
     gcm_tag_from_running_hash(context, final_hash(), aad_len, data_len, tag, tag_len);
     return ModeStatus::ok;
@@ -211,6 +274,7 @@ struct GcmState {
 
   // finish_decrypt: compares the expected tag (tag_len bytes) in constant time.
   GC_METHOD ModeStatus finish_decrypt(const uint8_t* expected_tag, size_t tag_len) {
+    if (!usable) return ModeStatus::invalid_state;
     if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
     uint8_t tag[kBlockLen];
     gcm_tag_from_running_hash(context, final_hash(), aad_len, data_len, tag, tag_len);

@@ -198,7 +198,8 @@ NB_MODULE(_native, m) {
     return PyCipherStream{create_cipher_stream(parse_cipher_name(name),
                                                encrypt ? Direction::encrypt : Direction::decrypt,
                                                k.span(), iv_bytes, variant, device)};
-  });
+  }, nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"),
+     nb::arg("device"));
 
   nb::class_<PyGcm>(m, "Gcm")
       .def("seal", &PyGcm::seal)

@@ -1,7 +1,9 @@
 // portable_engine.cpp: the CPU engine over the portable primitives and the generic modes, the
 // same code the CUDA kernels run. Its constant-time position is the cipher's (see ciphers.hpp).
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
@@ -11,6 +13,7 @@
 #include "modes/ciphers.hpp"
 #include "modes/ctr.hpp"
 #include "modes/ecb.hpp"
+#include "modes/gcm.hpp"
 #include "modes/ofb.hpp"
 #include "modes/xts.hpp"
 
@@ -100,21 +103,135 @@ class PortableEngine final : public BlockEngine {
   const VariantInfo& variant_;
 };
 
+// GCM split over the thread pool: each task runs the counter part of its block range and hashes
+// its ciphertext; the per-range hashes are combined in order with powers of H.
+constexpr size_t kGcmMinBlocksPerTask = 4096;
+
 template <class Cipher>
-std::unique_ptr<BlockEngine> make(const CipherName& name, ByteSpan key, const VariantInfo& v) {
-  return std::make_unique<PortableEngine<Cipher>>(name, key, v);
+class PortableGcm final : public GcmCipher {
+ public:
+  PortableGcm(const CipherName& name, ByteSpan key, const VariantInfo& variant)
+      : cipher_(Cipher::make_host(key.data(), static_cast<int>(name.key_bits / 8))),
+        variant_(variant) {}
+  ~PortableGcm() override { gpucrypt::secure_zero(&cipher_, sizeof cipher_); }
+  const VariantInfo& variant() const override { return variant_; }
+  std::string device() const override { return "cpu"; }
+
+  void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
+            uint8_t* out) override {
+    GcmContext context = setup(nonce, aad.size(), plaintext.size(), tag_len);
+    const gc_gf128 ciphertext_hash = crypt_and_hash(context, plaintext.data(), out,
+                                                    plaintext.size(), /*hash_output=*/true);
+    gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad.data(), aad.size()),
+                        ciphertext_hash, aad.size(), plaintext.size(), out + plaintext.size(),
+                        tag_len);
+    context.wipe();
+  }
+
+  bool open(ByteSpan nonce, ByteSpan aad, ByteSpan input, size_t tag_len, uint8_t* out) override {
+    if (input.size() < tag_len) return false;
+    const size_t len = input.size() - tag_len;
+    GcmContext context = setup(nonce, aad.size(), len, tag_len);
+    // Decrypt and hash the ciphertext in one pass; on a wrong tag the plaintext is wiped, so
+    // nothing unauthenticated leaves this function.
+    const gc_gf128 ciphertext_hash = crypt_and_hash(context, input.data(), out, len,
+                                                    /*hash_output=*/false);
+    uint8_t expected[16];
+    gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad.data(), aad.size()),
+                        ciphertext_hash, aad.size(), len, expected, tag_len);
+    const bool ok = constant_time_equal(expected, input.data() + len, tag_len);
+    gpucrypt::secure_zero(expected, sizeof expected);
+    context.wipe();
+    if (!ok) gpucrypt::secure_zero(out, len);
+    return ok;
+  }
+
+ private:
+  GcmContext setup(ByteSpan nonce, size_t aad_len, size_t data_len, size_t tag_len) const {
+    const ModeStatus status = gcm_check_lengths(nonce.size(), aad_len, data_len, tag_len);
+    if (status == ModeStatus::invalid_iv_length)
+      throw std::invalid_argument("GCM nonce must be at least 1 byte");
+    if (status == ModeStatus::invalid_tag_length)
+      throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(tag_len));
+    if (status != ModeStatus::ok)
+      throw std::invalid_argument("GCM message too long: at most 2^32-2 blocks of data per nonce");
+    GcmContext context;
+    gcm_setup(cipher_, nonce.data(), nonce.size(), &context);
+    return context;
+  }
+
+  // Runs the counter part over [0, len) and returns GHASH of the ciphertext (the output when
+  // encrypting, the input when decrypting), both spread over the thread pool.
+  gc_gf128 crypt_and_hash(const GcmContext& context, const uint8_t* in, uint8_t* out, size_t len,
+                          bool hash_output) const {
+    const size_t num_blocks = (len + 15) / 16;
+    const size_t num_tasks = std::max<size_t>(
+        1, std::min<size_t>(ThreadPool::global().num_threads(), num_blocks / kGcmMinBlocksPerTask));
+    const size_t blocks_per_task = (num_blocks + num_tasks - 1) / num_tasks;
+    std::vector<gc_gf128> hashes(num_tasks, gc_gf128_make(0, 0));
+    ThreadPool::global().parallel_for(num_tasks, 1, [&](size_t b, size_t e) {
+      for (size_t t = b; t < e; ++t) {
+        const size_t first = t * blocks_per_task * 16;
+        if (first >= len) continue;
+        const size_t range_len = std::min(len - first, blocks_per_task * 16);
+        if (!hash_output) hashes[t] = gcm_ghash_range(context.hash_subkey, in + first, range_len);
+        gcm_ctr_xor_range(cipher_, context.pre_counter, first / 16, in + first, out + first, range_len);
+        if (hash_output) hashes[t] = gcm_ghash_range(context.hash_subkey, out + first, range_len);
+      }
+    });
+    gc_gf128 total = hashes[0];
+    if (num_tasks > 1) {
+      const gc_gf128 h_pow_task = gc_gf128_pow(context.hash_subkey, blocks_per_task);
+      for (size_t t = 1; t < num_tasks; ++t) {
+        const size_t first = t * blocks_per_task * 16;
+        if (first >= len) break;
+        const size_t range_blocks = (std::min(len - first, blocks_per_task * 16) + 15) / 16;
+        const gc_gf128 h_pow = range_blocks == blocks_per_task
+                                   ? h_pow_task
+                                   : gc_gf128_pow(context.hash_subkey, range_blocks);
+        total = gc_ghash_combine(total, h_pow, hashes[t]);
+      }
+    }
+    return total;
+  }
+
+  Cipher cipher_;
+  const VariantInfo& variant_;
+};
+
+// The one switch from portable variant names to cipher types.
+template <template <class> class Factory, class Result>
+Result by_variant(const VariantInfo& v, const CipherName& name, ByteSpan key) {
+  if (v.name == "aes_ttable") return Factory<AesTTable<>>::make(name, key, v);
+  if (v.name == "aes_bitsliced") return Factory<AesBitsliced<>>::make(name, key, v);
+  if (v.name == "camellia_ttable") return Factory<CamelliaTTable>::make(name, key, v);
+  if (v.name == "sc2000_table") return Factory<Sc2000Table>::make(name, key, v);
+  throw std::invalid_argument("variant '" + v.name + "' is not a portable cipher variant");
 }
+
+template <class Cipher>
+struct EngineFactory {
+  static std::unique_ptr<BlockEngine> make(const CipherName& n, ByteSpan k, const VariantInfo& v) {
+    return std::make_unique<PortableEngine<Cipher>>(n, k, v);
+  }
+};
+template <class Cipher>
+struct GcmFactory {
+  static std::unique_ptr<GcmCipher> make(const CipherName& n, ByteSpan k, const VariantInfo& v) {
+    return std::make_unique<PortableGcm<Cipher>>(n, k, v);
+  }
+};
 
 }  // namespace
 
 std::unique_ptr<BlockEngine> make_portable_engine(const CipherName& name, ByteSpan key,
                                                   std::string_view variant) {
-  const VariantInfo& v = variant_info(variant);
-  if (v.name == "aes_ttable") return make<AesTTable<>>(name, key, v);
-  if (v.name == "aes_bitsliced") return make<AesBitsliced>(name, key, v);
-  if (v.name == "camellia_ttable") return make<CamelliaTTable>(name, key, v);
-  if (v.name == "sc2000_table") return make<Sc2000Table>(name, key, v);
-  throw std::invalid_argument("variant '" + v.name + "' is not a portable cipher variant");
+  return by_variant<EngineFactory, std::unique_ptr<BlockEngine>>(variant_info(variant), name, key);
+}
+
+std::unique_ptr<GcmCipher> make_portable_gcm(const CipherName& name, ByteSpan key,
+                                             std::string_view variant) {
+  return by_variant<GcmFactory, std::unique_ptr<GcmCipher>>(variant_info(variant), name, key);
 }
 
 }  // namespace gpucrypt::cpu

@@ -1,0 +1,674 @@
+// keccak_kernels.cu: the CUDA Keccak kernels (one thread per message or per tree leaf, lanes in
+// registers, permutation from src/core/keccak.h) and the host side that feeds them: staging,
+// batching, the size sort, and the final node of ParallelHash / KangarooTwelve trees.
+//
+// Constant-time: the kernels and the host code branch and index only on public values (lengths,
+// buffer alignment, the chosen hash and its parameters); the permutation has no tables indexed
+// by data (see src/core/keccak.h). Sorting by length reorders messages by their public length.
+//
+// Why one thread per message: Keccak-f[1600] is 25 independent 64-bit lanes per round, plenty of
+// instruction-level parallelism inside one thread, and a thread that owns its state needs no
+// shuffles or shared memory. The cost is uncoalesced loads (each thread walks its own message),
+// which L1 absorbs: a thread reads its 136..168-byte block as 16-byte loads, and the lines it
+// touches are reused by its next loads.
+#include "backends/cuda/keccak_cuda.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/thread_pool.hpp"
+#include "core/keccak.h"
+#include "gpucrypt/gpucrypt.hpp"
+#include "hash/hash_internal.hpp"
+
+namespace gpucrypt::cuda {
+
+namespace {
+
+using hash::detail::Construction;
+using hash::detail::HashSpec;
+using hash::detail::KeccakSponge;
+
+constexpr int kSha3Rounds = 24;
+constexpr int kTurboShakeRounds = 12;
+constexpr size_t kKangarooChunkLen = 8192;
+constexpr int kThreadsPerBlock = 128;
+// Host-memory calls move data in batches of at most this many bytes per pipeline slot: large
+// enough that a PCIe transfer (about 1.2 ms at 55 GB/s) dwarfs the per-batch overhead.
+constexpr size_t kStagingBytes = size_t{64} << 20;
+constexpr size_t kMaxBatchMessages = size_t{1} << 20;
+// Device-resident trees: leaves per launch. 1 GiB of 8 KiB leaves is 131072 leaves, about two
+// waves of the GPU, so a whole tree of that size goes in one launch.
+constexpr size_t kMaxLeavesPerLaunch = size_t{1} << 21;
+
+// ------------------------------------------------------------------------------------------
+// Device code
+
+// xor_block XORs one full block (RATE bytes) into the state. Blocks at a 16-byte boundary take
+// 16-byte loads; blocks at an 8-byte boundary (every other block of a 16-aligned message when
+// RATE is an odd number of lanes) one 8-byte load and then 16-byte loads; anything else goes
+// byte by byte through keccak.h's loader. The host side of this file puts every message at a
+// 16-byte boundary, so the byte path serves only device-pointer callers with unaligned offsets.
+template <int RATE>
+__device__ __forceinline__ void xor_block(uint64_t* state, const uint8_t* __restrict__ block) {
+  constexpr int kLanes = RATE / 8;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(block);
+  if ((address & 15) == 0) {
+#pragma unroll
+    for (int i = 0; i + 1 < kLanes; i += 2) {
+      const ulonglong2 pair = __ldg(reinterpret_cast<const ulonglong2*>(block + 8 * i));
+      state[i] ^= pair.x;
+      state[i + 1] ^= pair.y;
+    }
+    if (kLanes % 2 == 1)
+      state[kLanes - 1] ^= __ldg(reinterpret_cast<const unsigned long long*>(block + 8 * (kLanes - 1)));
+  } else if ((address & 7) == 0) {
+    state[0] ^= __ldg(reinterpret_cast<const unsigned long long*>(block));
+#pragma unroll
+    for (int i = 1; i + 1 < kLanes; i += 2) {
+      const ulonglong2 pair = __ldg(reinterpret_cast<const ulonglong2*>(block + 8 * i));
+      state[i] ^= pair.x;
+      state[i + 1] ^= pair.y;
+    }
+    if (kLanes % 2 == 0)
+      state[kLanes - 1] ^= __ldg(reinterpret_cast<const unsigned long long*>(block + 8 * (kLanes - 1)));
+  } else {
+#pragma unroll
+    for (int i = 0; i < kLanes; ++i) state[i] ^= gc_load_le64(block + 8 * i);
+  }
+}
+
+// xor_final_block is gc_keccak_absorb_final without its permutation and with 8-byte loads where
+// the tail is aligned: the tail (tail_len < RATE bytes), the domain byte after it and the final
+// 0x80 of pad10*1.
+template <int RATE>
+__device__ __forceinline__ void xor_final_block(uint64_t* state, const uint8_t* __restrict__ tail,
+                                                int tail_len, uint8_t domain) {
+  constexpr int kLanes = RATE / 8;
+  const bool aligned = (reinterpret_cast<uintptr_t>(tail) & 7) == 0;
+#pragma unroll
+  for (int i = 0; i < kLanes; ++i) {
+    const int lane_start = 8 * i;
+    uint64_t lane = 0;
+    if (lane_start + 8 <= tail_len) {
+      lane = aligned ? __ldg(reinterpret_cast<const unsigned long long*>(tail + lane_start))
+                     : gc_load_le64(tail + lane_start);
+    } else if (lane_start <= tail_len) {  // the lane that holds the domain byte
+      lane = gc_keccak_load_partial_lane(tail + lane_start, tail_len - lane_start) ^
+             (static_cast<uint64_t>(domain) << (8 * (tail_len - lane_start)));
+    }
+    if (lane_start + 8 == RATE) lane ^= 0x80ull << 56;
+    state[i] ^= lane;
+  }
+}
+
+// sponge_one hashes one message. Full blocks and the padded final block share one loop, so the
+// kernel holds one inlined copy of the 24-round permutation on its hot path, not two.
+template <int RATE, int ROUNDS>
+__device__ __forceinline__ void sponge_one(const uint8_t* __restrict__ message, uint64_t len,
+                                           uint8_t domain, uint8_t* __restrict__ out, uint64_t out_len) {
+  uint64_t state[GC_KECCAK_NUM_LANES];
+  gc_keccak_init(state);
+  const uint64_t num_full_blocks = len / RATE;
+  for (uint64_t block = 0; block <= num_full_blocks; ++block) {
+    const uint8_t* block_start = message + block * RATE;
+    if (block < num_full_blocks) {
+      xor_block<RATE>(state, block_start);
+    } else {
+      xor_final_block<RATE>(state, block_start, static_cast<int>(len - block * RATE), domain);
+    }
+    gc_keccak_p1600(state, ROUNDS);
+  }
+  // Digests (a whole number of lanes, 8-aligned) are stored a lane at a time; other lengths and
+  // outputs longer than one block go through keccak.h's squeeze.
+  if (out_len <= static_cast<uint64_t>(RATE) && out_len % 8 == 0 && (reinterpret_cast<uintptr_t>(out) & 7) == 0) {
+#pragma unroll
+    for (int i = 0; i < RATE / 8; ++i)
+      if (static_cast<uint64_t>(8 * i) < out_len) reinterpret_cast<uint64_t*>(out)[i] = state[i];
+  } else {
+    gc_keccak_squeeze(state, out, out_len, RATE, ROUNDS);
+  }
+}
+
+// One thread per message of a ragged batch (see hash_many_device for the layout).
+template <int RATE, int ROUNDS>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    hash_ragged_kernel(const uint8_t* __restrict__ data, const uint64_t* __restrict__ offsets,
+                       const uint64_t* __restrict__ lens, uint64_t num_messages, uint8_t* __restrict__ out,
+                       uint64_t out_len, uint8_t domain) {
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < num_messages; i += stride) {
+    const uint64_t begin = offsets[i];
+    const uint64_t len = lens != nullptr ? lens[i] : offsets[i + 1] - begin;
+    sponge_one<RATE, ROUNDS>(data + begin, len, domain, out + i * out_len, out_len);
+  }
+}
+
+// One thread per tree leaf: leaf i is data[i * leaf_len, min((i + 1) * leaf_len, range_len)).
+template <int RATE, int ROUNDS>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    hash_leaves_kernel(const uint8_t* __restrict__ data, uint64_t range_len, uint64_t leaf_len,
+                       uint64_t num_leaves, uint8_t* __restrict__ out, uint64_t cv_len, uint8_t domain) {
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < num_leaves; i += stride) {
+    const uint64_t begin = i * leaf_len;
+    const uint64_t len = range_len - begin < leaf_len ? range_len - begin : leaf_len;
+    sponge_one<RATE, ROUNDS>(data + begin, len, domain, out + i * cv_len, cv_len);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// Host helpers
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();  // clear a sticky-free error so the next call starts clean
+    throw DeviceError(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(status));
+  }
+}
+
+unsigned grid_for(uint64_t num_threads) {
+  const uint64_t blocks = (num_threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  return static_cast<unsigned>(std::min<uint64_t>(blocks, uint64_t{1} << 30));  // the rest by grid stride
+}
+
+// launch_ragged runs hash_ragged_kernel for a plain sponge (24 rounds) of the given rate.
+void launch_ragged(int rate, const uint8_t* data, const uint64_t* offsets, const uint64_t* lens,
+                   uint64_t num_messages, uint8_t* out, uint64_t out_len, uint8_t domain,
+                   cudaStream_t stream) {
+  if (num_messages == 0) return;
+  const unsigned grid = grid_for(num_messages);
+#define GC_LAUNCH_RAGGED(R)                                                                        \
+  hash_ragged_kernel<R, kSha3Rounds><<<grid, kThreadsPerBlock, 0, stream>>>(data, offsets, lens,   \
+                                                                          num_messages, out,      \
+                                                                          out_len, domain)
+  switch (rate) {
+    case GC_KECCAK_RATE_128: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_128); break;
+    case GC_KECCAK_RATE_224: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_224); break;
+    case GC_KECCAK_RATE_256: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_256); break;
+    case GC_KECCAK_RATE_384: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_384); break;
+    case GC_KECCAK_RATE_512: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_512); break;
+    default: throw std::logic_error("keccak_cuda: no kernel for rate " + std::to_string(rate));
+  }
+#undef GC_LAUNCH_RAGGED
+  check(cudaGetLastError(), "hash_many kernel launch");
+}
+
+// launch_leaves runs hash_leaves_kernel: ParallelHash leaves are SHAKE (24 rounds), KT leaves
+// TurboSHAKE (12 rounds), each at rate 168 or 136.
+void launch_leaves(int rate, int rounds, const uint8_t* data, uint64_t range_len, uint64_t leaf_len,
+                   uint64_t num_leaves, uint8_t* out, uint64_t cv_len, uint8_t domain, cudaStream_t stream) {
+  if (num_leaves == 0) return;
+  const unsigned grid = grid_for(num_leaves);
+#define GC_LAUNCH_LEAVES(R, N)                                                                   \
+  hash_leaves_kernel<R, N><<<grid, kThreadsPerBlock, 0, stream>>>(data, range_len, leaf_len,     \
+                                                                  num_leaves, out, cv_len, domain)
+  if (rate == GC_KECCAK_RATE_128 && rounds == kSha3Rounds) {
+    GC_LAUNCH_LEAVES(GC_KECCAK_RATE_128, kSha3Rounds);
+  } else if (rate == GC_KECCAK_RATE_256 && rounds == kSha3Rounds) {
+    GC_LAUNCH_LEAVES(GC_KECCAK_RATE_256, kSha3Rounds);
+  } else if (rate == GC_KECCAK_RATE_128 && rounds == kTurboShakeRounds) {
+    GC_LAUNCH_LEAVES(GC_KECCAK_RATE_128, kTurboShakeRounds);
+  } else if (rate == GC_KECCAK_RATE_256 && rounds == kTurboShakeRounds) {
+    GC_LAUNCH_LEAVES(GC_KECCAK_RATE_256, kTurboShakeRounds);
+  } else {
+    throw std::logic_error("keccak_cuda: no leaf kernel for rate " + std::to_string(rate));
+  }
+#undef GC_LAUNCH_LEAVES
+  check(cudaGetLastError(), "tree leaf kernel launch");
+}
+
+// Buffers that only grow; contents are not kept across a growth.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  uint8_t* reserve(size_t len) {
+    if (len > capacity_) {
+      if (data_ != nullptr) check(cudaFreeHost(data_), "cudaFreeHost");
+      data_ = nullptr;
+      capacity_ = 0;
+      void* p = nullptr;
+      check(cudaHostAlloc(&p, len, cudaHostAllocDefault), "cudaHostAlloc (pinned staging)");
+      data_ = static_cast<uint8_t*>(p);
+      capacity_ = len;
+    }
+    return data_;
+  }
+  uint8_t* data() const { return data_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  uint8_t* reserve(size_t len) {
+    if (len > capacity_) {
+      if (data_ != nullptr) check(cudaFree(data_), "cudaFree");
+      data_ = nullptr;
+      capacity_ = 0;
+      void* p = nullptr;
+      check(cudaMalloc(&p, len), "cudaMalloc");
+      data_ = static_cast<uint8_t*>(p);
+      capacity_ = len;
+    }
+    return data_;
+  }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// A pipeline slot: its own stream, the buffers of one batch, and which batch it holds. Two
+// slots alternate, so the host fills one while the GPU works on the other.
+struct Slot {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done = nullptr;
+  PinnedBuffer host_in, host_meta, host_out;
+  DeviceBuffer dev_in, dev_meta, dev_out;
+  bool pending = false;  // work queued whose results the host has not collected yet
+  size_t first = 0;      // hash_many: first sorted position of the batch
+  size_t count = 0;      // messages or leaves in the batch
+};
+
+struct DeviceContext {
+  std::mutex mutex;  // one call at a time per device
+  Slot slots[2];
+
+  // Drops whatever a call that threw left behind: waits for its GPU work, forgets its batches.
+  void reset() {
+    for (Slot& slot : slots) {
+      check(cudaStreamSynchronize(slot.stream), "cudaStreamSynchronize");
+      slot.pending = false;
+    }
+  }
+};
+
+// context_for returns the device's context, creating it (on the current device, which must be
+// `device`) at first use. Contexts are never destroyed: freeing streams and pinned memory from
+// static destructors races with the CUDA runtime's own teardown at process exit.
+DeviceContext& context_for(int device) {
+  static std::mutex registry_mutex;
+  static std::vector<DeviceContext*>& contexts = *new std::vector<DeviceContext*>();
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  if (contexts.size() <= static_cast<size_t>(device)) contexts.resize(static_cast<size_t>(device) + 1, nullptr);
+  if (contexts[device] == nullptr) {
+    auto* context = new DeviceContext();
+    for (Slot& slot : context->slots) {
+      check(cudaStreamCreateWithFlags(&slot.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaEventCreateWithFlags(&slot.done, cudaEventDisableTiming), "cudaEventCreate");
+    }
+    contexts[device] = context;
+  }
+  return *contexts[device];
+}
+
+// CurrentDevice makes `index` the calling thread's device for its lifetime and restores the
+// previous one after.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int index) {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw DeviceError(std::string("no usable CUDA device: ") + cudaGetErrorString(status));
+    }
+    if (index < 0 || index >= count)
+      throw DeviceError("cuda:" + std::to_string(index) + " does not exist (" + std::to_string(count) +
+                        " CUDA device" + (count == 1 ? "" : "s") + ")");
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    check(cudaSetDevice(index), "cudaSetDevice");
+  }
+  ~CurrentDevice() { cudaSetDevice(previous_); }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+size_t round_up_16(size_t len) { return (len + 15) & ~size_t{15}; }
+
+// parallel_copy copies into pinned staging on the CPU thread pool: one core copies about
+// 10 GB/s, well under what PCIe takes.
+void parallel_copy(uint8_t* dst, const uint8_t* src, size_t len) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  if (len <= 2 * kPiece) {
+    if (len > 0) std::memcpy(dst, src, len);
+    return;
+  }
+  const size_t num_pieces = (len + kPiece - 1) / kPiece;
+  cpu::ThreadPool::global().parallel_for(num_pieces, 1, [&](size_t begin, size_t end) {
+    for (size_t piece = begin; piece < end; ++piece) {
+      const size_t offset = piece * kPiece;
+      std::memcpy(dst + offset, src + offset, std::min(kPiece, len - offset));
+    }
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// hash_many
+
+struct SpongeShape {
+  int rate;
+  uint8_t domain;
+};
+
+SpongeShape sponge_shape(const HashSpec& spec) {
+  switch (spec.construction) {
+    case Construction::plain_sponge:
+      return {static_cast<int>(spec.info.rate), spec.domain};
+    case Construction::cshake:  // hash_many takes no N or S, and cSHAKE with both empty is SHAKE
+      return {static_cast<int>(spec.info.rate), GC_KECCAK_DOMAIN_SHAKE};
+    default:
+      throw std::invalid_argument(spec.info.name +
+                                  " hashes one input as a tree: use tree_hash (gpucrypt.hash), not hash_many");
+  }
+}
+
+// longest_first returns message indices sorted by length, longest first (stable), so that the
+// 32 threads of a warp run about the same number of blocks. Equal lengths keep their order.
+std::vector<size_t> longest_first(const size_t* lens, size_t num_messages) {
+  std::vector<size_t> order(num_messages);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (!std::all_of(lens, lens + num_messages, [&](size_t len) { return len == lens[0]; }))
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lens[a] > lens[b]; });
+  return order;
+}
+
+// ------------------------------------------------------------------------------------------
+// Trees
+
+struct TreeShape {
+  bool kangaroo;        // KT128/KT256 rather than ParallelHash
+  int rate;
+  int leaf_rounds;      // 24 (SHAKE leaves) or 12 (TurboSHAKE leaves)
+  uint8_t leaf_domain;
+  size_t cv_len;        // chaining value bytes per leaf
+  size_t leaf_len;      // ParallelHash B, or the 8192-byte KT chunk
+};
+
+TreeShape tree_shape(const HashSpec& spec, const HashParams& params) {
+  const std::string& name = spec.info.name;
+  if (spec.construction != Construction::parallel_hash && spec.construction != Construction::kangaroo_twelve)
+    throw std::invalid_argument(name + " is not a tree hash: use hash_many for sha3/shake/keccak/cshake");
+  if (!params.function_name.empty())
+    throw std::invalid_argument(name + " takes no function_name (only cshake128 and cshake256 do)");
+  const int rate = static_cast<int>(spec.info.rate);
+  if (spec.construction == Construction::kangaroo_twelve)
+    return {true, rate, kTurboShakeRounds, GC_KECCAK_DOMAIN_KT_LEAF, spec.chaining_value_len, kKangarooChunkLen};
+  if (params.block_size == 0) throw std::invalid_argument("block_size must be > 0");
+  return {false, rate, kSha3Rounds, GC_KECCAK_DOMAIN_SHAKE, spec.chaining_value_len, params.block_size};
+}
+
+// The tree's input: host memory, or device memory from which the host reads small pieces.
+struct TreeInput {
+  const uint8_t* data;
+  size_t len;
+  bool on_device;
+
+  void copy_to_host(size_t begin, size_t count, uint8_t* dst) const {
+    if (count == 0) return;
+    if (on_device) {
+      check(cudaMemcpy(dst, data + begin, count, cudaMemcpyDeviceToHost), "cudaMemcpy (tree input)");
+    } else {
+      std::memcpy(dst, data + begin, count);
+    }
+  }
+};
+
+void absorb_string(KeccakSponge& sponge, const std::string& bytes) {
+  sponge.absorb(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+}
+
+// hash_leaves_into hashes the leaves of input[begin, begin + range_len) (leaf_len bytes each, the
+// last one shorter when range_len is not a multiple) on the GPU and absorbs their chaining values,
+// in order, into `node`. Segments alternate between the two slots, so the host absorbs segment
+// k while the GPU (and, for host input, PCIe) works on segment k + 1. Returns the leaf count.
+uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t begin, size_t range_len,
+                          KeccakSponge& node, DeviceContext& context) {
+  if (range_len == 0) return 0;
+  const uint64_t num_leaves = (range_len + shape.leaf_len - 1) / shape.leaf_len;
+  const uint64_t leaves_per_segment =
+      input.on_device ? kMaxLeavesPerLaunch : std::max<uint64_t>(1, kStagingBytes / shape.leaf_len);
+
+  auto collect = [&](Slot& slot) {
+    if (!slot.pending) return;
+    check(cudaEventSynchronize(slot.done), "waiting for tree leaves");
+    node.absorb(slot.host_out.data(), slot.count * shape.cv_len);
+    slot.pending = false;
+  };
+
+  unsigned segment = 0;
+  for (uint64_t first_leaf = 0; first_leaf < num_leaves; first_leaf += leaves_per_segment, ++segment) {
+    Slot& slot = context.slots[segment % 2];
+    collect(slot);
+    const uint64_t count = std::min(leaves_per_segment, num_leaves - first_leaf);
+    const size_t segment_offset = static_cast<size_t>(first_leaf * shape.leaf_len);
+    const size_t segment_len = std::min(static_cast<size_t>(count * shape.leaf_len), range_len - segment_offset);
+    const uint8_t* leaves = input.data + begin + segment_offset;
+    if (!input.on_device) {
+      uint8_t* staging = slot.host_in.reserve(segment_len);
+      parallel_copy(staging, leaves, segment_len);
+      uint8_t* device_in = slot.dev_in.reserve(segment_len);
+      check(cudaMemcpyAsync(device_in, staging, segment_len, cudaMemcpyHostToDevice, slot.stream),
+            "cudaMemcpyAsync (tree leaves)");
+      leaves = device_in;
+    }
+    const size_t cvs_len = static_cast<size_t>(count) * shape.cv_len;
+    uint8_t* device_cvs = slot.dev_out.reserve(cvs_len);
+    launch_leaves(shape.rate, shape.leaf_rounds, leaves, segment_len, shape.leaf_len, count, device_cvs,
+                  shape.cv_len, shape.leaf_domain, slot.stream);
+    check(cudaMemcpyAsync(slot.host_out.reserve(cvs_len), device_cvs, cvs_len, cudaMemcpyDeviceToHost, slot.stream),
+          "cudaMemcpyAsync (chaining values)");
+    check(cudaEventRecord(slot.done, slot.stream), "cudaEventRecord");
+    slot.count = static_cast<size_t>(count);
+    slot.pending = true;
+  }
+  collect(context.slots[segment % 2]);  // the older of the two in flight first
+  collect(context.slots[(segment + 1) % 2]);
+  return num_leaves;
+}
+
+// tree_hash_on computes a whole ParallelHash or KangarooTwelve digest; the leaves go to the GPU,
+// the final node is absorbed here.
+void tree_hash_on(const HashSpec& spec, const TreeShape& shape, const HashParams& params, const TreeInput& input,
+                  uint8_t* out, size_t out_len, DeviceContext& context) {
+  using namespace hash::detail;
+  if (!shape.kangaroo) {
+    // SP 800-185 section 6.3: cSHAKE(left_encode(B) || z_0 .. z_{n-1} || right_encode(n) ||
+    // right_encode(L or 0), L, "ParallelHash", S), z_i = SHAKE(leaf i, 2 x capacity bits).
+    KeccakSponge outer(shape.rate, kSha3Rounds);
+    absorb_bytepad_prefix(outer, "ParallelHash", params.customization);
+    absorb_string(outer, left_encode(shape.leaf_len));
+    const uint64_t num_leaves = hash_leaves_into(shape, input, 0, input.len, outer, context);
+    absorb_string(outer, right_encode(num_leaves));
+    absorb_string(outer, right_encode(spec.info.is_xof ? 0 : static_cast<uint64_t>(out_len) * 8));
+    outer.finish(GC_KECCAK_DOMAIN_CSHAKE, out, out_len);
+    return;
+  }
+
+  // RFC 9861 section 3: S = M || C || length_encode(|C|), cut into 8192-byte chunks; chunk 0
+  // opens the final node, every later chunk is a leaf. The GPU takes the chunks that lie wholly
+  // inside M; the host builds and hashes the few at the end that reach into C.
+  const std::string suffix = params.customization + kt_length_encode(params.customization.size());
+  const size_t s_len = input.len + suffix.size();
+  auto read_s = [&](size_t begin, size_t end) {  // S[begin, end) into host memory
+    std::vector<uint8_t> bytes(end - begin);
+    const size_t from_m = begin < input.len ? std::min(end, input.len) - begin : 0;
+    input.copy_to_host(begin, from_m, bytes.data());
+    for (size_t i = std::max(begin, input.len); i < end; ++i) bytes[i - begin] = static_cast<uint8_t>(suffix[i - input.len]);
+    return bytes;
+  };
+  if (s_len <= kKangarooChunkLen) {
+    const std::vector<uint8_t> s = read_s(0, s_len);
+    gc_keccak_sponge_oneshot(shape.rate, GC_KECCAK_DOMAIN_KT_SINGLE, s.data(), s.size(), out, out_len,
+                             kTurboShakeRounds);
+    return;
+  }
+  KeccakSponge node(shape.rate, kTurboShakeRounds);
+  const std::vector<uint8_t> head = read_s(0, kKangarooChunkLen);
+  node.absorb(head.data(), head.size());
+  static const uint8_t kTreeMarker[8] = {0x03, 0, 0, 0, 0, 0, 0, 0};
+  node.absorb(kTreeMarker, sizeof kTreeMarker);
+
+  const size_t num_gpu_leaves = input.len >= 2 * kKangarooChunkLen ? input.len / kKangarooChunkLen - 1 : 0;
+  uint64_t num_leaves =
+      hash_leaves_into(shape, input, kKangarooChunkLen, num_gpu_leaves * kKangarooChunkLen, node, context);
+  const std::vector<uint8_t> tail = read_s((num_gpu_leaves + 1) * kKangarooChunkLen, s_len);
+  for (size_t offset = 0; offset < tail.size(); offset += kKangarooChunkLen, ++num_leaves) {
+    uint8_t chaining_value[64];
+    gc_keccak_sponge_oneshot(shape.rate, shape.leaf_domain, tail.data() + offset,
+                             std::min(kKangarooChunkLen, tail.size() - offset), chaining_value, shape.cv_len,
+                             kTurboShakeRounds);
+    node.absorb(chaining_value, shape.cv_len);
+  }
+  absorb_string(node, kt_length_encode(num_leaves));
+  static const uint8_t kFinalNodeSuffix[2] = {0xFF, 0xFF};
+  node.absorb(kFinalNodeSuffix, sizeof kFinalNodeSuffix);
+  node.finish(GC_KECCAK_DOMAIN_KT_FINAL, out, out_len);
+}
+
+}  // namespace
+
+// --------------------------------------------------------------------------------------------
+// Public entry points
+
+void hash_many(std::string_view name, const uint8_t* const* messages, const size_t* lens, size_t num_messages,
+               uint8_t* out, size_t out_len_each, int device_index) {
+  const HashSpec& spec = hash::detail::find_spec(name);
+  const SpongeShape shape = sponge_shape(spec);
+  hash::detail::check_output_length(spec, out_len_each);
+  if (num_messages == 0) return;
+  for (size_t i = 0; i < num_messages; ++i)
+    if (lens[i] > 0 && messages[i] == nullptr)
+      throw std::invalid_argument("hash_many: message " + std::to_string(i) + " is null but has length " +
+                                  std::to_string(lens[i]));
+
+  CurrentDevice device(device_index);
+  DeviceContext& context = context_for(device_index);
+  std::lock_guard<std::mutex> lock(context.mutex);
+  context.reset();
+  const std::vector<size_t> order = longest_first(lens, num_messages);
+
+  auto collect = [&](Slot& slot) {  // digests back into the caller's order
+    if (!slot.pending) return;
+    check(cudaEventSynchronize(slot.done), "waiting for hash_many");
+    const uint8_t* digests = slot.host_out.data();
+    for (size_t j = 0; j < slot.count; ++j)
+      std::memcpy(out + order[slot.first + j] * out_len_each, digests + j * out_len_each, out_len_each);
+    slot.pending = false;
+  };
+
+  size_t next = 0;  // first sorted position not yet queued
+  unsigned batch = 0;
+  for (; next < num_messages; ++batch) {
+    Slot& slot = context.slots[batch % 2];
+    collect(slot);
+    // As many messages as fit in the staging buffer (at least one, however long).
+    size_t count = 0;
+    size_t packed_len = 0;
+    while (next + count < num_messages && count < kMaxBatchMessages) {
+      const size_t padded = round_up_16(lens[order[next + count]]);
+      if (count > 0 && packed_len + padded > kStagingBytes) break;
+      packed_len += padded;
+      ++count;
+    }
+    // Metadata: offsets[count] then lens[count]; every message at a 16-byte boundary.
+    auto* meta = reinterpret_cast<uint64_t*>(slot.host_meta.reserve(2 * count * sizeof(uint64_t)));
+    uint64_t offset = 0;
+    for (size_t j = 0; j < count; ++j) {
+      const size_t len = lens[order[next + j]];
+      meta[j] = offset;
+      meta[count + j] = len;
+      offset += round_up_16(len);
+    }
+    uint8_t* staging = slot.host_in.reserve(std::max<size_t>(packed_len, 16));
+    const size_t grain = packed_len < (size_t{1} << 20) ? count : std::max<size_t>(1, count / 64);
+    cpu::ThreadPool::global().parallel_for(count, grain, [&](size_t begin, size_t end) {
+      for (size_t j = begin; j < end; ++j)
+        if (meta[count + j] > 0) std::memcpy(staging + meta[j], messages[order[next + j]], meta[count + j]);
+    });
+
+    uint8_t* device_meta = slot.dev_meta.reserve(2 * count * sizeof(uint64_t));
+    uint8_t* device_in = slot.dev_in.reserve(std::max<size_t>(packed_len, 16));
+    uint8_t* device_out = slot.dev_out.reserve(count * out_len_each);
+    check(cudaMemcpyAsync(device_meta, meta, 2 * count * sizeof(uint64_t), cudaMemcpyHostToDevice, slot.stream),
+          "cudaMemcpyAsync (offsets)");
+    check(cudaMemcpyAsync(device_in, staging, packed_len, cudaMemcpyHostToDevice, slot.stream),
+          "cudaMemcpyAsync (messages)");
+    const auto* device_offsets = reinterpret_cast<const uint64_t*>(device_meta);
+    launch_ragged(shape.rate, device_in, device_offsets, device_offsets + count, count, device_out, out_len_each,
+                  shape.domain, slot.stream);
+    check(cudaMemcpyAsync(slot.host_out.reserve(count * out_len_each), device_out, count * out_len_each,
+                          cudaMemcpyDeviceToHost, slot.stream),
+          "cudaMemcpyAsync (digests)");
+    check(cudaEventRecord(slot.done, slot.stream), "cudaEventRecord");
+    slot.first = next;
+    slot.count = count;
+    slot.pending = true;
+    next += count;
+  }
+  collect(context.slots[0]);
+  collect(context.slots[1]);
+}
+
+void hash_many_device(std::string_view name, const uint8_t* d_data, const uint64_t* d_offsets, const uint64_t* d_lens,
+                      size_t num_messages, uint8_t* d_out, size_t out_len_each, CUstream_st* stream) {
+  const HashSpec& spec = hash::detail::find_spec(name);
+  const SpongeShape shape = sponge_shape(spec);
+  hash::detail::check_output_length(spec, out_len_each);
+  launch_ragged(shape.rate, d_data, d_offsets, d_lens, num_messages, d_out, out_len_each, shape.domain, stream);
+}
+
+void tree_hash(std::string_view name, const HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
+               size_t out_len, int device_index) {
+  const HashSpec& spec = hash::detail::find_spec(name);
+  const TreeShape shape = tree_shape(spec, params);
+  hash::detail::check_output_length(spec, out_len);
+  if (len > 0 && data == nullptr) throw std::invalid_argument("tree_hash: data is null but len > 0");
+  CurrentDevice device(device_index);
+  DeviceContext& context = context_for(device_index);
+  std::lock_guard<std::mutex> lock(context.mutex);
+  context.reset();
+  tree_hash_on(spec, shape, params, TreeInput{data, len, false}, out, out_len, context);
+}
+
+void tree_hash_device(std::string_view name, const HashParams& params, const uint8_t* d_data, size_t len,
+                      uint8_t* out, size_t out_len, CUstream_st* stream) {
+  const HashSpec& spec = hash::detail::find_spec(name);
+  const TreeShape shape = tree_shape(spec, params);
+  hash::detail::check_output_length(spec, out_len);
+  int device_index = 0;
+  check(cudaGetDevice(&device_index), "cudaGetDevice");
+  DeviceContext& context = context_for(device_index);
+  std::lock_guard<std::mutex> lock(context.mutex);
+  context.reset();
+  // Everything below reads d_data from other streams or synchronously: let the caller's queued
+  // work (which may be what writes d_data) finish first.
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (caller's stream)");
+  tree_hash_on(spec, shape, params, TreeInput{d_data, len, true}, out, out_len, context);
+}
+
+}  // namespace gpucrypt::cuda

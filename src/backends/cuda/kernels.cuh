@@ -1,0 +1,510 @@
+// kernels.cuh: the CUDA kernels, written once as templates over a cipher family, and the
+// KeyedCipher that launches them. Each family file (aes_ttable_smem32.cu, ...) includes this after
+// choosing its table layout and instantiates KeyedCipherImpl for its key sizes.
+//
+// Constant-time position: the family's. The kernels add no secret-dependent branch or index of
+// their own: which blocks a thread touches depends on lengths and indices only, counters and XTS
+// tweaks use counter.h, GHASH uses gf128.h's constant-time multiplier with powers of H as
+// operands (indexed by lane number, which is public).
+//
+// A family supplies
+//   using Cipher;                          a BlockCipher from modes/ciphers.hpp
+//   static Cipher make_host(key, key_len); key schedule expanded on the host (kernel parameter)
+//   static constexpr size_t smem_bytes(bool decrypt);
+//   __device__ static void prepare(Cipher&, uint32_t* smem, bool decrypt);
+// prepare runs in every thread of a CTA before a __syncthreads(): it copies the tables into
+// shared memory, points the cipher at them and stores the key size as a literal into the copy of
+// the schedule, so that round loops unroll and round keys are read straight from the parameter
+// bank.
+//
+// Work layout of the parallel kernels: a warp owns a tile of 32 * kSteps consecutive blocks and
+// lane L takes blocks L, L + 32, L + 64, ... of it, so every 16-byte load and store of a warp
+// covers 512 contiguous bytes. Tiles are handed out grid-stride over a grid sized to fill the GPU.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "backends/cuda/keyed_cipher.hpp"
+#include "core/counter.h"
+#include "modes/cbc.hpp"
+#include "modes/cfb.hpp"
+#include "modes/ciphers.hpp"
+#include "modes/ctr.hpp"
+#include "modes/ofb.hpp"
+#include "modes/xts.hpp"
+
+namespace gpucrypt::cuda {
+
+// Launch support (device.cu): CTAs of one kernel that fit on one SM, cached per device; raises
+// the kernel's dynamic shared-memory limit first when it needs more than 48 KiB.
+int max_resident_blocks(const void* kernel, size_t smem_bytes, int threads_per_block);
+
+namespace kernels {
+
+constexpr int kThreads = 256;
+constexpr int kWarpsPerBlock = kThreads / 32;
+
+__device__ __forceinline__ gc_block load16(const uint8_t* p) {
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  gc_block b;
+  b.w[0] = v.x;
+  b.w[1] = v.y;
+  b.w[2] = v.z;
+  b.w[3] = v.w;
+  return b;
+}
+
+__device__ __forceinline__ void store16(uint8_t* p, gc_block b) {
+  *reinterpret_cast<uint4*>(p) = make_uint4(b.w[0], b.w[1], b.w[2], b.w[3]);
+}
+
+// out[0..n) = in[0..n) ^ keystream bytes: the ragged last block of CTR and CFB.
+__device__ inline void xor_partial_block(const uint8_t* in, uint8_t* out, size_t n, gc_block keystream) {
+  uint8_t bytes[16];
+  gc_block_store(bytes, keystream);
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(in[i] ^ bytes[i]);
+}
+
+// The ragged last block zero-padded (GCM hashes it that way).
+__device__ inline gc_block load_partial_block(const uint8_t* in, size_t n) {
+  uint8_t bytes[16] = {};
+  for (size_t i = 0; i < n; ++i) bytes[i] = in[i];
+  return gc_block_load(bytes);
+}
+
+// t * x^32 in XTS's little-endian convention, i.e. 32 applications of gc_xts_mul_alpha: a word
+// shift plus the fold of the word shifted out (x^128 = x^7 + x^2 + x + 1; the 39-bit product
+// of the word with 0x87 cannot overflow again). A lane's blocks are 32 apart, so its tweak walks
+// by x^32. Host-callable so tests can check it against 32 doublings.
+__host__ __device__ inline gc_block xts_mul_x32(gc_block t) {
+  const uint32_t out = t.w[3];
+  gc_block r;
+  r.w[3] = t.w[2];
+  r.w[2] = t.w[1];
+  r.w[1] = t.w[0] ^ (out >> 31) ^ (out >> 30) ^ (out >> 25);
+  r.w[0] = out ^ (out << 1) ^ (out << 2) ^ (out << 7);
+  return r;
+}
+
+__device__ __forceinline__ gc_gf128 warp_xor(gc_gf128 v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    v.hi ^= __shfl_xor_sync(0xffffffffu, v.hi, offset);
+    v.lo ^= __shfl_xor_sync(0xffffffffu, v.lo, offset);
+  }
+  return v;
+}
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x % 32; }
+__device__ __forceinline__ uint64_t global_warp() {
+  return (static_cast<uint64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
+}
+__device__ __forceinline__ uint64_t num_warps() {
+  return static_cast<uint64_t>(gridDim.x) * kWarpsPerBlock;
+}
+
+template <class Cipher, bool kDecrypt>
+__device__ __forceinline__ void run_cipher(const Cipher& cipher, gc_block* lanes) {
+  if constexpr (kDecrypt) {
+    cipher.decrypt_blocks(lanes);
+  } else {
+    cipher.encrypt_blocks(lanes);
+  }
+}
+
+// ---- ECB, CTR, CBC and CFB decryption -------------------------------------------------------
+
+enum class Bulk : int { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb_decrypt };
+
+template <class Cipher>
+struct BulkParams {
+  Cipher cipher;
+  const uint8_t* in;
+  uint8_t* out;
+  uint64_t len;
+  gc_block iv;  // CTR: counter of block 0; CBC/CFB: the ciphertext block before block 0
+};
+
+constexpr int kBulkSteps = 4;  // blocks per lane per tile: 4 loads in flight, 64 B per lane
+constexpr uint64_t kBulkTileBlocks = 32 * kBulkSteps;
+
+template <class Family, Bulk kMode>
+__global__ void __launch_bounds__(kThreads)
+    bulk_kernel(const __grid_constant__ BulkParams<typename Family::Cipher> p) {
+  using Cipher = typename Family::Cipher;
+  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  static_assert(kBulkSteps % kLanes == 0, "a tile step must fill whole cipher calls");
+  extern __shared__ uint4 shared_words[];
+  Cipher cipher = p.cipher;
+  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), kDecrypt);
+  __syncthreads();
+
+  const uint64_t num_blocks = (p.len + 15) / 16;
+  const uint64_t num_full = p.len / 16;
+  const unsigned lane = lane_id();
+  for (uint64_t tile = global_warp(); tile * kBulkTileBlocks < num_blocks; tile += num_warps()) {
+    gc_block x[kBulkSteps];     // cipher input, then output
+    gc_block data[kBulkSteps];  // what the cipher output is XORed with
+#pragma unroll
+    for (int s = 0; s < kBulkSteps; ++s) {
+      const uint64_t i = tile * kBulkTileBlocks + lane + 32 * s;
+      const bool full = i < num_full;
+      // The block before i: the IV for block 0, else ciphertext (always a full block).
+      auto previous = [&] { return i == 0 ? p.iv : (i - 1 < num_full ? load16(p.in + 16 * (i - 1)) : modes::zero_block()); };
+      if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
+        x[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
+      } else if constexpr (kMode == Bulk::ctr) {
+        x[s] = gc_ctr128_add(p.iv, i);
+        data[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
+      } else if constexpr (kMode == Bulk::cbc_decrypt) {
+        x[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
+        data[s] = previous();
+      } else {  // cfb_decrypt: P_i = E(C_{i-1}) ^ C_i
+        x[s] = previous();
+        data[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < kBulkSteps; s += kLanes) run_cipher<Cipher, kDecrypt>(cipher, x + s);
+#pragma unroll
+    for (int s = 0; s < kBulkSteps; ++s) {
+      const uint64_t i = tile * kBulkTileBlocks + lane + 32 * s;
+      if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
+        if (i < num_full) store16(p.out + 16 * i, x[s]);
+      } else {
+        if (i < num_full) {
+          store16(p.out + 16 * i, gc_block_xor(x[s], data[s]));
+        } else if (i < num_blocks) {  // CTR/CFB only: the message's ragged end
+          xor_partial_block(p.in + 16 * i, p.out + 16 * i, p.len - 16 * i, x[s]);
+        }
+      }
+    }
+  }
+}
+
+// ---- XTS ------------------------------------------------------------------------------------
+
+template <class Cipher>
+struct XtsParams {
+  Cipher cipher;
+  const uint8_t* in;
+  uint8_t* out;
+  uint64_t len;
+  uint64_t first_block;     // index of in[0] within the data unit
+  gc_block encrypted_tweak; // T_0 = E_K2(tweak)
+  gc_block tile_step;       // alpha^(number of warps in the grid * kXtsTileBlocks)
+};
+
+// A lane walks 32 blocks per tile by x^32 (cheap); moving to its next tile costs one GF(2^128)
+// multiply by tile_step, about 3% of the cipher work at 32 blocks per lane.
+constexpr int kXtsSteps = 32;
+constexpr int kXtsGroup = 4;  // blocks loaded together
+constexpr uint64_t kXtsTileBlocks = 32 * kXtsSteps;
+
+template <class Family, bool kEncrypt>
+__global__ void __launch_bounds__(kThreads)
+    xts_kernel(const __grid_constant__ XtsParams<typename Family::Cipher> p) {
+  using Cipher = typename Family::Cipher;
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  static_assert(kXtsGroup % kLanes == 0, "a group must fill whole cipher calls");
+  extern __shared__ uint4 shared_words[];
+  Cipher cipher = p.cipher;
+  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), !kEncrypt);
+  __syncthreads();
+
+  const uint64_t num_full = p.len / 16;
+  const uint64_t tail_len = p.len % 16;
+  // With a ragged tail the last full block belongs to ciphertext stealing, done at the end.
+  const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;
+  const unsigned lane = lane_id();
+  const uint64_t first_tile = global_warp();
+  gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + first_tile * kXtsTileBlocks + lane);
+  for (uint64_t tile = first_tile; tile * kXtsTileBlocks < num_bulk; tile += num_warps()) {
+    gc_block tweak = lane_tweak;
+    for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
+      if (tile * kXtsTileBlocks + 32 * s0 >= num_bulk) break;  // short data units
+      gc_block x[kXtsGroup], tweaks[kXtsGroup];
+#pragma unroll
+      for (int g = 0; g < kXtsGroup; ++g) {
+        const uint64_t i = tile * kXtsTileBlocks + lane + 32 * (s0 + g);
+        tweaks[g] = tweak;
+        tweak = xts_mul_x32(tweak);
+        x[g] = gc_block_xor(i < num_bulk ? load16(p.in + 16 * i) : modes::zero_block(), tweaks[g]);
+      }
+#pragma unroll
+      for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
+#pragma unroll
+      for (int g = 0; g < kXtsGroup; ++g) {
+        const uint64_t i = tile * kXtsTileBlocks + lane + 32 * (s0 + g);
+        if (i < num_bulk) store16(p.out + 16 * i, gc_block_xor(x[g], tweaks[g]));
+      }
+    }
+    lane_tweak = gc_xts_mul(lane_tweak, p.tile_step);
+  }
+  if (tail_len != 0 && blockIdx.x == 0 && threadIdx.x == 0) {
+    // Ciphertext stealing over the last full and the partial block (xts.hpp).
+    const uint64_t offset = 16 * num_bulk;
+    if constexpr (kEncrypt) {
+      modes::xts_encrypt_range(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset,
+                               p.out + offset, 16 + tail_len);
+    } else {
+      modes::xts_decrypt_range(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset,
+                               p.out + offset, 16 + tail_len);
+    }
+  }
+}
+
+// ---- CBC/CFB encryption, OFB: one message, one thread ---------------------------------------
+
+template <class Cipher>
+struct SerialParams {
+  Cipher cipher;
+  const uint8_t* in;
+  uint8_t* out;
+  uint64_t len;
+  gc_block iv;
+  const gc_block* iv_in;  // device; overrides iv when set
+  gc_block* iv_out;       // device; receives the final chaining value when set
+  SerialMode mode;
+};
+
+template <class Family>
+__global__ void __launch_bounds__(kThreads)
+    serial_kernel(const __grid_constant__ SerialParams<typename Family::Cipher> p) {
+  using Cipher = typename Family::Cipher;
+  extern __shared__ uint4 shared_words[];
+  Cipher cipher = p.cipher;
+  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), false);  // all three encrypt
+  __syncthreads();
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+
+  gc_block chain = p.iv_in != nullptr ? *p.iv_in : p.iv;
+  const uint64_t num_full = p.len / 16;
+  // Loads are issued kBatch blocks ahead of the chain: one memory latency per batch instead of
+  // one per block. The modes' functions then run on the batch in local memory.
+  constexpr int kBatch = 16;
+  gc_block batch[kBatch];
+  uint8_t* bytes = reinterpret_cast<uint8_t*>(batch);
+  for (uint64_t first = 0; first < num_full; first += kBatch) {
+    const size_t n = static_cast<size_t>(num_full - first < kBatch ? num_full - first : kBatch);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (static_cast<size_t>(b) < n) batch[b] = load16(p.in + 16 * (first + b));
+    switch (p.mode) {
+      case SerialMode::cbc_encrypt: chain = modes::cbc_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
+      case SerialMode::cfb_encrypt: chain = modes::cfb_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
+      case SerialMode::ofb: chain = modes::ofb_xor_blocks(cipher, chain, bytes, bytes, n); break;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (static_cast<size_t>(b) < n) store16(p.out + 16 * (first + b), batch[b]);
+  }
+  const size_t tail_len = p.len % 16;
+  if (tail_len != 0) {  // a whole message ending in a partial block (CFB/OFB)
+    const uint64_t offset = 16 * num_full;
+    if (p.mode == SerialMode::cfb_encrypt) modes::cfb_encrypt(cipher, chain, p.in + offset, p.out + offset, tail_len);
+    if (p.mode == SerialMode::ofb) modes::ofb_xor(cipher, chain, p.in + offset, p.out + offset, tail_len);
+  }
+  if (p.iv_out != nullptr) *p.iv_out = chain;
+}
+
+// ---- GCM: GCTR and GHASH in one pass --------------------------------------------------------
+
+template <class Cipher>
+struct GcmParams {
+  Cipher cipher;
+  const uint8_t* in;
+  uint8_t* out;
+  uint64_t len;
+  uint64_t pad_blocks;  // zero blocks in front of the data so tiles divide it evenly
+  uint64_t num_tiles;
+  gc_gf128* tile_hashes;
+  GcmSegment segment;
+};
+
+constexpr int kGcmSteps = kGcmTileBlocks / 32;
+constexpr int kGcmGroup = 4;
+
+// Tile hash: GHASH from zero over the tile's 512 blocks = sum over lanes L of
+// (sum_j X_{L+32j} H^{32(15-j)}) * H^{32-L}. Each lane runs the inner sum by Horner with H^32,
+// then one multiply by its lane power, then the lanes are XORed. Blocks in front of the data
+// (padding) are zero and change nothing, since GHASH from zero stays zero through zero blocks.
+template <class Family>
+__global__ void __launch_bounds__(kThreads)
+    gcm_kernel(const __grid_constant__ GcmParams<typename Family::Cipher> p) {
+  using Cipher = typename Family::Cipher;
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  static_assert(kGcmGroup % kLanes == 0, "a group must fill whole cipher calls");
+  extern __shared__ uint4 shared_words[];
+  Cipher cipher = p.cipher;
+  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), false);
+  __syncthreads();
+
+  const uint64_t num_full = p.len / 16;
+  const uint64_t tail_len = p.len % 16;
+  const unsigned lane = lane_id();
+  const bool encrypt = p.segment.encrypt;
+  const gc_gf128* lane_pows = p.segment.lane_pow;
+  const gc_gf128 lane_pow = lane_pows[lane];
+  for (uint64_t tile = global_warp(); tile < p.num_tiles; tile += num_warps()) {
+    gc_gf128 sum = gc_gf128_make(0, 0);
+    for (int s0 = 0; s0 < kGcmSteps; s0 += kGcmGroup) {
+      gc_block keystream[kGcmGroup], data[kGcmGroup];
+#pragma unroll
+      for (int g = 0; g < kGcmGroup; ++g) {
+        const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
+        const uint64_t i = v - p.pad_blocks;  // wraps for padding blocks, which fail both tests
+        keystream[g] = gc_ctr32_add(p.segment.first_counter, i);
+        if (v >= p.pad_blocks && i < num_full) {
+          data[g] = load16(p.in + 16 * i);
+        } else if (v >= p.pad_blocks && i == num_full && tail_len != 0) {
+          data[g] = load_partial_block(p.in + 16 * i, tail_len);
+        } else {
+          data[g] = modes::zero_block();
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < kGcmGroup; g += kLanes) cipher.encrypt_blocks(keystream + g);
+#pragma unroll
+      for (int g = 0; g < kGcmGroup; ++g) {
+        const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
+        const uint64_t i = v - p.pad_blocks;
+        const bool live = v >= p.pad_blocks;
+        gc_block result = gc_block_xor(data[g], keystream[g]);
+        gc_block ciphertext = encrypt ? result : data[g];
+        if (live && i < num_full) {
+          store16(p.out + 16 * i, result);
+        } else if (live && i == num_full && tail_len != 0) {
+          xor_partial_block(p.in + 16 * i, p.out + 16 * i, tail_len, keystream[g]);
+          if (encrypt) {  // hash the ciphertext zero-padded, without keystream past its end
+            uint8_t bytes[16];
+            gc_block_store(bytes, ciphertext);
+            for (int b = static_cast<int>(tail_len); b < 16; ++b) bytes[b] = 0;
+            ciphertext = gc_block_load(bytes);
+          }
+        } else {
+          ciphertext = modes::zero_block();
+        }
+        sum = gc_gf128_xor(gc_gf128_mul(sum, p.segment.h_pow32), gc_gf128_from_block(ciphertext));
+      }
+    }
+    sum = warp_xor(gc_gf128_mul(sum, lane_pow));
+    if (lane == 0) p.tile_hashes[tile] = sum;
+  }
+}
+
+// ---- launching --------------------------------------------------------------------------------
+
+// Grid for `num_tasks` warp-sized tasks: enough CTAs for the work, at most what is resident on
+// the whole GPU at once (the kernels loop grid-stride over the rest).
+inline int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks) {
+  const uint64_t wanted = (num_tasks + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const uint64_t resident = static_cast<uint64_t>(max_resident_blocks(kernel, smem_bytes, kThreads)) *
+                            static_cast<uint64_t>(current_sm_count());
+  const uint64_t grid = wanted < resident ? wanted : resident;
+  return static_cast<int>(grid == 0 ? 1 : grid);
+}
+
+template <class Params>
+void launch(void (*kernel)(const Params), int grid, size_t smem_bytes, const Params& params,
+            cudaStream_t stream, const char* what) {
+  kernel<<<grid, kThreads, smem_bytes, stream>>>(params);
+  check(cudaGetLastError(), what);
+}
+
+template <class Family, int kKeyBits>
+class KeyedCipherImpl final : public KeyedCipher {
+ public:
+  using Cipher = typename Family::Cipher;
+
+  explicit KeyedCipherImpl(const uint8_t* key) : cipher_(Family::make_host(key, kKeyBits / 8)) {}
+  ~KeyedCipherImpl() override { gpucrypt::secure_zero(&cipher_, sizeof cipher_); }
+
+  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len,
+           cudaStream_t stream) const override {
+    if (direction == Direction::encrypt) bulk<Bulk::ecb_encrypt>(in, out, len, modes::zero_block(), stream);
+    else bulk<Bulk::ecb_decrypt>(in, out, len, modes::zero_block(), stream);
+  }
+  void ctr(gc_block counter, const uint8_t* in, uint8_t* out, size_t len,
+           cudaStream_t stream) const override {
+    bulk<Bulk::ctr>(in, out, len, counter, stream);
+  }
+  void cbc_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
+                   cudaStream_t stream) const override {
+    bulk<Bulk::cbc_decrypt>(in, out, len, previous, stream);
+  }
+  void cfb_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
+                   cudaStream_t stream) const override {
+    bulk<Bulk::cfb_decrypt>(in, out, len, previous, stream);
+  }
+
+  void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block, const uint8_t* in,
+           uint8_t* out, size_t len, cudaStream_t stream) const override {
+    if constexpr (kKeyBits == 192) {
+      throw std::logic_error("XTS is defined for 128- and 256-bit keys only");
+    } else {
+      if (len == 0) return;
+      const bool encrypt = direction == Direction::encrypt;
+      auto* kernel = encrypt ? xts_kernel<Family, true> : xts_kernel<Family, false>;
+      const size_t smem = Family::smem_bytes(!encrypt);
+      const uint64_t num_blocks = len / 16;
+      const int grid = grid_for(reinterpret_cast<const void*>(kernel), smem,
+                                (num_blocks + kXtsTileBlocks - 1) / kXtsTileBlocks);
+      XtsParams<Cipher> params{cipher_, in, out, len, first_block, encrypted_tweak,
+                               gc_xts_alpha_pow(static_cast<uint64_t>(grid) * kWarpsPerBlock * kXtsTileBlocks)};
+      launch(kernel, grid, smem, params, stream, "XTS kernel launch");
+    }
+  }
+
+  void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out, const uint8_t* in,
+              uint8_t* out, size_t len, cudaStream_t stream) const override {
+    auto* kernel = serial_kernel<Family>;
+    const size_t smem = Family::smem_bytes(false);
+    (void)max_resident_blocks(reinterpret_cast<const void*>(kernel), smem, kThreads);  // sets the smem limit
+    SerialParams<Cipher> params{cipher_, in, out, len, iv, iv_in, iv_out, mode};
+    launch(kernel, 1, smem, params, stream, "serial-mode kernel launch");
+  }
+
+  void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
+           gc_gf128* tile_hashes, cudaStream_t stream) const override {
+    auto* kernel = gcm_kernel<Family>;
+    const size_t smem = Family::smem_bytes(false);
+    const uint64_t num_tiles = gcm_num_tiles(len);
+    const uint64_t num_blocks = (len + 15) / 16;
+    const int grid = grid_for(reinterpret_cast<const void*>(kernel), smem, num_tiles);
+    GcmParams<Cipher> params{cipher_, in, out, len, num_tiles * kGcmTileBlocks - num_blocks, num_tiles,
+                             tile_hashes, segment};
+    launch(kernel, grid, smem, params, stream, "GCM kernel launch");
+  }
+
+ private:
+  template <Bulk kMode>
+  void bulk(const uint8_t* in, uint8_t* out, size_t len, gc_block iv, cudaStream_t stream) const {
+    if (len == 0) return;
+    constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+    auto* kernel = bulk_kernel<Family, kMode>;
+    const size_t smem = Family::smem_bytes(kDecrypt);
+    const uint64_t num_blocks = (len + 15) / 16;
+    const int grid = grid_for(reinterpret_cast<const void*>(kernel), smem,
+                              (num_blocks + kBulkTileBlocks - 1) / kBulkTileBlocks);
+    BulkParams<Cipher> params{cipher_, in, out, len, iv};
+    launch(kernel, grid, smem, params, stream, "block-cipher kernel launch");
+  }
+
+  Cipher cipher_;
+};
+
+// One factory per family: instantiates the kernels for the three key sizes.
+template <template <int> class Family>
+std::unique_ptr<KeyedCipher> make_keyed(const uint8_t* key, int key_bits) {
+  switch (key_bits) {
+    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128>>(key);
+    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192>>(key);
+    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256>>(key);
+  }
+  throw std::invalid_argument("key size must be 128, 192 or 256 bits, got " + std::to_string(key_bits));
+}
+
+}  // namespace kernels
+}  // namespace gpucrypt::cuda

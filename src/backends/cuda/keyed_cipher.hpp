@@ -1,0 +1,96 @@
+// keyed_cipher.hpp: one keyed cipher on the GPU, as the device layer (device.cu) sees it.
+//
+// A KeyedCipher holds a key schedule expanded on the host and launches the kernels of
+// kernels.cuh for it on a caller's CUDA stream. All pointers are device pointers; every call is
+// asynchronous. Each cipher family (aes_ttable_smem32, aes_bitsliced, camellia_ttable_smem,
+// sc2000_table_smem) lives in its own .cu file, compiled in parallel, and exports one factory.
+// Constant-time position: the family's (see that file); the launch code adds no secret-dependent
+// branch (lengths and block indices are public).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/gf128.h"
+#include "core/platform.h"
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace gpucrypt::cuda {
+
+// Throws DeviceError("CUDA error in <what>: <cudaGetErrorString>") unless status is cudaSuccess.
+void check(cudaError_t status, const char* what);
+
+// The serial modes run one message per thread (a single message is one thread: slow, and the
+// batch engine is what gives them many messages).
+enum class SerialMode : int { cbc_encrypt = 0, cfb_encrypt = 1, ofb = 2 };
+
+// GCM over one segment of a message: CTR with GCM's 32-bit counter plus GHASH of the
+// ciphertext, fused in one pass. The kernel writes one partial hash per tile of kGcmTileBlocks
+// blocks (padded in front with zero blocks, which GHASH ignores); ghash_reduce (ghash.cu) folds
+// them into the segment's GHASH. Everything here is secret (powers of H).
+inline constexpr int kGcmTileBlocks = 512;  // 32 lanes x 16 blocks
+struct GcmSegment {
+  gc_block first_counter;     // inc32^(first_block_index + 1)(J0): counter of the segment's block 0
+  gc_gf128 h_pow32;           // H^32: Horner step of a lane, whose blocks are 32 apart
+  gc_gf128 lane_pow[32];      // lane_pow[L] = H^(32 - L): brings lane L's sum to the tile's end
+  bool encrypt;
+};
+// Number of tile hashes the GCM kernel writes for len bytes (at least 1).
+inline size_t gcm_num_tiles(size_t len) {
+  const size_t num_blocks = (len + 15) / 16;
+  return num_blocks == 0 ? 1 : (num_blocks + kGcmTileBlocks - 1) / kGcmTileBlocks;
+}
+
+class KeyedCipher {
+ public:
+  virtual ~KeyedCipher() = default;
+  // len % 16 == 0.
+  virtual void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len,
+                   cudaStream_t stream) const = 0;
+  // Any len; counter is the 128-bit big-endian counter block of in[0..16).
+  virtual void ctr(gc_block counter, const uint8_t* in, uint8_t* out, size_t len,
+                   cudaStream_t stream) const = 0;
+  // previous = the ciphertext block before in[0]. in and out must not overlap (a thread reads
+  // the block before its own, which another thread may already have overwritten).
+  virtual void cbc_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
+                           cudaStream_t stream) const = 0;  // len % 16 == 0
+  virtual void cfb_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
+                           cudaStream_t stream) const = 0;  // any len
+  // XTS blocks [first_block, first_block + len / 16) of a data unit whose block-0 tweak is
+  // encrypted_tweak (E_K2 of the tweak); a ragged tail (ciphertext stealing) is allowed in the
+  // range that ends the data unit, which must then hold at least one full block.
+  virtual void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block,
+                   const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const = 0;
+  // One message, one thread. The chaining value is read from iv_in (device) when not null, else
+  // iv; the final one is written to iv_out (device) when not null. CFB/OFB accept a ragged tail
+  // (one whole message only); CBC needs whole blocks.
+  virtual void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out,
+                      const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const = 0;
+  // Writes gcm_num_tiles(len) tile hashes to tile_hashes.
+  virtual void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
+                   gc_gf128* tile_hashes, cudaStream_t stream) const = 0;
+};
+
+// Factories, one per family; key is one cipher key (one XTS half), key_bits 128/192/256.
+std::unique_ptr<KeyedCipher> make_aes_ttable_smem32(const uint8_t* key, int key_bits);
+std::unique_ptr<KeyedCipher> make_aes_bitsliced(const uint8_t* key, int key_bits);
+std::unique_ptr<KeyedCipher> make_camellia_ttable_smem(const uint8_t* key, int key_bits);
+std::unique_ptr<KeyedCipher> make_sc2000_table_smem(const uint8_t* key, int key_bits);
+
+// ghash.cu. Folds num_hashes GHASH partials (each over span_blocks blocks, in message order)
+// into one GHASH value written to *result (device), using scratch (device, at least
+// ghash_reduce_scratch(num_hashes) elements). hash_subkey is H. Asynchronous on stream.
+size_t ghash_reduce_scratch(size_t num_hashes);
+void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_blocks,
+                  gc_gf128 hash_subkey, gc_gf128* scratch, gc_gf128* result, cudaStream_t stream);
+// The powers a GCM segment needs, from H.
+void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment);
+
+// Number of SMs of the current device (cached per device).
+int current_sm_count();
+
+}  // namespace gpucrypt::cuda

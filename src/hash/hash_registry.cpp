@@ -1,0 +1,195 @@
+// hash_registry.cpp: names, parameter checks and variant dispatch for the Keccak family, and
+// hash_many over the CPU thread pool. The one place that decides which variant runs.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+
+#include "../backends/cpu/thread_pool.hpp"
+#include "../core/keccak.h"
+#include "hash_internal.hpp"
+
+namespace gpucrypt::hash::detail {
+
+const std::string& variant_openssl() {
+  static const std::string name = "keccak_openssl";
+  return name;
+}
+
+const std::string& variant_portable() {
+  static const std::string name = "keccak_portable";
+  return name;
+}
+
+namespace {
+
+using C = Construction;
+
+// The table lives in a function so that it is ready even for callers in other files' static
+// initializers. Columns: name, digest_size, rate, is_xof, takes_customization,
+// takes_block_size; construction, domain, chaining value bytes, OpenSSL name.
+const std::array<HashSpec, 18>& all_specs() {
+  static const std::array<HashSpec, 18> specs = {{
+      {{"sha3-224", 28, GC_KECCAK_RATE_224, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_SHA3, 0, "SHA3-224"},
+      {{"sha3-256", 32, GC_KECCAK_RATE_256, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_SHA3, 0, "SHA3-256"},
+      {{"sha3-384", 48, GC_KECCAK_RATE_384, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_SHA3, 0, "SHA3-384"},
+      {{"sha3-512", 64, GC_KECCAK_RATE_512, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_SHA3, 0, "SHA3-512"},
+      {{"shake128", 0, GC_KECCAK_RATE_128, true, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_SHAKE, 0, "SHAKE128"},
+      {{"shake256", 0, GC_KECCAK_RATE_256, true, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_SHAKE, 0, "SHAKE256"},
+      {{"keccak-224", 28, GC_KECCAK_RATE_224, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_KECCAK, 0, nullptr},
+      {{"keccak-256", 32, GC_KECCAK_RATE_256, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_KECCAK, 0, nullptr},
+      {{"keccak-384", 48, GC_KECCAK_RATE_384, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_KECCAK, 0, nullptr},
+      {{"keccak-512", 64, GC_KECCAK_RATE_512, false, false, false}, C::plain_sponge, GC_KECCAK_DOMAIN_KECCAK, 0, nullptr},
+      {{"cshake128", 0, GC_KECCAK_RATE_128, true, true, false}, C::cshake, 0, 0, nullptr},
+      {{"cshake256", 0, GC_KECCAK_RATE_256, true, true, false}, C::cshake, 0, 0, nullptr},
+      {{"parallelhash128", 0, GC_KECCAK_RATE_128, false, true, true}, C::parallel_hash, 0, 32, nullptr},
+      {{"parallelhash256", 0, GC_KECCAK_RATE_256, false, true, true}, C::parallel_hash, 0, 64, nullptr},
+      {{"parallelhash128-xof", 0, GC_KECCAK_RATE_128, true, true, true}, C::parallel_hash, 0, 32, nullptr},
+      {{"parallelhash256-xof", 0, GC_KECCAK_RATE_256, true, true, true}, C::parallel_hash, 0, 64, nullptr},
+      {{"kt128", 0, GC_KECCAK_RATE_128, true, true, false}, C::kangaroo_twelve, 0, 32, nullptr},
+      {{"kt256", 0, GC_KECCAK_RATE_256, true, true, false}, C::kangaroo_twelve, 0, 64, nullptr},
+  }};
+  return specs;
+}
+
+// Lower case without '-' and '_': "SHA3_256", "sha3-256" and "sha3256" all become "sha3256".
+std::string squash_name(std::string_view name) {
+  std::string squashed;
+  for (char ch : name) {
+    if (ch == '-' || ch == '_') continue;
+    squashed += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  return squashed;
+}
+
+std::string known_names() {
+  std::string names;
+  for (const HashSpec& spec : all_specs()) names += (names.empty() ? "" : ", ") + spec.info.name;
+  return names;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string joined;
+  for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
+  return joined;
+}
+
+std::vector<std::string> variants_of(const HashSpec& spec) {
+  std::vector<std::string> variants;
+  if (openssl_available(spec)) variants.push_back(variant_openssl());
+  variants.push_back(variant_portable());
+  return variants;
+}
+
+void check_params(const HashSpec& spec, const HashParams& params) {
+  const std::string& name = spec.info.name;
+  if (!params.function_name.empty() && spec.construction != C::cshake)
+    throw std::invalid_argument(name + " takes no function_name (only cshake128 and cshake256 do)");
+  if (!params.customization.empty() && !spec.info.takes_customization)
+    throw std::invalid_argument(name + " takes no customization string");
+  if (spec.info.takes_block_size && params.block_size == 0) throw std::invalid_argument("block_size must be > 0");
+}
+
+std::unique_ptr<KeccakContext> create_checked(const HashSpec& spec, const HashParams& params,
+                                              std::string_view variant) {
+  check_params(spec, params);
+  const std::vector<std::string> available = variants_of(spec);
+  const std::string chosen = variant.empty() ? available.front() : std::string(variant);
+  if (std::find(available.begin(), available.end(), chosen) == available.end()) {
+    const bool known = chosen == variant_openssl() || chosen == variant_portable();
+    throw std::invalid_argument((known ? "variant '" + chosen + "' cannot compute " + spec.info.name
+                                       : "unknown variant '" + chosen + "' for " + spec.info.name) +
+                                "; available: " + join(available));
+  }
+  if (chosen == variant_openssl()) return create_openssl(spec);
+  return create_portable(spec, params);
+}
+
+}  // namespace
+
+const HashSpec& find_spec(std::string_view name) {
+  const std::string squashed = squash_name(name);
+  for (const HashSpec& spec : all_specs())
+    if (squash_name(spec.info.name) == squashed) return spec;
+  throw std::invalid_argument("unknown hash '" + std::string(name) + "'; known: " + known_names());
+}
+
+void check_output_length(const HashSpec& spec, size_t out_len) {
+  const HashInfo& info = spec.info;
+  if (info.digest_size != 0) {
+    if (out_len != info.digest_size)
+      throw std::invalid_argument(info.name + " has a fixed digest size of " + std::to_string(info.digest_size) +
+                                  " bytes (asked for " + std::to_string(out_len) + ")");
+    return;
+  }
+  if (out_len == 0) {
+    throw std::invalid_argument(info.is_xof ? info.name + " is an XOF: give an output length"
+                                            : info.name + " needs an output length (it is part of the hash input)");
+  }
+  // ParallelHash encodes the length in bits into a 64-bit right_encode.
+  if (out_len > (UINT64_MAX >> 3)) throw std::invalid_argument(info.name + ": output length too large");
+}
+
+void KeccakContext::update(const uint8_t* data, size_t len) {
+  if (finalized_) throw std::logic_error(spec_->info.name + ": update() after finalize()");
+  absorb(data, len);
+}
+
+void KeccakContext::finalize(uint8_t* out, size_t out_len) {
+  if (finalized_) throw std::logic_error(spec_->info.name + ": finalize() called twice");
+  check_output_length(*spec_, out_len);
+  finalized_ = true;
+  produce_output(out, out_len);
+}
+
+}  // namespace gpucrypt::hash::detail
+
+namespace gpucrypt::hash {
+
+using detail::HashSpec;
+
+const HashInfo& hash_info(std::string_view name) { return detail::find_spec(name).info; }
+
+std::vector<HashInfo> list_hashes() {
+  std::vector<HashInfo> infos;
+  for (const HashSpec& spec : detail::all_specs()) infos.push_back(spec.info);
+  return infos;
+}
+
+std::vector<std::string> hash_variants(std::string_view name) {
+  return detail::variants_of(detail::find_spec(name));
+}
+
+std::unique_ptr<HashContext> create_hash(std::string_view name, const HashParams& params,
+                                         std::string_view variant) {
+  return detail::create_checked(detail::find_spec(name), params, variant);
+}
+
+void hash_many(std::string_view name, const HashParams& params, const uint8_t* const* messages,
+               const size_t* lens, size_t num_messages, uint8_t* out, size_t out_len_each,
+               std::string_view variant) {
+  const HashSpec& spec = detail::find_spec(name);
+  const std::unique_ptr<detail::KeccakContext> prototype = detail::create_checked(spec, params, variant);
+  detail::check_output_length(spec, out_len_each);
+  if (num_messages == 0) return;
+
+  // Below about 64 KiB in all, waking the pool costs more than it saves.
+  constexpr size_t kMinParallelBytes = size_t{64} << 10;
+  size_t total_len = 0;
+  for (size_t i = 0; i < num_messages; ++i) total_len += lens[i];
+  const size_t grain = total_len < kMinParallelBytes ? num_messages : 1;
+
+  cpu::ThreadPool::global().parallel_for(num_messages, grain, [&](size_t begin, size_t end) {
+    // One context per range, reset between messages: no allocation per message.
+    std::unique_ptr<HashContext> copy = prototype->clone();
+    auto& context = static_cast<detail::KeccakContext&>(*copy);
+    for (size_t i = begin; i < end; ++i) {
+      context.reset();
+      context.update(messages[i], lens[i]);
+      context.finalize(out + i * out_len_each, out_len_each);
+    }
+  });
+}
+
+}  // namespace gpucrypt::hash
