@@ -72,6 +72,11 @@ def default_variant(algorithm: str, device: str) -> str | None:
     return None if probe is None else probe(_gpucrypt(), device).variant
 
 
+@functools.lru_cache(maxsize=None)
+def _cuda_present() -> bool:
+    return any(d.get("kind") == "cuda" for d in _gpucrypt().devices())
+
+
 def pytest_generate_tests(metafunc):
     if "variant" not in metafunc.fixturenames:
         return
@@ -80,6 +85,8 @@ def pytest_generate_tests(metafunc):
         raise pytest.UsageError(f"{metafunc.definition.nodeid} takes `variant` but has no algorithm marker")
     algorithm = marker.args[0]
     device = metafunc.config.getoption("--device")
+    if device == "cuda" and not _cuda_present():
+        raise pytest.UsageError("--device cuda, but gpucrypt.devices() lists no CUDA device")
     names = backend_variants(algorithm, device)
     if names:
         params = [pytest.param(name, id=name) for name in names]
@@ -111,7 +118,7 @@ def skipped(request):
 def pytest_terminal_summary(terminalreporter):
     if not _SKIP_COUNTS:
         return
-    terminalreporter.section("vector records skipped (counted per test run)")
+    terminalreporter.section("skipped vector records and tests, summed over variants")
     for (test_file, reason), n in sorted(_SKIP_COUNTS.items()):
         terminalreporter.write_line(f"{n:8d}  {test_file}: {reason}")
 
@@ -165,7 +172,7 @@ class Impl:
                 _PROBES[key] = str(error)
         error = _PROBES[key]
         if error is not None and self.variant is not None and self.variant in error:
-            _SKIP_COUNTS[(self.test_file, f"{self.variant} does not implement {name}")] += 1
+            _SKIP_COUNTS[(self.test_file, f"{self.variant} does not implement {name} (whole tests)")] += 1
             pytest.skip(f"{self.variant} does not implement {name}: {error}")
 
     def _check_variant(self, obj):

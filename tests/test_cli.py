@@ -271,9 +271,61 @@ def test_hash_escapes_names_like_coreutils(tmp_path):
     assert result.stdout == f"\\{hashlib.sha3_256(b'').hexdigest()}  {escaped}\n"
 
 
+def _sp800_185_entries():
+    path = REPO / "tests" / "vectors" / "sp800-185-rfc9861.json"
+    if not path.exists():
+        pytest.skip("tests/vectors/sp800-185-rfc9861.json missing")
+    return json.loads(path.read_text())["entries"]
+
+
+def _pattern_bytes(spec):
+    if "hex" in spec:
+        return bytes.fromhex(spec["hex"])
+    return bytes(i % 251 for i in range(spec["ptn"]))   # RFC 9861 ptn(n)
+
+
+def test_hash_sp800_185_and_kangarootwelve_vectors():
+    """cSHAKE, ParallelHash and KT128/256 known answers through the CLI's options; entries whose
+    customization is not expressible as command-line text (NUL, non-UTF-8) are left out."""
+    num_run = 0
+    for entry in _sp800_185_entries():
+        if entry["function"] not in bench_hash_names() or "output_offset" in entry:
+            continue
+        message = _pattern_bytes(entry["message"])
+        customization = entry.get("customization", "")
+        if isinstance(customization, dict):
+            customization = _pattern_bytes(customization)
+            if b"\0" in customization:
+                continue
+            try:
+                customization = customization.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        if len(message) > 2_000_000:
+            continue
+        args = ["hash", "-a", entry["function"], "--length", str(entry["length"])]
+        if customization:
+            args += ["--customization", customization]
+        if entry.get("function_name"):
+            args += ["--function-name", entry["function_name"]]
+        if "block_size" in entry:
+            args += ["--block-size", str(entry["block_size"])]
+        result = run(args, input=message)
+        assert result.exit_code == 0, (entry, result.stderr)
+        assert result.stdout == f"{entry['output']}  -\n", entry["source"]
+        num_run += 1
+    assert num_run >= 20
+
+
+def bench_hash_names():
+    from gpucrypt import bench
+    return bench.HASH_NAMES
+
+
 def test_hash_errors():
     assert "fixed output length" in one_error_line(run(["hash", "--length", "5"], input=b"").stderr)
     assert "unknown hash" in one_error_line(run(["hash", "-a", "md5"], input=b"").stderr)
+    assert "customization" in one_error_line(run(["hash", "-S", "x"], input=b"").stderr)
 
 
 # ----------------------------------------------------------------------------- encrypt / decrypt
@@ -500,19 +552,31 @@ def test_selftest_runs():
     result = run(["selftest"])
     assert result.exit_code == 0, result.stderr
     assert "self-test passed" in result.stdout
+    listed = {variant["name"] for variant in gpucrypt.variants()}
+    shown = {line.split()[1] for line in result.stdout.splitlines()[1:-1]}
+    assert shown and shown <= listed
+
+
+REPORT = [{"device": "cpu", "variant": "aes_ttable", "vector": "aes-128-ecb encrypt", "passed": True},
+          {"device": "cpu", "variant": "aes_ttable", "vector": "aes-128-ecb decrypt", "passed": False},
+          {"device": "cpu", "variant": "aes_openssl", "vector": "aes-128-ecb encrypt", "passed": True}]
 
 
 def test_selftest_failure_exits_non_zero(monkeypatch):
-    def failing():
+    monkeypatch.setattr(gpucrypt, "selftest", lambda devices=None, raise_on_failure=True: REPORT)
+    result = run(["selftest"])
+    assert result.exit_code == 1
+    assert "cpu/aes_ttable" in one_error_line(result.stderr)
+    rows = result.stdout.splitlines()
+    assert any(row.split()[:3] == ["cpu", "aes_ttable", "1/2"] and "FAILED: aes-128-ecb decrypt" in row for row in rows)
+    assert any(row.split()[:4] == ["cpu", "aes_openssl", "1/1", "ok"] for row in rows)
+
+    def raising():   # an API without raise_on_failure
         raise gpucrypt.SelfTestError("aes_ttable: known answer mismatch")
 
-    monkeypatch.setattr(gpucrypt, "selftest", failing)
+    monkeypatch.setattr(gpucrypt, "selftest", raising)
     result = run(["selftest"])
-    assert result.exit_code == 1 and "aes_ttable" in one_error_line(result.stderr)
-    monkeypatch.setattr(gpucrypt, "selftest", lambda: [{"variant": "x", "backend": "cpu", "passed": False,
-                                                          "error": "mismatch"}])
-    result = run(["selftest"])
-    assert result.exit_code == 1 and "FAILED" in result.stdout
+    assert result.exit_code == 1 and "aes_ttable: known answer mismatch" in one_error_line(result.stderr)
 
 
 def test_speed_json():
@@ -543,8 +607,18 @@ def test_speed_table():
 def test_speed_errors():
     result = run(["speed", "-a", "aes-128-ctr", "--seconds", "0"])
     assert result.exit_code == 2
-    result = run(["speed", "-a", "sha3-256", "--variant", "x", "--seconds", "0.01"])
-    assert result.exit_code == 1 and "variant" in one_error_line(result.stderr)
+    result = run(["speed", "-a", "aes-128-ctr", "--variant", "no_such_variant", "--seconds", "0.01"])
+    assert result.exit_code == 1 and "no_such_variant" in one_error_line(result.stderr)
+    result = run(["speed", "-a", "sha3-256", "--device", "cpu", "--seconds", "0.01"])
+    assert result.exit_code == 1 and "takes no device" in one_error_line(result.stderr)
+
+
+def test_speed_variant_is_the_one_timed():
+    for variant in gpucrypt.variants():
+        if variant["algorithm"] == "aes" and variant["backend"] == "cpu":
+            result = run(["speed", "--json", "-a", "aes-128-ctr", "--variant", variant["name"],
+                          "--bytes", "64", "--seconds", "0.01"])
+            assert json.loads(result.stdout)["results"][0]["variant"] == variant["name"]
 
 
 def test_version_and_help():

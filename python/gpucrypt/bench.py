@@ -66,25 +66,17 @@ def _prepare(algorithm: str, device: str, variant: Optional[str], buffer_len: in
     data = os.urandom(buffer_len)
     kind = algorithm_kind(algorithm)
     if kind == "hash":
-        if variant is not None:
-            raise ValueError("--variant applies to block-cipher modes only; hashes pick their own variant")
         if device != "auto":
             raise ValueError("the hash API takes no device; use --device auto for hashes")
         name = normalise_hash_name(algorithm)
         length = XOF_BENCH_OUTPUT_LEN if name in VARIABLE_LENGTH_HASHES else None
-        # Only the hashlib-style object reports its variant; the API names no device for hashes.
-        streaming = name.startswith(("sha3-", "keccak-", "shake"))
-        info = {"kind": kind, "device": None,
-                "variant": getattr(gpucrypt.new(name), "variant", None) if streaming else None,
+        options = {} if variant is None else {"variant": variant}
+        info = {"kind": kind, "device": None, "variant": gpucrypt.new(name, **options).variant,
                 "constant_time": None}
-        if length is None:
-            return (lambda: gpucrypt.hash(name, data)), info
-        return (lambda: gpucrypt.hash(name, data, length=length)), info
+        return (lambda: gpucrypt.hash(name, data, length=length, **options)), info
     key = os.urandom(_key_len(algorithm))
     if kind == "aead":
-        if variant is not None:
-            raise ValueError("--variant applies to block-cipher modes only; AEADs pick their own variant")
-        aead = gpucrypt.AEAD(algorithm, key, device=device)
+        aead = gpucrypt.AEAD(algorithm, key, device=device, **({} if variant is None else {"variant": variant}))
         nonce = os.urandom(12)
         info = {"kind": kind, "device": getattr(aead, "device", device),
                 "variant": getattr(aead, "variant", None), "constant_time": getattr(aead, "constant_time", None)}
@@ -132,6 +124,9 @@ def speed(algorithm: str, device: str = "auto", variant: Optional[str] = None, b
     if seconds <= 0:
         raise ValueError("seconds must be positive")
     call, info = _prepare(algorithm, device, variant, buffer_len, decrypt)
+    if info["constant_time"] is None and info["variant"]:
+        info["constant_time"] = next((listed.get("constant_time") for listed in gpucrypt.variants()
+                                      if listed.get("name") == info["variant"]), None)
     num_calls, elapsed = _time_calls(call, seconds)
     return {
         "algorithm": normalise_hash_name(algorithm) if info["kind"] == "hash" else algorithm.lower(), **info, "buffer_len": buffer_len,

@@ -256,54 +256,56 @@ def info(as_json):
 
 
 def _selftest_rows(report) -> list[dict]:
-    """Flatten whatever gpucrypt.selftest() returns into rows of variant/backend/passed/detail.
-
-    Accepted shapes: a list of per-variant dicts; a dict holding such a list under "results"
-    or "variants"; a dict mapping variant name to a bool or a dict.
-    """
-    if isinstance(report, dict):
-        for key in ("results", "variants"):
-            if isinstance(report.get(key), list):
-                report = report[key]
-                break
-        else:
-            report = [dict(value, variant=name) if isinstance(value, dict) else {"variant": name, "passed": value}
-                      for name, value in report.items() if isinstance(value, (dict, bool))]
-    rows = []
-    for entry in report or []:
-        if not isinstance(entry, dict):
+    """One row per (device, variant) from gpucrypt.selftest()'s list of
+    {device, variant, vector, passed} records: counts and the names of failed vectors."""
+    rows: dict[tuple, dict] = {}
+    for record in report or []:
+        if not isinstance(record, dict):
             continue
-        passed = next((entry[key] for key in ("passed", "ok") if key in entry), None)
-        if passed is None and "status" in entry:
-            passed = str(entry["status"]).lower() in ("ok", "pass", "passed")
-        detail = next((str(entry[key]) for key in ("error", "message", "detail") if entry.get(key)), "")
-        if not detail and "num_tests" in entry:
-            detail = f"{entry['num_tests']} tests"
-        rows.append({"variant": entry.get("variant", entry.get("name", "?")),
-                     "backend": entry.get("backend", entry.get("device", "")),
-                     "passed": bool(passed), "detail": detail})
-    return rows
+        key = (str(record.get("device", "")), str(record.get("variant", "?")))
+        row = rows.setdefault(key, {"device": key[0], "variant": key[1], "num_passed": 0,
+                                    "num_vectors": 0, "failed": []})
+        row["num_vectors"] += 1
+        if record.get("passed"):
+            row["num_passed"] += 1
+        else:
+            row["failed"].append(str(record.get("vector", "?")))
+    return list(rows.values())
+
+
+def _run_selftest():
+    """(report, failure): the report even when vectors fail, where the API allows it."""
+    try:
+        return gpucrypt.selftest(raise_on_failure=False), None
+    except TypeError:       # an API without raise_on_failure: the report is lost on failure
+        pass
+    except gpucrypt.SelfTestError as exc:
+        return getattr(exc, "report", None), exc
+    try:
+        return gpucrypt.selftest(), None
+    except gpucrypt.SelfTestError as exc:
+        return getattr(exc, "report", None), exc
 
 
 @cli.command()
 def selftest():
-    """Run the known-answer self-tests on every backend and variant."""
-    failure = None
-    try:
-        report = gpucrypt.selftest()
-    except gpucrypt.SelfTestError as exc:
-        failure, report = exc, getattr(exc, "report", None)
+    """Run the known-answer self-tests on every device and variant; one line per variant."""
+    report, failure = _run_selftest()
     rows = _selftest_rows(report)
     if rows:
-        click.echo(f"{'variant':<24} {'backend':<8} result")
+        click.echo(f"{'device':<8} {'variant':<20} {'vectors':>8}  result")
         for row in rows:
-            click.echo(f"{row['variant']:<24} {row['backend']:<8} {'ok' if row['passed'] else 'FAILED'}"
-                       + (f"  {row['detail']}" if row["detail"] else ""))
+            result = "ok" if not row["failed"] else "FAILED: " + ", ".join(row["failed"])
+            click.echo(f"{row['device']:<8} {row['variant']:<20} "
+                       f"{row['num_passed']:>3}/{row['num_vectors']:<4}  {result}")
     if failure is not None:
         raise CliError(f"self-test failed: {_describe(failure)}")
-    if any(not row["passed"] for row in rows):
-        raise CliError("self-test failed: " + ", ".join(row["variant"] for row in rows if not row["passed"]))
-    click.echo("self-test passed")
+    failed = [row for row in rows if row["failed"]]
+    if failed:
+        raise CliError("self-test failed: " + ", ".join(f"{row['device']}/{row['variant']}" for row in failed))
+    if not rows:
+        raise CliError("self-test ran no vectors")
+    click.echo(f"self-test passed: {sum(row['num_vectors'] for row in rows)} vectors, {len(rows)} variants")
 
 
 # ----------------------------------------------------------------------------- speed
@@ -351,8 +353,8 @@ def speed(algorithms, buffer_len, seconds, device, variant, decrypt, as_json):
     for algorithm, cells in by_algorithm.items():
         cell = cells[0]
         constant_time = {True: ", constant-time", False: ", not constant-time"}.get(cell["constant_time"], "")
-        click.echo(f"{algorithm}: variant {cell['variant'] or 'default'} on {cell['device'] or 'default device'}"
-                   f"{constant_time}")
+        where = f" on {cell['device']}" if cell["device"] else ""
+        click.echo(f"{algorithm}: variant {cell['variant'] or 'default'}{where}{constant_time}")
     for algorithm, reason in failures.items():
         click.echo(f"{algorithm}: skipped ({reason})")
 
@@ -514,9 +516,12 @@ def _escape_name(name: str) -> tuple[str, str]:
               help="Output length for XOFs and other variable-length functions "
                    "(default 32 for the 128 ones, 64 for the 256 ones).")
 @click.option("--customization", "-S", default=None, metavar="TEXT",
-              help="Customization string for cshake, parallelhash and kt (UTF-8).")
+              help="Customization string S for cshake, parallelhash and kt (UTF-8).")
+@click.option("--function-name", "-N", default=None, metavar="TEXT", help="Function name N for cshake (UTF-8).")
+@click.option("--block-size", "-B", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="ParallelHash block size B (default 8192).")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-def hash_command(algorithm, length, customization, files):
+def hash_command(algorithm, length, customization, function_name, block_size, files):
     """Print '<hex>  <file>' lines like sha3sum; stdin when no FILE or FILE is '-'."""
     name = bench.normalise_hash_name(algorithm)
     if name not in bench.HASH_NAMES:
@@ -526,22 +531,19 @@ def hash_command(algorithm, length, customization, files):
         raise CliError(f"{name} has a fixed output length; --length is for XOFs")
     if variable_length and length is None:
         length = 64 if "256" in name else 32
-    streaming = name.startswith(("sha3-", "keccak-", "shake"))
-    if customization is not None and streaming:
-        raise CliError(f"{name} takes no customization string")
-    keywords = {} if customization is None else {"customization": customization.encode("utf-8")}
+    keywords = {key: value for key, value in (
+        ("customization", None if customization is None else customization.encode("utf-8")),
+        ("function_name", None if function_name is None else function_name.encode("utf-8")),
+        ("block_size", block_size)) if value is not None}
+    gpucrypt.new(name, **keywords)   # parameter errors once, before any file is read
     failed = False
     for path in files or ("-",):
         try:
             with _open_input(path) as source:
-                if streaming:
-                    hasher = gpucrypt.new(name)
-                    for block in iter(lambda: source.read(READ_BLOCK_LEN), b""):
-                        hasher.update(block)
-                    digest = hasher.digest(length) if variable_length else hasher.digest()
-                else:
-                    # No incremental interface is promised for these: the whole input is read.
-                    digest = gpucrypt.hash(name, source.read(), length=length, **keywords)
+                hasher = gpucrypt.new(name, **keywords)
+                for block in iter(lambda: source.read(READ_BLOCK_LEN), b""):
+                    hasher.update(block)
+                digest = hasher.digest(length) if variable_length else hasher.digest()
         except (OSError, ValueError) as exc:
             _print_error(_describe(exc))
             failed = True

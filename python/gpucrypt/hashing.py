@@ -43,9 +43,11 @@ class _Hash:
         self._ctx.update(_as_bytes(data, "data"))
 
     def _length(self, length):
-        if self._info["is_xof"]:
+        # XOFs, and ParallelHash whose output length is an input of the function (digest_size 0).
+        if self._info["is_xof"] or self.digest_size == 0:
             if length is None:
-                raise TypeError(f"{self.name} is an XOF: digest() needs a length")
+                kind = "an XOF" if self._info["is_xof"] else "variable-length"
+                raise TypeError(f"{self.name} is {kind}: digest() needs a length")
             if length < 0:
                 raise ValueError("length must be >= 0")
             return length
@@ -81,7 +83,7 @@ def hash(name, data, length=None, **params):  # noqa: A001 - the hashlib-style n
 def hash_many(name, messages, length=None, variant=None):
     """Hashes many messages in one call (spread over cores or GPU threads); digests in order."""
     info = _native.hash_info(name)
-    if info["is_xof"]:
+    if info["is_xof"] or info["digest_size"] == 0:
         if length is None:
             raise TypeError(f"{info['name']} is an XOF: hash_many() needs a length")
     elif length is not None and length != info["digest_size"]:

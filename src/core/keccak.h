@@ -11,11 +11,12 @@
  * bytes and must be multiples of 8 below 200 (every standard rate is: 168, 144, 136, 104, 72).
  *
  * Why the code looks the way it does: a GPU keeps a thread's lanes in registers only if every
- * array index is known at compile time. So every loop over lanes or rounds is unrolled with
- * GC_KECCAK_UNROLL and guarded by a public condition instead of having a run-time trip count,
- * and the round constants sit in a function-local array that the unrolled loop indexes with
- * constants. After inlining into a kernel that passes a local state array, nvcc keeps the whole
- * sponge in registers (checked with -Xptxas -v: no stack frame, no spills).
+ * array index is known at compile time. So every loop over lanes (and, on GPUs, over rounds) is
+ * unrolled and guarded by a public condition instead of having a run-time trip count, and the
+ * round constants sit in a function-local array that the unrolled loop indexes with constants.
+ * Inlined into a kernel with a local state array, nvcc keeps the whole sponge in registers
+ * (-Xptxas -v, sm_90: no stack frame, no spills; 72 registers for SHA3-256 with constant rate
+ * and rounds, 113 when rate and rounds are kernel arguments).
  */
 #ifndef GPUCRYPT_CORE_KECCAK_H
 #define GPUCRYPT_CORE_KECCAK_H

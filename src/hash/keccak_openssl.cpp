@@ -23,13 +23,14 @@ namespace {
 
 // fetch_md returns the process-wide EVP_MD for a name, or nullptr when the loaded providers lack
 // it (a FIPS-only configuration, say). Explicit fetching once avoids OpenSSL 3's implicit fetch
-// on every EVP_DigestInit_ex. The fetched objects live until exit.
+// on every EVP_DigestInit_ex. The fetched objects live until exit: the map is never destroyed,
+// so contexts alive during static destruction stay valid (and leak checkers see it reachable).
 const EVP_MD* fetch_md(const char* openssl_name) {
   static std::mutex mutex;
-  static std::unordered_map<std::string, EVP_MD*> fetched;
+  static auto* fetched = new std::unordered_map<std::string, EVP_MD*>();
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = fetched.find(openssl_name);
-  if (it == fetched.end()) it = fetched.emplace(openssl_name, EVP_MD_fetch(nullptr, openssl_name, nullptr)).first;
+  auto it = fetched->find(openssl_name);
+  if (it == fetched->end()) it = fetched->emplace(openssl_name, EVP_MD_fetch(nullptr, openssl_name, nullptr)).first;
   return it->second;
 }
 

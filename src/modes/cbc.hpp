@@ -7,6 +7,7 @@
 // chain_block_before finds it). In-place parallel decryption must read those boundary blocks
 // before any range is written, because the neighbouring range overwrites them.
 // in == out is allowed for every function here.
+// Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
 #include "block_cipher.hpp"

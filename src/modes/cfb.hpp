@@ -6,6 +6,7 @@
 // ciphertext block (chain_block_before in cbc.hpp). In-place parallel decryption must read the
 // boundary blocks before any range writes. The stream may end in a partial block; CfbState keeps
 // the position inside the current block so updates may split anywhere. in == out is allowed.
+// Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
 #include "block_cipher.hpp"

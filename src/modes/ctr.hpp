@@ -8,6 +8,7 @@
 // nothing from its neighbours. Only the range that ends the message may end in a partial block.
 // CtrState is the serial streaming form (counter block + position within the keystream block).
 // Encryption and decryption are the same XOR; in == out is allowed.
+// Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
 #include "../core/counter.h"

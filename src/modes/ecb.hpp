@@ -2,6 +2,7 @@
 // functions are the whole mode: a parallel caller gives each thread or chunk a block range
 // (in + 16 * first_block, out + 16 * first_block, num_blocks). EcbState adds byte-stream buffering
 // for a streaming API; padding is the caller's business (padding.hpp). in == out is allowed.
+// Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
 #include "block_cipher.hpp"

@@ -4,7 +4,8 @@
 // IV of 1 .. 2^61 - 1 bytes (12 bytes is the fast, recommended case), AAD up to 2^61 - 1 bytes,
 // data up to 2^32 - 2 blocks (beyond that the 32-bit counter would reuse keystream), tags of 4 to
 // 16 bytes (SP 800-38D, 5.2.1.2 and appendix C discourage 4 and 8; that policy is the caller's).
-// Tag comparison is constant-time; gcm_decrypt writes no plaintext unless the tag verifies.
+// Constant-time exactly when the cipher is: GHASH uses gf128.h's constant-time multiplier and the
+// tag comparison is constant-time. gcm_decrypt writes no plaintext unless the tag verifies.
 //
 // Parallel use. Per (key, IV): gcm_setup gives a GcmContext (H, J0, E(J0)). Then
 //   - any thread or chunk owning data blocks [j, j + n) (block-aligned; only the last range may

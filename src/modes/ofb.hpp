@@ -2,6 +2,7 @@
 // inherently serial and independent of the data, so encryption and decryption are the same XOR
 // and a parallel engine gives one message to one thread. OfbState keeps the position inside the
 // current keystream block so updates may split anywhere. in == out is allowed.
+// Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
 #include "block_cipher.hpp"

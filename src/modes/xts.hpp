@@ -14,6 +14,8 @@
 //
 // IEEE 1619 caps a data unit at 2^20 blocks; that policy belongs to the API layer (OpenSSL 3
 // enforces it); the functions here accept any length.
+// Constant-time exactly when the cipher is: tweaks are computed with counter.h's constant-time
+// arithmetic and nothing here branches on or indexes by data.
 #pragma once
 
 #include "../core/counter.h"

@@ -26,7 +26,7 @@ void check_gcm_arguments(ByteSpan nonce, size_t tag_len) {
 class OpenSslGcm final : public GcmCipher {
  public:
   OpenSslGcm(const CipherName& name, ByteSpan key)
-      : key_(key.begin(), key.end()), variant_(&variant_info("aes_openssl")) {
+      : name_(name), key_(key.begin(), key.end()), variant_(&variant_info("aes_openssl")) {
     std::string id = "aes-" + std::to_string(name.key_bits) + "-gcm";
     cipher_ = EVP_CIPHER_fetch(nullptr, id.c_str(), nullptr);
     if (!cipher_) throw std::runtime_error("OpenSSL has no " + id);
@@ -41,6 +41,7 @@ class OpenSslGcm final : public GcmCipher {
   void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
             uint8_t* out) override {
     check_gcm_arguments(nonce, tag_len);
+    if (nonce.size() > kOpenSslMaxIvLen) return long_nonce().seal(nonce, aad, plaintext, tag_len, out);
     Context ctx(*this, nonce, 1);
     ctx.aad(aad);
     ctx.data(plaintext.data(), out, plaintext.size());
@@ -53,6 +54,7 @@ class OpenSslGcm final : public GcmCipher {
 
   bool open(ByteSpan nonce, ByteSpan aad, ByteSpan input, size_t tag_len, uint8_t* out) override {
     check_gcm_arguments(nonce, tag_len);
+    if (nonce.size() > kOpenSslMaxIvLen) return long_nonce().open(nonce, aad, input, tag_len, out);
     if (input.size() < tag_len) return false;
     const size_t ct_len = input.size() - tag_len;
     Context ctx(*this, nonce, 0);
@@ -109,9 +111,20 @@ class OpenSslGcm final : public GcmCipher {
     EVP_CIPHER_CTX* ctx_;
   };
 
+  // OpenSSL refuses GCM IVs over 128 bytes (GCM_IV_MAX_SIZE); SP 800-38D allows up to 2^61-1.
+  // Such nonces go through the constant-time bitsliced AES with the generic GCM, so aes_openssl
+  // keeps both its constant-time property and the full IV range.
+  static constexpr size_t kOpenSslMaxIvLen = 128;
+  GcmCipher& long_nonce() {
+    if (!long_nonce_) long_nonce_ = make_portable_gcm(name_, key_, "aes_bitsliced");
+    return *long_nonce_;
+  }
+
+  CipherName name_;
   std::vector<uint8_t> key_;
   EVP_CIPHER* cipher_ = nullptr;
   const VariantInfo* variant_;
+  std::unique_ptr<GcmCipher> long_nonce_;
 };
 #endif
 

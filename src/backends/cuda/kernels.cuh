@@ -330,8 +330,12 @@ constexpr int kGcmGroup = 4;
 // (sum_j X_{L+32j} H^{32(15-j)}) * H^{32-L}. Each lane runs the inner sum by Horner with H^32,
 // then one multiply by its lane power, then the lanes are XORed. Blocks in front of the data
 // (padding) are zero and change nothing, since GHASH from zero stays zero through zero blocks.
+// Two CTAs per SM caps the kernel at 128 registers: unbounded, ptxas spends 254 on overlapping
+// the constant-time multiplies (1 CTA, 8 warps per SM); at 3 CTAs it spills (nvcc 13.0).
+constexpr int kGcmMinBlocksPerSm = 2;
+
 template <class Family>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kGcmMinBlocksPerSm)
     gcm_kernel(const __grid_constant__ GcmParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr int kLanes = Cipher::kBlocksPerCall;

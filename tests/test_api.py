@@ -1,0 +1,223 @@
+"""The Python API's contract: argument checks with clear errors, dispatch (which variant runs),
+devices, and that inputs are never modified."""
+
+import pytest
+
+import gpucrypt
+
+OPENSSL = any(v["name"] == "aes_openssl" for v in gpucrypt.variants())
+CUDA = any(d["kind"] == "cuda" for d in gpucrypt.devices())
+
+
+@pytest.mark.parametrize("name,key_len", [
+    ("aes-128-ctr", 16), ("aes-192-cbc", 24), ("aes-256-ecb", 32), ("camellia-128-ofb", 16),
+    ("sc2000-256-cfb", 32), ("aes-128-xts", 32), ("aes-256-xts", 64)])
+def test_wrong_key_length_names_the_sizes(name, key_len):
+    iv = None if name.endswith("ecb") else bytes(16)
+    for bad in (key_len - 1, key_len + 1, 0):
+        with pytest.raises(ValueError, match=f"needs a {key_len}-byte key, got {bad} bytes"):
+            gpucrypt.Cipher(name, bytes(bad), iv=iv)
+
+
+def test_iv_rules():
+    with pytest.raises(ValueError, match="16-byte IV, got 12"):
+        gpucrypt.Cipher("aes-128-cbc", bytes(16), iv=bytes(12))
+    with pytest.raises(ValueError, match="16-byte IV, got 0"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16))
+    with pytest.raises(ValueError, match="takes no IV"):
+        gpucrypt.Cipher("aes-128-ecb", bytes(16), iv=bytes(16))
+    with pytest.raises(ValueError, match="16-byte tweak"):
+        gpucrypt.Cipher("aes-128-xts", bytes(range(32)), iv=bytes(8))
+
+
+@pytest.mark.parametrize("name", ["aes-128", "aes-100-ctr", "des-128-cbc", "aes-128-ccm", "aes-192-xts",
+                                  "aes-128-ctr-x"])
+def test_unknown_names(name):
+    with pytest.raises(ValueError, match="unknown cipher"):
+        gpucrypt.Cipher(name, bytes(16), iv=bytes(16))
+
+
+def test_names_are_case_insensitive():
+    assert gpucrypt.Cipher("AES-128-CTR", bytes(16), iv=bytes(16)).name == "aes-128-ctr"
+
+
+def test_unknown_and_mismatched_variants():
+    with pytest.raises(ValueError, match="unknown CPU variant 'aes_fast'"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), variant="aes_fast")
+    with pytest.raises(ValueError, match="implements camellia, not aes"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), variant="camellia_ttable")
+
+
+def test_xts_rules():
+    key = bytes(16) * 2
+    with pytest.raises(ValueError, match="key halves must differ"):
+        gpucrypt.Cipher("aes-128-xts", key, iv=bytes(16))
+    c = gpucrypt.Cipher("aes-128-xts", bytes(range(32)), iv=bytes(16))
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        c.encrypt(bytes(15))
+    with pytest.raises(ValueError, match="padding applies to ECB and CBC only"):
+        gpucrypt.Cipher("aes-128-xts", bytes(range(32)), iv=bytes(16), padding=True)
+
+
+def test_padding_errors():
+    c = gpucrypt.Cipher("aes-128-cbc", bytes(16), iv=bytes(16))
+    ct = c.encrypt(b"hello")
+    assert len(ct) == 16 and c.decrypt(ct) == b"hello"
+    assert len(c.encrypt(bytes(16))) == 32  # a full block of padding
+    with pytest.raises(ValueError, match="invalid PKCS#7 padding"):
+        gpucrypt.Cipher("aes-128-cbc", bytes(range(16)), iv=bytes(16)).decrypt(ct)
+    with pytest.raises(ValueError, match="not a positive multiple of 16"):
+        c.decrypt(ct[:15])
+    with pytest.raises(ValueError, match="not a positive multiple of 16"):
+        c.decrypt(b"")
+    raw = gpucrypt.Cipher("aes-128-ecb", bytes(16), padding=False)
+    with pytest.raises(ValueError, match="multiple of 16 bytes"):
+        raw.encrypt(bytes(17))
+
+
+def test_context_cannot_be_reused_after_finalize():
+    enc = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16)).encryptor()
+    enc.update(b"abc")
+    enc.finalize()
+    with pytest.raises(ValueError, match="already finalized"):
+        enc.update(b"more")
+
+
+def test_update_into():
+    c = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16))
+    buf = bytearray(64)
+    n = c.encryptor().update_into(b"x" * 40, buf)
+    assert n == 40 and bytes(buf[:40]) == c.encrypt(b"x" * 40)
+
+
+def test_text_is_refused():
+    with pytest.raises(TypeError, match="bytes-like, not str"):
+        gpucrypt.Cipher("aes-128-ctr", "0" * 16, iv=bytes(16))
+    with pytest.raises(TypeError):
+        gpucrypt.hash("sha3-256", "abc")
+
+
+def test_inputs_are_not_modified():
+    data = bytearray(range(256)) * 10
+    before = bytes(data)
+    for name, iv in [("aes-128-cbc", bytes(16)), ("aes-128-ctr", bytes(16)), ("sc2000-128-ofb", bytes(16))]:
+        gpucrypt.Cipher(name, bytes(16), iv=iv).encrypt(data)
+    gpucrypt.AEAD("aes-128-gcm", bytes(16)).encrypt(bytes(12), data)
+    assert bytes(data) == before
+
+
+def test_gcm_argument_checks():
+    a = gpucrypt.AEAD("aes-128-gcm", bytes(16))
+    with pytest.raises(ValueError, match="at least 1 byte"):
+        a.encrypt(b"", b"data")
+    for bad in (3, 17, 0):
+        with pytest.raises(ValueError, match="tag_length must be 4..16"):
+            gpucrypt.AEAD("aes-128-gcm", bytes(16), tag_length=bad)
+    with pytest.raises(gpucrypt.InvalidTag):
+        a.decrypt(bytes(12), bytes(15))
+    with pytest.raises(ValueError, match="not an AEAD"):
+        gpucrypt.AEAD("aes-128-ctr", bytes(16))
+    with pytest.raises(ValueError, match="is an AEAD"):
+        gpucrypt.Cipher("aes-128-gcm", bytes(16), iv=bytes(16))
+    with pytest.raises(ValueError, match="needs a 32-byte key"):
+        gpucrypt.AEAD("aes-256-gcm", bytes(16))
+
+
+def test_gcm_long_nonce_beyond_openssl_limit():
+    # OpenSSL caps GCM IVs at 128 bytes; the API accepts any length (routed as documented).
+    nonce = bytes(range(256)) + b"x"
+    sealed = gpucrypt.AEAD("aes-128-gcm", bytes(16)).encrypt(nonce, b"data")
+    portable = gpucrypt.AEAD("aes-128-gcm", bytes(16), variant="aes_ttable").encrypt(nonce, b"data")
+    assert sealed == portable
+
+
+def test_hash_argument_checks():
+    with pytest.raises(ValueError, match="unknown hash"):
+        gpucrypt.hash("sha3-257", b"")
+    with pytest.raises(TypeError, match="XOF"):
+        gpucrypt.hash("shake128", b"")
+    with pytest.raises(ValueError, match="fixed digest size of 32"):
+        gpucrypt.hash("sha3-256", b"", length=16)
+    with pytest.raises(ValueError, match="takes no customization"):
+        gpucrypt.new("sha3-256", customization=b"x")
+    assert gpucrypt.new("sha3_256").name == "sha3-256"
+    assert gpucrypt.new("shake_128").name == "shake128"
+
+
+def test_hash_object_behaves_like_hashlib():
+    h = gpucrypt.new("sha3-256", b"ab")
+    copy = h.copy()
+    h.update(b"c")
+    assert h.hexdigest() == gpucrypt.hash("sha3-256", b"abc").hex()
+    assert h.digest() == h.digest()  # digest() does not finalise the object
+    copy.update(b"x")
+    assert copy.digest() == gpucrypt.hash("sha3-256", b"abx")
+    assert h.digest_size == 32 and h.block_size == 136
+
+
+# --- dispatch: which variant runs -------------------------------------------------------------
+
+@pytest.mark.skipif(not OPENSSL, reason="built without OpenSSL")
+def test_default_dispatch_with_openssl():
+    assert gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="cpu").variant == "aes_openssl"
+    assert gpucrypt.Cipher("aes-256-xts", bytes(range(64)), iv=bytes(16), device="cpu").variant == "aes_openssl"
+    assert gpucrypt.AEAD("aes-256-gcm", bytes(32), device="cpu").variant == "aes_openssl"
+    assert gpucrypt.Cipher("camellia-128-cbc", bytes(16), iv=bytes(16), device="cpu").variant == "camellia_openssl"
+    assert gpucrypt.new("sha3-256").variant == "keccak_openssl"
+    assert gpucrypt.new("shake256").variant == "keccak_openssl"
+
+
+def test_dispatch_where_openssl_lacks_the_algorithm():
+    # Camellia-GCM and SC2000 are not in OpenSSL: the portable code runs and says so.
+    assert gpucrypt.AEAD("camellia-128-gcm", bytes(16), device="cpu").variant == "camellia_ttable"
+    assert gpucrypt.Cipher("sc2000-128-ctr", bytes(16), iv=bytes(16), device="cpu").variant == "sc2000_table"
+    assert gpucrypt.new("kt128").variant == "keccak_portable"
+    assert gpucrypt.new("keccak-256").variant == "keccak_portable"
+    assert gpucrypt.new("cshake128").variant == "keccak_portable"
+
+
+def test_forced_variants_are_reported():
+    for variant in ("aes_ttable", "aes_bitsliced"):
+        c = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), variant=variant)
+        assert c.variant == variant
+        assert c.constant_time == (variant == "aes_bitsliced")
+
+
+def test_constant_time_flags():
+    flags = {v["name"]: v["constant_time"] for v in gpucrypt.variants(backend="cpu")}
+    assert flags["aes_bitsliced"] and not flags["aes_ttable"]
+    assert not flags["camellia_ttable"] and not flags["sc2000_table"]
+    assert flags["keccak_portable"]
+
+
+# --- devices ----------------------------------------------------------------------------------
+
+def test_devices_always_list_the_cpu():
+    names = [d["name"] for d in gpucrypt.devices()]
+    assert names[0] == "cpu"
+
+
+def test_unknown_device_string():
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="tpu")
+    with pytest.raises(ValueError, match="unknown device 'cuda:x'"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="cuda:x")
+
+
+@pytest.mark.skipif(CUDA, reason="a CUDA device is present")
+def test_cuda_without_a_gpu_is_a_clear_device_error():
+    with pytest.raises(gpucrypt.DeviceError, match="cuda:0' is not available"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="cuda:0")
+    assert isinstance(gpucrypt.DeviceError("x"), RuntimeError)
+
+
+def test_auto_device_runs_on_cpu_without_gpu():
+    c = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16))
+    assert c.device == ("cpu" if not CUDA else c.device)
+
+
+def test_selftest_passes_and_reports_every_variant():
+    report = gpucrypt.selftest()
+    assert report and all(r["passed"] for r in report)
+    tested = {r["variant"] for r in report if r["device"] == "cpu"}
+    assert tested == {v["name"] for v in gpucrypt.variants(backend="cpu")}
