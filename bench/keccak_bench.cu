@@ -8,8 +8,9 @@
 //
 // This file compiles src/backends/cuda/keccak_kernels.cu into itself rather than linking the
 // library, so that one build flag can measure a proposed change to the permutation's building
-// blocks without touching the library: -DKECCAK_BENCH_FMA_ROTATE replaces gc_rotl64 (platform.h)
-// with a form that runs on the multiply-add pipe instead of the ALU pipe (see below).
+// blocks without touching the library: -DKECCAK_BENCH_FMA_ROTATE=1 replaces gc_rotl64 (platform.h)
+// with a form that runs on the multiply-add pipe instead of the ALU pipe (see below); =2 moves
+// only the low half of each rotation there (a hedge in case IMAD.HI issues at half rate).
 //
 // Method: random data (never zeros), CUDA events around each call, 3 warm-up calls, then the
 // median (and min/max) of kRuns timed calls; device-resident inputs of 1-2 GiB, far larger than
@@ -58,14 +59,18 @@ __host__ __device__ static inline uint64_t bench_rotl64_fma(uint64_t x, int n) {
   if (n == 0) return (static_cast<uint64_t>(hi) << 32) | lo;
   const uint32_t m = bench_powers_of_two[n];
   const uint32_t new_lo = lo * m + __umulhi(hi, m);
+#if KECCAK_BENCH_FMA_ROTATE == 2
+  const uint32_t new_hi = __funnelshift_l(lo, hi, n);  // half the rotations stay on the ALU
+#else
   const uint32_t new_hi = hi * m + __umulhi(lo, m);
+#endif
   return (static_cast<uint64_t>(new_hi) << 32) | new_lo;
 #else
   return (x << (n & 63)) | (x >> ((64 - n) & 63));
 #endif
 }
 #define gc_rotl64 bench_rotl64_fma
-static const char* const kBuildVariant = "fma_rotate";
+static const char* const kBuildVariant = KECCAK_BENCH_FMA_ROTATE == 2 ? "fma_rotate_half" : "fma_rotate";
 #else
 static const char* const kBuildVariant = "default";
 #endif

@@ -32,10 +32,24 @@ OPENSSL = shutil.which("openssl")
 KEY_HEX = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
 IV_HEX = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
 FAST = ["--work-factor", "10"]
+DEVICE = "auto"   # set from the suite's --device option (tests/conftest.py) by _test_device
+
+
+@pytest.fixture(autouse=True)
+def _test_device(request):
+    global DEVICE
+    DEVICE = request.config.getoption("--device", default="auto")
+
+
+def _runner():
+    try:
+        return CliRunner(mix_stderr=False)   # click 8.1: keep stderr apart
+    except TypeError:
+        return CliRunner()                   # click >= 8.2: always apart
 
 
 def run(args, input=None, env=None):
-    return CliRunner().invoke(cli, args, input=input, env=env, catch_exceptions=False)
+    return _runner().invoke(cli, args, input=input, env=env, catch_exceptions=False)
 
 
 def run_subprocess(args, input=None, **kwargs):
@@ -73,7 +87,7 @@ def _openssl(cipher, key_hex, iv_hex, data, decrypt=False, nopad=False):
 
 
 def _ours(cipher, key_hex, iv_hex, data, decrypt=False, nopad=False):
-    args = ["enc", f"-{cipher}", "-K", key_hex, "-nosalt", "-q"]
+    args = ["enc", f"-{cipher}", "-K", key_hex, "-nosalt", "-q", "--device", DEVICE]
     if iv_hex:
         args += ["-iv", iv_hex]
     if decrypt:
@@ -342,7 +356,7 @@ def test_encrypt_decrypt_passphrase_file(secrets):
     plaintext = os.urandom(200_000)
     source = secrets / "plain.bin"
     source.write_bytes(plaintext)
-    pass_option = ["--passphrase-file", str(secrets / "pass.txt")]
+    pass_option = ["--passphrase-file", str(secrets / "pass.txt"), "--device", DEVICE]
     result = run(["encrypt", *FAST, *pass_option, "-o", str(secrets / "c.gc"), str(source)])
     assert result.exit_code == 0, result.stderr
     blob = (secrets / "c.gc").read_bytes()
@@ -355,11 +369,13 @@ def test_encrypt_decrypt_passphrase_file(secrets):
 
 def test_encrypt_decrypt_key_files_and_env(secrets):
     plaintext = os.urandom(70_000)
-    result = run(["encrypt", "--key-file", str(secrets / "key.hex"), "--chunk-size", "1K"], input=plaintext)
+    result = run(["encrypt", "--key-file", str(secrets / "key.hex"), "--chunk-size", "1K", "--device", DEVICE],
+                 input=plaintext)
     assert result.exit_code == 0
     blob = result.stdout_bytes
     assert fileformat.parse_header(blob[:80]).chunk_size == 1024
-    result = run(["decrypt", "--key-file", str(secrets / "key.bin"), "-o", str(secrets / "out")], input=blob)
+    result = run(["decrypt", "--key-file", str(secrets / "key.bin"), "-o", str(secrets / "out"), "--device", DEVICE],
+                 input=blob)
     assert result.exit_code == 0 and (secrets / "out").read_bytes() == plaintext
     env = {"MY_PASSPHRASE": "from the environment"}
     result = run(["encrypt", *FAST, "--passphrase-env", "MY_PASSPHRASE"], input=plaintext, env=env)

@@ -34,6 +34,13 @@ FAST_LOG2N = 10
 HEADER_LEN = 80
 TAG_LEN = 16
 REPO = Path(__file__).resolve().parent.parent
+DEVICE = "auto"   # set from the suite's --device option (tests/conftest.py) by _test_device
+
+
+@pytest.fixture(autouse=True)
+def _test_device(request):
+    global DEVICE
+    DEVICE = request.config.getoption("--device", default="auto")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -42,13 +49,14 @@ def seal(plaintext, key=KEY, chunk_size=64, **options):
     if not isinstance(key, (bytes, bytearray)):
         options.setdefault("scrypt_log2n", FAST_LOG2N)
     out = io.BytesIO()
-    assert fileformat.encrypt_stream(io.BytesIO(plaintext), out, key, chunk_size=chunk_size, **options) == len(plaintext)
+    assert fileformat.encrypt_stream(io.BytesIO(plaintext), out, key, chunk_size=chunk_size, device=DEVICE,
+                                     **options) == len(plaintext)
     return out.getvalue()
 
 
 def unseal(blob, key=KEY, **options):
     out = io.BytesIO()
-    fileformat.decrypt_stream(io.BytesIO(blob), out, key, **options)
+    fileformat.decrypt_stream(io.BytesIO(blob), out, key, device=DEVICE, **options)
     return out.getvalue()
 
 
@@ -56,7 +64,7 @@ def unseal_partial(blob, key=KEY):
     """(error, bytes written to the destination before it)."""
     out = io.BytesIO()
     with pytest.raises(FormatError) as info:
-        fileformat.decrypt_stream(io.BytesIO(blob), out, key)
+        fileformat.decrypt_stream(io.BytesIO(blob), out, key, device=DEVICE)
     return info.value, out.getvalue()
 
 

@@ -16,6 +16,7 @@ import getpass
 import json
 import os
 import signal
+import stat
 import sys
 from typing import BinaryIO, Iterator, Optional
 
@@ -24,7 +25,7 @@ import click
 import gpucrypt
 from gpucrypt import bench, fileformat
 
-READ_BLOCK_LEN = 1 << 20
+READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
 RAW_ALGORITHMS = ("aes", "camellia", "sc2000")
 RAW_KEY_BITS = (128, 192, 256)
@@ -62,7 +63,8 @@ def _describe(exc: BaseException) -> str:
 
 
 # Exceptions that are the user's problem (bad input, wrong key, missing file, absent device),
-# reported in one line. Anything else is a bug and keeps its traceback.
+# reported in one line (GPUCRYPT_DEBUG=1 shows the traceback). Anything else is a bug and keeps
+# its traceback.
 _USER_ERRORS = (fileformat.FormatError, gpucrypt.InvalidTag, gpucrypt.DeviceError,
                 gpucrypt.SelfTestError, ValueError, OSError)
 
@@ -87,6 +89,8 @@ class _Group(click.Group):
             _print_error("terminated")
             exit_code = 143
         except _USER_ERRORS as exc:
+            if os.environ.get("GPUCRYPT_DEBUG"):
+                raise
             _print_error(_describe(exc))
             exit_code = 1
         if standalone_mode:
@@ -229,7 +233,6 @@ def _input_size(stream: BinaryIO) -> Optional[int]:
         status = os.fstat(stream.fileno())
     except (OSError, AttributeError, ValueError):
         return None
-    import stat
     return status.st_size if stat.S_ISREG(status.st_mode) else None
 
 
@@ -319,14 +322,14 @@ def selftest():
 @click.option("--seconds", "-seconds", type=click.FloatRange(min=0, min_open=True), default=0.3,
               show_default=True, help="Seconds per cell.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
-@click.option("--variant", default=None, help="Force a block-cipher variant (see 'gpucrypt info').")
+@click.option("--variant", default=None, help="Force an implementation variant (see 'gpucrypt info').")
 @click.option("--decrypt", "-decrypt", is_flag=True, help="Time decryption instead of encryption.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one object per cell).")
 def speed(algorithms, buffer_len, seconds, device, variant, decrypt, as_json):
     """Throughput table in the style of 'openssl speed -evp'."""
+    explicit = bool(algorithms)
     algorithms = algorithms or bench.DEFAULT_ALGORITHMS
     buffer_lens = (buffer_len,) if buffer_len else bench.BUFFER_LENS
-    explicit = bool(algorithms is not bench.DEFAULT_ALGORITHMS)
     results, failures = [], {}
     for algorithm in algorithms:
         for length in buffer_lens:

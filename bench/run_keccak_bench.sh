@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# run_keccak_bench.sh: builds bench/keccak_bench.cu with nvcc (sm_90) and runs the GPU-vs-CPU
+# checks and the Keccak benchmark; the results go to $OUT/keccak_bench.json (./out without $OUT).
+#
+#   bench/run_keccak_bench.sh [--no-check] [--quick]
+#
+# Environment: NVCC (default: nvcc on PATH, else /usr/local/cuda/bin/nvcc);
+# KECCAK_BENCH_BIN=path runs an already built binary instead of building (the build takes a
+# couple of minutes: every kernel unrolls 24 rounds of Keccak-f).
+# Exit status: non-zero when a check fails or the build fails. Missing targets do not fail it:
+# they are reported in the output and the JSON.
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo_root"
+out_dir="${OUT:-$repo_root/out}"
+mkdir -p "$out_dir"
+
+run_check=1
+bench_args=(--bench --json "$out_dir/keccak_bench.json")
+for arg in "$@"; do
+  case "$arg" in
+    --no-check) run_check=0 ;;
+    --quick) bench_args+=(--quick) ;;
+    *) echo "usage: $0 [--no-check] [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+binary="${KECCAK_BENCH_BIN:-}"
+if [[ -z "$binary" ]]; then
+  nvcc="${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
+  build_dir="$repo_root/build/keccak_bench"
+  mkdir -p "$build_dir"
+  binary="$build_dir/keccak_bench"
+  echo "building $binary with $nvcc" >&2
+  "$nvcc" -std=c++20 -O3 -arch=sm_90 -Iinclude -Isrc -Xptxas -warn-spills \
+    bench/keccak_bench.cu src/hash/*.cpp src/backends/cpu/thread_pool.cpp -o "$binary"
+fi
+
+if [[ "$run_check" == 1 ]]; then
+  "$binary" --check
+fi
+"$binary" "${bench_args[@]}"
+echo "wrote $out_dir/keccak_bench.json" >&2

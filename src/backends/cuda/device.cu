@@ -1,0 +1,904 @@
+// device.cu: the CUDA backend: which devices work, which variants exist (the one place that
+// selects a CUDA variant), the BlockEngine and GcmCipher over host memory, and the
+// device-pointer API (device.hpp).
+//
+// Constant-time position: the variant's. Host memory passes through pinned staging buffers and
+// device buffers that are zeroed when a call returns them to the pool; key schedules live in
+// kernel parameters and in host objects that wipe them. Single blocks (the stream driver's
+// partial CFB/OFB/CTR blocks, the XTS tweak, GCM's H and E(J0)) are encrypted on the host by the
+// portable CPU code of the same technique (aes_ttable for aes_ttable_smem32, aes_bitsliced for
+// aes_bitsliced, ...): a kernel launch per block would cost tens of microseconds.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/block_engine.hpp"
+#include "backends/cuda/device.hpp"
+#include "backends/cuda/keyed_cipher.hpp"
+#include "modes/gcm.hpp"
+
+namespace gpucrypt::cuda {
+
+void check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw DeviceError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
+}
+
+namespace {
+
+// ---- devices --------------------------------------------------------------------------------
+
+// The kernels are built for sm_90 only (CMakeLists.txt); older GPUs cannot run them.
+constexpr int kMinComputeMajor = 9;
+
+struct DeviceTable {
+  std::vector<int> ordinals;  // usable CUDA ordinals ("cuda:N" names ordinal N)
+  std::map<int, cudaDeviceProp> properties;
+  std::string reason;  // why none is usable
+};
+
+const DeviceTable& device_table() {
+  static const DeviceTable table = [] {
+    DeviceTable t;
+    int count = 0;
+    // With the static runtime and no driver this returns an error instead of failing to load.
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      t.reason = std::string("no usable CUDA driver or device (") + cudaGetErrorString(status) + ")";
+      cudaGetLastError();
+      return t;
+    }
+    std::string too_old;
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp prop{};
+      if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+      t.properties[i] = prop;
+      if (prop.major >= kMinComputeMajor) {
+        t.ordinals.push_back(i);
+      } else {
+        too_old += std::string(too_old.empty() ? "" : ", ") + "cuda:" + std::to_string(i) + " " + prop.name +
+                   " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+      }
+    }
+    if (count == 0) t.reason = "no CUDA device found";
+    else if (t.ordinals.empty())
+      t.reason = "no CUDA device of compute capability 9.0 or newer (this build has sm_90 kernels only): " + too_old;
+    return t;
+  }();
+  return table;
+}
+
+void require_device(int device_index) {
+  const DeviceTable& t = device_table();
+  if (std::find(t.ordinals.begin(), t.ordinals.end(), device_index) != t.ordinals.end()) return;
+  throw DeviceError("device 'cuda:" + std::to_string(device_index) + "' is not available: " +
+                    (t.reason.empty() ? "usable devices are " + [&] {
+                      std::string s;
+                      for (int o : t.ordinals) s += (s.empty() ? "cuda:" : ", cuda:") + std::to_string(o);
+                      return s;
+                    }()
+                                      : t.reason));
+}
+
+// Makes device_index current for the calling thread and restores the previous one on exit.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device_index) {
+    check(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (previous_ != device_index) check(cudaSetDevice(device_index), "cudaSetDevice");
+  }
+  ~DeviceGuard() {
+    int current = -1;
+    if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+  }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// ---- variants -------------------------------------------------------------------------------
+
+struct GpuVariant {
+  VariantInfo info;
+  std::unique_ptr<KeyedCipher> (*make)(const uint8_t* key, int key_bits);
+  const char* host_variant;  // the portable CPU variant of the same technique, for single blocks
+};
+
+// Preference order within an algorithm: the first is the default (the fastest measured; see
+// docs/performance.md).
+const std::vector<GpuVariant>& registered_variants() {
+  static const std::vector<GpuVariant> all = {
+      {{"aes_ttable_smem32", "cuda", "aes", false,
+        "T-table AES, Te0/Td0 replicated 32x across shared-memory banks (Tezcan layout); "
+        "secret-indexed lookups"},
+       make_aes_ttable_smem32, "aes_ttable"},
+      {{"aes_bitsliced", "cuda", "aes", true,
+        "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 2 blocks per call"},
+       make_aes_bitsliced, "aes_bitsliced"},
+      {{"camellia_ttable_smem", "cuda", "camellia", false,
+        "Camellia with the SP tables in shared memory; secret-indexed lookups"},
+       make_camellia_ttable_smem, "camellia_ttable"},
+      {{"sc2000_table_smem", "cuda", "sc2000", false,
+        "SC2000 with the S-box/M tables in shared memory; secret-indexed lookups"},
+       make_sc2000_table_smem, "sc2000_table"},
+  };
+  return all;
+}
+
+// The one place that chooses a CUDA variant: the requested one (it must be a CUDA variant of
+// the algorithm), else the first registered for the algorithm. Every CUDA variant implements
+// every mode.
+const GpuVariant& select_variant(Algorithm algorithm, std::string_view requested) {
+  const std::string_view algo = algorithm_name(algorithm);
+  std::string known;
+  for (const auto& v : registered_variants()) {
+    if (v.info.algorithm != algo) continue;
+    if (requested.empty() || v.info.name == requested) return v;
+    known += (known.empty() ? "" : ", ") + v.info.name;
+  }
+  throw std::invalid_argument("variant '" + std::string(requested) + "' is not a CUDA variant of " +
+                              std::string(algo) + " (CUDA variants: " + known + ")");
+}
+
+CipherName single_block_name(const CipherName& name) {
+  CipherName n = name;
+  n.mode = Mode::ecb;
+  n.canonical = std::string(algorithm_name(name.algorithm)) + "-" + std::to_string(name.key_bits) + "-ecb";
+  return n;
+}
+
+// Host engine for single blocks under one key (one XTS half).
+std::unique_ptr<BlockEngine> make_host_engine(const CipherName& name, const uint8_t* key, const GpuVariant& v) {
+  return cpu::make_portable_engine(single_block_name(name), ByteSpan(key, name.key_bits / 8), v.host_variant);
+}
+
+gc_block load(const uint8_t* p) { return gc_block_load(p); }
+
+// ---- staging --------------------------------------------------------------------------------
+
+// Host data moves in chunks of this size through two slots, each with its own stream, so the
+// host copies into one slot while the GPU works on the other (and the copy engines overlap
+// with the kernels). Not tuned yet: a first guess that keeps per-chunk overhead (a launch,
+// ~10 us) under 2% at PCIe speed.
+constexpr size_t kChunkBytes = size_t(16) << 20;
+// A chunk may run up to 15 bytes past kChunkBytes, so that no chunk but a lone first one is
+// shorter than a block (XTS ciphertext stealing needs the last full block with the tail).
+constexpr size_t kChunkCapacity = kChunkBytes + 16;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+class Workspace {
+ public:
+  struct Slot {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;         // the chunk's output is in pinned
+    cudaEvent_t kernel_done = nullptr;  // the next chunk's kernels wait for this one's
+    uint8_t* pinned = nullptr;
+    uint8_t* device_in = nullptr;
+    uint8_t* device_out = nullptr;
+    size_t capacity = 0;
+    gc_gf128* device_hashes = nullptr;  // GCM: tile hashes, reduction scratch, result
+    size_t hash_capacity = 0;
+    gc_gf128* pinned_hash = nullptr;    // GCM: the chunk's GHASH comes back here
+    size_t used = 0;                    // bytes to wipe on release
+    bool pending = false;
+    size_t pending_offset = 0, pending_len = 0;
+  };
+
+  explicit Workspace(int device_index) : device_index_(device_index) {
+    for (Slot& s : slots_) {
+      check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreate");
+      check(cudaEventCreateWithFlags(&s.kernel_done, cudaEventDisableTiming), "cudaEventCreate");
+      check(cudaMallocHost(&s.pinned_hash, sizeof(gc_gf128)), "cudaMallocHost");
+    }
+    check(cudaMalloc(&device_iv_, sizeof(gc_block)), "cudaMalloc");
+    check(cudaMallocHost(&pinned_iv_, sizeof(gc_block)), "cudaMallocHost");
+  }
+  ~Workspace() {
+    for (Slot& s : slots_) {
+      cudaStreamSynchronize(s.stream);
+      free_buffers(s);
+      cudaFreeHost(s.pinned_hash);
+      cudaEventDestroy(s.done);
+      cudaEventDestroy(s.kernel_done);
+      cudaStreamDestroy(s.stream);
+    }
+    cudaFree(device_iv_);
+    cudaFreeHost(pinned_iv_);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  int device_index() const { return device_index_; }
+  Slot& slot(int i) { return slots_[i]; }
+  gc_block* device_iv() { return device_iv_; }
+  gc_block* pinned_iv() { return pinned_iv_; }
+
+  // Runs launch(slot, offset, take) for each chunk of in[0, len), staging each chunk into the
+  // slot's device_in and copying device_out back to out; drain(slot, offset, take) runs after
+  // a chunk's output has reached out, in chunk order. launch enqueues on slot.stream only.
+  template <class Launch, class Drain>
+  void run(const uint8_t* in, uint8_t* out, size_t len, Launch&& launch, Drain&& drain) {
+    size_t offset = 0;
+    size_t index = 0;
+    Slot* previous = nullptr;
+    while (offset < len) {
+      const size_t take = len - offset <= kChunkBytes + 15 ? len - offset : kChunkBytes;
+      Slot& s = slots_[index % 2];
+      finish(s, out, drain);
+      reserve(s, take);
+      std::memcpy(s.pinned, in + offset, take);
+      check(cudaMemcpyAsync(s.device_in, s.pinned, take, cudaMemcpyHostToDevice, s.stream), "copy to device");
+      if (previous != nullptr) check(cudaStreamWaitEvent(s.stream, previous->kernel_done, 0), "cudaStreamWaitEvent");
+      launch(s, offset, take);
+      check(cudaEventRecord(s.kernel_done, s.stream), "cudaEventRecord");
+      check(cudaMemcpyAsync(s.pinned, s.device_out, take, cudaMemcpyDeviceToHost, s.stream), "copy to host");
+      check(cudaEventRecord(s.done, s.stream), "cudaEventRecord");
+      s.pending = true;
+      s.pending_offset = offset;
+      s.pending_len = take;
+      previous = &s;
+      offset += take;
+      ++index;
+    }
+    finish(slots_[index % 2], out, drain);
+    finish(slots_[(index + 1) % 2], out, drain);
+  }
+
+  // Zeroes every byte of user data or hash state the last calls left in the buffers.
+  void wipe() {
+    for (Slot& s : slots_) {
+      if (s.used > 0) {
+        std::memset(s.pinned, 0, s.used);
+        check(cudaMemsetAsync(s.device_in, 0, s.used, s.stream), "cudaMemset");
+        check(cudaMemsetAsync(s.device_out, 0, s.used, s.stream), "cudaMemset");
+        if (s.device_hashes) check(cudaMemsetAsync(s.device_hashes, 0, s.hash_capacity * sizeof(gc_gf128), s.stream), "cudaMemset");
+        s.used = 0;
+      }
+      gpucrypt::secure_zero(s.pinned_hash, sizeof(gc_gf128));
+    }
+    check(cudaMemsetAsync(device_iv_, 0, sizeof(gc_block), slots_[0].stream), "cudaMemset");
+    gpucrypt::secure_zero(pinned_iv_, sizeof(gc_block));
+    for (Slot& s : slots_) check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+  }
+
+ private:
+  template <class Drain>
+  void finish(Slot& s, uint8_t* out, Drain& drain) {
+    if (!s.pending) return;
+    s.pending = false;
+    check(cudaEventSynchronize(s.done), "kernel or copy");
+    std::memcpy(out + s.pending_offset, s.pinned, s.pending_len);
+    drain(s, s.pending_offset, s.pending_len);
+  }
+
+  // Buffers grow to what a call needs (small calls stay small), up to one chunk.
+  void reserve(Slot& s, size_t bytes) {
+    const size_t tiles = gcm_num_tiles(bytes);
+    const size_t hashes = tiles + ghash_reduce_scratch(tiles) + 1;
+    if (bytes > s.capacity) {
+      check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+      const size_t capacity = std::min(kChunkCapacity, std::max(round_up(bytes, size_t(1) << 20), s.capacity * 2));
+      if (s.used > 0) std::memset(s.pinned, 0, s.used);  // about to be freed
+      free_buffers(s);
+      s.used = 0;
+      check(cudaMallocHost(&s.pinned, capacity), "cudaMallocHost (staging)");
+      check(cudaMalloc(&s.device_in, capacity), "cudaMalloc (staging)");
+      check(cudaMalloc(&s.device_out, capacity), "cudaMalloc (staging)");
+      s.capacity = capacity;
+    }
+    if (hashes > s.hash_capacity) {
+      check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+      cudaFree(s.device_hashes);
+      s.device_hashes = nullptr;
+      const size_t capacity = gcm_num_tiles(s.capacity) + ghash_reduce_scratch(gcm_num_tiles(s.capacity)) + 1;
+      check(cudaMalloc(&s.device_hashes, capacity * sizeof(gc_gf128)), "cudaMalloc (GHASH)");
+      s.hash_capacity = capacity;
+    }
+    s.used = std::max(s.used, bytes);
+  }
+
+  static void free_buffers(Slot& s) {
+    cudaFreeHost(s.pinned);
+    cudaFree(s.device_in);
+    cudaFree(s.device_out);
+    cudaFree(s.device_hashes);
+    s.pinned = nullptr;
+    s.device_in = s.device_out = nullptr;
+    s.device_hashes = nullptr;
+    s.capacity = s.hash_capacity = 0;
+  }
+
+  int device_index_;
+  std::array<Slot, 2> slots_;
+  gc_block* device_iv_ = nullptr;
+  gc_block* pinned_iv_ = nullptr;
+};
+
+// Workspaces are kept per device and lent to one call at a time, so the pinned and device
+// buffers are allocated once per concurrent caller, not once per cipher object. The pool is
+// never destroyed: freeing CUDA memory during static destruction can run after the runtime
+// has shut down.
+class WorkspacePool {
+ public:
+  std::unique_ptr<Workspace> acquire(int device_index) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& free = free_[device_index];
+      if (!free.empty()) {
+        auto ws = std::move(free.back());
+        free.pop_back();
+        return ws;
+      }
+    }
+    return std::make_unique<Workspace>(device_index);
+  }
+  void release(std::unique_ptr<Workspace> ws) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_[ws->device_index()].push_back(std::move(ws));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<int, std::vector<std::unique_ptr<Workspace>>> free_;
+};
+
+WorkspacePool& pool() {
+  static WorkspacePool* p = new WorkspacePool;
+  return *p;
+}
+
+// One call's workspace: wiped and returned on scope exit; after a failure it is wiped if the
+// device still answers, else leaked (a broken context cannot free anything either).
+class Lease {
+ public:
+  explicit Lease(int device_index) : ws_(pool().acquire(device_index)) {}
+  ~Lease() {
+    try {
+      ws_->wipe();
+      pool().release(std::move(ws_));
+    } catch (...) {
+      (void)ws_.release();
+    }
+  }
+  Workspace& operator*() { return *ws_; }
+  Workspace* operator->() { return ws_.get(); }
+
+ private:
+  std::unique_ptr<Workspace> ws_;
+};
+
+const auto kNoDrain = [](Workspace::Slot&, size_t, size_t) {};
+
+// ---- the engine over host memory ------------------------------------------------------------
+
+class CudaEngine final : public BlockEngine {
+ public:
+  CudaEngine(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
+      : variant_(v), device_index_(device_index) {
+    DeviceGuard guard(device_index_);
+    const int key_len = name.key_bits / 8;
+    data_ = v.make(key.data(), name.key_bits);
+    host_ = make_host_engine(name, key.data(), v);
+    if (name.mode == Mode::xts) host_tweak_ = make_host_engine(name, key.data() + key_len, v);
+  }
+
+  const VariantInfo& variant() const override { return variant_.info; }
+  std::string device() const override { return "cuda:" + std::to_string(device_index_); }
+  bool wants_host_threads() const override { return false; }
+
+  void encrypt_block(const uint8_t in[16], uint8_t out[16]) const override { host_->encrypt_block(in, out); }
+
+  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t, size_t take) {
+      data_->ecb(direction, s.device_in, s.device_out, take, s.stream);
+    });
+  }
+  void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    const gc_block first = load(counter);
+    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
+      data_->ctr(gc_ctr128_add(first, offset / 16), s.device_in, s.device_out, take, s.stream);
+    });
+  }
+  // The chaining block of a chunk is the last ciphertext block of the chunk before; the host
+  // input still holds it when the chunk is launched (its region is written back later).
+  void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
+      data_->cbc_decrypt(load(offset == 0 ? iv : in + offset - 16), s.device_in, s.device_out, take, s.stream);
+    });
+  }
+  void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
+      data_->cfb_decrypt(load(offset == 0 ? iv : in + offset - 16), s.device_in, s.device_out, take, s.stream);
+    });
+  }
+  void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    serial(SerialMode::cbc_encrypt, iv, in, out, num_blocks);
+  }
+  void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    serial(SerialMode::cfb_encrypt, iv, in, out, num_blocks);
+  }
+  void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    serial(SerialMode::ofb, iv, in, out, num_blocks);
+  }
+
+  void xts(Direction direction, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,
+           size_t len) const override {
+    uint8_t encrypted_tweak[16];
+    host_tweak_->encrypt_block(tweak, encrypted_tweak);
+    const gc_block t0 = load(encrypted_tweak);
+    gpucrypt::secure_zero(encrypted_tweak, sizeof encrypted_tweak);
+    run(in, out, len, [&](Workspace::Slot& s, size_t offset, size_t take) {
+      data_->xts(direction, t0, offset / 16, s.device_in, s.device_out, take, s.stream);
+    });
+  }
+
+ private:
+  template <class Launch>
+  void run(const uint8_t* in, uint8_t* out, size_t len, Launch&& launch) const {
+    if (len == 0) return;
+    DeviceGuard guard(device_index_);
+    Lease ws(device_index_);
+    ws->run(in, out, len, launch, kNoDrain);
+  }
+
+  // The chaining value stays on the device between chunks (each chunk's kernel waits for the
+  // previous one) and comes back once at the end.
+  void serial(SerialMode mode, uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const {
+    if (num_blocks == 0) return;
+    DeviceGuard guard(device_index_);
+    Lease ws(device_index_);
+    std::memcpy(ws->pinned_iv(), iv, 16);
+    Workspace::Slot& first = ws->slot(0);
+    check(cudaMemcpyAsync(ws->device_iv(), ws->pinned_iv(), 16, cudaMemcpyHostToDevice, first.stream), "copy IV");
+    ws->run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t, size_t take) {
+      data_->serial(mode, modes::zero_block(), ws->device_iv(), ws->device_iv(), s.device_in, s.device_out, take, s.stream);
+    }, kNoDrain);
+    // Every chunk has finished (run waited for each), so a plain copy sees the final value.
+    check(cudaMemcpy(ws->pinned_iv(), ws->device_iv(), 16, cudaMemcpyDeviceToHost), "copy IV back");
+    std::memcpy(iv, ws->pinned_iv(), 16);
+  }
+
+  const GpuVariant& variant_;
+  int device_index_;
+  std::unique_ptr<KeyedCipher> data_;
+  std::unique_ptr<BlockEngine> host_;
+  std::unique_ptr<BlockEngine> host_tweak_;
+};
+
+// ---- GCM ------------------------------------------------------------------------------------
+
+void check_gcm_arguments(ByteSpan nonce, size_t aad_len, size_t data_len, size_t tag_len) {
+  if (nonce.empty()) throw std::invalid_argument("GCM nonce must be at least 1 byte (12 bytes recommended)");
+  if (tag_len < modes::kGcmMinTagLen || tag_len > modes::kGcmMaxTagLen)
+    throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(tag_len));
+  if (data_len > modes::kGcmMaxDataLen)
+    throw std::invalid_argument("GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce");
+  if (aad_len > modes::kGcmMaxAadLen) throw std::invalid_argument("GCM AAD is longer than 2^61-1 bytes");
+}
+
+// What the GPU GCM needs per key: the keyed cipher, H and its powers, host single blocks.
+class GcmKey {
+ public:
+  GcmKey(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
+      : variant_(v), device_index_(device_index) {
+    DeviceGuard guard(device_index_);
+    data_ = v.make(key.data(), name.key_bits);
+    host_ = make_host_engine(name, key.data(), v);
+    uint8_t block[16] = {};
+    host_->encrypt_block(block, block);
+    hash_subkey_ = gc_gf128_from_block(load(block));
+    gpucrypt::secure_zero(block, sizeof block);
+    gcm_segment_powers(hash_subkey_, &powers_);
+  }
+  ~GcmKey() {
+    gpucrypt::secure_zero(&hash_subkey_, sizeof hash_subkey_);
+    gpucrypt::secure_zero(&powers_, sizeof powers_);
+  }
+
+  const GpuVariant& variant() const { return variant_; }
+  int device_index() const { return device_index_; }
+  const KeyedCipher& cipher() const { return *data_; }
+  gc_gf128 hash_subkey() const { return hash_subkey_; }
+
+  modes::GcmContext context(ByteSpan nonce) const {
+    modes::GcmContext ctx;
+    ctx.hash_subkey = hash_subkey_;
+    ctx.pre_counter = modes::gcm_pre_counter(hash_subkey_, nonce.data(), nonce.size());
+    uint8_t block[16];
+    gc_block_store(block, ctx.pre_counter);
+    host_->encrypt_block(block, block);
+    ctx.tag_mask = load(block);
+    gpucrypt::secure_zero(block, sizeof block);
+    return ctx;
+  }
+
+  // Segment parameters for data blocks starting at first_block of the message.
+  GcmSegment segment(const modes::GcmContext& ctx, uint64_t first_block, bool encrypt) const {
+    GcmSegment s = powers_;
+    s.first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
+    s.encrypt = encrypt;
+    return s;
+  }
+
+  // Enqueues GCTR + GHASH of one segment; the segment's GHASH lands in *device_result.
+  void enqueue(const modes::GcmContext& ctx, uint64_t first_block, bool encrypt, const uint8_t* in,
+               uint8_t* out, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
+               cudaStream_t stream) const {
+    GcmSegment s = segment(ctx, first_block, encrypt);
+    const size_t tiles = gcm_num_tiles(len);
+    data_->gcm(s, in, out, len, device_hashes, stream);
+    gpucrypt::secure_zero(&s, sizeof s);
+    ghash_reduce(device_hashes, tiles, kGcmTileBlocks, hash_subkey_, device_hashes + tiles, device_result, stream);
+  }
+
+  // The tag from the GHASH of the whole ciphertext.
+  void tag(const modes::GcmContext& ctx, ByteSpan aad, gc_gf128 data_hash, uint64_t data_len, uint8_t* tag,
+           size_t tag_len) const {
+    const gc_gf128 aad_hash = modes::gcm_ghash_range(hash_subkey_, aad.data(), aad.size());
+    modes::gcm_tag_from_hashes(ctx, aad_hash, data_hash, aad.size(), data_len, tag, tag_len);
+  }
+
+ private:
+  const GpuVariant& variant_;
+  int device_index_;
+  std::unique_ptr<KeyedCipher> data_;
+  std::unique_ptr<BlockEngine> host_;
+  gc_gf128 hash_subkey_;
+  GcmSegment powers_;
+};
+
+class CudaGcm final : public GcmCipher {
+ public:
+  CudaGcm(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
+      : key_(name, key, v, device_index) {}
+
+  const VariantInfo& variant() const override { return key_.variant().info; }
+  std::string device() const override { return "cuda:" + std::to_string(key_.device_index()); }
+
+  void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len, uint8_t* out) override {
+    check_gcm_arguments(nonce, aad.size(), plaintext.size(), tag_len);
+    modes::GcmContext ctx = key_.context(nonce);
+    const gc_gf128 data_hash = process(ctx, true, plaintext.data(), out, plaintext.size());
+    key_.tag(ctx, aad, data_hash, plaintext.size(), out + plaintext.size(), tag_len);
+    ctx.wipe();
+  }
+
+  bool open(ByteSpan nonce, ByteSpan aad, ByteSpan input, size_t tag_len, uint8_t* out) override {
+    if (input.size() < tag_len) return false;
+    const size_t len = input.size() - tag_len;
+    check_gcm_arguments(nonce, aad.size(), len, tag_len);
+    modes::GcmContext ctx = key_.context(nonce);
+    const gc_gf128 data_hash = process(ctx, false, input.data(), out, len);
+    uint8_t expected[16];
+    key_.tag(ctx, aad, data_hash, len, expected, tag_len);
+    const bool ok = modes::constant_time_equal(expected, input.data() + len, tag_len);
+    gpucrypt::secure_zero(expected, sizeof expected);
+    ctx.wipe();
+    if (!ok) gpucrypt::secure_zero(out, len);  // never hand out unauthenticated plaintext
+    return ok;
+  }
+
+ private:
+  // GCTR + GHASH over the data in chunks; chunk GHASHes are combined in order on the host.
+  gc_gf128 process(const modes::GcmContext& ctx, bool encrypt, const uint8_t* in, uint8_t* out, size_t len) {
+    gc_gf128 data_hash = gc_gf128_make(0, 0);
+    if (len == 0) return data_hash;
+    DeviceGuard guard(key_.device_index());
+    Lease ws(key_.device_index());
+    ws->run(in, out, len,
+            [&](Workspace::Slot& s, size_t offset, size_t take) {
+              const size_t tiles = gcm_num_tiles(take);
+              gc_gf128* result = s.device_hashes + tiles + ghash_reduce_scratch(tiles);
+              key_.enqueue(ctx, offset / 16, encrypt, s.device_in, s.device_out, take, s.device_hashes, result,
+                           s.stream);
+              check(cudaMemcpyAsync(s.pinned_hash, result, sizeof(gc_gf128), cudaMemcpyDeviceToHost, s.stream),
+                    "copy GHASH");
+            },
+            [&](Workspace::Slot& s, size_t, size_t take) {
+              const uint64_t blocks = (take + 15) / 16;
+              data_hash = gc_ghash_combine(data_hash, gc_gf128_pow(key_.hash_subkey(), blocks), *s.pinned_hash);
+            });
+    return data_hash;
+  }
+
+  GcmKey key_;
+};
+
+// ---- device-pointer API -------------------------------------------------------------------
+
+bool misaligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; }
+
+bool overlap(const void* a, const void* b, size_t len) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + len && y < x + len;
+}
+
+// Stream-ordered scratch memory, freed in stream order.
+class StreamBuffer {
+ public:
+  StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
+    check(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync");
+  }
+  ~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  uint8_t* get() const { return static_cast<uint8_t*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// Kernels want 16-byte aligned pointers, and CBC/CFB decryption wants in != out (a thread reads
+// the ciphertext block before its own). Otherwise the data goes through scratch copies.
+template <class Body>
+void with_usable_pointers(const void* in, void* out, size_t len, bool needs_distinct, cudaStream_t stream,
+                          Body&& body) {
+  const bool stage_out = misaligned(out);
+  const bool stage_in = misaligned(in) || (needs_distinct && !stage_out && overlap(in, out, len));
+  std::unique_ptr<StreamBuffer> in_copy, out_copy;
+  const uint8_t* src = static_cast<const uint8_t*>(in);
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  if (stage_in) {
+    in_copy = std::make_unique<StreamBuffer>(len, stream);
+    check(cudaMemcpyAsync(in_copy->get(), in, len, cudaMemcpyDeviceToDevice, stream), "staging copy");
+    src = in_copy->get();
+  }
+  if (stage_out) {
+    out_copy = std::make_unique<StreamBuffer>(len, stream);
+    dst = out_copy->get();
+  }
+  body(src, dst);
+  if (stage_out) check(cudaMemcpyAsync(out, dst, len, cudaMemcpyDeviceToDevice, stream), "staging copy");
+}
+
+class DeviceCipherImpl final : public DeviceCipher {
+ public:
+  DeviceCipherImpl(const CipherName& name, Direction direction, ByteSpan key, const GpuVariant& v, int device_index)
+      : name_(name), direction_(direction), variant_(v), device_index_(device_index) {
+    DeviceGuard guard(device_index_);
+    data_ = v.make(key.data(), name.key_bits);
+    if (name.mode == Mode::xts) host_tweak_ = make_host_engine(name, key.data() + name.key_bits / 8, v);
+  }
+
+  const VariantInfo& variant() const override { return variant_.info; }
+  int device_index() const override { return device_index_; }
+
+  void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) override {
+    const Mode mode = name_.mode;
+    if (mode == Mode::ecb ? !iv.empty() : iv.size() != 16)
+      throw std::invalid_argument(name_.canonical + (mode == Mode::ecb ? " takes no IV" : " needs a 16-byte IV/tweak"));
+    if ((mode == Mode::ecb || mode == Mode::cbc) && len % 16 != 0)
+      throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes, got " +
+                                  std::to_string(len));
+    if (mode == Mode::xts && len < 16)
+      throw std::invalid_argument(name_.canonical + " needs a data unit of at least 16 bytes, got " +
+                                  std::to_string(len));
+    if (len == 0) return;
+    DeviceGuard guard(device_index_);
+    const bool decrypt = direction_ == Direction::decrypt;
+    const bool chained_decrypt = decrypt && (mode == Mode::cbc || mode == Mode::cfb);
+    const gc_block iv_block = iv.empty() ? modes::zero_block() : load(iv.data());
+    with_usable_pointers(in, out, len, chained_decrypt, stream, [&](const uint8_t* src, uint8_t* dst) {
+      switch (mode) {
+        case Mode::ecb: return data_->ecb(direction_, src, dst, len, stream);
+        case Mode::ctr: return data_->ctr(iv_block, src, dst, len, stream);
+        case Mode::cbc:
+          if (decrypt) return data_->cbc_decrypt(iv_block, src, dst, len, stream);
+          return data_->serial(SerialMode::cbc_encrypt, iv_block, nullptr, nullptr, src, dst, len, stream);
+        case Mode::cfb:
+          if (decrypt) return data_->cfb_decrypt(iv_block, src, dst, len, stream);
+          return data_->serial(SerialMode::cfb_encrypt, iv_block, nullptr, nullptr, src, dst, len, stream);
+        case Mode::ofb:
+          return data_->serial(SerialMode::ofb, iv_block, nullptr, nullptr, src, dst, len, stream);
+        case Mode::xts: {
+          uint8_t t0[16];
+          host_tweak_->encrypt_block(iv.data(), t0);
+          data_->xts(direction_, load(t0), 0, src, dst, len, stream);
+          gpucrypt::secure_zero(t0, sizeof t0);
+          return;
+        }
+        case Mode::gcm: break;
+      }
+      throw std::logic_error("unreachable mode");
+    });
+  }
+
+ private:
+  CipherName name_;
+  Direction direction_;
+  const GpuVariant& variant_;
+  int device_index_;
+  std::unique_ptr<KeyedCipher> data_;
+  std::unique_ptr<BlockEngine> host_tweak_;
+};
+
+class DeviceGcmImpl final : public DeviceGcm {
+ public:
+  DeviceGcmImpl(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
+      : key_(name, key, v, device_index) {}
+
+  const VariantInfo& variant() const override { return key_.variant().info; }
+
+  void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag, size_t tag_len,
+            cudaStream_t stream) override {
+    check_gcm_arguments(nonce, aad.size(), len, tag_len);
+    modes::GcmContext ctx = key_.context(nonce);
+    key_.tag(ctx, aad, process(ctx, true, in, out, len, stream), len, tag, tag_len);
+    ctx.wipe();
+  }
+
+  bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
+            cudaStream_t stream) override {
+    check_gcm_arguments(nonce, aad.size(), len, tag.size());
+    modes::GcmContext ctx = key_.context(nonce);
+    uint8_t expected[16];
+    key_.tag(ctx, aad, process(ctx, false, in, out, len, stream), len, expected, tag.size());
+    const bool ok = modes::constant_time_equal(expected, tag.data(), tag.size());
+    gpucrypt::secure_zero(expected, sizeof expected);
+    ctx.wipe();
+    if (!ok && len > 0) {
+      DeviceGuard guard(key_.device_index());
+      check(cudaMemsetAsync(out, 0, len, stream), "cudaMemset");
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    }
+    return ok;
+  }
+
+ private:
+  gc_gf128 process(const modes::GcmContext& ctx, bool encrypt, const void* in, void* out, size_t len,
+                   cudaStream_t stream) {
+    if (len == 0) return gc_gf128_make(0, 0);
+    DeviceGuard guard(key_.device_index());
+    const size_t tiles = gcm_num_tiles(len);
+    const size_t num_hashes = tiles + ghash_reduce_scratch(tiles) + 1;
+    gc_gf128 data_hash;
+    {
+      StreamBuffer hashes(num_hashes * sizeof(gc_gf128), stream);
+      auto* device_hashes = reinterpret_cast<gc_gf128*>(hashes.get());
+      with_usable_pointers(in, out, len, false, stream, [&](const uint8_t* src, uint8_t* dst) {
+        key_.enqueue(ctx, 0, encrypt, src, dst, len, device_hashes, device_hashes + num_hashes - 1, stream);
+      });
+      check(cudaMemcpyAsync(&data_hash, device_hashes + num_hashes - 1, sizeof data_hash, cudaMemcpyDeviceToHost,
+                            stream),
+            "copy GHASH");
+      check(cudaMemsetAsync(device_hashes, 0, num_hashes * sizeof(gc_gf128), stream), "cudaMemset");
+    }
+    check(cudaStreamSynchronize(stream), "GCM kernels");
+    return data_hash;
+  }
+
+  GcmKey key_;
+};
+
+}  // namespace
+
+// ---- launch support (keyed_cipher.hpp, kernels.cuh) ---------------------------------------
+
+int current_sm_count() {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const DeviceTable& t = device_table();
+  auto it = t.properties.find(device);
+  if (it != t.properties.end()) return it->second.multiProcessorCount;
+  int count = 0;
+  check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return count;
+}
+
+int max_resident_blocks(const void* kernel, size_t smem_bytes, int threads_per_block) {
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, int> cache;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.try_emplace({kernel, device}, 0);
+  if (inserted) {
+    try {
+      if (smem_bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)),
+              "cudaFuncSetAttribute");
+      int blocks = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_per_block, smem_bytes),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+      if (blocks < 1) throw DeviceError("a kernel does not fit on this GPU (shared memory or registers)");
+      it->second = blocks;
+    } catch (...) {
+      cache.erase(it);
+      throw;
+    }
+  }
+  return it->second;
+}
+
+// ---- backend.hpp entry points --------------------------------------------------------------
+
+int device_count() { return static_cast<int>(device_table().ordinals.size()); }
+
+std::string unavailable_reason() { return device_count() > 0 ? "" : device_table().reason; }
+
+std::vector<DeviceInfo> devices() {
+  std::vector<DeviceInfo> out;
+  const DeviceTable& t = device_table();
+  for (int ordinal : t.ordinals) {
+    const cudaDeviceProp& prop = t.properties.at(ordinal);
+    DeviceInfo d;
+    d.name = "cuda:" + std::to_string(ordinal);
+    d.kind = "cuda";
+    d.num_compute_units = prop.multiProcessorCount;
+    d.memory_bytes = prop.totalGlobalMem;
+    d.description = std::string(prop.name) + ", compute capability " + std::to_string(prop.major) + "." +
+                    std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs, " +
+                    std::to_string(prop.totalGlobalMem >> 20) + " MiB";
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<VariantInfo> variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& v : registered_variants()) out.push_back(v.info);
+  return out;
+}
+
+std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction, ByteSpan key,
+                                                   ByteSpan iv, std::string_view variant, int device_index) {
+  const GpuVariant& v = select_variant(name.algorithm, variant);
+  require_device(device_index);
+  return make_engine_stream(name, direction, std::make_unique<CudaEngine>(name, key, v, device_index), iv);
+}
+
+std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std::string_view variant,
+                                      int device_index) {
+  const GpuVariant& v = select_variant(name.algorithm, variant);
+  require_device(device_index);
+  return std::make_unique<CudaGcm>(name, key, v, device_index);
+}
+
+// ---- device.hpp ---------------------------------------------------------------------------
+
+namespace {
+void check_key(const CipherName& name, ByteSpan key) {
+  if (key.size() != name.key_len())
+    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) + "-byte key, got " +
+                                std::to_string(key.size()) + " bytes");
+  if (name.mode == Mode::xts && !modes::xts_key_halves_differ(key.data(), key.size()))
+    throw std::invalid_argument(name.canonical + ": the two key halves must differ");
+}
+}  // namespace
+
+std::unique_ptr<DeviceCipher> DeviceCipher::create(const CipherName& name, Direction direction, ByteSpan key,
+                                                   std::string_view variant, int device_index) {
+  if (name.mode == Mode::gcm) throw std::invalid_argument(name.canonical + " is an AEAD: use DeviceGcm");
+  check_key(name, key);
+  const GpuVariant& v = select_variant(name.algorithm, variant);
+  require_device(device_index);
+  return std::make_unique<DeviceCipherImpl>(name, direction, key, v, device_index);
+}
+
+const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
+                                  std::string_view variant, int device_index, const void* in, void* out,
+                                  size_t len, cudaStream_t stream) {
+  auto cipher = DeviceCipher::create(name, direction, key, variant, device_index);
+  cipher->process(iv, in, out, len, stream);
+  return cipher->variant();
+}
+
+std::unique_ptr<DeviceGcm> DeviceGcm::create(const CipherName& name, ByteSpan key, std::string_view variant,
+                                             int device_index) {
+  if (name.mode != Mode::gcm) throw std::invalid_argument(name.canonical + " is not GCM");
+  check_key(name, key);
+  const GpuVariant& v = select_variant(name.algorithm, variant);
+  require_device(device_index);
+  return std::make_unique<DeviceGcmImpl>(name, key, v, device_index);
+}
+
+}  // namespace gpucrypt::cuda

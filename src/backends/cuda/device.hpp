@@ -1,0 +1,57 @@
+// device.hpp: the CUDA backend's device-pointer API, for data that already lives in GPU memory
+// (CuPy, PyTorch, Numba arrays; the benchmark). No host round trip: work is enqueued on the
+// caller's stream and the call returns before it finishes (DeviceGcm excepted: the tag needs
+// the result). The host-pointer entry points (create_cipher_stream, create_gcm) are declared in
+// backends/backend.hpp.
+//
+// Each call is one complete message with its own IV / counter / tweak: ECB and CBC need a
+// multiple of 16 bytes, XTS at least 16 bytes (one data unit), CFB/OFB/CTR any length.
+// in == out is allowed. Pointers need no particular alignment (a misaligned or, for CBC/CFB
+// decryption, in-place call costs one extra device copy through stream-ordered scratch memory).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string_view>
+
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace gpucrypt::cuda {
+
+// A keyed cipher for device-resident data. Not thread-safe; one per thread or a lock.
+class DeviceCipher {
+ public:
+  // name must not be GCM (see DeviceGcm); key as for create_cipher_stream; variant "" picks the
+  // fastest CUDA variant. Throws std::invalid_argument / DeviceError.
+  static std::unique_ptr<DeviceCipher> create(const CipherName& name, Direction direction, ByteSpan key,
+                                              std::string_view variant, int device_index);
+  virtual ~DeviceCipher() = default;
+  // iv: 16 bytes (IV, initial counter, or XTS tweak), empty for ECB. in/out: device pointers on
+  // this cipher's device. stream: the caller's stream (0 = legacy default stream).
+  virtual void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) = 0;
+  virtual const VariantInfo& variant() const = 0;
+  virtual int device_index() const = 0;
+};
+
+// One-shot form of DeviceCipher::create + process; returns the variant that ran.
+const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
+                                  std::string_view variant, int device_index, const void* in, void* out,
+                                  size_t len, cudaStream_t stream);
+
+// GCM on device-resident data. seal writes len bytes of ciphertext to out (device) and tag_len
+// bytes of tag to tag (host); open verifies tag (host) and returns false, with out zeroed, when it
+// does not match. Both wait for the stream before returning.
+class DeviceGcm {
+ public:
+  static std::unique_ptr<DeviceGcm> create(const CipherName& name, ByteSpan key, std::string_view variant,
+                                           int device_index);
+  virtual ~DeviceGcm() = default;
+  virtual void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag,
+                    size_t tag_len, cudaStream_t stream) = 0;
+  virtual bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
+                    cudaStream_t stream) = 0;
+  virtual const VariantInfo& variant() const = 0;
+};
+
+}  // namespace gpucrypt::cuda

@@ -1,0 +1,90 @@
+// ghash.cu: folding GHASH partials on the GPU, for GCM (the per-tile partials come from the GCM
+// kernel in kernels.cuh).
+//
+// Constant-time: every multiply is gf128.h's constant-time one; the powers of H are computed on
+// the host with the same multiplier and indexed by lane number only; the number of levels and
+// the padding depend on lengths, which are public.
+//
+// Partials P_0 .. P_{n-1}, each GHASH (from zero) over `span` blocks, combine to
+// sum_r P_r * H^(span * (n - 1 - r)). One level gives each warp 32 consecutive partials: lane L
+// multiplies its partial by (H^span)^(31 - L) and the warp XORs them, which is the GHASH of
+// 32 * span blocks. Zero partials in front (padding to a multiple of 32) change nothing. Levels
+// repeat until one value is left: log32(n) launches.
+#include "backends/cuda/kernels.cuh"
+
+namespace gpucrypt::cuda {
+
+namespace {
+
+struct ReduceParams {
+  const gc_gf128* in;
+  gc_gf128* out;
+  uint64_t count;       // partials in
+  uint64_t pad;         // zero partials in front
+  uint64_t num_groups;  // partials out = (pad + count) / 32
+  gc_gf128 lane_pow[32];
+};
+
+__global__ void __launch_bounds__(kernels::kThreads) ghash_reduce_kernel(const __grid_constant__ ReduceParams p) {
+  const unsigned lane = kernels::lane_id();
+  const gc_gf128* lane_pows = p.lane_pow;
+  const gc_gf128 lane_pow = lane_pows[lane];
+  for (uint64_t group = kernels::global_warp(); group < p.num_groups; group += kernels::num_warps()) {
+    const uint64_t u = group * 32 + lane;
+    gc_gf128 v = u >= p.pad ? p.in[u - p.pad] : gc_gf128_make(0, 0);
+    v = kernels::warp_xor(gc_gf128_mul(v, lane_pow));
+    if (lane == 0) p.out[group] = v;
+  }
+}
+
+uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+size_t ghash_reduce_scratch(size_t num_hashes) {
+  size_t total = 0;
+  for (size_t count = num_hashes; count > 1; count = div_up(count, 32)) total += div_up(count, 32);
+  return total;
+}
+
+void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_blocks, gc_gf128 hash_subkey,
+                  gc_gf128* scratch, gc_gf128* result, cudaStream_t stream) {
+  if (num_hashes == 1) {
+    check(cudaMemcpyAsync(result, hashes, sizeof(gc_gf128), cudaMemcpyDeviceToDevice, stream),
+          "GHASH result copy");
+    return;
+  }
+  const gc_gf128* in = hashes;
+  uint64_t count = num_hashes;
+  uint64_t span = span_blocks;
+  const void* kernel = reinterpret_cast<const void*>(ghash_reduce_kernel);
+  while (count > 1) {
+    ReduceParams params{};
+    params.in = in;
+    params.count = count;
+    params.num_groups = div_up(count, 32);
+    params.pad = params.num_groups * 32 - count;
+    params.out = params.num_groups == 1 ? result : scratch;
+    const gc_gf128 step = gc_gf128_pow(hash_subkey, span);  // H^span
+    params.lane_pow[31] = gc_gf128_one();
+    for (int lane = 30; lane >= 0; --lane) params.lane_pow[lane] = gc_gf128_mul(params.lane_pow[lane + 1], step);
+    const int grid = kernels::grid_for(kernel, 0, params.num_groups);
+    ghash_reduce_kernel<<<grid, kernels::kThreads, 0, stream>>>(params);
+    check(cudaGetLastError(), "GHASH reduce kernel launch");
+    secure_zero(&params.lane_pow, sizeof params.lane_pow);
+    in = params.out;
+    scratch += params.num_groups;
+    count = params.num_groups;
+    span *= 32;
+  }
+}
+
+void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment) {
+  // lane_pow[L] = H^(32 - L): lane 31 gets H, lane 0 gets H^32.
+  segment->lane_pow[31] = hash_subkey;
+  for (int lane = 30; lane >= 0; --lane)
+    segment->lane_pow[lane] = gc_gf128_mul(segment->lane_pow[lane + 1], hash_subkey);
+  segment->h_pow32 = segment->lane_pow[0];
+}
+
+}  // namespace gpucrypt::cuda
