@@ -1,6 +1,13 @@
 """Keccak-family hashes with a hashlib-shaped interface (``new``, ``hash``, ``hash_many``)."""
 
 from gpucrypt import _native
+from gpucrypt.info import resolve_device
+
+_TREE_HASHES = ("parallelhash", "kt")
+
+
+def _cuda_index(device):
+    return 0 if device == "cuda" else int(device.split(":", 1)[1])
 
 
 def _as_bytes(value, what):
@@ -75,12 +82,26 @@ def new(name, data=b"", **params):
     return _Hash(name, data, **params)
 
 
-def hash(name, data, length=None, **params):  # noqa: A001 - the hashlib-style name is the point
-    """One-shot hash; XOFs (shake, cshake, parallelhash-xof, kt) need ``length`` in bytes."""
-    return new(name, data, **params).digest(length)
+def hash(name, data, length=None, device="auto", **params):  # noqa: A001 - hashlib-style name
+    """One-shot hash; XOFs (shake, cshake, parallelhash, kt) need ``length`` in bytes.
+
+    ``device="cuda[:N]"`` hashes on a GPU: ParallelHash and KangarooTwelve spread their leaves
+    over the whole GPU; the other names run as a batch of one. cSHAKE with a function name or
+    customization string runs on the CPU (the GPU kernels implement plain SHAKE padding).
+    """
+    h = new(name, **params)
+    target = resolve_device(device, len(memoryview(data)))
+    if target == "cpu" or (h.name.startswith("cshake") and (params.get("function_name") or params.get("customization"))):
+        h.update(data)
+        return h.digest(length)
+    out_len = h._length(length)
+    if h.name.startswith(_TREE_HASHES):
+        return _native.cuda_tree_hash(h.name, data, out_len, params.get("customization", b""),
+                                      params.get("block_size", 8192), _cuda_index(target))
+    return _native.cuda_hash_many(h.name, [data], out_len, _cuda_index(target))[0]
 
 
-def hash_many(name, messages, length=None, variant=None):
+def hash_many(name, messages, length=None, variant=None, device="auto"):
     """Hashes many messages in one call (spread over cores or GPU threads); digests in order."""
     info = _native.hash_info(name)
     if info["is_xof"] or info["digest_size"] == 0:
@@ -89,4 +110,10 @@ def hash_many(name, messages, length=None, variant=None):
     elif length is not None and length != info["digest_size"]:
         raise ValueError(f"{info['name']} has a fixed digest size of {info['digest_size']} bytes")
     out_len = info["digest_size"] if length is None else length
-    return _native.hash_many(info["name"], list(messages), out_len, variant or "")
+    messages = list(messages)
+    target = resolve_device(device, sum(len(memoryview(m)) for m in messages))
+    if target != "cpu":
+        if info["name"].startswith(_TREE_HASHES):
+            raise ValueError(f"hash_many on a GPU takes sponge hashes (sha3, shake, keccak), not {info['name']}")
+        return _native.cuda_hash_many(info["name"], messages, out_len, _cuda_index(target))
+    return _native.hash_many(info["name"], messages, out_len, variant or "")

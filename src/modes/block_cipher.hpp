@@ -7,8 +7,8 @@
 // at compile time (type traits, concepts).
 //
 // Constant-time position: the modes add no secret-dependent branch or index of their own (tag
-// comparison and padding checks are constant-time); whether a mode is constant-time is decided by
-// the cipher it runs.
+// comparison is constant-time); whether a mode is constant-time is decided by the cipher it
+// runs.
 //
 // The BlockCipher concept. A keyed cipher is a trivially copyable struct (so it can be copied to a
 // kernel argument, constant or shared memory, and by value into a thread pool task) with
@@ -53,12 +53,11 @@ inline constexpr size_t kBlockLen = 16;
 // nothing; their preconditions are documented and are the caller's to meet.
 enum class ModeStatus : int {
   ok = 0,
-  invalid_length,          // e.g. XTS below 16 bytes, a block mode fed a partial block
+  invalid_length,          // XTS data unit below 16 bytes
   invalid_iv_length,       // GCM IV of 0 bytes or longer than 2^61 - 1 bytes
   invalid_tag_length,      // GCM tag outside 4..16 bytes
   message_too_long,        // GCM beyond 2^32 - 2 blocks of data or 2^61 - 1 bytes of AAD
   authentication_failed,   // GCM tag mismatch
-  invalid_state,           // e.g. AAD after data in a streaming GCM
 };
 
 // load_block / store_block: 16 bytes <-> gc_block at any alignment. gc_block's word i is the
@@ -138,6 +137,14 @@ GC_METHOD gc_block decrypt_one(const Cipher& cipher, gc_block block) {
 template <int kLanes>
 GC_METHOD void fill_spare_lanes(gc_block* lanes, size_t num_live) {
   for (size_t lane = num_live; lane < (size_t)kLanes; ++lane) lanes[lane] = lanes[0];
+}
+
+// xor_partial_block: out = in xor the first len (< 16) bytes of keystream_block; the final
+// partial block of a CFB, OFB or CTR message. in == out is allowed.
+GC_METHOD void xor_partial_block(gc_block keystream_block, const uint8_t* in, uint8_t* out, size_t len) {
+  uint8_t keystream[kBlockLen];
+  store_block(keystream, keystream_block);
+  for (size_t i = 0; i < len; ++i) out[i] = (uint8_t)(in[i] ^ keystream[i]);
 }
 
 // secure_zero: wipes key or state memory in a way the optimiser may not drop.

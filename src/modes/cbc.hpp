@@ -1,7 +1,7 @@
 // cbc.hpp: cipher block chaining (SP 800-38A, 6.2).
 //
 // Encryption is serial: block i needs ciphertext i-1. A parallel engine gives one message to one
-// thread (cbc_encrypt_blocks, or CbcEncryptState for a byte stream).
+// thread (cbc_encrypt_blocks, which returns the chain for the next call).
 // Decryption is parallel: P_i = D(C_i) xor C_{i-1}, so any block range can be decrypted by
 // cbc_decrypt_range given the ciphertext block just before it (the IV for block 0,
 // chain_block_before finds it). In-place parallel decryption must read those boundary blocks
@@ -11,7 +11,6 @@
 #pragma once
 
 #include "block_cipher.hpp"
-#include "block_stream.hpp"
 
 namespace gpucrypt::modes {
 
@@ -58,62 +57,5 @@ GC_METHOD gc_block cbc_decrypt_range(const Cipher& cipher, gc_block previous_cip
   }
   return previous_ciphertext;
 }
-
-// CbcEncryptState: streaming CBC encryption. update returns the bytes written (whole blocks; see
-// BlockStreamBuffer for buffer sizes and aliasing); the caller appends its padding through update
-// before finish, which fails if a partial block is left.
-struct CbcEncryptState {
-  gc_block chain;
-  BlockStreamBuffer buffer;
-
-  GC_METHOD void init(gc_block iv) {
-    chain = iv;
-    buffer.init(false);
-  }
-
-  template <BlockCipher Cipher>
-  GC_METHOD size_t update(const Cipher& cipher, const uint8_t* in, size_t in_len, uint8_t* out) {
-    return buffer.update(in, in_len, out, [&](const uint8_t* block_in, uint8_t* block_out, size_t num_blocks) {
-      chain = cbc_encrypt_blocks(cipher, chain, block_in, block_out, num_blocks);
-    });
-  }
-
-  GC_METHOD ModeStatus finish() const {
-    return buffer.pending_len == 0 ? ModeStatus::ok : ModeStatus::invalid_length;
-  }
-};
-
-// CbcDecryptState: streaming CBC decryption. With hold_back_last_block the final block is only
-// released by finish (16 bytes written to out), so the caller can check and strip padding.
-struct CbcDecryptState {
-  gc_block chain;
-  BlockStreamBuffer buffer;
-
-  GC_METHOD void init(gc_block iv, bool hold_back_last_block = false) {
-    chain = iv;
-    buffer.init(hold_back_last_block);
-  }
-
-  template <BlockCipher Cipher>
-  GC_METHOD size_t update(const Cipher& cipher, const uint8_t* in, size_t in_len, uint8_t* out) {
-    return buffer.update(in, in_len, out, [&](const uint8_t* block_in, uint8_t* block_out, size_t num_blocks) {
-      chain = cbc_decrypt_range(cipher, chain, block_in, block_out, num_blocks);
-    });
-  }
-
-  // finish: writes the held-back block (if any) to out and sets *out_len to 0 or 16; fails with
-  // invalid_length when a partial block remains.
-  template <BlockCipher Cipher>
-  GC_METHOD ModeStatus finish(const Cipher& cipher, uint8_t* out, size_t* out_len) {
-    *out_len = 0;
-    if (buffer.pending_len != 0 && buffer.pending_len != kBlockLen) return ModeStatus::invalid_length;
-    if (buffer.pending_len == kBlockLen) {
-      chain = cbc_decrypt_range(cipher, chain, buffer.pending, out, 1);
-      *out_len = kBlockLen;
-    }
-    buffer.pending_len = 0;
-    return ModeStatus::ok;
-  }
-};
 
 }  // namespace gpucrypt::modes

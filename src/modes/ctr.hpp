@@ -6,7 +6,6 @@
 // the bytes starting at block first_block_index of the message, so a thread or chunk that owns
 // blocks [j, j + n) calls it with in + 16 j, out + 16 j, min(16 n, message_len - 16 j) and needs
 // nothing from its neighbours. Only the range that ends the message may end in a partial block.
-// CtrState is the serial streaming form (counter block + position within the keystream block).
 // Encryption and decryption are the same XOR; in == out is allowed.
 // Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
@@ -56,55 +55,5 @@ GC_METHOD void ctr_xor_range(const Cipher& cipher, gc_block initial_counter, uin
                              const uint8_t* in, uint8_t* out, size_t len) {
   counter_xor_range<Counter128>(cipher, initial_counter, first_block_index, in, out, len);
 }
-
-// CounterStreamState: streaming counter mode. next_counter is the counter of the next keystream
-// block to generate; at position p > 0, keystream bytes p..15 of the current block are unused.
-template <class Counter>
-struct CounterStreamState {
-  gc_block next_counter;
-  uint8_t keystream[kBlockLen];
-  unsigned position;  // 0..15
-
-  GC_METHOD void init(gc_block initial_counter) {
-    next_counter = initial_counter;
-    position = 0;
-  }
-
-  // init_at: positions the stream at byte_offset of the message (random access).
-  template <BlockCipher Cipher>
-  GC_METHOD void init_at(const Cipher& cipher, gc_block initial_counter, uint64_t byte_offset) {
-    next_counter = Counter::at(initial_counter, byte_offset / kBlockLen);
-    position = (unsigned)(byte_offset % kBlockLen);
-    if (position != 0) {
-      store_block(keystream, encrypt_one(cipher, next_counter));
-      next_counter = Counter::at(next_counter, 1);
-    }
-  }
-
-  template <BlockCipher Cipher>
-  GC_METHOD void update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
-    size_t done = 0;
-    for (; done < len && position != 0; ++done) {
-      out[done] = (uint8_t)(in[done] ^ keystream[position]);
-      position = (position + 1) % kBlockLen;
-    }
-    if (done == len) return;
-    size_t num_full_blocks = (len - done) / kBlockLen;
-    counter_xor_range<Counter>(cipher, next_counter, 0, in + done, out + done, num_full_blocks * kBlockLen);
-    next_counter = Counter::at(next_counter, num_full_blocks);
-    done += num_full_blocks * kBlockLen;
-    if (done == len) return;
-    store_block(keystream, encrypt_one(cipher, next_counter));
-    next_counter = Counter::at(next_counter, 1);
-    for (; done < len; ++done) {
-      out[done] = (uint8_t)(in[done] ^ keystream[position]);
-      ++position;
-    }
-  }
-
-  GC_METHOD void wipe() { secure_zero(keystream, sizeof keystream); }
-};
-
-using CtrState = CounterStreamState<Counter128>;
 
 }  // namespace gpucrypt::modes

@@ -18,9 +18,8 @@
 //     are XORed in any order (a reduction tree, an atomic XOR);
 //   - the tag: gcm_tag_from_hashes(context, aad_hash, ciphertext_hash, aad_len, data_len, ...).
 // Decryption computes and checks the tag over the ciphertext before releasing plaintext.
-// GcmState is the serial streaming form (AAD first, then data); a streaming decryptor releases
-// plaintext before the tag is known, as every streaming GCM does: the caller must discard it on
-// failure. in == out is allowed everywhere.
+// There is no streaming GCM here: gcm_encrypt / gcm_decrypt take one whole message.
+// in == out is allowed everywhere.
 #pragma once
 
 #include "../core/counter.h"
@@ -207,122 +206,5 @@ GC_METHOD ModeStatus gcm_decrypt(const Cipher& cipher, const uint8_t* iv, size_t
   context.wipe();
   return tag_ok ? ModeStatus::ok : ModeStatus::authentication_failed;
 }
-
-// GcmState: streaming GCM. init, then update_aad any number of times, then encrypt_update or
-// decrypt_update any number of times (splits anywhere), then finish_encrypt or finish_decrypt.
-// Every call checks the limits before producing output; after an error the state stays usable
-// for the calls that are still legal.
-struct GcmState {
-  GcmContext context;
-  gc_gf128 running_hash;       // GHASH over the AAD, then the ciphertext, so far
-  uint8_t pending[kBlockLen];  // bytes of a partial block not yet absorbed into running_hash
-  unsigned pending_len;
-  uint64_t aad_len;
-  uint64_t data_len;
-  bool in_data_phase;
-  CounterStreamState<Counter32> keystream;
-
-  bool usable;  // false after a failed init: every other call then returns invalid_state
-
-  // init: any previous state is discarded; invalid_iv_length leaves the state unusable.
-  template <BlockCipher Cipher>
-  GC_METHOD ModeStatus init(const Cipher& cipher, const uint8_t* iv, size_t iv_len) {
-    *this = GcmState{};
-    ModeStatus status = gcm_setup(cipher, iv, iv_len, &context);
-    if (status != ModeStatus::ok) return status;
-    keystream.init(gc_ctr32_add(context.pre_counter, 1));
-    usable = true;
-    return ModeStatus::ok;
-  }
-
-  GC_METHOD ModeStatus update_aad(const uint8_t* aad, size_t len) {
-    if (!usable || in_data_phase) return ModeStatus::invalid_state;
-    if (len > kGcmMaxAadLen - aad_len) return ModeStatus::message_too_long;
-    absorb(aad, len);
-    aad_len += len;
-    return ModeStatus::ok;
-  }
-
-  template <BlockCipher Cipher>
-  GC_METHOD ModeStatus encrypt_update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
-    if (!usable) return ModeStatus::invalid_state;
-    if (len > kGcmMaxDataLen - data_len) return ModeStatus::message_too_long;
-    start_data_phase();
-    keystream.update(cipher, in, out, len);
-    absorb(out, len);
-    data_len += len;
-    return ModeStatus::ok;
-  }
-
-  template <BlockCipher Cipher>
-  GC_METHOD ModeStatus decrypt_update(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len) {
-    if (!usable) return ModeStatus::invalid_state;
-    if (len > kGcmMaxDataLen - data_len) return ModeStatus::message_too_long;
-    start_data_phase();
-    absorb(in, len);  // before the XOR, which may overwrite in
-    keystream.update(cipher, in, out, len);
-    data_len += len;
-    return ModeStatus::ok;
-  }
-
-  // finish_encrypt: writes tag_len bytes of tag.
-  GC_METHOD ModeStatus finish_encrypt(uint8_t* tag, size_t tag_len) {
-    if (!usable) return ModeStatus::invalid_state;
-    if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
-    gcm_tag_from_running_hash(context, final_hash(), aad_len, data_len, tag, tag_len);
-    return ModeStatus::ok;
-  }
-
-  // finish_decrypt: compares the expected tag (tag_len bytes) in constant time.
-  GC_METHOD ModeStatus finish_decrypt(const uint8_t* expected_tag, size_t tag_len) {
-    if (!usable) return ModeStatus::invalid_state;
-    if (tag_len < kGcmMinTagLen || tag_len > kGcmMaxTagLen) return ModeStatus::invalid_tag_length;
-    uint8_t tag[kBlockLen];
-    gcm_tag_from_running_hash(context, final_hash(), aad_len, data_len, tag, tag_len);
-    bool tag_ok = constant_time_equal(tag, expected_tag, tag_len);
-    secure_zero(tag, sizeof tag);
-    return tag_ok ? ModeStatus::ok : ModeStatus::authentication_failed;
-  }
-
-  GC_METHOD void wipe() { secure_zero(this, sizeof *this); }
-
- private:
-  // absorb: feeds bytes into GHASH, keeping a partial block in pending.
-  GC_METHOD void absorb(const uint8_t* data, size_t len) {
-    if (pending_len > 0) {
-      size_t fill_len = min_size(kBlockLen - pending_len, len);
-      for (size_t i = 0; i < fill_len; ++i) pending[pending_len + i] = data[i];
-      pending_len += (unsigned)fill_len;
-      data += fill_len;
-      len -= fill_len;
-      if (pending_len < kBlockLen) return;
-      running_hash = gc_ghash_bytes(running_hash, context.hash_subkey, pending, kBlockLen);
-      pending_len = 0;
-    }
-    size_t whole_len = len - len % kBlockLen;
-    running_hash = gc_ghash_bytes(running_hash, context.hash_subkey, data, whole_len);
-    for (size_t i = whole_len; i < len; ++i) pending[i - whole_len] = data[i];
-    pending_len = (unsigned)(len - whole_len);
-  }
-
-  // flush_pending: zero-pads and absorbs a partial block (the end of the AAD or of the data).
-  GC_METHOD void flush_pending() {
-    if (pending_len == 0) return;
-    running_hash = gc_ghash_bytes(running_hash, context.hash_subkey, pending, pending_len);
-    pending_len = 0;
-  }
-
-  GC_METHOD void start_data_phase() {
-    if (in_data_phase) return;
-    flush_pending();
-    in_data_phase = true;
-  }
-
-  GC_METHOD gc_gf128 final_hash() {
-    start_data_phase();
-    flush_pending();
-    return running_hash;
-  }
-};
 
 }  // namespace gpucrypt::modes

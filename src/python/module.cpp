@@ -14,6 +14,13 @@
 namespace nb = nanobind;
 using namespace gpucrypt;
 
+// Bindings that live in their own files (CUDA device-pointer entry points, GPU hashing).
+namespace gpucrypt::python {
+void register_cuda_bindings(nb::module_& m);
+void register_cuda_hash_bindings(nb::module_& m);
+void register_engine_bindings(nb::module_& m);
+}  // namespace gpucrypt::python
+
 namespace {
 
 // A read-only view of any object with the buffer protocol (bytes, bytearray, memoryview, numpy).
@@ -149,6 +156,9 @@ NB_MODULE(_native, m) {
   m.doc() = "gpucrypt native core (C++/CUDA); use the gpucrypt package, not this module";
 
   nb::exception<DeviceError>(m, "DeviceError", PyExc_RuntimeError);
+  gpucrypt::python::register_cuda_bindings(m);
+  gpucrypt::python::register_cuda_hash_bindings(m);
+  gpucrypt::python::register_engine_bindings(m);
 
   m.def("variants", [] {
     nb::list out;

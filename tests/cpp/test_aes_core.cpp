@@ -21,44 +21,19 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
+
 #if defined(GPUCRYPT_WITH_OPENSSL)
 #include <openssl/evp.h>
 #endif
 
 namespace {
 
-int num_passed = 0;
-int num_failed = 0;
+using namespace gpucrypt::test_support;
 
-std::string to_hex(const uint8_t* bytes, size_t len) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < len; ++i) {
-    out += digits[bytes[i] >> 4];
-    out += digits[bytes[i] & 15];
-  }
-  return out;
-}
-
-std::vector<uint8_t> from_hex(const std::string& text) {
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < text.size(); i += 2)
-    out.push_back((uint8_t)std::stoul(text.substr(i, 2), nullptr, 16));
-  return out;
-}
-
-void expect(bool ok, const std::string& what) {
-  if (ok) {
-    ++num_passed;
-  } else {
-    ++num_failed;
-    if (num_failed <= 20) std::printf("FAIL: %s\n", what.c_str());
-  }
-}
-
-void expect_bytes(const uint8_t* got, const uint8_t* want, size_t len, const std::string& what) {
+void check_bytes(const uint8_t* got, const uint8_t* want, size_t len, const std::string& what) {
   bool ok = std::memcmp(got, want, len) == 0;
-  expect(ok, ok ? what : what + ": got " + to_hex(got, len) + ", want " + to_hex(want, len));
+  check(ok, ok ? what : what + ": got " + to_hex(got, len) + ", want " + to_hex(want, len));
 }
 
 // Runs every entry point on two blocks and returns the results (the T-table functions one block
@@ -102,7 +77,7 @@ Results run_all(bool encrypt, const uint8_t* key, int key_len, const uint8_t* in
   aes_key_schedule ks;
   int status = encrypt ? aes_expand_key_enc(&ks, key, key_len, gc_aes_sbox)
                        : aes_expand_key_dec(&ks, key, key_len, gc_aes_sbox);
-  expect(status == 0, "aes_expand_key_* accepts key_len " + std::to_string(key_len));
+  check(status == 0, "aes_expand_key_* accepts key_len " + std::to_string(key_len));
   for (int b = 0; b < 2; ++b) {
     gc_block in = gc_block_load(in32 + 16 * b);
     gc_block_store(r.ttable + 16 * b,
@@ -112,8 +87,8 @@ Results run_all(bool encrypt, const uint8_t* key, int key_len, const uint8_t* in
                    encrypt ? ttable_encrypt_literal(&ks, in) : ttable_decrypt_literal(&ks, in));
   }
   aes_bitsliced_key bks;
-  expect(aes_bitsliced_expand_key(&bks, key, key_len) == 0,
-         "aes_bitsliced_expand_key accepts key_len " + std::to_string(key_len));
+  check(aes_bitsliced_expand_key(&bks, key, key_len) == 0,
+        "aes_bitsliced_expand_key accepts key_len " + std::to_string(key_len));
   gc_block blocks[AES_BITSLICED_BLOCKS] = {gc_block_load(in32), gc_block_load(in32 + 16)};
   if (encrypt) aes_bitsliced_encrypt(&bks, blocks);
   else aes_bitsliced_decrypt(&bks, blocks);
@@ -127,11 +102,11 @@ Results run_all(bool encrypt, const uint8_t* key, int key_len, const uint8_t* in
   return r;
 }
 
-void expect_all(const Results& r, const uint8_t* want, size_t len, const std::string& what) {
-  expect_bytes(r.ttable, want, len, "aes_ttable " + what);
-  expect_bytes(r.ttable_literal_rounds, want, len, "aes_ttable *_rounds " + what);
-  expect_bytes(r.bitsliced, want, len, "aes_bitsliced " + what);
-  expect_bytes(r.bitsliced_literal_rounds, want, len, "aes_bitsliced *_rounds " + what);
+void check_all(const Results& r, const uint8_t* want, size_t len, const std::string& what) {
+  check_bytes(r.ttable, want, len, "aes_ttable " + what);
+  check_bytes(r.ttable_literal_rounds, want, len, "aes_ttable *_rounds " + what);
+  check_bytes(r.bitsliced, want, len, "aes_bitsliced " + what);
+  check_bytes(r.bitsliced_literal_rounds, want, len, "aes_bitsliced *_rounds " + what);
 }
 
 // Checks every variant on a known answer of any whole number of blocks, two blocks at a time (the
@@ -140,7 +115,7 @@ void expect_all(const Results& r, const uint8_t* want, size_t len, const std::st
 void check_known_answer(const std::vector<uint8_t>& key, const std::vector<uint8_t>& plaintext,
                         const std::vector<uint8_t>& ciphertext, const std::string& what) {
   if (plaintext.empty() || plaintext.size() % 16 != 0 || ciphertext.size() != plaintext.size()) {
-    expect(false, what + ": malformed vector");
+    check(false, what + ": malformed vector");
     return;
   }
   size_t num_blocks = plaintext.size() / 16;
@@ -153,10 +128,10 @@ void check_known_answer(const std::vector<uint8_t>& key, const std::vector<uint8
     std::memcpy(in + 16, &plaintext[16 * second], 16);
     std::memcpy(want, &ciphertext[16 * first], 16);
     std::memcpy(want + 16, &ciphertext[16 * second], 16);
-    expect_all(run_all(true, key.data(), (int)key.size(), in), want, num_compared,
-               where + " encrypt");
-    expect_all(run_all(false, key.data(), (int)key.size(), want), in, num_compared,
-               where + " decrypt");
+    check_all(run_all(true, key.data(), (int)key.size(), in), want, num_compared,
+              where + " encrypt");
+    check_all(run_all(false, key.data(), (int)key.size(), want), in, num_compared,
+              where + " decrypt");
   }
 }
 
@@ -182,14 +157,14 @@ void test_fips197() {
   aes_expand_key_enc(&ks, key.data(), 16, gc_aes_sbox);
   uint8_t last_word[4], want[4] = {0xb6, 0x63, 0x0c, 0xa6};
   gc_store_le32(last_word, ks.rk[43]);
-  expect_bytes(last_word, want, 4, "FIPS-197 A.1 w[43]");
+  check_bytes(last_word, want, 4, "FIPS-197 A.1 w[43]");
 }
 
 // NIST CAVP response file: "KEY = ", "PLAINTEXT = ", "CIPHERTEXT = " lines, one record per COUNT,
 // in [ENCRYPT] and [DECRYPT] sections; both kinds are checked in both directions.
 void test_nist_file(const std::filesystem::path& path, int expected_records) {
   std::ifstream file(path);
-  expect(file.good(), "open " + path.string());
+  check(file.good(), "open " + path.string());
   std::string line, count;
   std::vector<uint8_t> key, plaintext, ciphertext;
   int num_records = 0;
@@ -213,9 +188,9 @@ void test_nist_file(const std::filesystem::path& path, int expected_records) {
     else if (name == "CIPHERTEXT") ciphertext = from_hex(value);
   }
   flush();
-  expect(num_records == expected_records, path.filename().string() + ": expected " +
-                                              std::to_string(expected_records) + " records, read " +
-                                              std::to_string(num_records));
+  check(num_records == expected_records, path.filename().string() + ": expected " +
+                                             std::to_string(expected_records) + " records, read " +
+                                             std::to_string(num_records));
 }
 
 void test_nist_ecb(const std::filesystem::path& vectors_dir) {
@@ -239,12 +214,12 @@ void test_bad_key_lengths() {
     std::memset(&ks, 0xa5, sizeof ks);
     std::memset(&bks, 0xa5, sizeof bks);
     std::string what = " refuses key_len " + std::to_string(key_len);
-    expect(aes_expand_key_enc(&ks, key, key_len, gc_aes_sbox) == -1, "aes_expand_key_enc" + what);
-    expect(aes_expand_key_dec(&ks, key, key_len, gc_aes_sbox) == -1, "aes_expand_key_dec" + what);
-    expect(aes_bitsliced_expand_key(&bks, key, key_len) == -1, "aes_bitsliced_expand_key" + what);
-    expect(ks.rk[0] == 0xa5a5a5a5u && ks.num_rounds == (int)0xa5a5a5a5u &&
-               bks.sk[0] == 0xa5a5a5a5u && bks.num_rounds == (int)0xa5a5a5a5u,
-           "schedule untouched when it" + what);
+    check(aes_expand_key_enc(&ks, key, key_len, gc_aes_sbox) == -1, "aes_expand_key_enc" + what);
+    check(aes_expand_key_dec(&ks, key, key_len, gc_aes_sbox) == -1, "aes_expand_key_dec" + what);
+    check(aes_bitsliced_expand_key(&bks, key, key_len) == -1, "aes_bitsliced_expand_key" + what);
+    check(ks.rk[0] == 0xa5a5a5a5u && ks.num_rounds == (int)0xa5a5a5a5u &&
+              bks.sk[0] == 0xa5a5a5a5u && bks.num_rounds == (int)0xa5a5a5a5u,
+          "schedule untouched when it" + what);
   }
 }
 
@@ -269,7 +244,7 @@ void test_openssl_random(int key_len, int num_cases) {
               EVP_DecryptUpdate(ctx, decrypted.data(), &out_len, blocks.data(), 32) == 1;
     std::string what = "OpenSSL AES-" + std::to_string(8 * key_len) + " case " + std::to_string(i) +
                        " key " + to_hex(key.data(), key.size()) + " blocks " + to_hex(blocks.data(), 32);
-    expect(ok, what + ": OpenSSL call");
+    check(ok, what + ": OpenSSL call");
     check_known_answer(key, blocks, encrypted, what + " (OpenSSL encrypted)");
     check_known_answer(key, decrypted, blocks, what + " (OpenSSL decrypted)");
   }
@@ -282,16 +257,11 @@ void test_openssl_random(int key_len, int num_cases) {
 int main(int argc, char** argv) {
   test_fips197();
   test_bad_key_lengths();
-  if (argc > 1) {
-    test_nist_ecb(argv[1]);
-  } else {
-    std::printf("note: no vectors dir given, NIST CAVP files skipped\n");
-  }
+  if (auto dir = vectors_dir(argc, argv, "NIST CAVP files")) test_nist_ecb(*dir);
 #if defined(GPUCRYPT_WITH_OPENSSL)
   for (int key_len : {16, 24, 32}) test_openssl_random(key_len, 1000);
 #else
   std::printf("note: built without OpenSSL, differential test skipped\n");
 #endif
-  std::printf("%d passed, %d failed\n", num_passed, num_failed);
-  return num_failed == 0 ? 0 : 1;
+  return report();
 }

@@ -12,7 +12,6 @@
 // are skipped). Prints "N passed, M failed"; exits non-zero on any failure.
 #include "core/camellia.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,33 +20,15 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
+
 #if defined(GPUCRYPT_WITH_OPENSSL)
 #include <openssl/evp.h>
 #endif
 
 namespace {
 
-int num_passed = 0;
-int num_failed = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) {
-    ++num_passed;
-  } else {
-    ++num_failed;
-    if (num_failed <= 20) std::printf("FAIL: %s\n", what.c_str());
-  }
-}
-
-std::vector<uint8_t> from_hex(const std::string& text) {
-  std::vector<uint8_t> bytes;
-  std::string digits;
-  for (char c : text)
-    if (std::isxdigit(static_cast<unsigned char>(c))) digits += c;
-  for (size_t i = 0; i + 1 < digits.size(); i += 2)
-    bytes.push_back(static_cast<uint8_t>(std::stoul(digits.substr(i, 2), nullptr, 16)));
-  return bytes;
-}
+using namespace gpucrypt::test_support;
 
 const camellia_tables kTables = camellia_tables_at(gc_camellia_sp);
 
@@ -162,18 +143,14 @@ void test_openssl_random(int key_bits, int num_trials) {
 int main(int argc, char** argv) {
   test_rfc3713();
   test_bad_key_lengths();
-  if (argc > 1) {
-    const std::filesystem::path dir = std::filesystem::path(argv[1]) / "camellia";
+  if (auto dir = vectors_dir(argc, argv, "NTT vectors")) {
     for (int key_bits : {128, 192, 256})
-      test_ntt_file(dir / ("camellia-" + std::to_string(key_bits) + "-ecb.txt"), key_bits);
-  } else {
-    std::printf("note: no vectors dir given, NTT vectors skipped\n");
+      test_ntt_file(*dir / "camellia" / ("camellia-" + std::to_string(key_bits) + "-ecb.txt"), key_bits);
   }
 #if defined(GPUCRYPT_WITH_OPENSSL)
   for (int key_bits : {128, 192, 256}) test_openssl_random(key_bits, 10000);
 #else
   std::printf("note: built without OpenSSL, differential test skipped\n");
 #endif
-  std::printf("%d passed, %d failed\n", num_passed, num_failed);
-  return num_failed == 0 ? 0 : 1;
+  return report();
 }

@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
+
 #if defined(GPUCRYPT_WITH_OPENSSL)
 #include <openssl/evp.h>
 #endif
@@ -44,37 +46,7 @@ namespace {
 namespace gh = gpucrypt::hash;
 using Bytes = std::vector<uint8_t>;
 
-int num_passed = 0;
-int num_failed = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) {
-    ++num_passed;
-  } else {
-    ++num_failed;
-    if (num_failed <= 30) std::printf("FAIL: %s\n", what.c_str());
-  }
-}
-
-Bytes from_hex(const std::string& text) {
-  Bytes bytes;
-  std::string digits;
-  for (char c : text)
-    if (std::isxdigit(static_cast<unsigned char>(c))) digits += c;
-  for (size_t i = 0; i + 1 < digits.size(); i += 2)
-    bytes.push_back(static_cast<uint8_t>(std::stoul(digits.substr(i, 2), nullptr, 16)));
-  return bytes;
-}
-
-std::string to_hex(const Bytes& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  for (uint8_t b : bytes) {
-    text += digits[b >> 4];
-    text += digits[b & 15];
-  }
-  return text;
-}
+using namespace gpucrypt::test_support;
 
 Bytes ptn(size_t n) {  // RFC 9861: byte i is i mod 251
   Bytes bytes(n);
@@ -609,7 +581,7 @@ void test_api() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : "tests/vectors";
+  const std::string dir = vectors_dir_or_default(argc, argv).string();
   try {
     test_keccak_h_directly();
     test_api();
@@ -626,6 +598,5 @@ int main(int argc, char** argv) {
   } catch (const std::exception& error) {
     check(false, std::string("unexpected exception: ") + error.what());
   }
-  std::printf("%d passed, %d failed\n", num_passed, num_failed);
-  return num_failed == 0 ? 0 : 1;
+  return report();
 }

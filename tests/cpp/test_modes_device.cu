@@ -13,7 +13,14 @@
 #include <cstring>
 #include <vector>
 
-#include "../../src/modes/modes.hpp"
+#include "../../src/modes/block_cipher.hpp"
+#include "../../src/modes/cbc.hpp"
+#include "../../src/modes/cfb.hpp"
+#include "../../src/modes/ctr.hpp"
+#include "../../src/modes/ecb.hpp"
+#include "../../src/modes/gcm.hpp"
+#include "../../src/modes/ofb.hpp"
+#include "../../src/modes/xts.hpp"
 
 using namespace gpucrypt::modes;
 
@@ -115,12 +122,8 @@ GC_METHOD void thread_work(const Cipher& cipher, const Cipher& tweak_cipher, siz
   gc_block own_iv = gc_ctr128_add(iv, thread);
   uint8_t nonce[16];
   store_block(nonce, own_iv);  // the first 12 bytes are the GCM nonce
-  GcmState state;
-  status |= (int)state.init(cipher, nonce, 12);
-  status |= (int)state.update_aad(message, 13);
-  status |= (int)state.encrypt_update(cipher, message, out->serial_gcm[thread], 41);
-  status |= (int)state.encrypt_update(cipher, message + 41, out->serial_gcm[thread] + 41, kSerialMessageLen - 41);
-  status |= (int)state.finish_encrypt(out->serial_gcm[thread] + kSerialMessageLen, 16);
+  status |= (int)gcm_encrypt(cipher, nonce, 12, message, 13, message, out->serial_gcm[thread], kSerialMessageLen,
+                             out->serial_gcm[thread] + kSerialMessageLen, 16);
   cbc_encrypt_blocks(cipher, own_iv, message, out->serial_cbc[thread], kSerialMessageLen / 16);
   cfb_encrypt(cipher, own_iv, message, out->serial_cfb[thread], kSerialMessageLen);
   ofb_xor(cipher, own_iv, message, out->serial_ofb[thread], kSerialMessageLen);

@@ -10,12 +10,11 @@
 //     not in that file; sc2000.md section 10 says it could not be found.)
 //   * the failure path: key lengths other than 16/24/32 are refused.
 //
-// Usage: test_sc2000_core <vector file | vectors dir>   (ctest passes tests/vectors; a directory
-// means <dir>/sc2000/sc2000-nessie-vectors.txt). Prints "N passed, M failed"; non-zero on failure.
+// Usage: test_sc2000_core [vector file | vectors dir]   (ctest passes tests/vectors, the default; a
+// directory means <dir>/sc2000/sc2000-nessie-vectors.txt, and a missing file is a failure).
+// Prints "N passed, M failed"; non-zero on failure.
 #include "core/sc2000.h"
 
-#include <cctype>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,29 +23,11 @@
 #include <string>
 #include <vector>
 
+#include "test_support.hpp"
+
 namespace {
 
-int num_passed = 0;
-int num_failed = 0;
-
-void check(bool ok, const std::string& what) {
-  if (ok) {
-    ++num_passed;
-  } else {
-    ++num_failed;
-    if (num_failed <= 20) std::printf("FAIL: %s\n", what.c_str());
-  }
-}
-
-std::vector<uint8_t> from_hex(const std::string& text) {
-  std::vector<uint8_t> bytes;
-  std::string digits;
-  for (char c : text)
-    if (std::isxdigit(static_cast<unsigned char>(c))) digits += c;
-  for (size_t i = 0; i + 1 < digits.size(); i += 2)
-    bytes.push_back(static_cast<uint8_t>(std::stoul(digits.substr(i, 2), nullptr, 16)));
-  return bytes;
-}
+using namespace gpucrypt::test_support;
 
 const sc2000_tables kTables = sc2000_tables_at(gc_sc2000_ms);
 
@@ -189,11 +170,7 @@ void test_nessie(const std::filesystem::path& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <sc2000-nessie-vectors.txt | vectors dir>\n", argv[0]);
-    return 2;
-  }
-  std::filesystem::path vectors = argv[1];
+  std::filesystem::path vectors = vectors_dir_or_default(argc, argv);
   if (std::filesystem::is_directory(vectors))
     vectors = vectors / "sc2000" / "sc2000-nessie-vectors.txt";
 
@@ -202,6 +179,5 @@ int main(int argc, char** argv) {
   test_debug_trace();
   test_bad_key_lengths();
   test_nessie(vectors);
-  std::printf("%d passed, %d failed\n", num_passed, num_failed);
-  return num_failed == 0 ? 0 : 1;
+  return report();
 }

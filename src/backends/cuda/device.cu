@@ -20,6 +20,7 @@
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
 #include "modes/gcm.hpp"
+#include "modes/xts.hpp"
 
 namespace gpucrypt::cuda {
 

@@ -1,0 +1,384 @@
+// batch_plan.cpp: BatchBuilder (validation, key interning, packing, grouping) and the plan's
+// small helpers. No cryptography happens here.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "backends/cpu/thread_pool.hpp"
+#include "engine/batch.hpp"
+#include "modes/gcm.hpp"
+#include "modes/xts.hpp"
+
+namespace gpucrypt::engine {
+
+namespace {
+
+constexpr uint64_t kArenaAlign = 16;  // gather form: messages start 16-byte aligned (GPU vector loads)
+constexpr uint64_t kXtsMaxDataUnitLen = uint64_t{1} << 24;  // IEEE 1619: 2^20 blocks per data unit
+
+uint64_t align_up(uint64_t x) { return (x + kArenaAlign - 1) & ~(kArenaAlign - 1); }
+
+bool is_cipher_operation(Operation op) { return op == Operation::encrypt || op == Operation::decrypt; }
+bool is_aead_operation(Operation op) { return op == Operation::seal || op == Operation::open; }
+
+std::string_view operation_name(Operation op) {
+  switch (op) {
+    case Operation::encrypt: return "encrypt";
+    case Operation::decrypt: return "decrypt";
+    case Operation::seal: return "seal";
+    case Operation::open: return "open";
+    case Operation::hash: return "hash";
+  }
+  return "?";
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- Suite
+
+bool Suite::same_as(const Suite& o) const {
+  if (operation != o.operation || variant != o.variant) return false;
+  if (operation == Operation::hash)
+    return hash_name == o.hash_name && hash_out_len == o.hash_out_len &&
+           hash_params.function_name == o.hash_params.function_name &&
+           hash_params.customization == o.hash_params.customization &&
+           hash_params.block_size == o.hash_params.block_size;
+  return cipher.canonical == o.cipher.canonical && pkcs7 == o.pkcs7 &&
+         (!is_aead_operation(operation) || tag_len == o.tag_len);
+}
+
+std::string Suite::describe() const {
+  if (operation == Operation::hash) return hash_name;
+  return cipher.canonical + " " + std::string(operation_name(operation));
+}
+
+uint64_t output_len_for(const Suite& suite, uint64_t input_len) {
+  switch (suite.operation) {
+    case Operation::encrypt:
+    case Operation::decrypt: return input_len;
+    case Operation::seal: return input_len + suite.tag_len;
+    case Operation::open: return input_len >= suite.tag_len ? input_len - suite.tag_len : 0;
+    case Operation::hash: return suite.hash_out_len;
+  }
+  return 0;
+}
+
+// ----------------------------------------------------------------------------- buffers, plan
+
+SecureBuffer::SecureBuffer(SecureBuffer&& other) noexcept
+    : data_(std::move(other.data_)), len_(other.len_) {
+  other.len_ = 0;
+}
+
+SecureBuffer& SecureBuffer::operator=(SecureBuffer&& other) noexcept {
+  if (this != &other) {
+    clear();
+    data_ = std::move(other.data_);
+    len_ = other.len_;
+    other.len_ = 0;
+  }
+  return *this;
+}
+
+void SecureBuffer::resize(size_t len) {
+  clear();
+  if (len > 0) data_.reset(new uint8_t[len]);
+  len_ = len;
+}
+
+void SecureBuffer::clear() {
+  if (data_) secure_zero(data_.get(), len_);
+  data_.reset();
+  len_ = 0;
+}
+
+BatchPlan::~BatchPlan() {
+  if (!key_bytes.empty()) secure_zero(key_bytes.data(), key_bytes.size());
+  if (!params.empty()) secure_zero(params.data(), params.size());
+}
+
+uint64_t BatchPlan::total_input_len() const {
+  uint64_t total = 0;
+  for (const auto& g : groups) total += g.total_input_len;
+  return total;
+}
+
+void BatchResult::reset(const BatchPlan& plan) {
+  status.assign(plan.requests.size(), RequestStatus::ok);
+  output_len.resize(plan.requests.size());
+  for (size_t i = 0; i < plan.requests.size(); ++i) output_len[i] = plan.requests[i].output_len;
+  suite_variants.assign(plan.suites.size(), "");
+}
+
+void wipe_failed_outputs(const BatchPlan& plan, BatchResult& result) {
+  for (size_t i = 0; i < plan.requests.size(); ++i) {
+    if (result.status[i] == RequestStatus::ok) continue;
+    const BatchRequest& r = plan.requests[i];
+    secure_zero(plan.output_of(r), r.output_len);
+    result.output_len[i] = 0;
+  }
+}
+
+// ----------------------------------------------------------------------------- builder
+
+BatchBuilder::BatchBuilder() = default;
+
+BatchBuilder::~BatchBuilder() = default;
+
+void BatchBuilder::reserve(size_t num_requests) {
+  plan_.requests.reserve(num_requests);
+  data_lens_.reserve(num_requests);
+}
+
+size_t BatchBuilder::size() const { return plan_.requests.size(); }
+
+uint64_t BatchBuilder::packed_output_len() const { return output_cursor_; }
+
+uint32_t BatchBuilder::add_suite(const Suite& requested) {
+  for (size_t i = 0; i < plan_.suites.size(); ++i)
+    if (plan_.suites[i].same_as(requested)) return static_cast<uint32_t>(i);
+  Suite suite = requested;
+  if (suite.operation == Operation::hash) {
+    const hash::HashInfo& info = hash::hash_info(suite.hash_name);
+    suite.hash_name = info.name;
+    if (info.digest_size != 0) {
+      if (suite.hash_out_len == 0) suite.hash_out_len = info.digest_size;
+      if (suite.hash_out_len != info.digest_size)
+        throw std::invalid_argument(info.name + " has a fixed digest size of " +
+                                    std::to_string(info.digest_size) + " bytes");
+    } else if (suite.hash_out_len == 0) {
+      throw std::invalid_argument(info.name + " needs an output length (length=...)");
+    }
+    // Parameters and the variant are checked by building one context now, not per message.
+    hash::create_hash(suite.hash_name, suite.hash_params, suite.variant);
+  } else {
+    const bool is_gcm = suite.cipher.mode == Mode::gcm;
+    if (is_cipher_operation(suite.operation) && is_gcm)
+      throw std::invalid_argument(suite.cipher.canonical + " is an AEAD: add it with seal/open (aad, tag)");
+    if (is_aead_operation(suite.operation) && !is_gcm)
+      throw std::invalid_argument(suite.cipher.canonical + " is not an AEAD");
+    if (suite.pkcs7 && suite.cipher.mode != Mode::ecb && suite.cipher.mode != Mode::cbc)
+      throw std::invalid_argument(suite.cipher.canonical + ": padding applies to ECB and CBC only");
+    if (is_aead_operation(suite.operation) && (suite.tag_len < 4 || suite.tag_len > 16))
+      throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(suite.tag_len));
+  }
+  plan_.suites.push_back(std::move(suite));
+  return static_cast<uint32_t>(plan_.suites.size() - 1);
+}
+
+uint32_t BatchBuilder::intern_key(const Suite& suite, ByteSpan key) {
+  const CipherName& name = suite.cipher;
+  const bool xts = name.mode == Mode::xts;
+  // The schedule depends on the algorithm, the key bytes and whether they are two XTS halves (the
+  // key length is implied by the bytes). The table holds hashes of keys, never copies; equal
+  // hashes are confirmed against key_bytes. Runs of one key (encrypt_many, file chunks) hit the
+  // last-key check first.
+  auto same = [&](uint32_t slot_index) {
+    const KeySlot& slot = plan_.keys[slot_index];
+    return slot.algorithm == name.algorithm && slot.xts == xts && slot.key_len == key.size() &&
+           std::memcmp(plan_.key_of(slot), key.data(), key.size()) == 0;
+  };
+  if (!plan_.keys.empty() && same(static_cast<uint32_t>(plan_.keys.size() - 1)))
+    return static_cast<uint32_t>(plan_.keys.size() - 1);
+  size_t fingerprint = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(key.data()), key.size()));
+  fingerprint ^= (static_cast<size_t>(name.algorithm) << 1 | static_cast<size_t>(xts)) * 0x9E3779B97F4A7C15ull;
+  auto [first, last] = key_index_.equal_range(fingerprint);
+  for (auto it = first; it != last; ++it)
+    if (same(it->second)) return it->second;
+  KeySlot slot;
+  slot.algorithm = name.algorithm;
+  slot.key_len = static_cast<uint16_t>(key.size());
+  slot.xts = xts;
+  slot.offset = plan_.key_bytes.size();
+  plan_.key_bytes.insert(plan_.key_bytes.end(), key.begin(), key.end());
+  plan_.keys.push_back(slot);
+  const uint32_t index = static_cast<uint32_t>(plan_.keys.size() - 1);
+  key_index_.emplace(fingerprint, index);
+  return index;
+}
+
+uint32_t BatchBuilder::add_common(uint32_t suite_index, ByteSpan key, ByteSpan iv, ByteSpan aad,
+                                  uint64_t data_len) {
+  if (suite_index >= plan_.suites.size()) throw std::invalid_argument("unknown suite index");
+  const Suite& suite = plan_.suites[suite_index];
+  const size_t index = plan_.requests.size();
+  if (index >= UINT32_MAX) throw std::invalid_argument("too many requests in one batch");
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("request " + std::to_string(index) + " (" + suite.describe() + "): " + why);
+  };
+  BatchRequest r;
+  r.suite = suite_index;
+  uint64_t input_len = data_len;
+  if (suite.operation == Operation::hash) {
+    if (!key.empty() || !iv.empty() || !aad.empty()) fail("a hash takes no key, IV or AAD");
+  } else {
+    const CipherName& name = suite.cipher;
+    if (key.size() != name.key_len())
+      fail("needs a " + std::to_string(name.key_len()) + "-byte key, got " + std::to_string(key.size()));
+    if (name.mode == Mode::xts && !modes::xts_key_halves_differ(key.data(), key.size()))
+      fail("the two halves of an XTS key must differ");
+    switch (name.mode) {
+      case Mode::ecb:
+        if (!iv.empty()) fail("ECB takes no IV");
+        break;
+      case Mode::gcm:
+        if (iv.empty()) fail("GCM nonce must be at least 1 byte");
+        break;
+      default:
+        if (iv.size() != 16) fail("needs a 16-byte IV, got " + std::to_string(iv.size()));
+    }
+    if (!aad.empty() && !is_aead_operation(suite.operation)) fail("AAD is for AEAD requests only");
+    const bool block_mode = name.mode == Mode::ecb || name.mode == Mode::cbc;
+    if (block_mode && suite.pkcs7 && suite.operation == Operation::encrypt) {
+      input_len = data_len + (16 - data_len % 16);
+    } else if (block_mode && data_len % 16 != 0) {
+      fail(suite.pkcs7 ? "ciphertext length is not a positive multiple of 16 bytes"
+                       : "without padding needs a multiple of 16 bytes, got " + std::to_string(data_len));
+    } else if (block_mode && suite.pkcs7 && data_len == 0) {
+      fail("ciphertext length is not a positive multiple of 16 bytes");
+    }
+    if (name.mode == Mode::xts && (data_len < 16 || data_len > kXtsMaxDataUnitLen))
+      fail("an XTS data unit is 16 bytes to 16 MiB, got " + std::to_string(data_len));
+    if (suite.operation == Operation::seal && data_len > modes::kGcmMaxDataLen)
+      fail("GCM can encrypt at most 2^32-2 blocks per nonce");
+    r.key = intern_key(suite, key);
+  }
+  r.input_len = input_len;
+  r.output_len = output_len_for(suite, input_len);
+  r.iv_offset = plan_.params.size();
+  r.iv_len = static_cast<uint32_t>(iv.size());
+  plan_.params.insert(plan_.params.end(), iv.begin(), iv.end());
+  r.aad_offset = plan_.params.size();
+  r.aad_len = aad.size();
+  plan_.params.insert(plan_.params.end(), aad.begin(), aad.end());
+  plan_.requests.push_back(r);
+  data_lens_.push_back(data_len);
+  return static_cast<uint32_t>(index);
+}
+
+uint32_t BatchBuilder::add(uint32_t suite, ByteSpan key, ByteSpan iv, ByteSpan aad, ByteSpan input) {
+  if (form_ == 2) throw std::logic_error("BatchBuilder: add() after add_packed()");
+  form_ = 1;
+  const uint32_t index = add_common(suite, key, iv, aad, input.size());
+  BatchRequest& r = plan_.requests.back();
+  r.input_offset = input_cursor_;
+  input_cursor_ = align_up(input_cursor_ + r.input_len);
+  r.output_offset = output_cursor_;
+  output_cursor_ = align_up(output_cursor_ + r.output_len);
+  gather_sources_.push_back(input.data());
+  return index;
+}
+
+uint32_t BatchBuilder::add_packed(uint32_t suite, ByteSpan key, ByteSpan iv, ByteSpan aad,
+                                  uint64_t input_offset, uint64_t input_len) {
+  if (form_ == 1) throw std::logic_error("BatchBuilder: add_packed() after add()");
+  form_ = 2;
+  const Suite& s = plan_.suites.at(suite);
+  if (s.pkcs7 && s.operation == Operation::encrypt)
+    throw std::invalid_argument("packed requests cannot be padded: pad the messages in place");
+  const uint32_t index = add_common(suite, key, iv, aad, input_len);
+  BatchRequest& r = plan_.requests.back();
+  r.input_offset = input_offset;
+  r.output_offset = output_cursor_;
+  output_cursor_ += r.output_len;
+  return index;
+}
+
+BatchPlan BatchBuilder::build() {
+  if (form_ == 2) throw std::logic_error("BatchBuilder: build() on a packed batch; use build_packed");
+  plan_.owned_input.resize(input_cursor_);
+  plan_.owned_output.resize(output_cursor_);
+  uint8_t* arena = plan_.owned_input.data();
+  const size_t num_requests = plan_.requests.size();
+  // One copy per message; the gaps left by alignment are zeroed so that no stale heap bytes
+  // travel with the data (to a device, for instance).
+  cpu::ThreadPool::global().parallel_for(num_requests, 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const BatchRequest& r = plan_.requests[i];
+      const uint64_t data_len = data_lens_[i];
+      uint8_t* dst = arena + r.input_offset;
+      if (data_len > 0) std::memcpy(dst, gather_sources_[i], data_len);
+      if (r.input_len > data_len)  // PKCS#7: every padding byte holds the padding length
+        std::memset(dst + data_len, static_cast<int>(r.input_len - data_len), r.input_len - data_len);
+      const uint64_t slot_end = i + 1 < num_requests ? plan_.requests[i + 1].input_offset : input_cursor_;
+      if (slot_end > r.input_offset + r.input_len)
+        std::memset(dst + r.input_len, 0, slot_end - r.input_offset - r.input_len);
+    }
+  });
+  plan_.input = ByteSpan(plan_.owned_input.data(), plan_.owned_input.size());
+  plan_.output = MutableByteSpan(plan_.owned_output.data(), plan_.owned_output.size());
+  gather_sources_.clear();
+  finish(plan_);
+  return std::move(plan_);
+}
+
+BatchPlan BatchBuilder::build_packed(ByteSpan input, MutableByteSpan output) {
+  if (form_ == 1) throw std::logic_error("BatchBuilder: build_packed() on a gather batch; use build");
+  for (size_t i = 0; i < plan_.requests.size(); ++i) {
+    const BatchRequest& r = plan_.requests[i];
+    if (r.input_offset > input.size() || r.input_len > input.size() - r.input_offset)
+      throw std::invalid_argument("request " + std::to_string(i) + ": input range outside the buffer");
+  }
+  if (output.empty() && output_cursor_ > 0) {
+    plan_.owned_output.resize(output_cursor_);
+    output = MutableByteSpan(plan_.owned_output.data(), plan_.owned_output.size());
+  }
+  if (output.size() < output_cursor_)
+    throw std::invalid_argument("output buffer too small: " + std::to_string(output.size()) + " bytes for " +
+                                std::to_string(output_cursor_));
+  const uint8_t* in_begin = input.data();
+  const uint8_t* out_begin = output.data();
+  if (!input.empty() && !output.empty() && in_begin < out_begin + output.size() &&
+      out_begin < in_begin + input.size())
+    throw std::invalid_argument("packed input and output buffers must not overlap");
+  plan_.input = input;
+  plan_.output = output;
+  finish(plan_);
+  return std::move(plan_);
+}
+
+void BatchBuilder::finish(BatchPlan& plan) {
+  const size_t num_requests = plan.requests.size();
+  const size_t num_suites = plan.suites.size();
+  // Counting sort by suite keeps the caller's order within a suite; then longest first, then by
+  // key, only where lengths differ (a batch of equal lengths, the common case, skips the sort).
+  std::vector<uint32_t> suite_start(num_suites + 1, 0);
+  for (const auto& r : plan.requests) ++suite_start[r.suite + 1];
+  std::partial_sum(suite_start.begin(), suite_start.end(), suite_start.begin());
+  plan.order.assign(num_requests, 0);
+  std::vector<uint32_t> cursor(suite_start.begin(), suite_start.end() - 1);
+  for (size_t i = 0; i < num_requests; ++i) plan.order[cursor[plan.requests[i].suite]++] = static_cast<uint32_t>(i);
+  plan.groups.clear();
+  for (size_t s = 0; s < num_suites; ++s) {
+    const uint32_t first = suite_start[s], last = suite_start[s + 1];
+    if (first == last) continue;
+    RequestGroup group;
+    group.suite = static_cast<uint32_t>(s);
+    group.first = first;
+    group.count = last - first;
+    bool equal_lengths = true;
+    const uint64_t first_len = plan.requests[plan.order[first]].input_len;
+    for (uint32_t i = first; i < last; ++i) {
+      const uint64_t len = plan.requests[plan.order[i]].input_len;
+      group.total_input_len += len;
+      group.max_input_len = std::max(group.max_input_len, len);
+      equal_lengths &= len == first_len;
+    }
+    if (!equal_lengths) {
+      std::stable_sort(plan.order.begin() + first, plan.order.begin() + last, [&](uint32_t a, uint32_t b) {
+        const BatchRequest& ra = plan.requests[a];
+        const BatchRequest& rb = plan.requests[b];
+        if (ra.input_len != rb.input_len) return ra.input_len > rb.input_len;
+        return ra.key < rb.key;
+      });
+    }
+    plan.groups.push_back(group);
+  }
+  key_index_.clear();
+  data_lens_.clear();
+  form_ = 0;
+  input_cursor_ = output_cursor_ = 0;
+}
+
+}  // namespace gpucrypt::engine

@@ -1,0 +1,123 @@
+// cuda_bindings.cpp: the device-pointer entry points of gpucrypt._native, for data already in GPU
+// memory (CuPy, PyTorch, Numba). Thin: pointers and the stream arrive as integers (the Python
+// side takes them from __cuda_array_interface__ / DLPack and the array's stream); the GIL is
+// released while the work is enqueued. module.cpp calls register_cuda_bindings(m).
+//
+//   cuda_cipher_device(name, encrypt, key, iv, variant, device_index, in_ptr, out_ptr, nbytes,
+//                      stream) -> variant name; asynchronous on `stream`
+//   cuda_aead_device_seal(name, key, nonce, aad, tag_len, variant, device_index, in_ptr, out_ptr,
+//                         nbytes, stream) -> tag (bytes); waits for the stream
+//   cuda_aead_device_open(name, key, nonce, aad, tag, variant, device_index, in_ptr, out_ptr,
+//                         nbytes, stream) -> bool (out zeroed when False); waits for the stream
+//
+// In a build without CUDA the same names exist and raise DeviceError.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+
+#include <cstdint>
+#include <string>
+
+#include "gpucrypt/gpucrypt.hpp"
+#if defined(GPUCRYPT_WITH_CUDA)
+#include "backends/cuda/device.hpp"
+#endif
+
+namespace nb = nanobind;
+
+namespace gpucrypt::python {
+
+namespace {
+
+ByteSpan span_of(const nb::bytes& b) { return {reinterpret_cast<const uint8_t*>(b.c_str()), b.size()}; }
+
+#if defined(GPUCRYPT_WITH_CUDA)
+cudaStream_t stream_of(uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }
+const void* pointer_of(uintptr_t address) { return reinterpret_cast<const void*>(address); }
+#else
+[[noreturn]] void no_cuda() {
+  throw DeviceError("this build of gpucrypt has no CUDA backend (built without a CUDA toolkit)");
+}
+#endif
+
+}  // namespace
+
+void register_cuda_bindings(nb::module_& m) {
+  m.def(
+      "cuda_cipher_device",
+      [](std::string_view name, bool encrypt, nb::bytes key, nb::object iv, std::string_view variant,
+         int device_index, uintptr_t in_ptr, uintptr_t out_ptr, size_t nbytes, uintptr_t stream) -> std::string {
+#if defined(GPUCRYPT_WITH_CUDA)
+        const CipherName cipher_name = parse_cipher_name(name);
+        const std::string key_bytes(key.c_str(), key.size());
+        std::string iv_bytes;
+        if (!iv.is_none()) {
+          nb::bytes b = nb::cast<nb::bytes>(iv);
+          iv_bytes.assign(b.c_str(), b.size());
+        }
+        nb::gil_scoped_release release;
+        const VariantInfo& ran = cuda::process_device(
+            cipher_name, encrypt ? Direction::encrypt : Direction::decrypt,
+            ByteSpan(reinterpret_cast<const uint8_t*>(key_bytes.data()), key_bytes.size()),
+            ByteSpan(reinterpret_cast<const uint8_t*>(iv_bytes.data()), iv_bytes.size()), variant, device_index,
+            pointer_of(in_ptr), const_cast<void*>(pointer_of(out_ptr)), nbytes, stream_of(stream));
+        return ran.name;
+#else
+        (void)name, (void)encrypt, (void)key, (void)iv, (void)variant, (void)device_index;
+        (void)in_ptr, (void)out_ptr, (void)nbytes, (void)stream;
+        no_cuda();
+#endif
+      },
+      nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"),
+      nb::arg("device_index"), nb::arg("in_ptr"), nb::arg("out_ptr"), nb::arg("nbytes"), nb::arg("stream"),
+      "Encrypt or decrypt nbytes of device memory (one whole message) on a CUDA stream; returns the variant.");
+
+  m.def(
+      "cuda_aead_device_seal",
+      [](std::string_view name, nb::bytes key, nb::bytes nonce, nb::bytes aad, size_t tag_len,
+         std::string_view variant, int device_index, uintptr_t in_ptr, uintptr_t out_ptr, size_t nbytes,
+         uintptr_t stream) -> nb::bytes {
+#if defined(GPUCRYPT_WITH_CUDA)
+        const CipherName cipher_name = parse_cipher_name(name);
+        auto gcm = cuda::DeviceGcm::create(cipher_name, span_of(key), variant, device_index);
+        uint8_t tag[16] = {};
+        if (tag_len > sizeof tag) throw std::invalid_argument("GCM tag length must be 4..16 bytes");
+        {
+          nb::gil_scoped_release release;
+          gcm->seal(span_of(nonce), span_of(aad), pointer_of(in_ptr), const_cast<void*>(pointer_of(out_ptr)),
+                    nbytes, tag, tag_len, stream_of(stream));
+        }
+        return nb::bytes(reinterpret_cast<const char*>(tag), tag_len);
+#else
+        (void)name, (void)key, (void)nonce, (void)aad, (void)tag_len, (void)variant, (void)device_index;
+        (void)in_ptr, (void)out_ptr, (void)nbytes, (void)stream;
+        no_cuda();
+#endif
+      },
+      nb::arg("name"), nb::arg("key"), nb::arg("nonce"), nb::arg("aad"), nb::arg("tag_len"), nb::arg("variant"),
+      nb::arg("device_index"), nb::arg("in_ptr"), nb::arg("out_ptr"), nb::arg("nbytes"), nb::arg("stream"),
+      "GCM-encrypt nbytes of device memory; returns the tag.");
+
+  m.def(
+      "cuda_aead_device_open",
+      [](std::string_view name, nb::bytes key, nb::bytes nonce, nb::bytes aad, nb::bytes tag,
+         std::string_view variant, int device_index, uintptr_t in_ptr, uintptr_t out_ptr, size_t nbytes,
+         uintptr_t stream) -> bool {
+#if defined(GPUCRYPT_WITH_CUDA)
+        const CipherName cipher_name = parse_cipher_name(name);
+        auto gcm = cuda::DeviceGcm::create(cipher_name, span_of(key), variant, device_index);
+        nb::gil_scoped_release release;
+        return gcm->open(span_of(nonce), span_of(aad), pointer_of(in_ptr), const_cast<void*>(pointer_of(out_ptr)),
+                         nbytes, span_of(tag), stream_of(stream));
+#else
+        (void)name, (void)key, (void)nonce, (void)aad, (void)tag, (void)variant, (void)device_index;
+        (void)in_ptr, (void)out_ptr, (void)nbytes, (void)stream;
+        no_cuda();
+#endif
+      },
+      nb::arg("name"), nb::arg("key"), nb::arg("nonce"), nb::arg("aad"), nb::arg("tag"), nb::arg("variant"),
+      nb::arg("device_index"), nb::arg("in_ptr"), nb::arg("out_ptr"), nb::arg("nbytes"), nb::arg("stream"),
+      "GCM-decrypt nbytes of device memory after checking the tag; False (and out zeroed) on mismatch.");
+}
+
+}  // namespace gpucrypt::python

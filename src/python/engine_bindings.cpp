@@ -1,0 +1,219 @@
+// engine_bindings.cpp: the batch engine's entry points in gpucrypt._native (src/engine/batch.hpp).
+// Plumbing only: Python objects in, a BatchPlan built and run with the GIL released, bytes out.
+// module.cpp's NB_MODULE calls register_engine_bindings(m).
+//
+//   batch_run(suites, suite_ids, keys, data, ivs, aads, device, executor)
+//       -> (outputs: list[bytes], status: bytes, suite_variants: list[str], info: dict)
+//     suites: list of (operation, name, pkcs7, tag_len, hash_out_len, variant, function_name,
+//     customization, block_size); per request: suite index, key (None for hashes), data, IV and
+//     AAD (None when absent). status[i] is 0 ok, 1 authentication failed, 2 invalid padding.
+//   aead_packed(name, key, seal, nonces, nonce_len, data, lengths, aad, tag_len, variant, device,
+//               out) -> (output, status: bytes, variant: str, info: dict)
+//     Many AEAD messages under one key, already packed back to back in `data` (lengths: native
+//     uint64 array); the outputs are packed back to back into `out` (a writable buffer, or None
+//     for a new bytes object). The gpucrypt file format's chunks go through here.
+//   wipe(buffer): zeroes a writable buffer (staging buffers, bytearray keys).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+
+#include <cstring>
+#include <vector>
+
+#include "engine/batch.hpp"
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace nb = nanobind;
+
+namespace gpucrypt::python {
+
+void register_engine_bindings(nb::module_& m);
+
+namespace {
+
+using engine::BatchBuilder;
+using engine::BatchPlan;
+using engine::BatchResult;
+using engine::Operation;
+using engine::Suite;
+
+// Buffer views held until the batch has run; bytes objects are read without the buffer protocol.
+class Views {
+ public:
+  Views() = default;
+  Views(const Views&) = delete;
+  Views& operator=(const Views&) = delete;
+  ~Views() {
+    for (auto& view : views_) PyBuffer_Release(&view);
+  }
+  ByteSpan get(nb::handle obj) {
+    if (obj.is_none()) return {};
+    if (PyBytes_Check(obj.ptr()))
+      return {reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj.ptr())),
+              static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr()))};
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+    views_.push_back(view);
+    return {static_cast<const uint8_t*>(view.buf), static_cast<size_t>(view.len)};
+  }
+  MutableByteSpan get_writable(nb::handle obj) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) throw nb::python_error();
+    views_.push_back(view);
+    return {static_cast<uint8_t*>(view.buf), static_cast<size_t>(view.len)};
+  }
+
+ private:
+  std::vector<Py_buffer> views_;
+};
+
+Operation parse_operation(std::string_view op) {
+  if (op == "encrypt") return Operation::encrypt;
+  if (op == "decrypt") return Operation::decrypt;
+  if (op == "seal") return Operation::seal;
+  if (op == "open") return Operation::open;
+  if (op == "hash") return Operation::hash;
+  throw std::invalid_argument("unknown batch operation '" + std::string(op) + "'");
+}
+
+Suite parse_suite(nb::handle spec, Views& views) {
+  nb::tuple t = nb::cast<nb::tuple>(spec);
+  if (t.size() != 9) throw std::invalid_argument("a batch suite is a 9-tuple");
+  Suite suite;
+  suite.operation = parse_operation(nb::cast<std::string_view>(t[0]));
+  const auto name = nb::cast<std::string_view>(t[1]);
+  if (suite.operation == Operation::hash) suite.hash_name = std::string(name);
+  else suite.cipher = parse_cipher_name(name);
+  suite.pkcs7 = nb::cast<bool>(t[2]);
+  suite.tag_len = static_cast<uint8_t>(nb::cast<unsigned>(t[3]));
+  suite.hash_out_len = nb::cast<uint64_t>(t[4]);
+  suite.variant = nb::cast<std::string>(t[5]);
+  const ByteSpan function_name = views.get(t[6]), customization = views.get(t[7]);
+  suite.hash_params.function_name.assign(reinterpret_cast<const char*>(function_name.data()), function_name.size());
+  suite.hash_params.customization.assign(reinterpret_cast<const char*>(customization.data()), customization.size());
+  suite.hash_params.block_size = nb::cast<size_t>(t[8]);
+  return suite;
+}
+
+nb::dict run_info(const BatchResult& result) {
+  nb::dict info;
+  info["device"] = result.device;
+  info["executor"] = result.executor;
+  info["key_setup_s"] = result.timings.key_setup_s;
+  info["h2d_s"] = result.timings.h2d_s;
+  info["compute_s"] = result.timings.compute_s;
+  info["d2h_s"] = result.timings.d2h_s;
+  info["total_s"] = result.timings.total_s;
+  return info;
+}
+
+nb::bytes status_bytes(const BatchResult& result) {
+  return nb::bytes(reinterpret_cast<const char*>(result.status.data()), result.status.size());
+}
+
+nb::tuple batch_run(nb::list suites, nb::list suite_ids, nb::list keys, nb::list data, nb::list ivs,
+                    nb::list aads, std::string_view device, std::string_view executor) {
+  const size_t num_requests = nb::len(data);
+  if (nb::len(suite_ids) != num_requests || nb::len(keys) != num_requests || nb::len(ivs) != num_requests ||
+      nb::len(aads) != num_requests)
+    throw std::invalid_argument("batch_run: per-request lists differ in length");
+  Views views;
+  BatchBuilder builder;
+  builder.reserve(num_requests);
+  for (nb::handle spec : suites) builder.add_suite(parse_suite(spec, views));
+  for (size_t i = 0; i < num_requests; ++i)
+    builder.add(nb::cast<uint32_t>(suite_ids[i]), views.get(keys[i]), views.get(ivs[i]), views.get(aads[i]),
+                views.get(data[i]));
+  BatchPlan plan;
+  BatchResult result;
+  const std::string device_name(device), executor_name(executor);
+  {
+    nb::gil_scoped_release release;
+    plan = builder.build();
+    result = engine::run_batch(plan, device_name, executor_name);
+  }
+  nb::list outputs;
+  for (size_t i = 0; i < num_requests; ++i) {
+    const auto& r = plan.requests[i];
+    outputs.append(nb::bytes(reinterpret_cast<const char*>(plan.output_of(r)), result.output_len[i]));
+  }
+  nb::list variants;
+  for (const auto& v : result.suite_variants) variants.append(v);
+  return nb::make_tuple(outputs, status_bytes(result), variants, run_info(result));
+}
+
+nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::handle nonces, size_t nonce_len,
+                      nb::handle data, nb::handle lengths, nb::handle aad, unsigned tag_len,
+                      std::string_view variant, std::string_view device, nb::handle out) {
+  Views views;
+  const ByteSpan key_bytes = views.get(key), nonce_bytes = views.get(nonces), input = views.get(data),
+                 aad_bytes = views.get(aad), length_bytes = views.get(lengths);
+  if (length_bytes.size() % sizeof(uint64_t) != 0)
+    throw std::invalid_argument("aead_packed: lengths must be a uint64 array");
+  const size_t num_messages = length_bytes.size() / sizeof(uint64_t);
+  if (nonce_len == 0 || nonce_bytes.size() != num_messages * nonce_len)
+    throw std::invalid_argument("aead_packed: expected " + std::to_string(num_messages) + " nonces of " +
+                                std::to_string(nonce_len) + " bytes");
+  std::vector<uint64_t> lens(num_messages);
+  if (num_messages) std::memcpy(lens.data(), length_bytes.data(), length_bytes.size());
+
+  BatchBuilder builder;
+  builder.reserve(num_messages);
+  Suite suite;
+  suite.operation = seal ? Operation::seal : Operation::open;
+  suite.cipher = parse_cipher_name(name);
+  suite.tag_len = static_cast<uint8_t>(tag_len);
+  suite.variant = std::string(variant);
+  const uint32_t suite_index = builder.add_suite(suite);
+  uint64_t offset = 0;
+  for (size_t i = 0; i < num_messages; ++i) {
+    builder.add_packed(suite_index, key_bytes, nonce_bytes.subspan(i * nonce_len, nonce_len), aad_bytes, offset,
+                       lens[i]);
+    offset += lens[i];
+  }
+  if (offset != input.size())
+    throw std::invalid_argument("aead_packed: lengths add up to " + std::to_string(offset) + " bytes, data has " +
+                                std::to_string(input.size()));
+  const uint64_t out_len = builder.packed_output_len();
+  nb::object output_object;
+  MutableByteSpan output;
+  if (out.is_none()) {
+    PyObject* bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(out_len));
+    if (!bytes) throw nb::python_error();
+    output_object = nb::steal(bytes);
+    output = MutableByteSpan(reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(bytes)), out_len);
+  } else {
+    output_object = nb::borrow(out);
+    output = views.get_writable(out);
+    if (output.size() < out_len)
+      throw std::invalid_argument("aead_packed: output buffer holds " + std::to_string(output.size()) +
+                                  " bytes, " + std::to_string(out_len) + " needed");
+    output = output.first(out_len);
+  }
+  BatchResult result;
+  const std::string device_name(device);
+  {
+    nb::gil_scoped_release release;
+    BatchPlan plan = builder.build_packed(input, output);
+    result = engine::run_batch(plan, device_name);
+  }
+  const std::string variant_name = result.suite_variants.empty() ? "" : result.suite_variants[0];
+  return nb::make_tuple(output_object, status_bytes(result), variant_name, run_info(result));
+}
+
+}  // namespace
+
+void register_engine_bindings(nb::module_& m) {
+  m.def("batch_run", &batch_run, nb::arg("suites"), nb::arg("suite_ids"), nb::arg("keys"), nb::arg("data"),
+        nb::arg("ivs"), nb::arg("aads"), nb::arg("device"), nb::arg("executor") = "");
+  m.def("aead_packed", &aead_packed, nb::arg("name"), nb::arg("key"), nb::arg("seal"), nb::arg("nonces"),
+        nb::arg("nonce_len"), nb::arg("data"), nb::arg("lengths"), nb::arg("aad").none(), nb::arg("tag_len"),
+        nb::arg("variant"), nb::arg("device"), nb::arg("out").none());
+  m.def("wipe", [](nb::handle buffer) {
+    Views views;
+    MutableByteSpan span = views.get_writable(buffer);
+    secure_zero(span.data(), span.size());
+  });
+}
+
+}  // namespace gpucrypt::python

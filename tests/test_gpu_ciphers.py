@@ -1,0 +1,339 @@
+"""CUDA backend vs the CPU backend (the oracle), byte for byte.
+
+Every CUDA cipher variant, algorithm, key size and mode, on seeded random keys, IVs and data:
+ragged sizes (0..17, 4095..4097), sizes around the engine's 16 MiB staging chunk, large
+messages (64 MiB), split updates, CTR counters about to wrap at 2^32, 2^64 and 2^128, GCM with
+several nonce lengths and tampered tags, and the device-pointer API through CuPy and PyTorch
+when they are installed. Skipped as a whole where no CUDA device is present.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+gpucrypt = pytest.importorskip("gpucrypt")
+from gpucrypt import _native  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+if not any(d["kind"] == "cuda" for d in gpucrypt.devices()):
+    pytest.skip(f"no CUDA device: {_native.cuda_unavailable_reason()}", allow_module_level=True)
+
+DEVICE = "cuda:0"
+CHUNK = 16 << 20  # the CUDA engine's staging chunk (device.cu kChunkBytes)
+LARGE = int(os.environ.get("GPUCRYPT_TEST_LARGE_BYTES", 64 << 20))
+RAGGED = list(range(0, 18)) + [31, 32, 33, 4095, 4096, 4097]
+MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts")
+PARALLEL_MODES = ("ecb", "cbc", "cfb", "ctr", "xts")  # decryption parallel (and encryption for ECB/CTR/XTS)
+SERIAL_MODES = ("cbc", "cfb", "ofb")  # encryption runs one thread per message
+
+CUDA_VARIANTS = [v for v in gpucrypt.variants(backend="cuda")]
+
+
+def cipher_names(algorithm, modes=MODES):
+    return [f"{algorithm}-{bits}-{mode}" for bits in (128, 192, 256) for mode in modes
+            if not (mode == "xts" and bits == 192)]
+
+
+CASES = [pytest.param(v["name"], name, id=f"{v['name']}-{name}")
+         for v in CUDA_VARIANTS for name in cipher_names(v["algorithm"])]
+
+
+def rng_for(*parts):
+    return random.Random("/".join(map(str, parts)))
+
+
+def key_for(rng, name):
+    _, bits, mode = name.split("-")
+    n = int(bits) // 8 * (2 if mode == "xts" else 1)
+    key = bytearray(rng.randbytes(n))
+    if mode == "xts" and key[: n // 2] == key[n // 2:]:
+        key[0] ^= 1
+    return bytes(key)
+
+
+def iv_for(rng, name):
+    return None if name.endswith("-ecb") else rng.randbytes(16)
+
+
+def valid_size(name, size):
+    mode = name.rsplit("-", 1)[1]
+    if mode in ("ecb", "cbc"):
+        return size % 16 == 0
+    if mode == "xts":
+        return size >= 16
+    return True
+
+
+def crypt(name, key, iv, data, *, encrypt, device, variant=None, splits=()):
+    c = gpucrypt.Cipher(name, key, iv=iv, device=device, padding=False, variant=variant)
+    if variant is not None:
+        assert c.variant == variant
+    assert c.device == device
+    ctx = c.encryptor() if encrypt else c.decryptor()
+    parts, pos = [], 0
+    for s in splits:
+        parts.append(ctx.update(data[pos:s]))
+        pos = s
+    parts.append(ctx.update(data[pos:]))
+    parts.append(ctx.finalize())
+    return b"".join(parts)
+
+
+def check_both_directions(variant, name, key, iv, data, splits=()):
+    for encrypt in (True, False):
+        want = crypt(name, key, iv, data, encrypt=encrypt, device="cpu")
+        got = crypt(name, key, iv, data, encrypt=encrypt, device=DEVICE, variant=variant, splits=splits)
+        assert got == want, f"{variant} {name} {'enc' if encrypt else 'dec'} {len(data)} bytes splits={splits}"
+
+
+@pytest.mark.parametrize("variant,name", CASES)
+def test_ragged_sizes(variant, name):
+    rng = rng_for("ragged", variant, name)
+    for size in RAGGED:
+        if valid_size(name, size):
+            check_both_directions(variant, name, key_for(rng, name), iv_for(rng, name), rng.randbytes(size))
+
+
+@pytest.mark.parametrize("variant,name", CASES)
+def test_split_updates(variant, name):
+    if name.endswith("-xts"):
+        pytest.skip("XTS takes each update as one whole data unit")
+    rng = rng_for("split", variant, name)
+    block_mode = name.endswith(("-ecb", "-cbc"))
+    for size in (48, 1000 * 16, 70001 // 16 * 16 if block_mode else 70001):
+        data = rng.randbytes(size)
+        points = sorted(rng.randrange(size + 1) for _ in range(5))
+        if block_mode:
+            points = [p // 16 * 16 for p in points]
+        check_both_directions(variant, name, key_for(rng, name), iv_for(rng, name), data, splits=points)
+
+
+def chunk_sizes(name):
+    mode = name.rsplit("-", 1)[1]
+    if mode in ("ecb", "cbc"):
+        return [CHUNK - 16, CHUNK, CHUNK + 16, 2 * CHUNK + 32]
+    return [CHUNK - 1, CHUNK, CHUNK + 1, CHUNK + 15, CHUNK + 16, CHUNK + 17, 2 * CHUNK + 5]
+
+
+@pytest.mark.parametrize("variant,name", [c for c in CASES if "-128-" in c.values[1] or "-256-" in c.values[1]])
+def test_chunk_boundaries_and_large(variant, name):
+    """Sizes around the staging chunk and one large message; serial-mode encryption (one GPU thread
+    per message) only at the chunk sizes with AES-128, since a single thread is slow."""
+    rng = rng_for("large", variant, name)
+    mode = name.rsplit("-", 1)[1]
+    key, iv = key_for(rng, name), iv_for(rng, name)
+    sizes = [s for s in chunk_sizes(name) if valid_size(name, s)]
+    large = LARGE + (0 if mode in ("ecb", "cbc") else 5)
+    serial_ok = mode not in SERIAL_MODES or ("-128-" in name and variant.startswith("aes_ttable"))
+    for size in sizes + [large]:
+        data = rng.randbytes(size)
+        for encrypt in (True, False):
+            serial = mode in SERIAL_MODES and (encrypt or mode == "ofb")
+            if serial and (not serial_ok or size == large):
+                continue
+            want = crypt(name, key, iv, data, encrypt=encrypt, device="cpu")
+            got = crypt(name, key, iv, data, encrypt=encrypt, device=DEVICE, variant=variant)
+            assert got == want, f"{variant} {name} {'enc' if encrypt else 'dec'} {size} bytes"
+
+
+@pytest.mark.parametrize("variant", [v["name"] for v in CUDA_VARIANTS])
+def test_ctr_counter_wrap(variant):
+    algorithm = next(v["algorithm"] for v in CUDA_VARIANTS if v["name"] == variant)
+    name = f"{algorithm}-128-ctr"
+    rng = rng_for("wrap", variant)
+    key = key_for(rng, name)
+    for bits in (32, 64, 128):
+        for before in (1, 3, 100):
+            counter = ((rng.getrandbits(128) >> bits << bits) + (1 << bits) - before) % (1 << 128)
+            iv = counter.to_bytes(16, "big")
+            check_both_directions(variant, name, key, iv, rng.randbytes(16 * 300 + 7))
+
+
+def test_variant_reporting_and_errors():
+    aes = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=DEVICE)
+    assert aes.device == DEVICE
+    assert aes.variant == next(v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes")
+    bitsliced = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=DEVICE, variant="aes_bitsliced")
+    assert bitsliced.variant == "aes_bitsliced" and bitsliced.constant_time
+    with pytest.raises(ValueError, match="aes_openssl"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=DEVICE, variant="aes_openssl")
+    with pytest.raises(ValueError):
+        gpucrypt.Cipher("aes-128-xts", bytes(range(32)), iv=bytes(16), device=DEVICE).encrypt(bytes(15))
+    with pytest.raises(ValueError):
+        gpucrypt.Cipher("aes-128-ecb", bytes(16), device=DEVICE, padding=False).encrypt(bytes(17))
+
+
+# ---- GCM --------------------------------------------------------------------------------------
+
+def _gf_mul(x, y):
+    """GF(2^128) product in GCM's bit order (SP 800-38D algorithm 1)."""
+    r = 0xE1 << 120
+    z, v = 0, y
+    for i in range(127, -1, -1):
+        if (x >> i) & 1:
+            z ^= v
+        v = (v >> 1) ^ r if v & 1 else v >> 1
+    return z
+
+
+def _ghash(h, data):
+    y = 0
+    for i in range(0, len(data), 16):
+        y = _gf_mul(y ^ int.from_bytes(data[i:i + 16].ljust(16, b"\0"), "big"), h)
+    return y
+
+
+def gcm_reference(algorithm, key, nonce, aad, plaintext):
+    """GCM from the CPU backend's ECB (a different code path from every GCM in the library)."""
+    bits = len(key) * 8
+    ecb = gpucrypt.Cipher(f"{algorithm}-{bits}-ecb", key, device="cpu", padding=False)
+
+    def e(blocks):
+        return ecb.encrypt(blocks)
+
+    h = int.from_bytes(e(bytes(16)), "big")
+    if len(nonce) == 12:
+        j0 = int.from_bytes(nonce + b"\0\0\0\1", "big")
+    else:
+        pad = (-len(nonce)) % 16
+        j0 = _ghash(h, nonce + bytes(pad + 8) + (len(nonce) * 8).to_bytes(8, "big"))
+
+    def inc32(x, n):
+        return (x >> 32 << 32) | ((x + n) & 0xFFFFFFFF)
+
+    nblocks = (len(plaintext) + 15) // 16
+    counters = b"".join(inc32(j0, i + 1).to_bytes(16, "big") for i in range(nblocks))
+    keystream = e(counters) if counters else b""
+    ct = bytes(a ^ b for a, b in zip(plaintext, keystream))
+    s = _ghash(h, aad + bytes((-len(aad)) % 16) + ct + bytes((-len(ct)) % 16)
+               + (len(aad) * 8).to_bytes(8, "big") + (len(ct) * 8).to_bytes(8, "big"))
+    tag = (s ^ int.from_bytes(e(j0.to_bytes(16, "big")), "big")).to_bytes(16, "big")
+    return ct + tag
+
+
+GCM_CASES = [pytest.param(v["name"], f"{v['algorithm']}-{bits}-gcm", id=f"{v['name']}-{v['algorithm']}-{bits}-gcm")
+             for v in CUDA_VARIANTS for bits in (128, 192, 256)]
+
+
+@pytest.mark.parametrize("variant,name", GCM_CASES)
+def test_gcm_against_reference(variant, name):
+    rng = rng_for("gcm", variant, name)
+    algorithm = name.split("-")[0]
+    key = key_for(rng, name)
+    aead = gpucrypt.AEAD(name, key, device=DEVICE, variant=variant)
+    assert aead.variant == variant and aead.device == DEVICE
+    for size in (0, 1, 15, 16, 17, 255, 4095, 4096, 4097, 8192 + 3):
+        for nonce_len in (12, 1, 16, 60):
+            nonce, aad = rng.randbytes(nonce_len), rng.randbytes(rng.choice((0, 5, 16, 33)))
+            plaintext = rng.randbytes(size)
+            sealed = aead.encrypt(nonce, plaintext, aad)
+            assert sealed == gcm_reference(algorithm, key, nonce, aad, plaintext), (size, nonce_len)
+            assert aead.decrypt(nonce, sealed, aad) == plaintext
+            bad = bytearray(sealed)
+            bad[rng.randrange(len(bad))] ^= 1 << rng.randrange(8)
+            with pytest.raises(gpucrypt.InvalidTag):
+                aead.decrypt(nonce, bytes(bad), aad)
+
+
+@pytest.mark.parametrize("variant,name", [c for c in GCM_CASES if "-192-" not in c.values[1]])
+def test_gcm_large(variant, name):
+    """Large and chunk-crossing messages: GPU against the CPU backend's AEAD where it has the
+    algorithm, and always decrypt(encrypt(x)) == x plus a tag check on a flipped last byte."""
+    rng = rng_for("gcm-large", variant, name)
+    key = key_for(rng, name)
+    gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=variant)
+    try:
+        cpu = gpucrypt.AEAD(name, key, device="cpu")
+    except (ValueError, RuntimeError):
+        cpu = None
+    for size in (CHUNK - 1, CHUNK + 16, 2 * CHUNK + 17, LARGE + 5):
+        nonce, aad = rng.randbytes(12), rng.randbytes(20)
+        plaintext = rng.randbytes(size)
+        sealed = gpu.encrypt(nonce, plaintext, aad)
+        if cpu is not None:
+            assert sealed == cpu.encrypt(nonce, plaintext, aad), size
+        assert gpu.decrypt(nonce, sealed, aad) == plaintext
+        bad = bytearray(sealed)
+        bad[size - 1] ^= 0x80
+        with pytest.raises(gpucrypt.InvalidTag):
+            gpu.decrypt(nonce, bytes(bad), aad)
+
+
+# ---- device-pointer API ---------------------------------------------------------------------
+
+def _device_cases():
+    out = []
+    for v in CUDA_VARIANTS:
+        for bits in (128, 256):
+            for mode in MODES:
+                out.append(pytest.param(v["name"], f"{v['algorithm']}-{bits}-{mode}",
+                                        id=f"{v['name']}-{v['algorithm']}-{bits}-{mode}"))
+    return out
+
+
+@pytest.mark.parametrize("variant,name", _device_cases())
+def test_device_pointer_api_cupy(variant, name):
+    cp = pytest.importorskip("cupy")
+    np = pytest.importorskip("numpy")
+    rng = rng_for("cupy", variant, name)
+    key, iv = key_for(rng, name), iv_for(rng, name)
+    stream = cp.cuda.Stream(non_blocking=True)
+    for size in (16, 17, 4096, 4097, 1 << 20, (1 << 20) + 3):
+        if not valid_size(name, size):
+            continue
+        data = rng.randbytes(size)
+        for encrypt in (True, False):
+            want = crypt(name, key, iv, data, encrypt=encrypt, device="cpu")
+            with stream:
+                src = cp.asarray(np.frombuffer(data, dtype=np.uint8))
+                for layout in ("out_of_place", "in_place", "misaligned"):
+                    if layout == "misaligned":
+                        backing = cp.zeros(size + 1, dtype=cp.uint8)
+                        backing[1:] = src
+                        a, b = backing[1:], cp.empty(size, dtype=cp.uint8)
+                    elif layout == "in_place":
+                        a = src.copy()
+                        b = a
+                    else:
+                        a, b = src, cp.full(size, 0xA5, dtype=cp.uint8)
+                    ran = _native.cuda_cipher_device(name, encrypt, key, iv, variant, 0, a.data.ptr, b.data.ptr,
+                                                     size, stream.ptr)
+                    assert ran == variant
+                    stream.synchronize()
+                    assert cp.asnumpy(b).tobytes() == want, (size, encrypt, layout)
+
+
+@pytest.mark.parametrize("variant", [v["name"] for v in CUDA_VARIANTS])
+def test_device_pointer_api_gcm_torch(variant):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    algorithm = next(v["algorithm"] for v in CUDA_VARIANTS if v["name"] == variant)
+    name = f"{algorithm}-256-gcm"
+    rng = rng_for("torch", variant)
+    key = key_for(rng, name)
+    stream = torch.cuda.Stream()
+    for size in (0, 17, 4096, (1 << 20) + 5):
+        nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(9), rng.randbytes(size)
+        want = gcm_reference(algorithm, key, nonce, aad, plaintext) if size < 8192 else \
+            gpucrypt.AEAD(name, key, device=DEVICE, variant=variant).encrypt(nonce, plaintext, aad)
+        with torch.cuda.stream(stream):
+            x = torch.frombuffer(bytearray(plaintext), dtype=torch.uint8).to("cuda") if size else \
+                torch.empty(0, dtype=torch.uint8, device="cuda")
+            y = torch.empty_like(x)
+            tag = _native.cuda_aead_device_seal(name, key, nonce, aad, 16, variant, 0, x.data_ptr(), y.data_ptr(),
+                                                size, stream.cuda_stream)
+            assert bytes(y.cpu().numpy().tobytes()) + tag == want, size
+            ok = _native.cuda_aead_device_open(name, key, nonce, aad, tag, variant, 0, y.data_ptr(), y.data_ptr(),
+                                               size, stream.cuda_stream)
+            assert ok and bytes(y.cpu().numpy().tobytes()) == plaintext
+            bad = bytes([tag[0] ^ 1]) + tag[1:]
+            x2 = torch.frombuffer(bytearray(want[:size]), dtype=torch.uint8).to("cuda") if size else x
+            assert not _native.cuda_aead_device_open(name, key, nonce, aad, bad, variant, 0, x2.data_ptr(),
+                                                     x2.data_ptr(), size, stream.cuda_stream)
+            if size:
+                assert int(x2.count_nonzero()) == 0  # no unauthenticated plaintext left behind
