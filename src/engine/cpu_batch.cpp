@@ -146,8 +146,8 @@ struct PortableScratch final : Scratch {
   Cipher data{}, tweak{};
   uint32_t loaded_key = kNoKey;
   ~PortableScratch() override {
-    secure_zero(&data, sizeof data);
-    secure_zero(&tweak, sizeof tweak);
+    gpucrypt::secure_zero(&data, sizeof data);
+    gpucrypt::secure_zero(&tweak, sizeof tweak);
   }
 };
 

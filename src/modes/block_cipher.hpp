@@ -7,8 +7,8 @@
 // at compile time (type traits, concepts).
 //
 // Constant-time position: the modes add no secret-dependent branch or index of their own (tag
-// comparison is constant-time); whether a mode is constant-time is decided by the cipher it
-// runs.
+// comparison and padding checks are constant-time); whether a mode is constant-time is decided by
+// the cipher it runs.
 //
 // The BlockCipher concept. A keyed cipher is a trivially copyable struct (so it can be copied to a
 // kernel argument, constant or shared memory, and by value into a thread pool task) with

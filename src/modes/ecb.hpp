@@ -1,8 +1,8 @@
 // ecb.hpp: electronic codebook (SP 800-38A, 6.1). Every block is independent, so the range
 // functions are the whole mode: a parallel caller gives each thread or chunk a block range
-// (in + 16 * first_block, out + 16 * first_block, num_blocks). Buffering partial blocks and padding
-// belong to the caller (src/backends/cipher_stream.cpp, python/gpucrypt/cipher.py). in == out is
-// allowed.
+// (in + 16 * first_block, out + 16 * first_block, num_blocks). Buffering partial blocks belongs to
+// the caller (src/backends/cipher_stream.cpp), and so does padding (padding.hpp has PKCS#7).
+// in == out is allowed.
 // Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 

@@ -2,11 +2,11 @@
 // Plumbing only: Python objects in, a BatchPlan built and run with the GIL released, bytes out.
 // module.cpp's NB_MODULE calls register_engine_bindings(m).
 //
-//   batch_run(suites, suite_ids, keys, data, ivs, aads, device, executor)
-//       -> (outputs: list[bytes], status: bytes, suite_variants: list[str], info: dict)
-//     suites: list of (operation, name, pkcs7, tag_len, hash_out_len, variant, function_name,
-//     customization, block_size); per request: suite index, key (None for hashes), data, IV and
-//     AAD (None when absent). status[i] is 0 ok, 1 authentication failed, 2 invalid padding.
+//   Batch(): add_suite((operation, name, pkcs7, tag_len, hash_out_len, variant, function_name,
+//     customization, block_size)) -> suite index; add(suite, key, iv, aad, data) -> request index
+//     (checked now; key/IV/AAD None when absent); run(device, executor="") -> (outputs:
+//     list[bytes], status: bytes, suite_variants: list[str], info: dict), which empties the batch.
+//     status[i] is 0 ok, 1 authentication failed, 2 invalid padding.
 //   aead_packed(name, key, seal, nonces, nonce_len, data, lengths, aad, tag_len, variant, device,
 //               out) -> (output, status: bytes, variant: str, info: dict)
 //     Many AEAD messages under one key, already packed back to back in `data` (lengths: native
@@ -18,6 +18,8 @@
 #include <nanobind/stl/string_view.h>
 
 #include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "engine/batch.hpp"
@@ -111,36 +113,59 @@ nb::bytes status_bytes(const BatchResult& result) {
   return nb::bytes(reinterpret_cast<const char*>(result.status.data()), result.status.size());
 }
 
-nb::tuple batch_run(nb::list suites, nb::list suite_ids, nb::list keys, nb::list data, nb::list ivs,
-                    nb::list aads, std::string_view device, std::string_view executor) {
-  const size_t num_requests = nb::len(data);
-  if (nb::len(suite_ids) != num_requests || nb::len(keys) != num_requests || nb::len(ivs) != num_requests ||
-      nb::len(aads) != num_requests)
-    throw std::invalid_argument("batch_run: per-request lists differ in length");
-  Views views;
-  BatchBuilder builder;
-  builder.reserve(num_requests);
-  for (nb::handle spec : suites) builder.add_suite(parse_suite(spec, views));
-  for (size_t i = 0; i < num_requests; ++i)
-    builder.add(nb::cast<uint32_t>(suite_ids[i]), views.get(keys[i]), views.get(ivs[i]), views.get(aads[i]),
-                views.get(data[i]));
-  BatchPlan plan;
-  BatchResult result;
-  const std::string device_name(device), executor_name(executor);
-  {
-    nb::gil_scoped_release release;
-    plan = builder.build();
-    result = engine::run_batch(plan, device_name, executor_name);
+// A batch being assembled from Python: requests are checked as they are added; the data they
+// reference stays alive (and, for writable buffers, locked against resizing) until run().
+class PyBatch {
+ public:
+  uint32_t add_suite(nb::handle spec) {
+    Views suite_views;
+    return builder_->add_suite(parse_suite(spec, suite_views));
   }
-  nb::list outputs;
-  for (size_t i = 0; i < num_requests; ++i) {
-    const auto& r = plan.requests[i];
-    outputs.append(nb::bytes(reinterpret_cast<const char*>(plan.output_of(r)), result.output_len[i]));
+  uint32_t add(uint32_t suite, nb::handle key, nb::handle iv, nb::handle aad, nb::handle data) {
+    Views transient;  // key, IV and AAD are copied into the plan at once
+    const ByteSpan input = views_->get(data);
+    const uint32_t index = builder_->add(suite, transient.get(key), transient.get(iv), transient.get(aad), input);
+    keep_alive_.push_back(nb::borrow(data));
+    return index;
   }
-  nb::list variants;
-  for (const auto& v : result.suite_variants) variants.append(v);
-  return nb::make_tuple(outputs, status_bytes(result), variants, run_info(result));
-}
+  size_t size() const { return builder_->size(); }
+
+  // Runs and resets the batch; returns (outputs, status, suite_variants, info).
+  nb::tuple run(std::string_view device, std::string_view executor) {
+    BatchResult result;
+    BatchPlan plan;
+    const std::string device_name(device), executor_name(executor);
+    std::unique_ptr<BatchBuilder> builder = std::exchange(builder_, std::make_unique<BatchBuilder>());
+    try {
+      nb::gil_scoped_release release;
+      plan = builder->build();
+      result = engine::run_batch(plan, device_name, executor_name);
+    } catch (...) {
+      clear();
+      throw;
+    }
+    clear();
+    const size_t num_requests = plan.requests.size();
+    nb::list outputs;
+    for (size_t i = 0; i < num_requests; ++i) {
+      const auto& r = plan.requests[i];
+      outputs.append(nb::bytes(reinterpret_cast<const char*>(plan.output_of(r)), result.output_len[i]));
+    }
+    nb::list variants;
+    for (const auto& v : result.suite_variants) variants.append(v);
+    return nb::make_tuple(outputs, status_bytes(result), variants, run_info(result));
+  }
+
+  void clear() {
+    views_ = std::make_unique<Views>();
+    keep_alive_.clear();
+  }
+
+ private:
+  std::unique_ptr<BatchBuilder> builder_ = std::make_unique<BatchBuilder>();
+  std::unique_ptr<Views> views_ = std::make_unique<Views>();
+  std::vector<nb::object> keep_alive_;
+};
 
 nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::handle nonces, size_t nonce_len,
                       nb::handle data, nb::handle lengths, nb::handle aad, unsigned tag_len,
@@ -204,8 +229,14 @@ nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::hand
 }  // namespace
 
 void register_engine_bindings(nb::module_& m) {
-  m.def("batch_run", &batch_run, nb::arg("suites"), nb::arg("suite_ids"), nb::arg("keys"), nb::arg("data"),
-        nb::arg("ivs"), nb::arg("aads"), nb::arg("device"), nb::arg("executor") = "");
+  nb::class_<PyBatch>(m, "Batch")
+      .def(nb::init<>())
+      .def("add_suite", &PyBatch::add_suite)
+      .def("add", &PyBatch::add, nb::arg("suite"), nb::arg("key").none(), nb::arg("iv").none(), nb::arg("aad").none(),
+           nb::arg("data"))
+      .def("run", &PyBatch::run, nb::arg("device"), nb::arg("executor") = "")
+      .def("clear", &PyBatch::clear)
+      .def("__len__", &PyBatch::size);
   m.def("aead_packed", &aead_packed, nb::arg("name"), nb::arg("key"), nb::arg("seal"), nb::arg("nonces"),
         nb::arg("nonce_len"), nb::arg("data"), nb::arg("lengths"), nb::arg("aad").none(), nb::arg("tag_len"),
         nb::arg("variant"), nb::arg("device"), nb::arg("out").none());

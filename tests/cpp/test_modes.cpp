@@ -28,15 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../src/modes/block_cipher.hpp"
-#include "../../src/modes/cbc.hpp"
-#include "../../src/modes/cfb.hpp"
-#include "../../src/modes/ctr.hpp"
-#include "../../src/modes/ecb.hpp"
-#include "../../src/modes/gcm.hpp"
-#include "../../src/modes/ofb.hpp"
-#include "../../src/modes/padding.hpp"
-#include "../../src/modes/xts.hpp"
+#include "../../src/modes/modes.hpp"
 #include "test_support.hpp"
 
 using namespace gpucrypt::modes;

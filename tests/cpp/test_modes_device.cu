@@ -13,14 +13,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../../src/modes/block_cipher.hpp"
-#include "../../src/modes/cbc.hpp"
-#include "../../src/modes/cfb.hpp"
-#include "../../src/modes/ctr.hpp"
-#include "../../src/modes/ecb.hpp"
-#include "../../src/modes/gcm.hpp"
-#include "../../src/modes/ofb.hpp"
-#include "../../src/modes/xts.hpp"
+#include "../../src/modes/modes.hpp"
 
 using namespace gpucrypt::modes;
 

@@ -1,0 +1,237 @@
+"""Many independent messages in one call: ``Batch`` and ``encrypt_many`` / ``decrypt_many``.
+
+A batch mixes any ciphers, modes, directions, key sizes, lengths and keys (one per message if
+you like), AEAD messages and hashes; ``run()`` executes them together on one device and returns
+the outputs in the order they were added. The native engine (src/engine/batch.hpp) packs the
+messages into one buffer, expands each distinct key once and groups alike messages, so the
+per-message cost is a record, not a call; see docs/engine.md for the design and the numbers.
+
+Failures of individual messages (a GCM tag that does not verify, bad PKCS#7 padding) do not stop
+the others: ``run(raise_on_error=True)`` raises the first one, in request order, after the whole
+batch ran, with every result attached; ``run(raise_on_error=False)`` returns the exception object
+(``InvalidTag`` or ``ValueError``) in that message's place.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Iterable, Optional, Sequence
+
+from gpucrypt import _native
+from gpucrypt._errors import InvalidTag
+from gpucrypt.info import resolve_device
+
+__all__ = ["Batch", "BatchError", "encrypt_many", "decrypt_many", "seal_packed", "open_packed"]
+
+_STATUS_OK, _STATUS_AUTH_FAILED, _STATUS_BAD_PADDING = 0, 1, 2
+_PADDED_MODES = ("ecb", "cbc")
+_NAME_CACHE: dict = {}
+
+
+def _parse(name):
+    info = _NAME_CACHE.get(name)
+    if info is None:
+        if not isinstance(name, str):
+            raise TypeError(f"a cipher name is a str such as 'aes-256-gcm', not {type(name).__name__}")
+        info = _native.parse_cipher_name(name)
+        _NAME_CACHE[name] = info
+    return info
+
+
+def _bytes_like(value, what):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return value
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be bytes-like, not str")
+    try:
+        return memoryview(value).cast("B")
+    except TypeError:
+        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
+
+
+class BatchError(Exception):
+    """Mixin of the exception ``run()`` raises: ``index`` of the first failed request, ``errors``
+    (index -> exception for every failed one) and ``results`` (outputs, exceptions in place)."""
+
+    index: int
+    errors: dict
+    results: list
+
+
+class BatchInvalidTag(InvalidTag, BatchError):
+    """An AEAD request of the batch failed authentication (and maybe others failed too)."""
+
+
+class BatchPaddingError(ValueError, BatchError):
+    """A padded decryption of the batch found invalid PKCS#7 padding (and maybe others failed)."""
+
+
+class Batch:
+    """Requests added one by one, run together: ``b.add(...)``, ``b.add_hash(...)``, ``b.run()``.
+
+    ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. ``add`` returns the request's
+    index in the list ``run`` returns. Arguments are checked when added (``ValueError`` naming
+    the request); data is referenced, not copied, until ``run`` (do not modify it in between).
+    After ``run`` the batch is empty and can be filled again. ``stats`` describes the last run.
+    """
+
+    def __init__(self, device="auto", *, _executor=""):
+        self.device = device
+        self._executor = _executor
+        self._native = _native.Batch()
+        self._suites: dict = {}
+        self._kinds: list = []        # per request: (suite index) for error messages
+        self._suite_names: list = []
+        self._total_len = 0
+        self.stats: Optional[dict] = None
+
+    def __len__(self):
+        return len(self._kinds)
+
+    def _suite(self, spec, description):
+        index = self._suites.get(spec)
+        if index is None:
+            index = self._native.add_suite(spec)
+            self._suites[spec] = index
+            self._suite_names.append(description)
+        return index
+
+    def add(self, name, key, data, iv=None, decrypt=False, aad=None, tag_length=16, padding=None,
+            variant=None) -> int:
+        """A cipher request (``aes-128-cbc``, ``camellia-256-ctr``, ...) or an AEAD request
+        (``aes-256-gcm``: ``iv`` is the nonce, encrypt returns ciphertext || tag, decrypt takes
+        it). ECB and CBC use PKCS#7 padding unless ``padding=False``; other modes take none."""
+        info = _parse(name)
+        mode = info["mode"]
+        aead = mode == "gcm"
+        if padding is None:
+            padding = mode in _PADDED_MODES
+        elif padding and mode not in _PADDED_MODES:
+            raise ValueError(f"{info['canonical']}: padding applies to ECB and CBC only")
+        if aad is not None and not aead:
+            raise ValueError(f"{info['canonical']}: aad is for AEAD (GCM) requests only")
+        if aead and (not isinstance(tag_length, int) or not 4 <= tag_length <= 16):
+            raise ValueError(f"tag_length must be 4..16 bytes, got {tag_length!r}")
+        operation = ("open" if decrypt else "seal") if aead else ("decrypt" if decrypt else "encrypt")
+        spec = (operation, info["canonical"], bool(padding), tag_length if aead else 16, 0,
+                variant or "", b"", b"", 8192)
+        suite = self._suite(spec, f"{info['canonical']} {'decrypt' if decrypt else 'encrypt'}")
+        data = _bytes_like(data, "data")
+        index = self._native.add(suite, _bytes_like(key, "key"), None if iv is None else _bytes_like(iv, "iv"),
+                                 None if aad is None else _bytes_like(aad, "aad"), data)
+        self._kinds.append(suite)
+        return index
+
+    def add_hash(self, name, data, length=None, *, function_name=b"", customization=b"", block_size=8192,
+                 variant=None) -> int:
+        """A hash request (every name ``gpucrypt.hash`` knows); XOFs need ``length``."""
+        if length is not None and (not isinstance(length, int) or length < 1):
+            raise ValueError(f"length must be a positive number of bytes, got {length!r}")
+        spec = ("hash", name, False, 16, length or 0, variant or "",
+                bytes(_bytes_like(function_name, "function_name")),
+                bytes(_bytes_like(customization, "customization")), int(block_size))
+        suite = self._suite(spec, name)
+        index = self._native.add(suite, None, None, None, _bytes_like(data, "data"))
+        self._kinds.append(suite)
+        return index
+
+    def run(self, raise_on_error=True) -> list:
+        """Executes every request; returns the outputs (bytes) in the order they were added."""
+        device = resolve_device(self.device, None)
+        kinds, names = self._kinds, self._suite_names
+        self._kinds, self._suites, self._suite_names = [], {}, []
+        outputs, status, suite_variants, info = self._native.run(device, self._executor)
+        self.stats = dict(info, num_requests=len(outputs),
+                          variants={names[i]: v for i, v in enumerate(suite_variants) if v})
+        if status.count(0) == len(status):
+            return outputs
+        errors = {}
+        for index, code in enumerate(status):
+            if code == _STATUS_OK:
+                continue
+            what = names[kinds[index]]
+            if code == _STATUS_AUTH_FAILED:
+                error = InvalidTag(f"request {index} ({what}): authentication failed")
+            else:
+                error = ValueError(f"request {index} ({what}): invalid PKCS#7 padding")
+            errors[index] = error
+            outputs[index] = error
+        if not raise_on_error:
+            return outputs
+        first = min(errors)
+        kind = BatchInvalidTag if isinstance(errors[first], InvalidTag) else BatchPaddingError
+        suffix = f" ({len(errors)} of {len(outputs)} requests failed)" if len(errors) > 1 else ""
+        exc = kind(str(errors[first]) + suffix)
+        exc.index, exc.errors, exc.results = first, errors, outputs
+        raise exc
+
+
+# ----------------------------------------------------------------------------- one key, many messages
+
+def _aead_many(seal, name, key, nonces, messages, aad, tag_length, device, variant):
+    info = _parse(name)
+    if info["mode"] != "gcm":
+        raise ValueError(f"{info['canonical']} is not an AEAD; use a -gcm name such as aes-256-gcm")
+    messages = [_bytes_like(m, "message") for m in messages]
+    nonces = [_bytes_like(n, "nonce") for n in nonces]
+    if len(nonces) != len(messages):
+        raise ValueError(f"{len(nonces)} nonces for {len(messages)} messages")
+    nonce_len = len(nonces[0]) if nonces else 12
+    if any(len(n) != nonce_len for n in nonces):
+        raise ValueError("encrypt_many/decrypt_many take nonces of one length; use Batch for mixed lengths")
+    lengths = array("Q", (len(m) for m in messages))
+    packed, status, _, _ = _native.aead_packed(
+        info["canonical"], _bytes_like(key, "key"), seal, b"".join(nonces), nonce_len, b"".join(messages),
+        lengths, None if aad is None else _bytes_like(aad, "aad"), tag_length, variant or "",
+        resolve_device(device, sum(lengths)), None)
+    out, position = [], 0
+    view = memoryview(packed)
+    for length in lengths:
+        out_len = length + tag_length if seal else max(length - tag_length, 0)
+        out.append(bytes(view[position:position + out_len]))
+        position += out_len
+    failed = [i for i, code in enumerate(status) if code != _STATUS_OK]
+    if failed:
+        exc = BatchInvalidTag(f"message {failed[0]}: authentication failed"
+                              + (f" ({len(failed)} of {len(out)} failed)" if len(failed) > 1 else ""))
+        exc.errors = {i: InvalidTag(f"message {i}: authentication failed") for i in failed}
+        exc.index = failed[0]
+        exc.results = [exc.errors.get(i, o) for i, o in enumerate(out)]
+        raise exc
+    return out
+
+
+def encrypt_many(name: str, key, nonces: Sequence, messages: Iterable, aad=None, *, tag_length: int = 16,
+                 device: str = "auto", variant: Optional[str] = None) -> list:
+    """AEAD encryption of many messages under one key in one call: ``[ciphertext || tag, ...]``.
+
+    ``nonces[i]`` goes with ``messages[i]`` (all nonces of one length); ``aad`` is shared.
+    The same bytes as ``AEAD(name, key).encrypt(nonce, message, aad)`` for each pair.
+    """
+    return _aead_many(True, name, key, nonces, messages, aad, tag_length, device, variant)
+
+
+def decrypt_many(name: str, key, nonces: Sequence, messages: Iterable, aad=None, *, tag_length: int = 16,
+                 device: str = "auto", variant: Optional[str] = None) -> list:
+    """Inverse of ``encrypt_many``. If any tag fails, raises ``InvalidTag`` (a ``BatchError``
+    naming the first failed message) and returns no plaintext of the failed messages."""
+    return _aead_many(False, name, key, nonces, messages, aad, tag_length, device, variant)
+
+
+def seal_packed(name, key, nonces: bytes, nonce_len: int, data, lengths: array, out=None, *, aad=None,
+                tag_length=16, device="cpu", variant=""):
+    """The zero-copy form the stream engine uses: ``data`` holds the messages back to back
+    (``lengths``, an ``array('Q')``), ``nonces`` the nonces back to back; the sealed messages
+    are written back to back into ``out`` (or a new bytes object). Returns (output, variant, info)."""
+    output, status, used_variant, info = _native.aead_packed(name, key, True, nonces, nonce_len, data, lengths, aad,
+                                                             tag_length, variant, device, out)
+    return output, used_variant, info
+
+
+def open_packed(name, key, nonces: bytes, nonce_len: int, data, lengths: array, out=None, *, aad=None,
+                tag_length=16, device="cpu", variant=""):
+    """Inverse of ``seal_packed``; returns (output, status, variant, info) where ``status[i]`` is
+    0 when message i authenticated (its plaintext is in ``output``) and 1 when it did not (its
+    plaintext bytes are zeroed)."""
+    return _native.aead_packed(name, key, False, nonces, nonce_len, data, lengths, aad, tag_length, variant,
+                               device, out)
