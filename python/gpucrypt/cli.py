@@ -23,7 +23,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, fileformat
+from gpucrypt import bench, fileformat, stream
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -543,10 +543,9 @@ def hash_command(algorithm, length, customization, function_name, block_size, fi
     for path in files or ("-",):
         try:
             with _open_input(path) as source:
-                hasher = gpucrypt.new(name, **keywords)
-                for block in iter(lambda: source.read(READ_BLOCK_LEN), b""):
-                    hasher.update(block)
-                digest = hasher.digest(length) if variable_length else hasher.digest()
+                # The stream engine reads the next block while a worker hashes the last one.
+                digest = stream.hash_stream(name, source, length if variable_length else None,
+                                            read_size=READ_BLOCK_LEN, **keywords)
         except (OSError, ValueError) as exc:
             _print_error(_describe(exc))
             failed = True
@@ -579,12 +578,43 @@ def _key_options(function):
     return function
 
 
+def _parse_cpu_share(ctx, param, value):
+    try:
+        return stream.parse_cpu_share(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def _parse_devices(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        names = [stream.normalise_device(d) for d in value.split(",") if d.strip()]
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if not names:
+        raise click.BadParameter("no device named")
+    return names
+
+
 def _common_file_options(function):
+    function = click.option("--stats", "show_stats", is_flag=True,
+                            help="Print the stream engine's statistics (JSON: time per stage, bytes per "
+                                 "device) to stderr at the end.")(function)
+    function = click.option("--variant", default=None, metavar="NAME",
+                            help="AES implementation for every device. Default: the fastest constant-time "
+                                 "one on each device (aes_openssl or aes_bitsliced on the CPU, the bitsliced "
+                                 "kernels on CUDA); naming a table-based variant gives that up.")(function)
+    function = click.option("--cpu-share", default=None, metavar="auto|0..1", callback=_parse_cpu_share,
+                            help="Fraction of the data the CPU takes beside the GPUs; 'auto' (the default with "
+                                 "--device auto) splits by measured throughput as the run goes.")(function)
+    function = click.option("--devices", default=None, metavar="LIST", callback=_parse_devices,
+                            help="Comma-separated devices, e.g. cuda:0,cuda:1 (overrides --device).")(function)
     function = click.option("--progress", is_flag=True,
                             help="Show the progress bar even when stderr is not a terminal.")(function)
     function = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")(function)
     function = click.option("--device", default="auto", show_default=True,
-                            help="auto, cpu, cuda or cuda:N.")(function)
+                            help="auto (every GPU plus the CPU), cpu, cuda or cuda:N.")(function)
     function = click.option("-o", "--output", "output_path", metavar="OUT",
                             help="Output file, written atomically (default stdout).")(function)
     function = click.argument("input_path", required=False, metavar="[FILE]")(function)
@@ -623,20 +653,25 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
 @click.option("--work-factor", type=click.IntRange(10, fileformat.MAX_SCRYPT_LOG2N),
               default=fileformat.DEFAULT_SCRYPT_LOG2N, show_default=True,
               help="scrypt cost as log2 N (passphrases only).")
-def encrypt(input_path, output_path, device, quiet, progress, passphrase_file, passphrase_env, key_file,
-            chunk_size, work_factor):
+def encrypt(input_path, output_path, device, quiet, progress, devices, cpu_share, variant, show_stats,
+            passphrase_file, passphrase_env, key_file, chunk_size, work_factor):
     """Encrypt FILE (or stdin) into the authenticated gpucrypt file format."""
     chunk_len = _parse_size(chunk_size)
     fileformat._check_chunk_size(chunk_len)
+    stream.resolve_devices(device, devices, cpu_share)   # device errors before any prompt
     material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True)
+    stats = stream.StreamStats()
     with _open_input(input_path) as source:
         bar = _ProgressBar(progress or (not quiet and _is_terminal(sys.stderr)), _input_size(source), "encrypt")
         try:
             with _open_output(output_path, input_path, binary_for_terminal=True) as sink:
                 fileformat.encrypt_stream(source, sink, material, chunk_size=chunk_len, device=device,
-                                          progress=bar, scrypt_log2n=work_factor)
+                                          devices=devices, cpu_share=cpu_share, variant=variant,
+                                          progress=bar, scrypt_log2n=work_factor, stats=stats)
         finally:
             bar.close()
+    if show_stats:
+        click.echo(json.dumps(stats.as_dict()), err=True)
 
 
 @cli.command()
@@ -644,8 +679,8 @@ def encrypt(input_path, output_path, device, quiet, progress, passphrase_file, p
 @_key_options
 @click.option("--max-work-factor", type=click.IntRange(1, 40), default=fileformat.MAX_SCRYPT_LOG2N,
               show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher.")
-def decrypt(input_path, output_path, device, quiet, progress, passphrase_file, passphrase_env, key_file,
-            max_work_factor):
+def decrypt(input_path, output_path, device, quiet, progress, devices, cpu_share, variant, show_stats,
+            passphrase_file, passphrase_env, key_file, max_work_factor):
     """Decrypt a gpucrypt file (FILE or stdin).
 
     With -o, OUT appears only once the whole file has authenticated. To stdout, each chunk is
@@ -655,14 +690,19 @@ def decrypt(input_path, output_path, device, quiet, progress, passphrase_file, p
     def key_for(header):
         return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header)
 
+    stream.resolve_devices(device, devices, cpu_share)
+    stats = stream.StreamStats()
     with _open_input(input_path) as source:
         bar = _ProgressBar(progress or (not quiet and _is_terminal(sys.stderr)), _input_size(source), "decrypt")
         try:
             with _open_output(output_path, input_path, binary_for_terminal=False) as sink:
-                fileformat.decrypt_stream(source, sink, key_for, device=device, progress=bar,
-                                          max_scrypt_log2n=max_work_factor)
+                fileformat.decrypt_stream(source, sink, key_for, device=device, devices=devices,
+                                          cpu_share=cpu_share, variant=variant, progress=bar,
+                                          max_scrypt_log2n=max_work_factor, stats=stats)
         finally:
             bar.close()
+    if show_stats:
+        click.echo(json.dumps(stats.as_dict()), err=True)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,12 @@ chunks sealed with AES-256-GCM under a per-file key from HKDF-SHA256; each chunk
 index and a last-chunk flag, and the last chunk is always shorter than a full one (possibly
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
-Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (HMAC-SHA256);
-every AES-GCM operation goes through `gpucrypt.AEAD`, so it runs on whichever backend `device`
-names. Python cannot wipe immutable `bytes`, so derived keys are dropped, not zeroed.
+Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (HMAC-SHA256).
+The chunks run on the stream engine (gpucrypt.stream): groups of chunks are sealed or opened in
+one batch call each (gpucrypt.batch) by worker threads bound to the CPU and/or GPUs, with reading
+and writing overlapped and memory bounded; by default on a constant-time AES variant on every
+device. The payload key is held in a bytearray that is zeroed when the stream ends; the
+intermediate keys are immutable `bytes` that Python cannot wipe, so they are dropped.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import hmac
 import os
 import struct
 import tempfile
+import time
+from array import array
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator, Optional, Union
 
@@ -30,13 +35,14 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 import gpucrypt
+from gpucrypt import _native, batch, stream
 
 __all__ = [
     "MAGIC", "VERSION", "HEADER_LEN", "TAG_LEN", "SALT_LEN", "KEY_LEN",
     "DEFAULT_CHUNK_SIZE", "MIN_CHUNK_SIZE", "MAX_CHUNK_SIZE",
     "DEFAULT_SCRYPT_LOG2N", "MAX_SCRYPT_LOG2N", "SCRYPT_R", "SCRYPT_P",
     "FormatError", "DecryptionError", "Passphrase", "Header",
-    "encrypt_stream", "decrypt_stream", "encrypt_file", "decrypt_file", "atomic_output",
+    "encrypt_stream", "decrypt_stream", "encrypt_file", "decrypt_file", "atomic_output", "remove_stale_temps",
     "read_header", "parse_header", "chunk_nonce",
 ]
 
@@ -273,42 +279,156 @@ def _open_header(header: Header, material: Union[Passphrase, bytes]) -> bytes:
     return payload_key
 
 
+class _Job:
+    """A run of consecutive chunks processed in one native call (see gpucrypt.stream)."""
+
+    __slots__ = ("first_index", "data", "data_len", "lengths", "final", "out", "out_len", "status",
+                 "trailing", "end_error")
+
+    def __init__(self, first_index, data, data_len, lengths, final, out, out_len):
+        self.first_index, self.data, self.data_len, self.lengths = first_index, data, data_len, lengths
+        self.final, self.out, self.out_len = final, out, out_len
+        self.status = b""
+        self.trailing = False        # decryption: bytes followed the final chunk
+        self.end_error = None        # decryption: (kind, chunk index, length) of a truncation
+
+    def nonces(self) -> bytes:
+        last = len(self.lengths) - 1
+        return b"".join(chunk_nonce(self.first_index + i, self.final and i == last) for i in range(last + 1))
+
+
+class _ChunkEngine:
+    """Seals or opens jobs of chunks on the stream engine's workers under the payload key.
+
+    The key lives in a bytearray that close() zeroes. Each device runs the variant chosen for
+    it: constant-time by default (stream.constant_time_variant), or the one the caller named.
+    """
+
+    def __init__(self, suite: _Suite, payload_key: bytes, devices, variant: Optional[str], stats):
+        self.aead_name = suite.aead_name
+        self.key = bytearray(payload_key)
+        algorithm = suite.aead_name.split("-")[0]
+        self.variants = {d: variant or stream.constant_time_variant(algorithm, d) for d in devices}
+        self.stats = stats
+
+    def _record(self, device, variant, info):
+        record = self.stats.device(device)
+        record.variant = variant
+        for stage in ("h2d_s", "compute_s", "d2h_s"):
+            record.stages[stage] = record.stages.get(stage, 0.0) + info.get(stage, 0.0)
+
+    def seal(self, device, job):
+        _, variant, info = batch.seal_packed(self.aead_name, self.key, job.nonces(), NONCE_LEN,
+                                             memoryview(job.data)[:job.data_len], job.lengths, job.out,
+                                             device=device, variant=self.variants[device])
+        self._record(device, variant, info)
+
+    def open(self, device, job):
+        _, job.status, variant, info = batch.open_packed(self.aead_name, self.key, job.nonces(), NONCE_LEN,
+                                                         memoryview(job.data)[:job.data_len], job.lengths, job.out,
+                                                         device=device, variant=self.variants[device])
+        self._record(device, variant, info)
+
+    def close(self):
+        _native.wipe(self.key)
+
+
+def _write_out(pipeline, dst):
+    """The input is waiting on a slow producer: finish and write every job in flight, and flush."""
+    pipeline.drain()
+    flush = getattr(dst, "flush", None)
+    if flush is not None:
+        flush()
+
+
+def _plan(device, devices, cpu_share, chunk_len, job_size):
+    worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
+    return worker_devices, share, stream.chunks_per_job(chunk_len, job_size, worker_devices)
+
+
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
                    chunk_size: int = DEFAULT_CHUNK_SIZE, device: str = "auto", progress: Progress = None,
-                   scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N, suite: str = "aes-256-gcm") -> int:
+                   scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N, suite: str = "aes-256-gcm",
+                   devices=None, cpu_share=None, variant: Optional[str] = None, job_size: Optional[int] = None,
+                   cancel=None, stats: Optional[stream.StreamStats] = None) -> int:
     """Encrypt everything readable from `src` to `dst`; return the plaintext length.
 
-    Holds one chunk in memory. `key_material`: a passphrase (str or Passphrase; scrypt with
-    N = 2^scrypt_log2n, r = 8, p = 1) or a 32-byte key. `progress(n)` is called after each chunk
-    with the number of input bytes consumed since the previous call. Errors from `src`/`dst`
-    (OSError, e.g. ENOSPC) propagate unchanged; what was already written to `dst` is the
-    caller's to discard (encrypt_file does).
+    `key_material`: a passphrase (str or Passphrase; scrypt with N = 2^scrypt_log2n, r = 8,
+    p = 1) or a 32-byte key. `progress(n)` is called after each chunk is written with the number
+    of input bytes it consumed. Errors from `src`/`dst` (OSError, e.g. ENOSPC) propagate
+    unchanged; what was already written to `dst` is the caller's to discard (encrypt_file does).
+
+    The chunks run on the stream engine (gpucrypt.stream): `device` / `devices` / `cpu_share`
+    choose the workers (default: every GPU plus the CPU, or the CPU alone), `job_size` the
+    bytes per native call, `cancel` a threading.Event that stops the work (raising
+    stream.Cancelled), `stats` a StreamStats to fill. Memory stays bounded: a few jobs of a few
+    MiB each, whatever the input size. `variant`: None runs a constant-time AES on every device
+    (stream.constant_time_variant); naming one (e.g. "aes_ttable") is the explicit opt-out.
     """
     _check_chunk_size(chunk_size)
     if suite not in _SUITES_BY_NAME:
         raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
     selected_suite = _SUITES_BY_NAME[suite]
+    worker_devices, share, per_job = _plan(device, devices, cpu_share, chunk_size, job_size)
+    stats = stats if stats is not None else stream.StreamStats()
     header, payload_key = _build_header(selected_suite, _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
-    aead = gpucrypt.AEAD(selected_suite.aead_name, payload_key, device=device)
+    engine = _ChunkEngine(selected_suite, payload_key, worker_devices, variant, stats)
     del payload_key
+    start = time.perf_counter()
     dst.write(header.prefix + header.mac)
+    reader = stream.Reader(src, idle=lambda: _write_out(pipeline, dst))
     plaintext_len = 0
-    chunk_index = 0
-    while True:
-        plaintext = _read_full(src, chunk_size)
-        is_final = len(plaintext) < chunk_size   # a full chunk is never final: see the spec
-        dst.write(aead.encrypt(chunk_nonce(chunk_index, is_final), plaintext))
-        plaintext_len += len(plaintext)
-        if progress is not None and plaintext:
-            progress(len(plaintext))
-        if is_final:
-            return plaintext_len
-        chunk_index += 1
+
+    def write(job, _):
+        began = time.perf_counter()
+        dst.write(memoryview(job.out)[:job.out_len])
+        stats.write_s += time.perf_counter() - began
+        stats.bytes_out += job.out_len
+        in_pool.release(job.data)
+        out_pool.release(job.out)
+        if progress is not None:
+            for length in job.lengths:
+                if length:
+                    progress(length)
+
+    try:
+        with stream.BufferPool(per_job * chunk_size) as in_pool, \
+                stream.BufferPool(per_job * (chunk_size + TAG_LEN)) as out_pool, \
+                stream.Pipeline(engine.seal, worker_devices, on_result=write, cpu_share=share, cancel=cancel,
+                                stats=stats) as pipeline:
+            chunk_index = 0
+            while True:
+                data = in_pool.acquire()
+                began = time.perf_counter()
+                data_len = reader.fill(memoryview(data), chunk_size)
+                stats.read_s += time.perf_counter() - began
+                # Only the end of the input makes a chunk final, and a full chunk is never final
+                # (see the spec): input of a multiple of L bytes ends with an empty final chunk.
+                # (Before the end, fill returns whole chunks only.)
+                is_final = reader.at_eof
+                num_full = data_len // chunk_size
+                lengths = array("Q", [chunk_size]) * num_full
+                if is_final:
+                    lengths.append(data_len - num_full * chunk_size)
+                job = _Job(chunk_index, data, data_len, lengths, is_final, out_pool.acquire(),
+                           data_len + TAG_LEN * len(lengths))
+                plaintext_len += data_len
+                stats.bytes_in += data_len
+                pipeline.submit(job, data_len)
+                chunk_index += len(lengths)
+                if is_final:
+                    break
+    finally:
+        engine.close()
+        stats.wall_s += time.perf_counter() - start
+    return plaintext_len
 
 
 def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, device: str = "auto",
-                   progress: Progress = None, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> int:
+                   progress: Progress = None, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N,
+                   devices=None, cpu_share=None, variant: Optional[str] = None, job_size: Optional[int] = None,
+                   cancel=None, stats: Optional[stream.StreamStats] = None) -> int:
     """Decrypt a gpucrypt file from `src` to `dst`; return the plaintext length.
 
     Every chunk is authenticated before its plaintext is written, so `dst` only ever receives
@@ -318,66 +438,201 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
 
     `key_material` may be a callable taking the parsed Header (e.g. to prompt for a passphrase
     only when the file needs one). Raises FormatError for unreadable/unsupported headers and
-    DecryptionError (also a gpucrypt.InvalidTag) for every authentication failure.
+    DecryptionError (also a gpucrypt.InvalidTag) for every authentication failure. The stream
+    engine options are encrypt_stream's; `progress(n)` counts input bytes (the header first).
     """
     header = read_header(src, max_scrypt_log2n)
     material = key_material(header) if callable(key_material) else key_material
     payload_key = _open_header(header, _normalise_key_material(material))
-    aead = gpucrypt.AEAD(_SUITES[header.suite_id].aead_name, payload_key, device=device)
+    full_len = header.chunk_size + TAG_LEN
+    worker_devices, share, per_job = _plan(device, devices, cpu_share, full_len, job_size)
+    stats = stats if stats is not None else stream.StreamStats()
+    engine = _ChunkEngine(_SUITES[header.suite_id], payload_key, worker_devices, variant, stats)
     del payload_key
+    start = time.perf_counter()
     if progress is not None:
         progress(HEADER_LEN)
-    full_len = header.chunk_size + TAG_LEN
+    reader = stream.Reader(src, idle=lambda: _write_out(pipeline, dst))
     released_len = 0
-    chunk_index = 0
-    while True:
-        sealed = _read_full(src, full_len)
-        if len(sealed) == full_len:
-            try:
-                plaintext = aead.decrypt(chunk_nonce(chunk_index, False), sealed)
-            except gpucrypt.InvalidTag:
-                raise DecryptionError(f"chunk {chunk_index} failed authentication "
-                                      "(modified, reordered or duplicated chunk)",
-                                      chunk_index, released_len) from None
-            dst.write(plaintext)
+
+    def write(job, _):
+        nonlocal released_len
+        failed = next((i for i, code in enumerate(job.status) if code), -1)
+        num_good = len(job.lengths) if failed < 0 else failed
+        if failed < 0 and job.trailing:
+            num_good -= 1                  # the final chunk verified, but the file goes on
+        good_len = sum(job.lengths[:num_good]) - TAG_LEN * num_good
+        began = time.perf_counter()
+        dst.write(memoryview(job.out)[:good_len])
+        stats.write_s += time.perf_counter() - began
+        stats.bytes_out += good_len
+        for length in job.lengths[:num_good]:
+            released_len += length - TAG_LEN
+            if progress is not None:
+                progress(length)
+        last_index = job.first_index + len(job.lengths) - 1
+        if failed >= 0:
+            index = job.first_index + failed
+            if job.final and index == last_index:
+                raise DecryptionError(f"chunk {index} failed authentication as the final chunk "
+                                      "(file truncated, modified, or followed by extra data)", index, released_len)
+            raise DecryptionError(f"chunk {index} failed authentication (modified, reordered or duplicated chunk)",
+                                  index, released_len)
+        if job.trailing:
+            raise DecryptionError(f"trailing data after final chunk {last_index}", last_index, released_len)
+        if job.end_error is not None:
+            kind, index, length = job.end_error
+            if kind == "missing":
+                where = f"after chunk {index - 1}" if index else "after the header"
+                raise DecryptionError(f"file truncated: the final chunk is missing ({where})", index, released_len)
+            raise DecryptionError(f"file truncated: chunk {index} has {length} bytes, fewer than its "
+                                  f"{TAG_LEN}-byte tag", index, released_len)
+        in_pool.release(job.data)
+        out_pool.release(job.out)
+
+    try:
+        with stream.BufferPool(per_job * full_len) as in_pool, \
+                stream.BufferPool(per_job * header.chunk_size) as out_pool, \
+                stream.Pipeline(engine.open, worker_devices, on_result=write, cpu_share=share, cancel=cancel,
+                                stats=stats) as pipeline:
+            chunk_index = 0
+            while True:
+                data = in_pool.acquire()
+                began = time.perf_counter()
+                data_len = reader.fill(memoryview(data), full_len)
+                stats.read_s += time.perf_counter() - began
+                # Full-length chunks are never final; at the end of the input what remains after
+                # the full chunks must be the final chunk (at least a tag).
+                is_final = reader.at_eof
+                num_full = data_len // full_len
+                rest = data_len - num_full * full_len
+                lengths = array("Q", [full_len]) * num_full
+                end_error, trailing = None, False
+                if is_final:
+                    if rest == 0:
+                        end_error = ("missing", chunk_index + num_full, 0)
+                    elif rest < TAG_LEN:
+                        end_error = ("short", chunk_index + num_full, rest)
+                        data_len -= rest
+                    else:
+                        lengths.append(rest)
+                        # Appended bytes normally land inside the final read and fail its tag; this
+                        # catches a source that yields more after reporting end of input.
+                        trailing = bool(reader.read(1))
+                job = _Job(chunk_index, data, data_len, lengths, is_final and end_error is None,
+                           out_pool.acquire(), data_len - TAG_LEN * len(lengths))
+                job.end_error, job.trailing = end_error, trailing
+                stats.bytes_in += data_len
+                pipeline.submit(job, data_len)
+                chunk_index += len(lengths)
+                if is_final:
+                    break
+    finally:
+        engine.close()
+        stats.wall_s += time.perf_counter() - start
+    return released_len
+
+
+_TEMP_SUFFIX = ".gpucrypt-tmp"
+
+
+def _temp_name(final_name: str) -> str:
+    """`.NAME.PID.RANDOM.gpucrypt-tmp`: hidden, next to NAME, and naming the process that owns it."""
+    return f".{final_name}.{os.getpid()}.{os.urandom(6).hex()}{_TEMP_SUFFIX}"
+
+
+def _anonymous_files_work() -> bool:
+    return bool(getattr(os, "O_TMPFILE", 0)) and os.path.isdir("/proc/self/fd")
+
+
+def _open_temp(directory: str, final_name: str) -> tuple[Optional[str], BinaryIO]:
+    """Create the temporary output file (mode 0600) in `directory`: (path, file).
+
+    Where the filesystem allows (Linux O_TMPFILE: ext4, xfs, btrfs, tmpfs, ...) the file has no
+    name at all until it is complete (path None), so a process killed with SIGKILL leaves nothing
+    behind; elsewhere it is `.NAME.PID.RANDOM.gpucrypt-tmp`. Tests replace this to inject faults.
+    """
+    if _anonymous_files_work():
+        try:
+            fd = os.open(directory, os.O_TMPFILE | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
         else:
-            # End of input: what we hold must be the (short, possibly empty) final chunk.
-            if not sealed:
-                where = f"after chunk {chunk_index - 1}" if chunk_index else "after the header"
-                raise DecryptionError(f"file truncated: the final chunk is missing ({where})",
-                                      chunk_index, released_len)
-            if len(sealed) < TAG_LEN:
-                raise DecryptionError(f"file truncated: chunk {chunk_index} has {len(sealed)} bytes, "
-                                      f"fewer than its {TAG_LEN}-byte tag", chunk_index, released_len)
-            try:
-                plaintext = aead.decrypt(chunk_nonce(chunk_index, True), sealed)
-            except gpucrypt.InvalidTag:
-                raise DecryptionError(f"chunk {chunk_index} failed authentication as the final chunk "
-                                      "(file truncated, modified, or followed by extra data)",
-                                      chunk_index, released_len) from None
-            # Appended bytes normally land inside the final read and fail above; this catches a
-            # source that yields more after reporting end of input (a growing file, a tty).
-            if src.read(1):
-                raise DecryptionError(f"trailing data after final chunk {chunk_index}",
-                                      chunk_index, released_len)
-            dst.write(plaintext)
-        released_len += len(plaintext)
-        if progress is not None:
-            progress(len(sealed))
-        if len(sealed) < full_len:
-            return released_len
-        chunk_index += 1
-
-
-def _open_temp(directory: str, final_name: str) -> tuple[str, BinaryIO]:
-    """Create the temporary output file (mode 0600). Tests replace this to inject write faults."""
-    fd, temp_path = tempfile.mkstemp(prefix=f".{final_name}.", suffix=".gpucrypt-tmp", dir=directory)
+            return None, os.fdopen(fd, "wb")
+    fd, temp_path = tempfile.mkstemp(prefix=_temp_name(final_name)[:-len(_TEMP_SUFFIX) - 12],
+                                     suffix=_TEMP_SUFFIX, dir=directory)
     try:
         return temp_path, os.fdopen(fd, "wb")
     except BaseException:
         os.close(fd)
         os.unlink(temp_path)
         raise
+
+
+def _link_anonymous(fd: int, directory: str, final_name: str) -> str:
+    """Give a complete O_TMPFILE file a (temporary) name; the caller renames it into place.
+
+    linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd/N is the documented way (open(2)); os.link uses
+    linkat only when given a directory fd. Where that is refused (a restricted /proc), the
+    contents are copied into a named temporary file instead."""
+    name = _temp_name(final_name)
+    directory_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=directory_fd, follow_symlinks=True)
+        return os.path.join(directory, name)
+    except OSError:
+        pass
+    finally:
+        os.close(directory_fd)
+    copy_fd, path = tempfile.mkstemp(prefix=name[:-len(_TEMP_SUFFIX) - 12], suffix=_TEMP_SUFFIX, dir=directory)
+    try:
+        offset, size = 0, os.fstat(fd).st_size
+        while offset < size:
+            block = os.pread(fd, min(1 << 20, size - offset), offset)
+            if not block:
+                break
+            os.write(copy_fd, block)
+            offset += len(block)
+        os.fsync(copy_fd)
+    except BaseException:
+        os.close(copy_fd)
+        os.unlink(path)
+        raise
+    os.close(copy_fd)
+    return path
+
+
+def remove_stale_temps(directory: Union[str, os.PathLike], final_name: str) -> list:
+    """Delete `.NAME.PID.*.gpucrypt-tmp` files in `directory` left by a process that no longer
+    exists (killed between naming its output and renaming it, or on a filesystem without
+    anonymous files). Files of live processes and of other users are left alone. Returns the
+    removed paths; atomic_output calls this before writing NAME."""
+    removed = []
+    prefix = f".{final_name}."
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
+            continue
+        owner = name[len(prefix):-len(_TEMP_SUFFIX)].split(".")[0]
+        if not owner.isdigit() or int(owner) == os.getpid():
+            continue
+        try:
+            os.kill(int(owner), 0)
+            continue                       # the owner still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                       # alive, someone else's
+        path = os.path.join(directory, name)
+        with contextlib.suppress(OSError):
+            if os.stat(path, follow_symlinks=False).st_uid == os.getuid():
+                os.unlink(path)
+                removed.append(path)
+    return removed
 
 
 def _fsync_directory(directory: str) -> None:
@@ -399,24 +654,33 @@ def _fsync_directory(directory: str) -> None:
 def atomic_output(dst_path: Union[str, os.PathLike]) -> Iterator[BinaryIO]:
     """Yield a file that becomes `dst_path` only if the block completes.
 
-    Writes go to a temporary file in the target directory; on success it is flushed, fsynced,
-    renamed over `dst_path` and the directory fsynced. On any exception, KeyboardInterrupt
-    included, the temporary file is removed and `dst_path` is left as it was (absent, or its old
-    contents). Only SIGKILL or a crash can leave a `.NAME.*.gpucrypt-tmp` file behind, never a
-    partial `dst_path`. The new file has mode 0600.
+    Writes go to a temporary file in the target directory, unnamed where the filesystem allows
+    (see _open_temp); on success it is flushed, fsynced, renamed over `dst_path` and the
+    directory fsynced. On any exception, KeyboardInterrupt included, the temporary file is
+    removed and `dst_path` is left as it was (absent, or its old contents). A process killed
+    with SIGKILL leaves no file at all where O_TMPFILE works, and otherwise at most a
+    `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output of NAME deletes once that
+    process is gone; never a partial `dst_path`. The new file has mode 0600.
     """
     dst_path = os.fspath(dst_path)
     directory = os.path.dirname(os.path.abspath(dst_path))
-    temp_path, temp_file = _open_temp(directory, os.path.basename(dst_path))
+    final_name = os.path.basename(dst_path)
+    remove_stale_temps(directory, final_name)
+    temp_path, temp_file = _open_temp(directory, final_name)
+    linked_path = None
     try:
         with temp_file:
             yield temp_file
             temp_file.flush()
             os.fsync(temp_file.fileno())
-        os.replace(temp_path, dst_path)
+            if temp_path is None:
+                linked_path = _link_anonymous(temp_file.fileno(), directory, final_name)
+        os.replace(linked_path or temp_path, dst_path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_path)
+        for path in (temp_path, linked_path):
+            if path is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
         raise
     _fsync_directory(directory)
 

@@ -1,0 +1,665 @@
+"""The stream engine: host data of any size through a bounded pipeline of device workers.
+
+Data is cut into jobs (a group of chunks, a few MiB); each job goes to a worker thread bound to
+one device (``cpu``, ``cuda:0``, ``cuda:1``, ...), which processes it in one native call with the
+GIL released; results come back in input order. The calling thread reads input and writes
+output, so reading, computing and writing overlap. At most ``depth`` jobs are in flight, so memory
+stays bounded whatever the input size (back-pressure: a fast reader waits for the workers).
+
+Device split (``cpu_share``): ``"auto"`` puts every device's worker on one shared queue, so each
+device takes the next job when it is free: its share follows its measured throughput and adapts
+at once when another process slows one side down. A number ``s`` in 0..1 sends a fraction ``s`` of
+the bytes to the CPU and the rest to the GPUs (which still share their queue). ``StreamStats``
+reports per device the jobs, bytes, busy time and throughput, and per stage the time spent
+reading, computing, waiting and writing.
+
+Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
+``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
+consumers, ``hash_stream``/``hash_file``. Keys given to these objects are copied into a
+``bytearray`` and zeroed when the work ends; staging buffers are zeroed when released. See
+docs/engine.md.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import os
+import select
+import stat
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+
+from gpucrypt import _native
+from gpucrypt.info import cuda_available, devices as list_devices, variants
+
+__all__ = [
+    "Cancelled", "StreamStats", "Pipeline", "BufferPool", "StreamCipher", "transform",
+    "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "parse_cpu_share",
+]
+
+DEFAULT_CPU_JOB_SIZE = 4 << 20    # CPU: large enough to amortise a native call, small enough to overlap
+DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU: a transfer this large runs near PCIe speed
+MAX_CHUNKS_PER_JOB = 4096
+_WAIT_SLICE_S = 0.25              # how often a blocked caller re-checks cancellation
+
+
+class Cancelled(Exception):
+    """The work was cancelled (``cancel`` event set, or ``Pipeline.cancel()``)."""
+
+
+# ----------------------------------------------------------------------------- devices and variants
+
+def constant_time_variant(algorithm: str, device: str = "cpu") -> str:
+    """The fastest constant-time variant of ``algorithm`` on ``device``'s backend.
+
+    What the file format uses unless told otherwise: on the CPU ``aes_openssl`` (AES-NI) where
+    OpenSSL is linked, else ``aes_bitsliced``; on CUDA the bitsliced kernels. Table-based
+    variants index tables with secret bytes (cache-timing leaks, Jiang/Fei/Kaeli HPCA 2016), so
+    they are used for files only when named explicitly. Raises ``ValueError`` when the backend
+    has no constant-time implementation of the algorithm (Camellia and SC2000 have none).
+    """
+    backend = "cpu" if device == "cpu" else "cuda"
+    for variant in variants(backend=backend, algorithm=algorithm):  # fastest first
+        if variant["constant_time"]:
+            return variant["name"]
+    raise ValueError(f"no constant-time {algorithm} variant on {device}; name a variant explicitly "
+                     "to accept a table-based one")
+
+
+def parse_cpu_share(value) -> Union[str, float, None]:
+    """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line)."""
+    if value is None or value == "auto":
+        return value
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"cpu_share must be 'auto' or a number from 0 to 1, not {value!r}") from None
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"cpu_share must be between 0 and 1, got {share}")
+    return share
+
+
+def normalise_device(name: str) -> str:
+    """'cpu', 'cuda:N' ('cuda' is 'cuda:0'); ValueError for anything else."""
+    name = name.strip().lower()
+    if name == "cuda":
+        return "cuda:0"
+    if name != "cpu" and not (name.startswith("cuda:") and name[5:].isdigit()):
+        raise ValueError(f"unknown device {name!r}: expected cpu, cuda or cuda:N")
+    return name
+
+
+def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
+                    cpu_share=None) -> tuple[list, Union[str, float]]:
+    """The worker devices and the CPU share for a stream.
+
+    ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) overrides ``device``. ``auto``
+    means every CUDA device plus the CPU with ``cpu_share="auto"``, or the CPU alone when there
+    is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds the CPU
+    (``0`` keeps it out). Returns (devices, share) with share ``"auto"`` or a float.
+    """
+    share = parse_cpu_share(cpu_share)
+    if isinstance(devices, str):
+        devices = [d for d in devices.split(",") if d.strip()]
+    if devices:
+        chosen = [normalise_device(d) for d in devices]
+    elif device in (None, "auto"):
+        chosen = [d["name"] for d in list_devices() if d["kind"] == "cuda"] if cuda_available() else []
+        if share is None:
+            share = "auto"
+        if not chosen:
+            chosen = ["cpu"]
+    else:
+        chosen = [normalise_device(device)]
+    chosen = list(dict.fromkeys(chosen))  # drop repeats, keep order
+    if share is None:
+        share = 1.0 if chosen == ["cpu"] else 0.0
+    gpus = [d for d in chosen if d != "cpu"]
+    if share != 0.0 and "cpu" not in chosen:
+        chosen.append("cpu")
+    if share == 0.0 and gpus and "cpu" in chosen:
+        chosen.remove("cpu")
+    if not gpus:
+        if share == 0.0:
+            raise ValueError("cpu_share=0 leaves no device: no GPU was named or found")
+        share = 1.0
+    elif "cpu" not in chosen:
+        share = 0.0
+    return chosen, share
+
+
+# ----------------------------------------------------------------------------- statistics
+
+@dataclass
+class DeviceStats:
+    jobs: int = 0
+    bytes: int = 0
+    busy_s: float = 0.0           # wall time inside the worker's native calls
+    stages: dict = field(default_factory=dict)  # seconds per native stage (h2d_s, compute_s, d2h_s, ...)
+    variant: str = ""
+
+    @property
+    def gbps(self) -> float:
+        return self.bytes / self.busy_s / 1e9 if self.busy_s else 0.0
+
+
+@dataclass
+class StreamStats:
+    """What a stream did: bytes, time per stage (the calling thread's reading, writing and
+    waiting; the workers' computing) and, per device, its share of the work."""
+
+    bytes_in: int = 0
+    bytes_out: int = 0
+    read_s: float = 0.0
+    write_s: float = 0.0
+    wait_s: float = 0.0            # calling thread blocked on a full pipeline
+    wall_s: float = 0.0
+    devices: dict = field(default_factory=dict)   # name -> DeviceStats
+
+    def device(self, name: str) -> DeviceStats:
+        return self.devices.setdefault(name, DeviceStats())
+
+    @property
+    def compute_s(self) -> float:
+        return sum(d.busy_s for d in self.devices.values())
+
+    def shares(self) -> dict:
+        """Fraction of the bytes each device processed."""
+        total = sum(d.bytes for d in self.devices.values())
+        return {name: (d.bytes / total if total else 0.0) for name, d in self.devices.items()}
+
+    def as_dict(self) -> dict:
+        return {
+            "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "wall_s": self.wall_s,
+            "read_s": self.read_s, "compute_s": self.compute_s, "write_s": self.write_s, "wait_s": self.wait_s,
+            "gbps": self.bytes_in / self.wall_s / 1e9 if self.wall_s else 0.0,
+            "devices": {name: {"jobs": d.jobs, "bytes": d.bytes, "busy_s": d.busy_s, "gbps": d.gbps,
+                               "share": self.shares()[name], "variant": d.variant, "stages": dict(d.stages)}
+                        for name, d in self.devices.items()},
+        }
+
+
+# ----------------------------------------------------------------------------- pipeline
+
+class _Slot:
+    __slots__ = ("job", "num_bytes", "done", "result", "error", "device")
+
+    def __init__(self, job, num_bytes):
+        self.job, self.num_bytes = job, num_bytes
+        self.done = threading.Event()
+        self.result = self.error = self.device = None
+
+
+class Pipeline:
+    """Ordered, bounded work on device worker threads.
+
+    ``work(device, job)`` runs in the worker bound to ``device`` and returns the job's result;
+    ``on_result(job, result)`` runs in the calling thread, in submission order. ``submit`` blocks
+    while ``depth`` jobs are in flight (retiring finished ones meanwhile); ``drain`` retires all.
+    An exception from a worker is raised by ``submit``/``drain`` when its job's turn comes; on
+    any exception, leaving the ``with`` block stops the workers (a job already inside a native
+    call finishes first) and drops the queued ones.
+    """
+
+    def __init__(self, work: Callable, devices: Sequence[str], *, on_result: Callable,
+                 cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
+                 cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None):
+        if not devices:
+            raise ValueError("a pipeline needs at least one device")
+        self._work, self._on_result = work, on_result
+        self._cancel = cancel if cancel is not None else threading.Event()
+        self._stopping = threading.Event()   # set by close(); the caller's cancel event is never set here
+        self.stats = stats if stats is not None else StreamStats()
+        self._depth = depth or 2 * len(devices) + 1
+        self._pending: collections.deque = collections.deque()
+        gpus = [d for d in devices if d != "cpu"]
+        self._split = cpu_share not in ("auto", None) and bool(gpus) and "cpu" in devices
+        self._cpu_share = float(cpu_share) if self._split else None
+        self._cpu_bytes = self._all_bytes = 0
+        shared = _SimpleQueue()
+        self._queues = {d: (_SimpleQueue() if self._split and d == "cpu" else shared) for d in devices}
+        if self._split:
+            self._gpu_queue = shared
+        self._threads = []
+        for d in devices:
+            self.stats.device(d)
+            thread = threading.Thread(target=self._worker, args=(d, self._queues[d]), daemon=True,
+                                      name=f"gpucrypt-stream-{d}")
+            thread.start()
+            self._threads.append(thread)
+
+    # -- calling thread
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _check_cancelled(self) -> None:
+        if self._cancel.is_set():
+            raise Cancelled("stream cancelled")
+
+    def submit(self, job, num_bytes: int) -> None:
+        self._check_cancelled()
+        while len(self._pending) >= self._depth:
+            self._retire_oldest()
+        slot = _Slot(job, num_bytes)
+        self._queue_for(num_bytes).put(slot)
+        self._pending.append(slot)
+        while self._pending and self._pending[0].done.is_set():
+            self._retire_oldest()
+
+    def drain(self) -> None:
+        while self._pending:
+            self._retire_oldest()
+
+    def _queue_for(self, num_bytes: int):
+        if not self._split:
+            return next(iter(self._queues.values()))
+        self._all_bytes += num_bytes
+        if self._cpu_bytes + num_bytes <= self._cpu_share * self._all_bytes + 1e-9:
+            self._cpu_bytes += num_bytes
+            return self._queues["cpu"]
+        return self._gpu_queue
+
+    def _retire_oldest(self) -> None:
+        slot = self._pending[0]
+        if not slot.done.is_set():
+            start = time.perf_counter()
+            while not slot.done.wait(_WAIT_SLICE_S):
+                self._check_cancelled()
+            self.stats.wait_s += time.perf_counter() - start
+        self._pending.popleft()
+        if slot.error is not None:
+            raise slot.error
+        self._check_cancelled()
+        self._on_result(slot.job, slot.result)
+
+    def close(self) -> None:
+        """Stops the workers; queued jobs are dropped. Safe to call twice."""
+        self._stopping.set()
+        for queue in {id(q): q for q in self._queues.values()}.values():
+            for _ in self._threads:
+                queue.put(None)
+        for thread in self._threads:
+            thread.join()
+        self._threads = []
+        self._pending.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        try:
+            if exc_type is None:
+                self.drain()
+        finally:
+            self.close()
+        return False
+
+    # -- workers
+
+    def _worker(self, device: str, queue) -> None:
+        record = self.stats.devices[device]
+        while True:
+            slot = queue.get()
+            if slot is None:
+                return
+            if self._cancel.is_set() or self._stopping.is_set():
+                slot.error = Cancelled("stream cancelled")
+                slot.done.set()
+                continue
+            start = time.perf_counter()
+            try:
+                slot.result = self._work(device, slot.job)
+            except BaseException as error:  # handed to the calling thread
+                slot.error = error
+            record.busy_s += time.perf_counter() - start
+            record.jobs += 1
+            record.bytes += slot.num_bytes
+            slot.device = device
+            slot.done.set()
+
+
+class _SimpleQueue:
+    """A FIFO for worker threads (queue.SimpleQueue, named for clarity)."""
+
+    def __init__(self):
+        import queue
+        self._queue = queue.SimpleQueue()
+
+    def put(self, item):
+        self._queue.put(item)
+
+    def get(self):
+        return self._queue.get()
+
+
+class BufferPool:
+    """Staging buffers of one size, reused across jobs and zeroed when the pool closes."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._free: list = []
+        self._all: list = []
+
+    def acquire(self) -> bytearray:
+        if self._free:
+            return self._free.pop()
+        buffer = bytearray(self.size)
+        self._all.append(buffer)
+        return buffer
+
+    def release(self, buffer: bytearray) -> None:
+        self._free.append(buffer)
+
+    def close(self) -> None:
+        for buffer in self._all:
+            _native.wipe(buffer)
+        self._free.clear()
+        self._all.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+
+
+def default_job_size(devices: Sequence[str]) -> int:
+    return DEFAULT_GPU_JOB_SIZE if any(d != "cpu" for d in devices) else DEFAULT_CPU_JOB_SIZE
+
+
+def chunks_per_job(chunk_len: int, job_size: Optional[int], devices: Sequence[str]) -> int:
+    job_size = job_size or default_job_size(devices)
+    return max(1, min(MAX_CHUNKS_PER_JOB, job_size // max(1, chunk_len)))
+
+
+# ----------------------------------------------------------------------------- reading
+
+class Reader:
+    """Fills staging buffers from a binary source, so that a job always makes progress.
+
+    Regular files are read with ``readinto`` a whole buffer at a time. Pipes, sockets and
+    terminals are read a unit (a chunk) at a time, and a buffer is handed on as soon as no more
+    input is waiting after a whole unit, so a slow producer's data is processed (and its output
+    written) without waiting for a full job. Sources without ``readinto`` are read with ``read``
+    in requests of at most one unit. Short reads are retried; a read returning nothing is the
+    end of the input (``at_eof``). ``idle()``, when given, is called before a read of a pipe
+    that would wait for input: the stream engine uses it to write out every finished job first,
+    so that the consumer of a slow producer's data never waits for the next job to fill."""
+
+    def __init__(self, source, idle: Optional[Callable[[], None]] = None):
+        self.source = source
+        self.idle = idle
+        self.at_eof = False
+        self._readinto = getattr(source, "readinto", None)
+        self._pipe_fd = None
+        try:
+            fd = source.fileno()
+            mode = os.fstat(fd).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
+                self._pipe_fd = fd
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            pass
+
+    def _input_waiting(self) -> bool:
+        try:
+            return bool(select.select([self._pipe_fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+
+    def _read_range(self, view: memoryview, begin: int, end: int, unit: int) -> int:
+        position = begin
+        while position < end:
+            if self.idle is not None and self._pipe_fd is not None and not self._input_waiting():
+                self.idle()
+            count = None
+            if self._readinto is not None:
+                try:
+                    count = self._readinto(view[position:end])
+                except (NotImplementedError, io.UnsupportedOperation, AttributeError):
+                    self._readinto = None
+                    continue
+                if count is None:       # non-blocking source with nothing yet
+                    continue
+            else:
+                block = self.source.read(min(end - position, unit))
+                count = len(block)
+                view[position:position + count] = block
+            if count == 0:
+                self.at_eof = True
+                break
+            position += count
+        return position - begin
+
+    def fill(self, view: memoryview, unit: int) -> int:
+        """Reads into ``view``: until it is full, the input ends, or (pipes) no more input is
+        waiting after a whole number of units. Returns the bytes read."""
+        filled = 0
+        by_unit = self._pipe_fd is not None or self._readinto is None
+        while filled < len(view) and not self.at_eof:
+            end = min(len(view), filled + unit) if by_unit else len(view)
+            filled += self._read_range(view, filled, end, unit)
+            if self._pipe_fd is not None and not self.at_eof and filled < len(view) and not self._input_waiting():
+                break
+        return filled
+
+    def read(self, size: int) -> bytes:
+        return self.source.read(size)
+
+
+# ----------------------------------------------------------------------------- in-memory streams
+
+_PARALLEL = {("ecb", True), ("ecb", False), ("ctr", True), ("ctr", False), ("cbc", False), ("cfb", False)}
+
+
+class StreamCipher:
+    """Raw-mode encryption or decryption of data of any size, fed in pieces, on several devices.
+
+    ``update(data)`` returns the output that is ready so far (in order; it lags the input by up
+    to ``depth`` chunks and never needs the whole input); ``finalize()`` returns the rest. ECB
+    and CTR (both directions) and CBC/CFB decryption spread chunks over every device; CBC/CFB
+    encryption and OFB are serial and run on one device (the CPU when it is among them). No
+    padding (as ``Cipher(..., padding=False)``): ECB/CBC need a multiple of 16 bytes in all.
+    Output is byte-identical to ``gpucrypt.Cipher(name, key, iv, padding=False)``.
+    """
+
+    def __init__(self, name, key, iv=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
+                 chunk_size=4 << 20, depth=None, variant=None, progress=None, cancel=None):
+        info = _native.parse_cipher_name(name)
+        self.name, self.mode = info["canonical"], info["mode"]
+        if self.mode in ("gcm", "xts"):
+            raise ValueError(f"{self.name}: streams are for ECB/CBC/CFB/OFB/CTR; use AEAD or the file format for "
+                             "GCM and Cipher for an XTS data unit")
+        if chunk_size <= 0 or chunk_size % 16:
+            raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
+        self._encrypt = not decrypt
+        self._key = bytearray(key)
+        self._iv = None if iv is None else bytes(iv)
+        self._variant = variant or ""
+        # Build one stream now so that key, IV, variant and device errors surface here.
+        _native.create_cipher_stream(self.name, self._encrypt, self._key, self._iv, self._variant, "cpu")
+        chosen, share = resolve_devices(device, devices, cpu_share)
+        self._parallel = (self.mode, self._encrypt) in _PARALLEL
+        if not self._parallel:
+            chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
+        self.devices = chosen
+        self.stats = StreamStats()
+        self._chunk_size, self._progress = chunk_size, progress
+        self._pending = bytearray()
+        self._ready: list = []
+        self._offset = 0                 # bytes submitted so far
+        self._chain = self._iv           # CBC/CFB decryption: ciphertext block before the next chunk
+        self._serial_stream = None
+        self._pool = BufferPool(chunk_size)
+        self._out_pool = BufferPool(chunk_size)
+        self._start = time.perf_counter()
+        self._finalized = False
+        self._pipeline = Pipeline(self._work, chosen, on_result=self._collect, cpu_share=share, depth=depth,
+                                  cancel=cancel, stats=self.stats)
+
+    def _job_iv(self, offset: int, chunk: memoryview):
+        if self.mode == "ecb":
+            return None
+        if self.mode == "ctr":
+            return ((int.from_bytes(self._iv, "big") + offset // 16) % (1 << 128)).to_bytes(16, "big")
+        if self._parallel:  # CBC/CFB decryption: the previous ciphertext block
+            iv, self._chain = self._chain, bytes(chunk[len(chunk) - 16:]) if len(chunk) >= 16 else self._chain
+            return iv
+        return None  # serial modes keep one stream
+
+    def _work(self, device, job):
+        data, length, iv, out = job
+        if self._parallel:
+            stream = _native.create_cipher_stream(self.name, self._encrypt, self._key, iv, self._variant, device)
+        else:
+            if self._serial_stream is None:
+                self._serial_stream = _native.create_cipher_stream(self.name, self._encrypt, self._key, self._iv,
+                                                                   self._variant, device)
+            stream = self._serial_stream
+        stream.update_into(memoryview(data)[:length], out)
+        self.stats.device(device).variant = stream.variant
+        return length
+
+    def _collect(self, job, length):
+        data, _, _, out = job
+        self._ready.append(bytes(memoryview(out)[:length]))
+        self.stats.bytes_out += length
+        self._pool.release(data)
+        self._out_pool.release(out)
+        if self._progress is not None:
+            self._progress(length)
+
+    def _submit(self, chunk: memoryview):
+        buffer = self._pool.acquire()
+        buffer[:len(chunk)] = chunk
+        iv = self._job_iv(self._offset, chunk)
+        self._offset += len(chunk)
+        self.stats.bytes_in += len(chunk)
+        self._pipeline.submit((buffer, len(chunk), iv, self._out_pool.acquire()), len(chunk))
+
+    def _take_ready(self) -> bytes:
+        ready, self._ready = self._ready, []
+        return b"".join(ready)
+
+    def update(self, data) -> bytes:
+        if self._finalized:
+            raise ValueError("stream already finalized")
+        view = memoryview(data).cast("B")
+        position = 0
+        try:
+            if self._pending:
+                take = min(len(view), self._chunk_size - len(self._pending))
+                self._pending += view[:take]
+                position = take
+                if len(self._pending) == self._chunk_size:
+                    self._submit(memoryview(self._pending))
+                    self._pending = bytearray()
+            while len(view) - position >= self._chunk_size:
+                self._submit(view[position:position + self._chunk_size])
+                position += self._chunk_size
+            self._pending += view[position:]
+        except BaseException:
+            self.close()
+            raise
+        return self._take_ready()
+
+    def finalize(self) -> bytes:
+        if self._finalized:
+            raise ValueError("stream already finalized")
+        try:
+            if self.mode in ("ecb", "cbc") and (self._offset + len(self._pending)) % 16:
+                raise ValueError(f"{self.name} without padding needs a multiple of 16 bytes in all")
+            if self._pending:
+                self._submit(memoryview(self._pending))
+            self._pipeline.drain()
+        finally:
+            self.close()
+        return self._take_ready()
+
+    def close(self) -> None:
+        """Stops the workers and wipes the key and staging buffers (finalize does this too)."""
+        if self._finalized:
+            return
+        self._finalized = True
+        self._pipeline.close()
+        self.stats.wall_s = time.perf_counter() - self._start
+        self._serial_stream = None
+        _native.wipe(self._key)
+        if self._pending:
+            _native.wipe(self._pending)
+        self._pool.close()
+        self._out_pool.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+
+
+def transform(name, key, iv, pieces: Iterable, **options) -> Iterator[bytes]:
+    """``StreamCipher`` as a generator: yields output pieces as they become ready while
+    consuming ``pieces`` (any iterable of bytes-like), with memory bounded by the pipeline."""
+    stream = StreamCipher(name, key, iv, **options)
+    with stream:
+        for piece in pieces:
+            out = stream.update(piece)
+            if out:
+                yield out
+        out = stream.finalize()
+        if out:
+            yield out
+
+
+# ----------------------------------------------------------------------------- hashing
+
+def hash_stream(name, source, length=None, *, read_size=4 << 20, progress=None, cancel=None,
+                stats: Optional[StreamStats] = None, **params) -> bytes:
+    """Hash everything readable from ``source``: the calling thread reads the next block while a
+    worker hashes the previous one (a sponge is serial, so one CPU worker does all the hashing).
+    ``params`` as for ``gpucrypt.new``; XOFs need ``length``."""
+    from gpucrypt.hashing import new
+
+    hasher = new(name, **params)
+    stats = stats if stats is not None else StreamStats()
+    reader = Reader(source)
+    start = time.perf_counter()
+
+    def work(device, job):
+        buffer, count = job
+        hasher.update(memoryview(buffer)[:count])
+        return count
+
+    def done(job, count):
+        pool.release(job[0])
+        if progress is not None:
+            progress(count)
+
+    with BufferPool(read_size) as pool, Pipeline(work, ["cpu"], on_result=done, depth=3, cancel=cancel,
+                                                  stats=stats) as pipeline:
+        while True:
+            buffer = pool.acquire()
+            t0 = time.perf_counter()
+            count = reader.fill(memoryview(buffer), read_size)
+            stats.read_s += time.perf_counter() - t0
+            if count:
+                stats.bytes_in += count
+                pipeline.submit((buffer, count), count)
+            else:
+                pool.release(buffer)
+            if reader.at_eof:
+                break
+        pipeline.drain()
+    stats.wall_s = time.perf_counter() - start
+    return hasher.digest(length) if (length is not None or hasher.digest_size == 0) else hasher.digest()
+
+
+def hash_file(name, path, length=None, **options) -> bytes:
+    """``hash_stream`` over a file opened for reading."""
+    with open(path, "rb") as source:
+        return hash_stream(name, source, length, **options)

@@ -1,0 +1,554 @@
+"""Tests of the stream engine (gpucrypt.stream) and of the file format running on it.
+
+Correctness: StreamCipher against gpucrypt.Cipher and pyca/cryptography over random splits of
+the input; files against a decoder written from the spec with pyca (test_fileformat.spec_decrypt).
+Pipeline behaviour with stand-in devices (order, back-pressure, CPU share, adaptation,
+cancellation, errors). Reliability: SIGKILL mid-run leaves no output file and an intact input;
+a full disk, an interrupt or a cancellation leaves nothing; results stay right while other
+processes load every core; memory stays bounded; keys and staging buffers are zeroed.
+"""
+
+import errno
+import hashlib
+import io
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.ciphers import Cipher as PycaCipher, algorithms, modes
+
+import gpucrypt
+from gpucrypt import fileformat, stream
+from gpucrypt.stream import Cancelled, Pipeline, StreamCipher, StreamStats
+from test_fileformat import spec_decrypt
+
+KEY = bytes(range(32))
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _cpu_has_openssl():
+    return any(v["name"] == "aes_openssl" for v in gpucrypt.variants(backend="cpu"))
+
+
+# ----------------------------------------------------------------------------- in-memory streams
+
+@pytest.mark.parametrize("mode", ["ecb", "ctr", "cbc", "cfb", "ofb"])
+@pytest.mark.parametrize("decrypt", [False, True])
+def test_stream_cipher_matches_cipher_over_random_splits(mode, decrypt):
+    rng = random.Random(f"{mode}{decrypt}")
+    key, iv = rng.randbytes(32), (None if mode == "ecb" else rng.randbytes(16))
+    data = rng.randbytes(200_000 - 200_000 % 16)
+    expected = (gpucrypt.Cipher(f"aes-256-{mode}", key, iv=iv, padding=False, device="cpu").decrypt(data) if decrypt
+                else gpucrypt.Cipher(f"aes-256-{mode}", key, iv=iv, padding=False, device="cpu").encrypt(data))
+    pyca_mode = {"ecb": lambda: modes.ECB(), "ctr": lambda: modes.CTR(iv), "cbc": lambda: modes.CBC(iv),
+                 "cfb": lambda: modes.CFB(iv), "ofb": lambda: modes.OFB(iv)}[mode]()
+    context = PycaCipher(algorithms.AES(key), pyca_mode)
+    assert expected == (context.decryptor() if decrypt else context.encryptor()).update(data)
+    for _ in range(3):
+        s = StreamCipher(f"aes-256-{mode}", key, iv, decrypt=decrypt, device="cpu", chunk_size=4096)
+        out, position = [], 0
+        while position < len(data):
+            step = rng.choice((1, 15, 16, 1000, 4096, 5000, 30000))
+            out.append(s.update(data[position:position + step]))
+            position += step
+        out.append(s.finalize())
+        assert b"".join(out) == expected
+        assert s.stats.bytes_in == len(data) == s.stats.bytes_out
+
+
+def test_stream_cipher_makes_progress_and_bounds_output_lag():
+    """zstd-like: every update hands back what is done; output lags input by at most `depth` chunks."""
+    s = StreamCipher("aes-128-ctr", bytes(16), bytes(16), device="cpu", chunk_size=4096, depth=2)
+    produced = 0
+    for i in range(50):
+        produced += len(s.update(bytes(4096)))
+        assert (i + 1) * 4096 - produced <= 3 * 4096
+    produced += len(s.finalize())
+    assert produced == 50 * 4096
+
+
+def test_ctr_stream_counter_carries_across_chunks():
+    iv = (2**128 - 5).to_bytes(16, "big")
+    data = os.urandom(100_000)
+    expected = PycaCipher(algorithms.AES(KEY), modes.CTR(iv)).encryptor().update(data)
+    assert b"".join(stream.transform("aes-256-ctr", KEY, iv, [data[:7], data[7:50_000], data[50_000:]],
+                                     device="cpu", chunk_size=1024)) == expected
+
+
+def test_stream_cipher_refusals_and_wiping():
+    with pytest.raises(ValueError, match="GCM"):
+        StreamCipher("aes-256-gcm", KEY)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        StreamCipher("aes-256-ctr", KEY, bytes(16), chunk_size=1000)
+    with pytest.raises(ValueError, match="16-byte"):
+        StreamCipher("aes-256-ctr", KEY, bytes(5), device="cpu")
+    s = StreamCipher("aes-256-ecb", KEY, device="cpu", chunk_size=64)
+    s.update(bytes(100))
+    with pytest.raises(ValueError, match="multiple of 16"):
+        s.finalize()
+    assert bytes(s._key) == bytes(32)          # the key copy is zeroed when the stream ends
+    with pytest.raises(ValueError, match="finalized"):
+        s.update(b"x")
+
+
+def test_buffer_pool_zeroes_buffers():
+    with stream.BufferPool(64) as pool:
+        buffer = pool.acquire()
+        buffer[:] = b"\xaa" * 64
+        pool.release(buffer)
+    assert buffer == bytearray(64)
+
+
+# ----------------------------------------------------------------------------- the pipeline itself
+
+def _run_pipeline(devices, jobs, work, **options):
+    results, in_flight, peak = [], [0], [0]
+
+    def counted_work(device, job):
+        return work(device, job)
+
+    def done(job, result):
+        in_flight[0] -= 1
+        results.append((job, result))
+
+    with Pipeline(counted_work, devices, on_result=done, **options) as pipeline:
+        for job in jobs:
+            pipeline.submit(job, 1000)
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+    return results, peak[0], pipeline.stats
+
+
+def test_pipeline_keeps_order_under_random_delays():
+    rng = random.Random(5)
+    delays = [rng.random() * 0.004 for _ in range(200)]
+    results, peak, stats = _run_pipeline(["cpu", "cuda:0", "cuda:1"], range(200),
+                                         lambda device, job: (time.sleep(delays[job]), (job, device))[1], depth=6)
+    assert [job for job, _ in results] == list(range(200))
+    assert all(result[0] == job for job, result in results)
+    assert peak <= 6
+    assert sum(d.jobs for d in stats.devices.values()) == 200
+    assert len({result[1] for _, result in results}) == 3       # every device took work
+
+
+def test_fixed_cpu_share_splits_bytes():
+    results, _, stats = _run_pipeline(["cuda:0", "cpu"], range(400), lambda device, job: device,
+                                      cpu_share=0.25, depth=8)
+    shares = stats.shares()
+    assert abs(shares["cpu"] - 0.25) < 0.01 and abs(shares["cuda:0"] - 0.75) < 0.01
+
+
+def test_auto_share_follows_throughput():
+    """A device that slows down (another process loading it) gets proportionally fewer jobs."""
+    def work(device, job):
+        time.sleep(0.004 if device == "cuda:0" else 0.0005)
+    _, _, stats = _run_pipeline(["cuda:0", "cpu"], range(300), work, cpu_share="auto", depth=4)
+    assert stats.devices["cpu"].jobs > 3 * stats.devices["cuda:0"].jobs
+
+
+def test_worker_error_is_raised_in_order_and_stops_the_rest():
+    seen = []
+
+    def work(device, job):
+        if job == 5:
+            raise RuntimeError("boom at 5")
+        return job
+
+    with pytest.raises(RuntimeError, match="boom at 5"):
+        with Pipeline(work, ["cpu"], on_result=lambda job, result: seen.append(job), depth=3) as pipeline:
+            for job in range(100):
+                pipeline.submit(job, 1)
+    assert seen == [0, 1, 2, 3, 4]
+
+
+def test_pipeline_cancellation():
+    cancel = threading.Event()
+    seen = []
+
+    def done(job, result):
+        seen.append(job)
+        if job == 10:
+            cancel.set()
+
+    with pytest.raises(Cancelled):
+        with Pipeline(lambda d, j: j, ["cpu"], on_result=done, cancel=cancel) as pipeline:
+            for job in range(1000):
+                pipeline.submit(job, 1)
+    assert 10 <= len(seen) < 1000
+
+
+@pytest.mark.parametrize("device, devices, share, expected", [
+    ("cpu", None, None, (["cpu"], 1.0)),
+    ("auto", None, None, (["cpu"], 1.0)),
+    ("cuda", None, None, (["cuda:0"], 0.0)),
+    ("cuda:1", None, "auto", (["cuda:1", "cpu"], "auto")),
+    ("auto", "cuda:0,cuda:1", None, (["cuda:0", "cuda:1"], 0.0)),
+    ("auto", ["cuda:0", "cuda:1"], "0.3", (["cuda:0", "cuda:1", "cpu"], 0.3)),
+    ("cpu", None, 0.5, (["cpu"], 1.0)),
+])
+def test_resolve_devices(monkeypatch, device, devices, share, expected):
+    monkeypatch.setattr(stream, "cuda_available", lambda: False)
+    assert stream.resolve_devices(device, devices, share) == expected
+
+
+def test_resolve_devices_errors(monkeypatch):
+    monkeypatch.setattr(stream, "cuda_available", lambda: False)
+    with pytest.raises(ValueError, match="no device"):
+        stream.resolve_devices("cpu", None, 0)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        stream.resolve_devices("auto", None, 1.5)
+    with pytest.raises(ValueError, match="unknown device"):
+        stream.resolve_devices("gpu")
+
+
+# ----------------------------------------------------------------------------- constant-time default
+
+def test_constant_time_variant_choice():
+    assert stream.constant_time_variant("aes", "cpu") == ("aes_openssl" if _cpu_has_openssl() else "aes_bitsliced")
+    assert stream.constant_time_variant("keccak", "cpu") in ("keccak_openssl", "keccak_portable")
+    with pytest.raises(ValueError, match="no constant-time camellia"):
+        stream.constant_time_variant("camellia", "cpu")
+    chosen = {v["name"]: v for v in gpucrypt.variants()}
+    assert chosen[stream.constant_time_variant("aes", "cpu")]["constant_time"] is True
+    if any(d["kind"] == "cuda" for d in gpucrypt.devices()):
+        name = stream.constant_time_variant("aes", "cuda:0")
+        assert chosen[name]["constant_time"] and chosen[name]["backend"] == "cuda"
+
+
+def test_files_use_a_constant_time_variant_unless_told_otherwise():
+    data = os.urandom(300_000)
+    stats = StreamStats()
+    sealed = io.BytesIO()
+    fileformat.encrypt_stream(io.BytesIO(data), sealed, KEY, device="cpu", stats=stats)
+    assert stats.devices["cpu"].variant == stream.constant_time_variant("aes", "cpu")
+    stats = StreamStats()
+    out = io.BytesIO()
+    fileformat.decrypt_stream(io.BytesIO(sealed.getvalue()), out, KEY, device="cpu", stats=stats)
+    assert out.getvalue() == data and stats.devices["cpu"].variant == stream.constant_time_variant("aes", "cpu")
+    # An explicit request is honoured (the opt-out), and the file is the same format.
+    stats = StreamStats()
+    sealed = io.BytesIO()
+    fileformat.encrypt_stream(io.BytesIO(data), sealed, KEY, device="cpu", variant="aes_ttable", stats=stats)
+    assert stats.devices["cpu"].variant == "aes_ttable"
+    assert spec_decrypt(sealed.getvalue(), key=KEY) == data
+    with pytest.raises(ValueError, match="camellia_ttable"):
+        fileformat.encrypt_stream(io.BytesIO(data), io.BytesIO(), KEY, device="cpu", variant="camellia_ttable")
+
+
+# ----------------------------------------------------------------------------- files on the engine
+
+@pytest.mark.parametrize("size", [0, 1, 65535, 65536, 65537, 5 * 65536, 3_000_000])
+def test_file_round_trip_against_spec_decoder(size):
+    data = os.urandom(size)
+    sealed = io.BytesIO()
+    assert fileformat.encrypt_stream(io.BytesIO(data), sealed, KEY, device="cpu", job_size=200_000) == size
+    assert spec_decrypt(sealed.getvalue(), key=KEY) == data
+    out = io.BytesIO()
+    assert fileformat.decrypt_stream(io.BytesIO(sealed.getvalue()), out, KEY, job_size=300_000) == size
+    assert out.getvalue() == data
+
+
+def test_progress_is_per_chunk_in_order_and_adds_up():
+    data = os.urandom(10 * 4096 + 100)
+    calls = []
+    sealed = io.BytesIO()
+    fileformat.encrypt_stream(io.BytesIO(data), sealed, KEY, chunk_size=4096, job_size=3 * 4096,
+                              progress=calls.append)
+    assert calls == [4096] * 10 + [100]
+    calls.clear()
+    fileformat.decrypt_stream(io.BytesIO(sealed.getvalue()), io.BytesIO(), KEY, job_size=3 * 4112,
+                              progress=calls.append)
+    assert calls == [80] + [4112] * 10 + [116]
+
+
+def test_slow_producer_output_flows_before_end_of_input(tmp_path):
+    """A pipe that delivers a little and then waits: the engine writes what it has instead of
+    waiting for a full job (the writer only continues once output has appeared)."""
+    read_fd, write_fd = os.pipe()
+    sink = io.BytesIO()
+    out_seen = threading.Event()
+
+    class WatchedSink(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, data):
+            sink.write(data)
+            if sink.tell() > 80:
+                out_seen.set()
+            return len(data)
+
+    def producer():
+        os.write(write_fd, os.urandom(5 * 1024))
+        out_seen.wait(10)
+        os.write(write_fd, os.urandom(1024))
+        os.close(write_fd)
+
+    thread = threading.Thread(target=producer)
+    thread.start()
+    with os.fdopen(read_fd, "rb") as source:
+        fileformat.encrypt_stream(source, WatchedSink(), KEY, chunk_size=1024, device="cpu")
+    thread.join()
+    assert out_seen.is_set()
+    assert len(spec_decrypt(sink.getvalue(), key=KEY)) == 6 * 1024
+
+
+class _GeneratedSource(io.RawIOBase):
+    """`size` pseudo-random bytes produced on demand, never held in memory at once."""
+
+    def __init__(self, size):
+        self.remaining, self.block = size, os.urandom(1 << 20)
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        count = min(len(buffer), self.remaining, len(self.block))
+        buffer[:count] = self.block[:count]
+        self.remaining -= count
+        return count
+
+
+class _HashingSink(io.RawIOBase):
+    def __init__(self):
+        self.digest, self.count = hashlib.sha256(), 0
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self.digest.update(data)
+        self.count += len(data)
+        return len(data)
+
+
+def test_memory_stays_bounded():
+    size = 96 << 20
+    tracemalloc.start()
+    try:
+        sink = _HashingSink()
+        fileformat.encrypt_stream(_GeneratedSource(size), sink, KEY, device="cpu", job_size=1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sink.count == 80 + size + (size // 65536 + 1) * 16
+    assert peak < 24 << 20, f"peak {peak >> 20} MiB for a {size >> 20} MiB stream"
+
+
+def test_payload_key_is_zeroed(monkeypatch):
+    engines = []
+    original = fileformat._ChunkEngine
+
+    class Recording(original):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            engines.append(self)
+
+    monkeypatch.setattr(fileformat, "_ChunkEngine", Recording)
+    sealed = io.BytesIO()
+    fileformat.encrypt_stream(io.BytesIO(b"secret" * 1000), sealed, KEY, device="cpu")
+    with pytest.raises(fileformat.DecryptionError):
+        fileformat.decrypt_stream(io.BytesIO(sealed.getvalue()[:-1]), io.BytesIO(), KEY, device="cpu")
+    assert len(engines) == 2 and all(engine.key == bytearray(32) for engine in engines)
+
+
+def test_hash_stream_matches_hashlib(tmp_path):
+    data = os.urandom(9_000_000)
+    path = tmp_path / "data"
+    path.write_bytes(data)
+    assert stream.hash_file("sha3-256", path, read_size=1 << 20) == hashlib.sha3_256(data).digest()
+    assert stream.hash_stream("shake128", io.BytesIO(data), 100) == hashlib.shake_128(data).digest(100)
+    seen = []
+    stream.hash_stream("sha3-512", io.BytesIO(data), read_size=1 << 20, progress=seen.append)
+    assert sum(seen) == len(data) and all(n > 0 for n in seen)
+
+
+# ----------------------------------------------------------------------------- reliability
+
+def _digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+_KILL_SCRIPT = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from gpucrypt import fileformat
+    direction, source, target, marker = sys.argv[1:5]
+    calls = [0]
+    def progress(n):
+        calls[0] += 1
+        if calls[0] == 20:
+            Path(marker).write_text("started")
+        if calls[0] >= 20:
+            time.sleep(0.05)
+    operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
+    operation(source, target, bytes(range(32)), progress=progress, device="cpu", job_size=1 << 18)
+""")
+
+
+@pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
+@pytest.mark.parametrize("existing_output", [False, True])
+def test_sigkill_mid_run_leaves_no_output_and_an_intact_input(tmp_path, direction, existing_output):
+    plain = tmp_path / "plain"
+    plain.write_bytes(os.urandom(8 << 20))
+    sealed = tmp_path / "sealed"
+    fileformat.encrypt_file(plain, sealed, KEY, device="cpu")
+    source = plain if direction == "encrypt" else sealed
+    target, marker = tmp_path / "out", tmp_path / "marker"
+    if existing_output:
+        target.write_bytes(b"previous version")
+    before = _digest(source)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    process = subprocess.Popen([sys.executable, "-c", _KILL_SCRIPT, direction, str(source), str(target),
+                                str(marker)], env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "the run never started writing"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == -signal.SIGKILL
+    expected = {"plain", "sealed", "marker"} | ({"out"} if existing_output else set())
+    leftovers = {p.name for p in tmp_path.iterdir()} - expected
+    if fileformat._anonymous_files_work():
+        assert leftovers == set()              # nothing visible at the destination
+    else:
+        assert all(name.endswith(".gpucrypt-tmp") for name in leftovers) and len(leftovers) <= 1
+    assert _digest(source) == before
+    if existing_output:
+        assert target.read_bytes() == b"previous version"
+    else:
+        assert not target.exists()
+    # The next run of the same output cleans what a killed run could have left, and succeeds.
+    fileformat.encrypt_file(plain, target, KEY, device="cpu")
+    assert {p.name for p in tmp_path.iterdir()} == {"plain", "sealed", "marker", "out"}
+
+
+def test_stale_temporary_files_of_dead_processes_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    stale = tmp_path / f".out.{dead}.0123456789ab.gpucrypt-tmp"
+    live = tmp_path / f".out.{os.getppid()}.0123456789ab.gpucrypt-tmp"
+    other = tmp_path / f".other.{dead}.0123456789ab.gpucrypt-tmp"
+    for path in (stale, live, other):
+        path.write_bytes(b"partial")
+    (tmp_path / "plain").write_bytes(b"data")
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "out", KEY, device="cpu")
+    assert not stale.exists() and live.exists() and other.exists()
+
+
+class _FullDisk:
+    """Wraps the temporary output; ENOSPC once `limit` bytes have been written."""
+
+    def __init__(self, inner, limit):
+        self.inner, self.limit, self.written = inner, limit, 0
+
+    def write(self, data):
+        if self.written + len(data) > self.limit:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.written += len(data)
+        return self.inner.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.inner.close()
+
+
+@pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
+def test_disk_full_with_jobs_in_flight(tmp_path, monkeypatch, direction):
+    plain = tmp_path / "plain"
+    plain.write_bytes(os.urandom(6 << 20))
+    sealed = tmp_path / "sealed"
+    fileformat.encrypt_file(plain, sealed, KEY, device="cpu")
+    source = plain if direction == "encrypt" else sealed
+    before = _digest(source)
+    real_open_temp = fileformat._open_temp
+    monkeypatch.setattr(fileformat, "_open_temp",
+                        lambda d, n: (lambda path, f: (path, _FullDisk(f, 3 << 20)))(*real_open_temp(d, n)))
+    operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
+    with pytest.raises(OSError) as info:
+        operation(source, tmp_path / "out", KEY, device="cpu", job_size=1 << 19)
+    assert info.value.errno == errno.ENOSPC
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain", "sealed"]
+    assert _digest(source) == before
+
+
+@pytest.mark.parametrize("stop", ["cancel", "interrupt"])
+def test_cancel_or_interrupt_leaves_nothing(tmp_path, stop):
+    plain = tmp_path / "plain"
+    plain.write_bytes(os.urandom(4 << 20))
+    cancel = threading.Event()
+    calls = [0]
+
+    def progress(n):
+        calls[0] += 1
+        if calls[0] == 7:
+            if stop == "cancel":
+                cancel.set()
+            else:
+                raise KeyboardInterrupt
+
+    with pytest.raises(Cancelled if stop == "cancel" else KeyboardInterrupt):
+        fileformat.encrypt_file(plain, tmp_path / "out", KEY, device="cpu", job_size=1 << 18, progress=progress,
+                                cancel=cancel)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain"]
+    assert threading.active_count() < 10       # the workers are gone
+
+
+def test_correct_while_other_processes_load_every_core(tmp_path):
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        data = os.urandom(24 << 20)
+        (tmp_path / "plain").write_bytes(data)
+        stats = StreamStats()
+        fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, cpu_share="auto", job_size=1 << 20,
+                                stats=stats)
+        assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == data
+        fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "back", KEY, job_size=1 << 20)
+        assert (tmp_path / "back").read_bytes() == data
+        assert stats.bytes_in == len(data)
+        s = StreamCipher("aes-256-ctr", KEY, bytes(16), device="cpu", chunk_size=1 << 20)
+        assert s.update(data) + s.finalize() == PycaCipher(algorithms.AES(KEY), modes.CTR(bytes(16))) \
+            .encryptor().update(data)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def test_cli_options_reach_the_engine(tmp_path):
+    from click.testing import CliRunner
+    from gpucrypt.cli import cli
+    (tmp_path / "key").write_bytes(KEY)
+    data = os.urandom(200_000)
+    (tmp_path / "plain").write_bytes(data)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), "-o", str(tmp_path / "sealed"),
+                                 "--device", "cpu", "--cpu-share", "auto", "--stats", str(tmp_path / "plain")])
+    assert result.exit_code == 0, result.output
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == data
+    result = runner.invoke(cli, ["decrypt", "--key-file", str(tmp_path / "key"), "-o", str(tmp_path / "back"),
+                                 "--devices", "cpu", "--variant", "aes_bitsliced", str(tmp_path / "sealed")])
+    assert result.exit_code == 0 and (tmp_path / "back").read_bytes() == data
+    for bad in (["--cpu-share", "2"], ["--devices", "gpu7"], ["--cpu-share", "lots"]):
+        result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), *bad, str(tmp_path / "plain")])
+        assert result.exit_code == 2
