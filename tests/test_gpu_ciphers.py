@@ -162,7 +162,7 @@ def test_variant_reporting_and_errors():
     assert aes.device == DEVICE
     assert aes.variant == next(v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes")
     bitsliced = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=DEVICE, variant="aes_bitsliced")
-    assert bitsliced.gpu_variant == "aes_bitsliced" and bitsliced.constant_time
+    assert bitsliced.variant == "aes_bitsliced" and bitsliced.constant_time
     with pytest.raises(ValueError, match="aes_openssl"):
         gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=DEVICE, variant="aes_openssl")
     with pytest.raises(ValueError):

@@ -5,7 +5,7 @@ pyca/cryptography expect around it: PKCS#7 padding for ECB/CBC, encryptor/decryp
 that accept any split of the input, and exceptions with clear messages.
 """
 
-from gpucrypt import _native
+from gpucrypt import _native, gpu_arrays
 from gpucrypt._errors import InvalidTag
 from gpucrypt.info import resolve_device
 
@@ -80,15 +80,28 @@ class Cipher:
     def decryptor(self):
         return _Context(self, encrypt=False)
 
-    def encrypt(self, data):
+    def encrypt(self, data, out=None):
+        """Encrypts one message. A GPU array (``__cuda_array_interface__``: CuPy, PyTorch) is
+        processed on its GPU and stream with no host copy and no padding; the result is a new
+        array of the same type, or ``out`` (which may be ``data`` itself)."""
+        if gpu_arrays.is_cuda_array(data):
+            return self._on_gpu(True, data, out)
         data = _as_bytes_like(data, "data")
         ctx = _Context(self, encrypt=True, size_hint=len(data))
         return ctx.update(data) + ctx.finalize()
 
-    def decrypt(self, data):
+    def decrypt(self, data, out=None):
+        if gpu_arrays.is_cuda_array(data):
+            return self._on_gpu(False, data, out)
         data = _as_bytes_like(data, "data")
         ctx = _Context(self, encrypt=False, size_hint=len(data))
         return ctx.update(data) + ctx.finalize()
+
+    def _on_gpu(self, encrypt, array, out):
+        if self.padding:
+            raise ValueError(f"{self.name}: GPU arrays are processed without padding; pass padding=False")
+        return gpu_arrays.cipher(self.name, encrypt, self._key, self._iv, self._variant, self._device,
+                                 array, out)
 
 
 class _Context:
@@ -198,15 +211,30 @@ class AEAD:
         aad = b"" if aad is None else _as_bytes_like(aad, "aad")
         return nonce, aad
 
-    def encrypt(self, nonce, data, aad=None):
+    def encrypt(self, nonce, data, aad=None, out=None):
+        """Returns ciphertext || tag. For a GPU array (CuPy, PyTorch) returns ``(ciphertext_array,
+        tag)`` instead, computed on the array's GPU and stream."""
         nonce, aad = self._check(nonce, aad)
+        if gpu_arrays.is_cuda_array(data):
+            return gpu_arrays.seal(self.name, self._key, nonce, aad, self.tag_length, self._variant,
+                                   self._device, data, out)
         data = _as_bytes_like(data, "data")
         if len(data) > GCM_MAX_PLAINTEXT_LEN:
             raise ValueError("GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce")
         return self._gcm(len(data)).seal(nonce, aad, data, self.tag_length)
 
-    def decrypt(self, nonce, data, aad=None):
+    def decrypt(self, nonce, data, aad=None, tag=None, out=None):
+        """For a GPU array, pass the ciphertext array and ``tag=``; the plaintext array is
+        returned, or InvalidTag raised (and nothing written)."""
         nonce, aad = self._check(nonce, aad)
+        if gpu_arrays.is_cuda_array(data):
+            if tag is None:
+                raise ValueError("decrypting a GPU array needs tag=")
+            result = gpu_arrays.open_(self.name, self._key, nonce, aad, tag, self._variant, self._device,
+                                      data, out)
+            if result is None:
+                raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
+            return result
         data = _as_bytes_like(data, "data")
         if len(data) < self.tag_length:
             raise InvalidTag(f"input shorter than the {self.tag_length}-byte tag")

@@ -283,7 +283,7 @@ class _Job:
     """A run of consecutive chunks processed in one native call (see gpucrypt.stream)."""
 
     __slots__ = ("first_index", "data", "data_len", "lengths", "final", "out", "out_len", "status",
-                 "trailing", "end_error")
+                 "trailing", "end_error", "nonces")
 
     def __init__(self, first_index, data, data_len, lengths, final, out, out_len):
         self.first_index, self.data, self.data_len, self.lengths = first_index, data, data_len, lengths
@@ -291,10 +291,12 @@ class _Job:
         self.status = b""
         self.trailing = False        # decryption: bytes followed the final chunk
         self.end_error = None        # decryption: (kind, chunk index, length) of a truncation
-
-    def nonces(self) -> bytes:
-        last = len(self.lengths) - 1
-        return b"".join(chunk_nonce(self.first_index + i, self.final and i == last) for i in range(last + 1))
+        # Built here, in the calling thread, while the workers compute.
+        last = len(lengths) - 1
+        chunk_nonce(first_index + last + 1, False)  # range check once for the whole job
+        counter_len = _COUNTER_LEN
+        self.nonces = b"".join([(first_index + i).to_bytes(counter_len, "big") + b"\x00" for i in range(last)]
+                               + ([chunk_nonce(first_index + last, final)] if last >= 0 else []))
 
 
 class _ChunkEngine:
@@ -318,13 +320,13 @@ class _ChunkEngine:
             record.stages[stage] = record.stages.get(stage, 0.0) + info.get(stage, 0.0)
 
     def seal(self, device, job):
-        _, variant, info = batch.seal_packed(self.aead_name, self.key, job.nonces(), NONCE_LEN,
+        _, variant, info = batch.seal_packed(self.aead_name, self.key, job.nonces, NONCE_LEN,
                                              memoryview(job.data)[:job.data_len], job.lengths, job.out,
                                              device=device, variant=self.variants[device])
         self._record(device, variant, info)
 
     def open(self, device, job):
-        _, job.status, variant, info = batch.open_packed(self.aead_name, self.key, job.nonces(), NONCE_LEN,
+        _, job.status, variant, info = batch.open_packed(self.aead_name, self.key, job.nonces, NONCE_LEN,
                                                          memoryview(job.data)[:job.data_len], job.lengths, job.out,
                                                          device=device, variant=self.variants[device])
         self._record(device, variant, info)

@@ -2,6 +2,7 @@
 // small helpers. No cryptography happens here.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <numeric>
 
 #include "backends/cpu/thread_pool.hpp"
@@ -66,8 +67,8 @@ uint64_t output_len_for(const Suite& suite, uint64_t input_len) {
 // ----------------------------------------------------------------------------- buffers, plan
 
 SecureBuffer::SecureBuffer(SecureBuffer&& other) noexcept
-    : data_(std::move(other.data_)), len_(other.len_) {
-  other.len_ = 0;
+    : data_(std::move(other.data_)), len_(other.len_), capacity_(other.capacity_) {
+  other.len_ = other.capacity_ = 0;
 }
 
 SecureBuffer& SecureBuffer::operator=(SecureBuffer&& other) noexcept {
@@ -75,21 +76,80 @@ SecureBuffer& SecureBuffer::operator=(SecureBuffer&& other) noexcept {
     clear();
     data_ = std::move(other.data_);
     len_ = other.len_;
-    other.len_ = 0;
+    capacity_ = other.capacity_;
+    other.len_ = other.capacity_ = 0;
   }
   return *this;
 }
 
+// Large buffers are parked here after use (zeroed) and handed out again: a fresh allocation of
+// tens of MiB costs a page fault per 4 KiB on first touch, which measured slower than the AES
+// itself (about 2.5 us per page, against 0.3 us to encrypt it). At most kParkedBudget bytes stay
+// parked; buffers under kParkMinLen are left to malloc.
+namespace {
+constexpr size_t kParkMinLen = size_t{1} << 20;
+constexpr size_t kParkedBudget = size_t{128} << 20;
+
+struct ParkedBuffer {
+  std::unique_ptr<uint8_t[]> data;
+  size_t capacity;
+};
+
+class BufferParking {
+ public:
+  std::unique_ptr<uint8_t[]> take(size_t len, size_t* capacity) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < parked_.size(); ++i) {
+      if (parked_[i].capacity >= len && parked_[i].capacity <= 2 * len) {
+        *capacity = parked_[i].capacity;
+        auto data = std::move(parked_[i].data);
+        parked_bytes_ -= parked_[i].capacity;
+        parked_.erase(parked_.begin() + static_cast<std::ptrdiff_t>(i));
+        return data;
+      }
+    }
+    return nullptr;
+  }
+  void give(std::unique_ptr<uint8_t[]> data, size_t capacity) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (!parked_.empty() && parked_bytes_ + capacity > kParkedBudget) {
+      parked_bytes_ -= parked_.front().capacity;
+      parked_.erase(parked_.begin());
+    }
+    if (capacity > kParkedBudget) return;
+    parked_bytes_ += capacity;
+    parked_.push_back({std::move(data), capacity});
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<ParkedBuffer> parked_;
+  size_t parked_bytes_ = 0;
+};
+
+BufferParking& parking() {
+  static BufferParking* instance = new BufferParking;  // never destroyed: usable at exit
+  return *instance;
+}
+}  // namespace
+
 void SecureBuffer::resize(size_t len) {
   clear();
-  if (len > 0) data_.reset(new uint8_t[len]);
+  if (len >= kParkMinLen) data_ = parking().take(len, &capacity_);
+  if (!data_ && len > 0) {
+    data_.reset(new uint8_t[len]);
+    capacity_ = len;
+  }
   len_ = len;
 }
 
 void SecureBuffer::clear() {
-  if (data_) secure_zero(data_.get(), len_);
+  if (data_) {
+    secure_zero(data_.get(), len_);  // bytes beyond len_ were zeroed when last released
+    if (capacity_ >= kParkMinLen) parking().give(std::move(data_), capacity_);
+  }
   data_.reset();
-  len_ = 0;
+  len_ = capacity_ = 0;
 }
 
 BatchPlan::~BatchPlan() {

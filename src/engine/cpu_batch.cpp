@@ -23,8 +23,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 
-#include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
@@ -253,12 +254,18 @@ struct EvpCipherDeleter {
   void operator()(EVP_CIPHER* c) const { EVP_CIPHER_free(c); }
 };
 
-std::unique_ptr<EVP_CIPHER, EvpCipherDeleter> fetch_cipher(const CipherName& name) {
+// EVP_CIPHER objects are immutable and shareable; fetching one takes a lock and a lookup, so
+// each is fetched once per process (a stream makes one batch call per few MiB).
+const EVP_CIPHER* fetch_cipher(const CipherName& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<EVP_CIPHER, EvpCipherDeleter>> fetched;
   const std::string id = std::string(algorithm_name(name.algorithm)) + "-" + std::to_string(name.key_bits) + "-" +
                          std::string(mode_name(name.mode));
-  std::unique_ptr<EVP_CIPHER, EvpCipherDeleter> cipher(EVP_CIPHER_fetch(nullptr, id.c_str(), nullptr));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& cipher = fetched[id];
+  if (!cipher) cipher.reset(EVP_CIPHER_fetch(nullptr, id.c_str(), nullptr));
   if (!cipher) throw std::runtime_error("OpenSSL has no " + id);
-  return cipher;
+  return cipher.get();
 }
 
 class OpenSslCipherRunner final : public SuiteRunner {
@@ -288,7 +295,7 @@ class OpenSslCipherRunner final : public SuiteRunner {
     // Re-keying only when the key changes keeps OpenSSL's schedule across a run of one key;
     // an IV-only init resets the mode state (CTR/CFB/OFB position, chaining value).
     const bool rekey = s.loaded_key != t.request.key;
-    if (!EVP_CipherInit_ex2(s.ctx, rekey ? cipher_.get() : nullptr, rekey ? t.key_bytes() : nullptr, iv, encrypt,
+    if (!EVP_CipherInit_ex2(s.ctx, rekey ? cipher_ : nullptr, rekey ? t.key_bytes() : nullptr, iv, encrypt,
                             nullptr))
       openssl_failed("EVP_CipherInit_ex2");
     if (rekey) {
@@ -300,7 +307,7 @@ class OpenSslCipherRunner final : public SuiteRunner {
   }
 
  private:
-  std::unique_ptr<EVP_CIPHER, EvpCipherDeleter> cipher_;
+  const EVP_CIPHER* cipher_;
   bool can_split_;
 };
 
@@ -321,7 +328,7 @@ class OpenSslGcmRunner final : public SuiteRunner {
     auto& s = t.thread.scratch<EvpScratch>(r.suite);
     const int encrypt = seal ? 1 : 0;
     if (s.loaded_key != r.key) {
-      if (!EVP_CipherInit_ex2(s.ctx, cipher_.get(), nullptr, nullptr, encrypt, nullptr))
+      if (!EVP_CipherInit_ex2(s.ctx, cipher_, nullptr, nullptr, encrypt, nullptr))
         openssl_failed("EVP_CipherInit_ex2");
       s.iv_len = 0;
     }
@@ -374,7 +381,7 @@ class OpenSslGcmRunner final : public SuiteRunner {
     gpucrypt::secure_zero(&cipher, sizeof cipher);
   }
 
-  std::unique_ptr<EVP_CIPHER, EvpCipherDeleter> cipher_;
+  const EVP_CIPHER* cipher_;
 };
 
 #endif  // GPUCRYPT_WITH_OPENSSL

@@ -65,7 +65,7 @@ void ThreadPool::parallel_for(size_t num_items, size_t grain,
   std::lock_guard<std::mutex> submit(submit_mutex_);
   const size_t grains_per_task = (num_grains + num_tasks - 1) / num_tasks;
 
-  std::atomic<size_t> remaining{num_tasks};
+  size_t remaining = num_tasks;  // guarded by done_mutex
   std::mutex done_mutex;
   std::condition_variable done;
   std::exception_ptr error;
@@ -84,9 +84,13 @@ void ThreadPool::parallel_for(size_t num_items, size_t grain,
       }
       inside_parallel_for = false;
     }
-    if (remaining.fetch_sub(1) == 1) {
+    // Decrement and notify under the lock: the waiter returns (destroying done_mutex, done and
+    // this lambda, all on its stack) only after seeing 0 under the same lock, so no worker can
+    // still be touching them. (A fetch_sub outside the lock let the waiter leave between the
+    // decrement and the notify_all, which then broadcast on a destroyed condition variable.)
+    {
       std::lock_guard<std::mutex> lock(done_mutex);
-      done.notify_all();
+      if (--remaining == 0) done.notify_all();
     }
   };
 
@@ -98,7 +102,7 @@ void ThreadPool::parallel_for(size_t num_items, size_t grain,
   run_range(0);
   {
     std::unique_lock<std::mutex> lock(done_mutex);
-    done.wait(lock, [&] { return remaining.load() == 0; });
+    done.wait(lock, [&] { return remaining == 0; });
   }
   if (error) std::rethrow_exception(error);
 }

@@ -847,6 +847,9 @@ std::vector<DeviceInfo> devices() {
 std::vector<VariantInfo> variants() {
   std::vector<VariantInfo> out;
   for (const auto& v : registered_variants()) out.push_back(v.info);
+  // The Keccak kernels (keccak_kernels.cu) serve hash_many and the tree hashes.
+  out.push_back({"keccak_cuda", "cuda", "keccak", true,
+                 "Keccak-f[1600] lanes in registers, one thread per message or leaf (no tables)"});
   return out;
 }
 

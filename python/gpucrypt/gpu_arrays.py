@@ -1,0 +1,95 @@
+"""GPU-resident arrays (CuPy, PyTorch, Numba, anything with ``__cuda_array_interface__``):
+encrypted and decrypted where they live, with no host round trip, on the caller's stream.
+
+The CUDA Array Interface (v3) gives the device pointer, the shape and the stream that the
+producer uses; the work is enqueued on that stream, so it is ordered after whatever the caller
+queued and the call returns without synchronising. The output is a new array of the caller's
+type (``empty_like``) unless ``out=`` is given; ``out=x`` works in place.
+"""
+
+import math
+
+from gpucrypt import _native
+
+
+def is_cuda_array(obj):
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def _interface(array, writable):
+    cai = array.__cuda_array_interface__
+    pointer, readonly = cai["data"]
+    if writable and readonly:
+        raise ValueError("output array is read-only")
+    itemsize = int(cai["typestr"][2:])
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is not None:
+        expected, step = [], itemsize
+        for extent in reversed(shape):
+            expected.append(step)
+            step *= extent
+        if tuple(reversed(expected)) != tuple(strides) and math.prod(shape) > 1:
+            raise ValueError("GPU array must be C-contiguous")
+    # CAI v3: None means "no synchronisation needed"; 1 and 2 name the legacy and per-thread
+    # default streams, which the CUDA runtime accepts as handles 0x1 and 0x2 too.
+    stream = cai.get("stream") or 0
+    return pointer, math.prod(shape) * itemsize, stream
+
+
+def _device_index(array, device):
+    if device not in (None, "auto", "cuda"):
+        return int(str(device).split(":", 1)[1])
+    index = getattr(getattr(array, "device", None), "id", None)  # CuPy
+    if index is None:
+        index = getattr(getattr(array, "device", None), "index", None)  # PyTorch
+    return int(index or 0)
+
+
+def empty_like(array):
+    module = type(array).__module__.split(".")[0]
+    if module == "torch":
+        import torch
+
+        return torch.empty_like(array)
+    if module == "cupy":
+        import cupy
+
+        return cupy.empty_like(array)
+    if module == "numba":
+        from numba import cuda
+
+        return cuda.device_array_like(array)
+    raise TypeError(f"pass out= for GPU arrays of type {type(array).__name__}")
+
+
+def cipher(name, encrypt, key, iv, variant, device, array, out):
+    in_ptr, nbytes, stream = _interface(array, writable=False)
+    if out is None:
+        out = empty_like(array)
+    out_ptr, out_nbytes, _ = _interface(out, writable=True)
+    if out_nbytes < nbytes:
+        raise ValueError(f"out= holds {out_nbytes} bytes, needs {nbytes}")
+    _native.cuda_cipher_device(name, encrypt, key, iv, variant or "", _device_index(array, device),
+                               in_ptr, out_ptr, nbytes, stream)
+    return out
+
+
+def seal(name, key, nonce, aad, tag_length, variant, device, array, out):
+    in_ptr, nbytes, stream = _interface(array, writable=False)
+    if out is None:
+        out = empty_like(array)
+    out_ptr, _, _ = _interface(out, writable=True)
+    tag = _native.cuda_aead_device_seal(name, key, bytes(nonce), bytes(aad), tag_length, variant or "",
+                                        _device_index(array, device), in_ptr, out_ptr, nbytes, stream)
+    return out, tag
+
+
+def open_(name, key, nonce, aad, tag, variant, device, array, out):
+    in_ptr, nbytes, stream = _interface(array, writable=False)
+    if out is None:
+        out = empty_like(array)
+    out_ptr, _, _ = _interface(out, writable=True)
+    ok = _native.cuda_aead_device_open(name, key, bytes(nonce), bytes(aad), bytes(tag), variant or "",
+                                       _device_index(array, device), in_ptr, out_ptr, nbytes, stream)
+    return out if ok else None
