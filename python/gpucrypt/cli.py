@@ -2,7 +2,10 @@
 
 Subcommands: info, selftest, speed (openssl speed -evp style), enc (raw modes, byte-compatible
 with `openssl enc -K -iv -nosalt`), hash (sha3sum style), encrypt/decrypt (the authenticated
-file format of gpucrypt.fileformat, spec in docs/file-format.md).
+file format of gpucrypt.fileformat, spec in docs/file-format.md). encrypt, decrypt and hash run
+on the stream engine (gpucrypt.stream, docs/engine.md): --device/--devices/--cpu-share choose
+the workers, --variant the AES implementation (constant-time by default), --stats prints the
+time per stage.
 
 Failures print one line, `gpucrypt: error: ...`, to stderr and exit non-zero (1; 2 for usage
 errors; 130 when interrupted, 143 on SIGTERM); no traceback for user errors. Files written with
