@@ -79,10 +79,9 @@ class Batch:
         self.device = device
         self._executor = _executor
         self._native = _native.Batch()
-        self._suites: dict = {}
-        self._kinds: list = []        # per request: (suite index) for error messages
-        self._suite_names: list = []
-        self._total_len = 0
+        self._suites: dict = {}       # suite spec -> native suite index
+        self._kinds: list = []        # per request: its suite index (for error messages)
+        self._suite_names: list = []  # per suite: "aes-256-gcm decrypt", for messages and stats
         self.stats: Optional[dict] = None
 
     def __len__(self):
