@@ -71,7 +71,8 @@ class Cipher:
 
     def _stream(self, encrypt, num_bytes):
         return _native.create_cipher_stream(
-            self.name, encrypt, self._key, self._iv, self._variant, resolve_device(self._device, num_bytes)
+            self.name, encrypt, self._key, self._iv, self._variant,
+            resolve_device(self._device, num_bytes, self.name.split("-")[0]),
         )
 
     def encryptor(self):
@@ -197,7 +198,7 @@ class AEAD:
         self.device = probe.device
 
     def _gcm(self, num_bytes):
-        device = resolve_device(self._device, num_bytes)
+        device = resolve_device(self._device, num_bytes, self.name.split("-")[0])
         gcm = self._gcm_by_device.get(device)
         if gcm is None:
             gcm = _native.create_gcm(self.name, self._key, self._variant, device)

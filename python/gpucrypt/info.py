@@ -22,14 +22,15 @@ def cuda_available():
     return any(d["kind"] == "cuda" for d in devices())
 
 
-def resolve_device(device, num_bytes=None):
+def resolve_device(device, num_bytes=None, algorithm=None):
     """Turns ``auto``/``cuda``/``cuda:N``/``cpu`` into a concrete device name.
 
-    ``auto`` takes the GPU only where it is faster for the size at hand; until the CUDA backend
-    has measured crossovers, that is data already large enough to amortise a transfer.
+    ``auto`` takes the GPU only where it measured faster for data in host memory at that size
+    (AUTO_GPU_MIN_BYTES below); otherwise, and whenever no GPU is present, the CPU.
     """
     if device is None or device == "auto":
-        if num_bytes is not None and num_bytes >= AUTO_GPU_MIN_BYTES and cuda_available():
+        threshold = _auto_gpu_min_bytes(algorithm)
+        if threshold is not None and num_bytes is not None and num_bytes >= threshold and cuda_available():
             return "cuda:0"
         return "cpu"
     if not isinstance(device, str):
@@ -37,5 +38,16 @@ def resolve_device(device, num_bytes=None):
     return device.lower()
 
 
-# Below this size the host<->device round trip costs more than the CPU needs for the whole job.
-AUTO_GPU_MIN_BYTES = 1 << 62
+# Smallest host-memory message for which device="auto" picks the GPU, per algorithm. Measured by
+# bench/crossover.py on the H200 machine (16-core host), 2026-11-22
+# (bench/results/h200-2026-11-22-crossover.json): Camellia and SC2000 are faster on the GPU from
+# 16 KiB on (0.32 vs 0.15 GB/s there, 4.5 vs 2 GB/s at 1-16 MiB); AES is faster on the CPU at every
+# size, because OpenSSL's AES-NI on 16 cores beats one PCIe link - unless this build has no
+# OpenSSL, when the portable CPU AES is as slow as Camellia. None: never the GPU.
+AUTO_GPU_MIN_BYTES = {"camellia": 16 * 1024, "sc2000": 16 * 1024, "aes": None}
+
+
+def _auto_gpu_min_bytes(algorithm):
+    if algorithm == "aes" and not any(v["name"] == "aes_openssl" for v in variants()):
+        return AUTO_GPU_MIN_BYTES["camellia"]
+    return AUTO_GPU_MIN_BYTES.get(algorithm)
