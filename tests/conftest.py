@@ -213,14 +213,19 @@ class Impl:
         self._require("hash", name, lambda: new(name, **options))
         return self._check_variant(new(name, data, **params, **options))
 
+    def _probe_options(self, options: dict) -> dict:
+        # new() builds a CPU streaming object and takes no device=; the probe only asks whether
+        # the variant implements the name.
+        return {k: v for k, v in options.items() if k != "device"}
+
     def hash(self, name: str, data: bytes, **params) -> bytes:
         options = self._options(self.gpucrypt.hash)
-        self._require("hash", name, lambda: self.gpucrypt.new(name, **options))
+        self._require("hash", name, lambda: self.gpucrypt.new(name, **self._probe_options(options)))
         return self.gpucrypt.hash(name, data, **params, **options)
 
     def hash_many(self, name: str, messages: list, length=None) -> list:
         options = self._options(self.gpucrypt.hash_many)
-        self._require("hash", name, lambda: self.gpucrypt.new(name, **options))
+        self._require("hash", name, lambda: self.gpucrypt.new(name, **self._probe_options(options)))
         return self.gpucrypt.hash_many(name, messages, length=length, **options)
 
 

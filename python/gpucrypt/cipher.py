@@ -245,3 +245,19 @@ class AEAD:
         if out is None:
             raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
         return out
+
+    def encrypt_many(self, nonces, messages, aad=None):
+        """Seals many messages under this key in one call (one native call, spread over cores
+        or GPU threads); returns a list of ciphertext || tag. ``aad`` is shared by all messages.
+        See gpucrypt.batch.encrypt_many."""
+        from gpucrypt import batch
+
+        return batch.encrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
+                                  device=self._device, variant=self._variant or None)
+
+    def decrypt_many(self, nonces, messages, aad=None):
+        """Opens many messages; raises InvalidTag (with ``.index``) for the first that fails."""
+        from gpucrypt import batch
+
+        return batch.decrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
+                                  device=self._device, variant=self._variant or None)

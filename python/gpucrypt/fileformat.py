@@ -35,7 +35,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 import gpucrypt
-from gpucrypt import _native, batch, stream
+from gpucrypt import _native, batch, info, stream
 
 __all__ = [
     "MAGIC", "VERSION", "HEADER_LEN", "TAG_LEN", "SALT_LEN", "KEY_LEN",
@@ -303,14 +303,14 @@ class _ChunkEngine:
     """Seals or opens jobs of chunks on the stream engine's workers under the payload key.
 
     The key lives in a bytearray that close() zeroes. Each device runs the variant chosen for
-    it: constant-time by default (stream.constant_time_variant), or the one the caller named.
+    it: constant-time by default (info.constant_time_variant), or the one the caller named.
     """
 
     def __init__(self, suite: _Suite, payload_key: bytes, devices, variant: Optional[str], stats):
         self.aead_name = suite.aead_name
         self.key = bytearray(payload_key)
         algorithm = suite.aead_name.split("-")[0]
-        self.variants = {d: variant or stream.constant_time_variant(algorithm, d) for d in devices}
+        self.variants = {d: variant or info.constant_time_variant(algorithm, d) for d in devices}
         self.stats = stats
 
     def _record(self, device, variant, info):
@@ -365,7 +365,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     bytes per native call, `cancel` a threading.Event that stops the work (raising
     stream.Cancelled), `stats` a StreamStats to fill. Memory stays bounded: a few jobs of a few
     MiB each, whatever the input size. `variant`: None runs a constant-time AES on every device
-    (stream.constant_time_variant); naming one (e.g. "aes_ttable") is the explicit opt-out.
+    (info.constant_time_variant); naming one (e.g. "aes_ttable") is the explicit opt-out.
     """
     _check_chunk_size(chunk_size)
     if suite not in _SUITES_BY_NAME:

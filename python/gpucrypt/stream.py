@@ -6,18 +6,21 @@ GIL released; results come back in input order. The calling thread reads input a
 output, so reading, computing and writing overlap. At most ``depth`` jobs are in flight, so memory
 stays bounded whatever the input size (back-pressure: a fast reader waits for the workers).
 
-Device split (``cpu_share``): ``"auto"`` puts every device's worker on one shared queue, so each
-device takes the next job when it is free: its share follows its measured throughput and adapts
-at once when another process slows one side down. A number ``s`` in 0..1 sends a fraction ``s`` of
-the bytes to the CPU and the rest to the GPUs (which still share their queue). ``StreamStats``
-reports per device the jobs, bytes, busy time and throughput, and per stage the time spent
-reading, computing, waiting and writing.
+Device split (``cpu_share``): ``"auto"`` gives each job to the device expected to finish it
+first, from its measured throughput (a moving average over its recent jobs) and the bytes already
+queued for it; a device not yet measured gets one job at a time until it is (from its second job:
+the first carries its start-up). The split therefore follows measured throughput and adapts as
+it runs: a device that another process slows down gets fewer jobs, and a slow device seldom
+holds up the in-order output. A number ``s`` in 0..1 sends a fraction ``s`` of the bytes to the
+CPU and the rest to the GPUs (among which the same rule chooses). ``StreamStats`` reports per
+device the jobs, bytes, busy time and throughput, and per stage the time spent reading,
+computing, waiting and writing.
 
 Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
 ``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
 consumers, ``hash_stream``/``hash_file``. Keys given to these objects are copied into a
-``bytearray`` and zeroed when the work ends; staging buffers are zeroed when released. See
-docs/engine.md.
+``bytearray`` and zeroed when the work ends; staging buffers are zeroed when their pool closes.
+See docs/engine.md.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from gpucrypt import _native
-from gpucrypt.info import cuda_available, devices as list_devices, variants
+from gpucrypt.info import constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
@@ -42,8 +45,10 @@ __all__ = [
     "chunks_per_job",
 ]
 
-DEFAULT_CPU_JOB_SIZE = 2 << 20    # CPU: amortises a native call, stays in cache (1, 2, 4 MiB measured; 2 best)
-DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU: a transfer this large runs near PCIe speed
+# CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache.
+# Measured best: 2 MiB on 2 cores, 8 MiB on 16 (1 .. 32 MiB tried); 512 KiB per core between.
+DEFAULT_CPU_JOB_SIZE = min(8 << 20, max(2 << 20, (os.cpu_count() or 2) << 19))
+DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
 MAX_CHUNKS_PER_JOB = 4096
 _WAIT_SLICE_S = 0.25              # how often a blocked caller re-checks cancellation
 
@@ -53,23 +58,6 @@ class Cancelled(Exception):
 
 
 # ----------------------------------------------------------------------------- devices and variants
-
-def constant_time_variant(algorithm: str, device: str = "cpu") -> str:
-    """The fastest constant-time variant of ``algorithm`` on ``device``'s backend.
-
-    What the file format uses unless told otherwise: on the CPU ``aes_openssl`` (AES-NI) where
-    OpenSSL is linked, else ``aes_bitsliced``; on CUDA the bitsliced kernels. Table-based
-    variants index tables with secret bytes (cache-timing leaks, Jiang/Fei/Kaeli HPCA 2016), so
-    they are used for files only when named explicitly. Raises ``ValueError`` when the backend
-    has no constant-time implementation of the algorithm (Camellia and SC2000 have none).
-    """
-    backend = "cpu" if device == "cpu" else "cuda"
-    for variant in variants(backend=backend, algorithm=algorithm):  # fastest first
-        if variant["constant_time"]:
-            return variant["name"]
-    raise ValueError(f"no constant-time {algorithm} variant on {device}; name a variant explicitly "
-                     "to accept a table-based one")
-
 
 def parse_cpu_share(value) -> Union[str, float, None]:
     """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line)."""
@@ -140,6 +128,7 @@ class DeviceStats:
     jobs: int = 0
     bytes: int = 0
     busy_s: float = 0.0           # wall time inside the worker's native calls
+    rate: float = 0.0             # bytes/s, moving average over recent jobs (0 until measured)
     stages: dict = field(default_factory=dict)  # seconds per native stage (h2d_s, compute_s, d2h_s, ...)
     variant: str = ""
 
@@ -179,6 +168,7 @@ class StreamStats:
             "read_s": self.read_s, "compute_s": self.compute_s, "write_s": self.write_s, "wait_s": self.wait_s,
             "gbps": self.bytes_in / self.wall_s / 1e9 if self.wall_s else 0.0,
             "devices": {name: {"jobs": d.jobs, "bytes": d.bytes, "busy_s": d.busy_s, "gbps": d.gbps,
+                               "recent_gbps": d.rate / 1e9,
                                "share": self.shares()[name], "variant": d.variant, "stages": dict(d.stages)}
                         for name, d in self.devices.items()},
         }
@@ -189,10 +179,10 @@ class StreamStats:
 class _Slot:
     __slots__ = ("job", "num_bytes", "done", "result", "error", "device")
 
-    def __init__(self, job, num_bytes):
-        self.job, self.num_bytes = job, num_bytes
+    def __init__(self, job, num_bytes, device):
+        self.job, self.num_bytes, self.device = job, num_bytes, device
         self.done = threading.Event()
-        self.result = self.error = self.device = None
+        self.result = self.error = None
 
 
 class Pipeline:
@@ -217,14 +207,12 @@ class Pipeline:
         self.stats = stats if stats is not None else StreamStats()
         self._depth = depth or 2 * len(devices) + 1
         self._pending: collections.deque = collections.deque()
-        gpus = [d for d in devices if d != "cpu"]
-        self._split = cpu_share not in ("auto", None) and bool(gpus) and "cpu" in devices
+        self._devices = list(devices)
+        self._gpus = [d for d in devices if d != "cpu"]
+        self._split = cpu_share not in ("auto", None) and bool(self._gpus) and "cpu" in devices
         self._cpu_share = float(cpu_share) if self._split else None
         self._cpu_bytes = self._all_bytes = 0
-        shared = queue.SimpleQueue()
-        self._queues = {d: (queue.SimpleQueue() if self._split and d == "cpu" else shared) for d in devices}
-        if self._split:
-            self._gpu_queue = shared
+        self._queues = {d: queue.SimpleQueue() for d in devices}
         self._threads = []
         for d in devices:
             self.stats.device(d)
@@ -246,8 +234,8 @@ class Pipeline:
         self._check_cancelled()
         while len(self._pending) >= self._depth:
             self._retire_oldest()
-        slot = _Slot(job, num_bytes)
-        self._queue_for(num_bytes).put(slot)
+        slot = _Slot(job, num_bytes, self._choose(num_bytes))
+        self._queues[slot.device].put(slot)
         self._pending.append(slot)
         while self._pending and self._pending[0].done.is_set():
             self._retire_oldest()
@@ -256,14 +244,27 @@ class Pipeline:
         while self._pending:
             self._retire_oldest()
 
-    def _queue_for(self, num_bytes: int):
-        if not self._split:
-            return next(iter(self._queues.values()))
-        self._all_bytes += num_bytes
-        if self._cpu_bytes + num_bytes <= self._cpu_share * self._all_bytes + 1e-9:
-            self._cpu_bytes += num_bytes
-            return self._queues["cpu"]
-        return self._gpu_queue
+    def _choose(self, num_bytes: int) -> str:
+        """The device for the next job: the CPU's fixed share first (numeric cpu_share), then
+        the candidate expected to finish the job first."""
+        if len(self._devices) == 1:
+            return self._devices[0]
+        candidates = self._devices
+        if self._split:
+            self._all_bytes += num_bytes
+            if self._cpu_bytes + num_bytes <= self._cpu_share * self._all_bytes + 1e-9:
+                self._cpu_bytes += num_bytes
+                return "cpu"
+            candidates = self._gpus
+        return min(candidates, key=lambda device: self._expected_finish_s(device, num_bytes))
+
+    def _expected_finish_s(self, device: str, num_bytes: int) -> float:
+        outstanding = sum(slot.num_bytes for slot in self._pending
+                          if slot.device == device and not slot.done.is_set())
+        rate = self.stats.devices[device].rate
+        if rate <= 0:  # not measured yet: one job at a time until it is
+            return 0.0 if outstanding == 0 else float("inf")
+        return (outstanding + num_bytes) / rate
 
     def _retire_oldest(self) -> None:
         slot = self._pending[0]
@@ -317,10 +318,15 @@ class Pipeline:
                 slot.result = self._work(device, slot.job)
             except BaseException as error:  # handed to the calling thread
                 slot.error = error
-            record.busy_s += time.perf_counter() - start
+            elapsed = time.perf_counter() - start
+            record.busy_s += elapsed
             record.jobs += 1
             record.bytes += slot.num_bytes
-            slot.device = device
+            # A device's first job carries its one-time start-up (a CUDA context, module loading),
+            # so the rate is measured from the second job on.
+            if elapsed > 0 and slot.num_bytes and record.jobs > 1:
+                sample = slot.num_bytes / elapsed
+                record.rate = sample if record.rate == 0 else 0.7 * record.rate + 0.3 * sample
             slot.done.set()
 
 
@@ -357,7 +363,9 @@ class BufferPool:
 
 
 def default_job_size(devices: Sequence[str]) -> int:
-    return DEFAULT_GPU_JOB_SIZE if any(d != "cpu" for d in devices) else DEFAULT_CPU_JOB_SIZE
+    """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
+    the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
+    return DEFAULT_CPU_JOB_SIZE if "cpu" in devices else DEFAULT_GPU_JOB_SIZE
 
 
 def chunks_per_job(chunk_len: int, job_size: Optional[int], devices: Sequence[str]) -> int:
