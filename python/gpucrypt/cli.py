@@ -247,12 +247,16 @@ def info(as_json):
     """List backends, devices and implementation variants."""
     devices, variants = gpucrypt.devices(), gpucrypt.variants()
     if as_json:
-        click.echo(json.dumps({"devices": devices, "variants": variants}, indent=2, default=str))
+        click.echo(json.dumps({"devices": devices, "variants": variants,
+                               "cuda_unavailable_reason": gpucrypt._native.cuda_unavailable_reason()},
+                              indent=2, default=str))
         return
     click.echo("Devices:")
     for device in devices:
         extras = ", ".join(f"{key}={value}" for key, value in device.items() if key not in ("name", "kind"))
         click.echo(f"  {device.get('name', '?'):<10} {device.get('kind', ''):<6} {extras}".rstrip())
+    if not any(device.get("kind") == "cuda" for device in devices):
+        click.echo(f"  (no CUDA device: {gpucrypt._native.cuda_unavailable_reason()})")
     click.echo("Variants:")
     click.echo(f"  {'name':<24} {'backend':<8} {'algorithm':<10} constant-time")
     for variant in sorted(variants, key=lambda v: (str(v.get("algorithm")), str(v.get("name")))):
