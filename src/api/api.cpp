@@ -164,8 +164,9 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
   if (device_kind(device) == DeviceKind::cpu)
     return cpu::create_cipher_stream(name, direction, key, iv, variant);
 #if defined(GPUCRYPT_WITH_CUDA)
+  const int index = cuda_index(device);  // a malformed name is the caller's error, GPU or not
   if (cuda::device_count() == 0) no_cuda(device);
-  return cuda::create_cipher_stream(name, direction, key, iv, variant, cuda_index(device));
+  return cuda::create_cipher_stream(name, direction, key, iv, variant, index);
 #else
   (void)cuda_index(device);
   no_cuda(device);
@@ -181,8 +182,9 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                 "-byte key, got " + std::to_string(key.size()) + " bytes");
   if (device_kind(device) == DeviceKind::cpu) return cpu::create_gcm(name, key, variant);
 #if defined(GPUCRYPT_WITH_CUDA)
+  const int index = cuda_index(device);
   if (cuda::device_count() == 0) no_cuda(device);
-  return cuda::create_gcm(name, key, variant, cuda_index(device));
+  return cuda::create_gcm(name, key, variant, index);
 #else
   (void)cuda_index(device);
   no_cuda(device);

@@ -11,12 +11,12 @@
 // words the copies fill the rows: Te0 takes 32 KiB; decryption's Td0 and inverse S-box words take
 // 32 KiB each. With a pitch of 64, Td0 and the inverse S-box words share the rows (slots 0..31 and
 // 32..63, 64 KiB for both) and every lookup address is (byte << 8) | (lane << 2): one byte
-// permute (aes.h's aes_table_lookup_byte with GC_AES_LANE_BYTES; AES-128-CTR 2.84 -> 4.68 Tbps on
+// permute (aes.h's aes_table_lookup_byte with GC_AES_LANE; AES-128-CTR 2.84 -> 4.68 Tbps on
 // an H200, docs/performance.md).
 // Round keys stay in the kernel's parameter bank: the round count is a template argument, every
 // round-key index is a constant, and the XORs read them as constant-bank operands.
 #define GC_AES_TABLE_STRIDE 64
-#define GC_AES_LANE_BYTES ((threadIdx.x & 31u) * 4u)
+#define GC_AES_LANE (threadIdx.x & 31u)
 #include "backends/cuda/kernels.cuh"
 
 namespace gpucrypt::cuda {

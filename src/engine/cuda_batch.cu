@@ -1,0 +1,807 @@
+// cuda_batch.cu: the CUDA batch executor: a whole BatchPlan in a few launches.
+//
+// Constant-time position: the variant's. aes_bitsliced adds no secret-dependent index or branch
+// (the kernels branch on lengths and indices only, GHASH is gf128.h's constant-time multiplier
+// and the tag comparison ORs every byte difference); aes_ttable_smem32, camellia_ttable_smem and
+// sc2000_table_smem index tables with secret bytes, in the key schedule as in the rounds.
+//
+// Data: the packed input, the params (IVs, nonces, AAD) and the raw keys of every group go to the
+// device in one copy each through pinned staging; the packed output comes back in one copy. Keys
+// are expanded on the device, one thread per distinct key of a group (an expanded AES T-table
+// schedule is 15x the key: uploading 32 bytes instead of ~500 per key keeps a batch of 1 KiB
+// messages with their own keys from paying half its bytes again over PCIe).
+//
+// Work: one item per message (per 16 KiB piece in ECB, CTR and CBC/CFB decryption). Parallel
+// modes give a warp an item and spread its blocks over the lanes (ECB, CTR, CBC/CFB decryption,
+// XTS, GCM: a message's GHASH is a lane sum by Horner with H^32 and one multiply by H^(32-L), as
+// in kernels.cuh's tile hash); serial modes (CBC/CFB encryption, OFB) give a thread a message.
+// One launch per group (plus one for key expansion, and one for XTS tweaks). The plan lists a
+// suite's messages longest first, so neighbouring warps do alike work.
+//
+// Hashes run on the CPU (hash::create_hash, as the generic executor does): a plan's hashes are
+// few and short next to its ciphers; routing them to keccak_cuda is left to do. A plan with a
+// suite no CUDA family here serves (a variant that is not a CUDA variant) goes whole to the
+// generic executor, which reports the error.
+//
+// The per-family adaptors below (table fill and pointer binding) repeat what the family files
+// in backends/cuda/ do inside their anonymous namespaces; the cipher and mode code is shared.
+#define GC_AES_TABLE_STRIDE 64
+#define GC_AES_LANE_BYTES ((threadIdx.x & 31u) * 4u)
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "backends/cuda/kernels.cuh"
+#include "engine/batch.hpp"
+#include "hash/hash.hpp"
+#include "modes/padding.hpp"
+
+namespace gpucrypt::cuda {
+
+namespace {
+
+using namespace kernels;
+using engine::BatchPlan;
+using engine::BatchRequest;
+using engine::BatchResult;
+using engine::Operation;
+using engine::RequestStatus;
+using engine::Suite;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// ---- families: tables into shared memory once per CTA, pointers bound per thread -------------
+
+__device__ const uint8_t kAesSbox[256] = {GC_AES_SBOX_DATA};
+__device__ const uint32_t kTe0[256] = {GC_AES_TE0_DATA};
+__device__ const uint32_t kTd0[256] = {GC_AES_TD0_DATA};
+__device__ const uint32_t kInvSboxWords[256] = {GC_AES_INV_SBOX_WORDS_DATA};
+__device__ const uint32_t kCamelliaSp[GC_CAMELLIA_SP_WORDS] = {GC_CAMELLIA_SP_DATA};
+__device__ const uint32_t kSc2000Ms[GC_SC2000_MS_WORDS] = {GC_SC2000_MS_DATA};
+
+constexpr int kAesRowWords = 256 * GC_AES_TABLE_STRIDE;
+
+template <int kRounds>
+struct AesTTableFamily {
+  using Cipher = modes::AesTTable<kRounds>;
+  static constexpr size_t smem_bytes() { return kAesRowWords * sizeof(uint32_t); }
+  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
+    aes_expand_key_enc(&c.enc, key, key_len, kAesSbox);
+    aes_expand_key_dec(&c.dec, key, key_len, kAesSbox);
+  }
+  // Pitch 64: Te0 in every slot for encryption; Td0 in slots 0..31, inverse S-box words in 32..63.
+  __device__ static void fill(uint32_t* shared, bool decrypt) {
+    for (int w = threadIdx.x; w < kAesRowWords; w += blockDim.x) {
+      const int entry = w / GC_AES_TABLE_STRIDE;
+      shared[w] = !decrypt ? kTe0[entry] : (w % GC_AES_TABLE_STRIDE < 32 ? kTd0[entry] : kInvSboxWords[entry]);
+    }
+  }
+  __device__ static void bind(Cipher& c, uint32_t* shared, bool decrypt) {
+    const unsigned lane = threadIdx.x % 32;
+    if (decrypt) {
+      c.td0 = shared + lane;
+      c.inv_sbox_words = shared + 32 + lane;
+    } else {
+      c.te0 = shared + lane;
+    }
+  }
+};
+
+template <int kRounds>
+struct AesBitslicedFamily {
+  using Cipher = modes::AesBitsliced<kRounds>;
+  static constexpr size_t smem_bytes() { return 0; }
+  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
+    aes_bitsliced_expand_key(&c.key, key, key_len);
+  }
+  __device__ static void fill(uint32_t*, bool) {}
+  __device__ static void bind(Cipher&, uint32_t*, bool) {}
+};
+
+struct CamelliaFamily {
+  using Cipher = modes::CamelliaTTable;
+  static constexpr size_t smem_bytes() { return GC_CAMELLIA_SP_WORDS * sizeof(uint32_t); }
+  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
+    c.tables = camellia_tables_at(kCamelliaSp);
+    camellia_expand_key(&c.ks, key, key_len, &c.tables);
+  }
+  __device__ static void fill(uint32_t* shared, bool) {
+    for (int w = threadIdx.x; w < GC_CAMELLIA_SP_WORDS; w += blockDim.x) shared[w] = kCamelliaSp[w];
+  }
+  __device__ static void bind(Cipher& c, uint32_t* shared, bool) { c.tables = camellia_tables_at(shared); }
+};
+
+struct Sc2000Family {
+  using Cipher = modes::Sc2000Table;
+  static constexpr size_t smem_bytes() { return GC_SC2000_MS_WORDS * sizeof(uint32_t); }
+  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
+    c.tables = sc2000_tables_at(kSc2000Ms);
+    sc2000_expand_key(&c.ks, key, key_len, &c.tables);
+  }
+  __device__ static void fill(uint32_t* shared, bool) {
+    for (int w = threadIdx.x; w < GC_SC2000_MS_WORDS; w += blockDim.x) shared[w] = kSc2000Ms[w];
+  }
+  __device__ static void bind(Cipher& c, uint32_t* shared, bool) { c.tables = sc2000_tables_at(shared); }
+};
+
+// ---- work records ---------------------------------------------------------------------------
+
+enum Op : int {
+  // parallel kernel
+  op_ecb = 0, op_ctr, op_cbc_decrypt, op_cfb_decrypt, op_xts,
+  // serial kernel
+  op_cbc_encrypt, op_cfb_encrypt, op_ofb, op_xts_tweak,
+  // GCM kernel
+  op_gcm,
+};
+
+struct Item {
+  uint64_t in_offset, out_offset;
+  uint64_t len;                     // message bytes (GCM open: without the tag)
+  uint64_t begin_block, end_block;  // the piece of the message this item covers
+  uint64_t iv_offset, aad_offset, aad_len;
+  uint32_t iv_len, schedule, request, unused;
+};
+
+struct KernelParams {
+  const uint8_t* in;
+  uint8_t* out;
+  const uint8_t* params;
+  const void* schedules;  // Family::Cipher[], this group's
+  const Item* items;      // this group's
+  uint64_t num_items;
+  gc_block* tweaks;       // XTS: E_K2(tweak) per item
+  uint8_t* status;        // per request (GCM open)
+  int op;
+  int decrypt;            // GCM: open
+  int tag_len;
+};
+
+struct ExpandParams {
+  const uint8_t* keys;  // num_keys * key_stride bytes
+  void* schedules;
+  uint32_t num_keys, key_len, key_stride, xts;
+};
+
+// Unaligned-safe loads/stores: packed-form offsets and AAD are not 16-byte aligned.
+__device__ __forceinline__ gc_block ld(const uint8_t* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15) == 0 ? load16(p) : gc_block_load(p);
+}
+__device__ __forceinline__ void st(uint8_t* p, gc_block b) {
+  if ((reinterpret_cast<uintptr_t>(p) & 15) == 0) store16(p, b);
+  else gc_block_store(p, b);
+}
+__device__ __forceinline__ gc_block ld_upto(const uint8_t* p, uint64_t n) {
+  return n >= 16 ? ld(p) : load_partial_block(p, static_cast<size_t>(n));
+}
+
+constexpr int kSteps = 2;  // rows of 32 blocks a warp works on at once (a 1 KiB message = 2 rows)
+constexpr uint64_t kPieceBlocks = 1024;
+
+template <class F>
+__global__ void __launch_bounds__(kThreads) expand_kernel(const __grid_constant__ ExpandParams p) {
+  using Cipher = typename F::Cipher;
+  Cipher* out = static_cast<Cipher*>(p.schedules);
+  for (uint64_t k = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; k < p.num_keys;
+       k += uint64_t(gridDim.x) * blockDim.x) {
+    const uint8_t* key = p.keys + k * p.key_stride;
+    Cipher c{};
+    F::expand(c, key, static_cast<int>(p.key_len));
+    out[k * (p.xts ? 2 : 1)] = c;
+    if (p.xts) {
+      F::expand(c, key + p.key_len, static_cast<int>(p.key_len));
+      out[k * 2 + 1] = c;
+    }
+  }
+}
+
+template <bool kDecrypt, class Cipher>
+__device__ void blocks_item(const Cipher& c, int op, gc_block iv, const uint8_t* in, uint8_t* out, uint64_t len,
+                            uint64_t b0, uint64_t b1) {
+  const uint64_t num_full = len / 16;
+  const unsigned lane = lane_id();
+  for (uint64_t t = b0; t < b1; t += 32 * kSteps) {
+    gc_block x[kSteps], data[kSteps];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const uint64_t i = t + lane + 32 * s;
+      const gc_block own = i < num_full ? ld(in + 16 * i) : modes::zero_block();
+      const gc_block previous = i == 0 ? iv : (i - 1 < num_full ? ld(in + 16 * (i - 1)) : modes::zero_block());
+      if (op == op_ecb || op == op_cbc_decrypt) x[s] = own;
+      if (op == op_cbc_decrypt) data[s] = previous;
+      if (op == op_ctr) x[s] = gc_ctr128_add(iv, i);
+      if (op == op_cfb_decrypt) x[s] = previous;
+      if (op == op_ctr || op == op_cfb_decrypt) data[s] = own;
+    }
+#pragma unroll
+    for (int s = 0; s < kSteps; s += Cipher::kBlocksPerCall) run_cipher<Cipher, kDecrypt>(c, x + s);
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const uint64_t i = t + lane + 32 * s;
+      if (i >= b1) continue;
+      if (op == op_ecb) {
+        if (i < num_full) st(out + 16 * i, x[s]);
+      } else if (i < num_full) {
+        st(out + 16 * i, gc_block_xor(x[s], data[s]));
+      } else if (16 * i < len) {  // CTR/CFB: the ragged end
+        xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, x[s]);
+      }
+    }
+  }
+}
+
+template <bool kDecrypt, class Cipher>
+__device__ void xts_item(const Cipher& c, gc_block t0, const uint8_t* in, uint8_t* out, uint64_t len) {
+  const uint64_t num_full = len / 16, tail_len = len % 16;
+  const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;  // the last full block is stolen from
+  const unsigned lane = lane_id();
+  gc_block tweak = gc_xts_tweak_at(t0, lane);
+  for (uint64_t row = 0; 32 * row < num_bulk; row += kSteps) {
+    gc_block x[kSteps], tweaks[kSteps];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const uint64_t i = 32 * (row + s) + lane;
+      tweaks[s] = tweak;
+      tweak = xts_mul_x32(tweak);
+      x[s] = gc_block_xor(i < num_bulk ? ld(in + 16 * i) : modes::zero_block(), tweaks[s]);
+    }
+#pragma unroll
+    for (int s = 0; s < kSteps; s += Cipher::kBlocksPerCall) run_cipher<Cipher, kDecrypt>(c, x + s);
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const uint64_t i = 32 * (row + s) + lane;
+      if (i < num_bulk) st(out + 16 * i, gc_block_xor(x[s], tweaks[s]));
+    }
+  }
+  if (tail_len != 0 && lane == 0) {
+    const uint64_t offset = 16 * num_bulk;
+    if constexpr (kDecrypt) modes::xts_decrypt_range(c, t0, num_bulk, in + offset, out + offset, 16 + tail_len);
+    else modes::xts_encrypt_range(c, t0, num_bulk, in + offset, out + offset, 16 + tail_len);
+  }
+}
+
+template <class F, bool kDecrypt>
+__global__ void __launch_bounds__(kThreads) parallel_kernel(const __grid_constant__ KernelParams p) {
+  using Cipher = typename F::Cipher;
+  extern __shared__ uint4 shared_words[];
+  uint32_t* shared = reinterpret_cast<uint32_t*>(shared_words);
+  F::fill(shared, kDecrypt);
+  __syncthreads();
+  const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
+  for (uint64_t w = global_warp(); w < p.num_items; w += num_warps()) {
+    const Item it = p.items[w];
+    Cipher c = schedules[it.schedule];
+    F::bind(c, shared, kDecrypt);
+    const uint8_t* in = p.in + it.in_offset;
+    uint8_t* out = p.out + it.out_offset;
+    if (p.op == op_xts) {
+      xts_item<kDecrypt>(c, p.tweaks[w], in, out, it.len);
+    } else {
+      const gc_block iv = it.iv_len == 16 ? gc_block_load(p.params + it.iv_offset) : modes::zero_block();
+      blocks_item<kDecrypt>(c, p.op, iv, in, out, it.len, it.begin_block, it.end_block);
+    }
+  }
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads) serial_kernel(const __grid_constant__ KernelParams p) {
+  using Cipher = typename F::Cipher;
+  extern __shared__ uint4 shared_words[];
+  uint32_t* shared = reinterpret_cast<uint32_t*>(shared_words);
+  F::fill(shared, false);  // all four encrypt
+  __syncthreads();
+  const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
+  for (uint64_t k = blockIdx.x * uint64_t(kThreads) + threadIdx.x; k < p.num_items;
+       k += uint64_t(gridDim.x) * kThreads) {
+    const Item it = p.items[k];
+    Cipher c = schedules[it.schedule + (p.op == op_xts_tweak ? 1 : 0)];
+    F::bind(c, shared, false);
+    const gc_block iv = gc_block_load(p.params + it.iv_offset);
+    const uint8_t* in = p.in + it.in_offset;
+    uint8_t* out = p.out + it.out_offset;
+    switch (p.op) {
+      case op_cbc_encrypt: modes::cbc_encrypt_blocks(c, iv, in, out, it.len / 16); break;
+      case op_cfb_encrypt: modes::cfb_encrypt(c, iv, in, out, it.len); break;
+      case op_ofb: modes::ofb_xor(c, iv, in, out, it.len); break;
+      default: p.tweaks[k] = modes::xts_encrypted_tweak(c, iv); break;
+    }
+  }
+}
+
+__device__ __forceinline__ uint64_t shfl64(uint64_t v, int from) {
+  return __shfl_sync(0xffffffffu, v, from);
+}
+
+// GHASH from zero over `num_blocks` blocks block(0..num_blocks) of one message, by the whole
+// warp: zero blocks in front make the count a multiple of 32; lane L takes positions L, L+32, ...
+template <class Block>
+__device__ gc_gf128 warp_ghash(uint64_t num_blocks, Block block, gc_gf128 h_pow32, gc_gf128 lane_pow) {
+  const uint64_t pad = (32 - num_blocks % 32) % 32;
+  const unsigned lane = lane_id();
+  gc_gf128 sum = gc_gf128_make(0, 0);
+  for (uint64_t row = 0; 32 * row < pad + num_blocks; ++row) {
+    const uint64_t v = 32 * row + lane;
+    const gc_block x = v >= pad ? block(v - pad) : modes::zero_block();
+    sum = gc_gf128_xor(gc_gf128_mul(sum, h_pow32), gc_gf128_from_block(x));
+  }
+  return warp_xor(gc_gf128_mul(sum, lane_pow));
+}
+
+template <class F>
+__global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant__ KernelParams p) {
+  using Cipher = typename F::Cipher;
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  extern __shared__ uint4 shared_words[];
+  uint32_t* shared = reinterpret_cast<uint32_t*>(shared_words);
+  F::fill(shared, false);
+  __syncthreads();
+  const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
+  const unsigned lane = lane_id();
+  for (uint64_t w = global_warp(); w < p.num_items; w += num_warps()) {
+    const Item it = p.items[w];
+    Cipher c = schedules[it.schedule];
+    F::bind(c, shared, false);
+    const uint8_t* in = p.in + it.in_offset;
+    uint8_t* out = p.out + it.out_offset;
+    const uint8_t* iv = p.params + it.iv_offset;
+    const uint8_t* aad = p.params + it.aad_offset;
+    const uint64_t len = it.len;
+
+    gc_block x[kLanes] = {};
+    c.encrypt_blocks(x);
+    const gc_gf128 h = gc_gf128_from_block(x[0]);
+    const gc_gf128 lane_pow = gc_gf128_pow(h, 32 - lane);  // H^(32 - L)
+    const gc_gf128 h_pow32 = gc_gf128_make(shfl64(lane_pow.hi, 0), shfl64(lane_pow.lo, 0));
+
+    gc_block j0;
+    if (it.iv_len == 12) {
+      uint8_t bytes[16] = {};
+      for (int b = 0; b < 12; ++b) bytes[b] = iv[b];
+      bytes[15] = 1;
+      j0 = gc_block_load(bytes);
+    } else {
+      const uint64_t iv_blocks = (it.iv_len + 15) / 16;
+      j0 = gc_gf128_to_block(warp_ghash(
+          iv_blocks + 1,
+          [&](uint64_t j) {
+            return j < iv_blocks ? ld_upto(iv + 16 * j, it.iv_len - 16 * j)
+                                 : gc_gf128_to_block(gc_gf128_make(0, uint64_t(it.iv_len) * 8));
+          },
+          h_pow32, lane_pow));
+    }
+
+    // GCTR: data block k under inc32^(k+1)(J0).
+    const uint64_t num_blocks = (len + 15) / 16;
+    for (uint64_t row = 0; 32 * row < num_blocks; row += kLanes) {
+      gc_block ks[kLanes];
+#pragma unroll
+      for (int s = 0; s < kLanes; ++s) ks[s] = gc_ctr32_add(j0, 1 + 32 * (row + s) + lane);
+      c.encrypt_blocks(ks);
+#pragma unroll
+      for (int s = 0; s < kLanes; ++s) {
+        const uint64_t i = 32 * (row + s) + lane;
+        if (16 * i + 16 <= len) st(out + 16 * i, gc_block_xor(ld(in + 16 * i), ks[s]));
+        else if (16 * i < len) xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, ks[s]);
+      }
+    }
+    __syncwarp();  // the ciphertext a lane hashes may have been written by another lane
+
+    const uint8_t* ciphertext = p.decrypt ? in : out;
+    const uint64_t aad_blocks = (it.aad_len + 15) / 16;
+    const gc_gf128 s = warp_ghash(
+        aad_blocks + num_blocks + 1,
+        [&](uint64_t j) {
+          if (j < aad_blocks) return ld_upto(aad + 16 * j, it.aad_len - 16 * j);
+          j -= aad_blocks;
+          if (j < num_blocks) return ld_upto(ciphertext + 16 * j, len - 16 * j);
+          return gc_gf128_to_block(gc_gf128_make(it.aad_len * 8, len * 8));
+        },
+        h_pow32, lane_pow);
+
+    gc_block mask[kLanes] = {};
+    mask[0] = j0;
+    c.encrypt_blocks(mask);
+    if (lane == 0) {
+      uint8_t tag[16];
+      gc_block_store(tag, gc_block_xor(gc_gf128_to_block(s), mask[0]));
+      if (!p.decrypt) {
+        for (int b = 0; b < p.tag_len; ++b) out[len + b] = tag[b];
+      } else {
+        uint8_t diff = 0;  // every byte compared, whatever differs
+        for (int b = 0; b < p.tag_len; ++b) diff |= static_cast<uint8_t>(tag[b] ^ in[len + b]);
+        p.status[it.request] = diff != 0 ? 1 : 0;
+      }
+    }
+  }
+}
+
+// ---- launching ------------------------------------------------------------------------------
+
+struct GroupWork {
+  uint32_t suite, group;
+  int op;
+  bool open;            // GCM: verify instead of seal
+  bool decrypt_kernel;  // parallel kernel in the decryption direction
+  uint64_t first_item, num_items;
+  uint64_t key_offset, num_keys;    // raw keys in the key upload
+  uint64_t schedule_offset;         // bytes in the device schedule buffer
+  uint32_t key_len, key_stride;
+  bool xts;
+};
+
+struct Device {
+  const uint8_t* in;
+  uint8_t* out;
+  const uint8_t* params;
+  const uint8_t* keys;
+  uint8_t* schedules;
+  const Item* items;
+  gc_block* tweaks;
+  uint8_t* status;
+};
+
+template <class F>
+struct Launcher {
+  using Cipher = typename F::Cipher;
+  static size_t schedule_bytes() { return sizeof(Cipher); }
+
+  static void run(const GroupWork& g, const Device& d, int tag_len, cudaStream_t stream) {
+    ExpandParams e{d.keys + g.key_offset, d.schedules + g.schedule_offset, static_cast<uint32_t>(g.num_keys),
+                   g.key_len, g.key_stride, g.xts ? 1u : 0u};
+    const int expand_grid = static_cast<int>((g.num_keys + kThreads - 1) / kThreads);
+    expand_kernel<F><<<expand_grid, kThreads, 0, stream>>>(e);
+    check(cudaGetLastError(), "key expansion launch");
+    if (g.num_items == 0) return;
+    KernelParams p{d.in, d.out, d.params, d.schedules + g.schedule_offset, d.items + g.first_item, g.num_items,
+                   d.tweaks + g.first_item, d.status, g.op, (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0,
+                   tag_len};
+    const size_t smem = F::smem_bytes();
+    if (g.op == op_xts) {
+      KernelParams t = p;
+      t.op = op_xts_tweak;
+      serial(t, stream);
+    }
+    if (g.op >= op_cbc_encrypt && g.op <= op_ofb) return serial(p, stream);
+    if (g.op == op_gcm) {
+      auto* kernel = gcm_kernel<F>;
+      launch(kernel, grid_for(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
+             "batch GCM kernel launch");
+      return;
+    }
+    auto* kernel = g.decrypt_kernel ? parallel_kernel<F, true> : parallel_kernel<F, false>;
+    launch(kernel, grid_for(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
+           "batch kernel launch");
+  }
+
+  static void serial(const KernelParams& p, cudaStream_t stream) {
+    auto* kernel = serial_kernel<F>;
+    const size_t smem = F::smem_bytes();
+    launch(kernel, grid_for(reinterpret_cast<const void*>(kernel), smem, (p.num_items + 31) / 32), smem, p, stream,
+           "batch serial kernel launch");
+  }
+};
+
+struct FamilyOps {
+  const char* variant;
+  size_t (*schedule_bytes)();
+  void (*run)(const GroupWork&, const Device&, int, cudaStream_t);
+};
+
+template <class F>
+FamilyOps ops(const char* variant) {
+  return {variant, &Launcher<F>::schedule_bytes, &Launcher<F>::run};
+}
+
+// The CUDA variant a suite runs on (the backend's default first, as device.cu registers them),
+// or nothing when the requested variant is not one of these.
+bool family_for(const Suite& suite, FamilyOps* out) {
+  const std::string& v = suite.variant;
+  const int bits = suite.cipher.key_bits;
+  switch (suite.cipher.algorithm) {
+    case Algorithm::aes:
+      if (v.empty() || v == "aes_ttable_smem32") {
+        *out = bits == 128 ? ops<AesTTableFamily<10>>("aes_ttable_smem32")
+               : bits == 192 ? ops<AesTTableFamily<12>>("aes_ttable_smem32")
+                             : ops<AesTTableFamily<14>>("aes_ttable_smem32");
+        return true;
+      }
+      if (v == "aes_bitsliced") {
+        *out = bits == 128 ? ops<AesBitslicedFamily<10>>("aes_bitsliced")
+               : bits == 192 ? ops<AesBitslicedFamily<12>>("aes_bitsliced")
+                             : ops<AesBitslicedFamily<14>>("aes_bitsliced");
+        return true;
+      }
+      return false;
+    case Algorithm::camellia:
+      if (!v.empty() && v != "camellia_ttable_smem") return false;
+      *out = ops<CamelliaFamily>("camellia_ttable_smem");
+      return true;
+    case Algorithm::sc2000:
+      if (!v.empty() && v != "sc2000_table_smem") return false;
+      *out = ops<Sc2000Family>("sc2000_table_smem");
+      return true;
+  }
+  return false;
+}
+
+// ---- buffers --------------------------------------------------------------------------------
+
+// Device and pinned buffers, kept per device and lent to one call at a time; grown on demand and
+// zeroed (the used part) before they are lent again.
+struct Buffer {
+  uint8_t* ptr = nullptr;
+  size_t capacity = 0, used = 0;
+  bool pinned = false;
+  void reserve(size_t n) {
+    used = n;
+    if (n <= capacity) return;
+    release();
+    const size_t cap = std::max<size_t>(n + n / 4, 1 << 16);
+    check(pinned ? cudaMallocHost(&ptr, cap) : cudaMalloc(&ptr, cap), pinned ? "cudaMallocHost" : "cudaMalloc");
+    capacity = cap;
+  }
+  void wipe(cudaStream_t stream) {
+    if (used == 0) return;
+    if (pinned) std::memset(ptr, 0, used);
+    else check(cudaMemsetAsync(ptr, 0, used, stream), "cudaMemset");
+    used = 0;
+  }
+  void release() {
+    if (ptr) pinned ? cudaFreeHost(ptr) : cudaFree(ptr);
+    ptr = nullptr;
+    capacity = 0;
+  }
+};
+
+struct Workspace {
+  int device_index = 0;
+  cudaStream_t stream = nullptr;
+  Buffer staging_in{nullptr, 0, 0, true}, staging_out{nullptr, 0, 0, true};
+  Buffer in, out, params, keys, schedules, items, tweaks, status;
+  void wipe() {
+    for (Buffer* b : {&staging_in, &staging_out, &in, &out, &params, &keys, &schedules, &items, &tweaks, &status})
+      b->wipe(stream);
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+};
+
+std::mutex pool_mutex;
+std::map<int, std::vector<Workspace*>>& free_workspaces() {
+  static auto* pool = new std::map<int, std::vector<Workspace*>>;  // never destroyed (see device.cu)
+  return *pool;
+}
+
+Workspace* acquire(int device_index) {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex);
+    auto& free = free_workspaces()[device_index];
+    if (!free.empty()) {
+      Workspace* ws = free.back();
+      free.pop_back();
+      return ws;
+    }
+  }
+  auto* ws = new Workspace;
+  ws->device_index = device_index;
+  check(cudaStreamCreateWithFlags(&ws->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  return ws;
+}
+
+void give_back(Workspace* ws) {
+  std::lock_guard<std::mutex> lock(pool_mutex);
+  free_workspaces()[ws->device_index].push_back(ws);
+}
+
+uint64_t align16(uint64_t n) { return (n + 15) / 16 * 16; }
+
+int op_for(const Suite& s, bool* decrypt_kernel) {
+  const bool decrypt = s.operation == Operation::decrypt;
+  *decrypt_kernel = false;
+  switch (s.cipher.mode) {
+    case Mode::ecb: *decrypt_kernel = decrypt; return op_ecb;
+    case Mode::ctr: return op_ctr;
+    case Mode::cbc: *decrypt_kernel = decrypt; return decrypt ? op_cbc_decrypt : op_cbc_encrypt;
+    case Mode::cfb: return decrypt ? op_cfb_decrypt : op_cfb_encrypt;
+    case Mode::ofb: return op_ofb;
+    case Mode::xts: *decrypt_kernel = decrypt; return op_xts;
+    case Mode::gcm: return op_gcm;
+  }
+  return op_ecb;
+}
+
+}  // namespace
+
+engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
+  const auto start = Clock::now();
+  std::vector<FamilyOps> families(plan.suites.size());
+  for (const auto& group : plan.groups) {
+    const Suite& suite = plan.suites[group.suite];
+    if (suite.operation != Operation::hash && !family_for(suite, &families[group.suite])) {
+      BatchResult r = engine::run_batch_generic(plan, "cuda:" + std::to_string(device_index));
+      return r;
+    }
+  }
+  BatchResult result;
+  result.reset(plan);
+  result.device = "cuda:" + std::to_string(device_index);
+  result.executor = "cuda";
+
+  int previous_device = 0;
+  check(cudaGetDevice(&previous_device), "cudaGetDevice");
+  check(cudaSetDevice(device_index), "cudaSetDevice");
+  struct Restore {
+    int d;
+    ~Restore() { cudaSetDevice(d); }
+  } restore{previous_device};
+
+  // Items, raw keys and schedule space per group, in execution order.
+  std::vector<GroupWork> work;
+  std::vector<Item> items;
+  items.reserve(plan.requests.size());
+  std::vector<uint8_t> key_upload;
+  std::vector<uint32_t> slot_to_local(plan.keys.size(), UINT32_MAX);
+  std::vector<uint32_t> hash_requests;
+  uint64_t schedule_bytes = 0;
+  for (size_t group_index = 0; group_index < plan.groups.size(); ++group_index) {
+    const auto& group = plan.groups[group_index];
+    const Suite& suite = plan.suites[group.suite];
+    if (suite.operation == Operation::hash) {
+      for (uint32_t k = 0; k < group.count; ++k) hash_requests.push_back(plan.order[group.first + k]);
+      continue;
+    }
+    const FamilyOps& family = families[group.suite];
+    result.suite_variants[group.suite] = family.variant;
+    GroupWork g{};
+    g.suite = group.suite;
+    g.group = static_cast<uint32_t>(group_index);
+    g.open = suite.operation == Operation::open;
+    g.op = op_for(suite, &g.decrypt_kernel);
+    g.xts = suite.cipher.mode == Mode::xts;
+    g.key_len = suite.cipher.key_bits / 8;
+    g.key_stride = g.xts ? 2 * g.key_len : g.key_len;
+    g.key_offset = key_upload.size();
+    g.first_item = items.size();
+    std::vector<uint32_t> used_slots;
+    const bool open = g.open;
+    for (uint32_t k = 0; k < group.count; ++k) {
+      const uint32_t index = plan.order[group.first + k];
+      const BatchRequest& r = plan.requests[index];
+      if (open && r.input_len < suite.tag_len) {
+        result.status[index] = RequestStatus::authentication_failed;
+        continue;
+      }
+      uint32_t& local = slot_to_local[r.key];
+      if (local == UINT32_MAX) {
+        local = static_cast<uint32_t>(used_slots.size());
+        used_slots.push_back(r.key);
+        const uint8_t* key = plan.key_of(plan.keys[r.key]);
+        key_upload.insert(key_upload.end(), key, key + g.key_stride);
+      }
+      Item it{};
+      it.in_offset = r.input_offset;
+      it.out_offset = r.output_offset;
+      it.len = open ? r.input_len - suite.tag_len : r.input_len;
+      it.iv_offset = r.iv_offset;
+      it.iv_len = r.iv_len;
+      it.aad_offset = r.aad_offset;
+      it.aad_len = r.aad_len;
+      it.schedule = local * (g.xts ? 2 : 1);
+      it.request = index;
+      const uint64_t num_blocks = (it.len + 15) / 16;
+      if (g.op <= op_cfb_decrypt) {  // pieces of at most kPieceBlocks
+        for (uint64_t b = 0; b < num_blocks; b += kPieceBlocks) {
+          it.begin_block = b;
+          it.end_block = std::min(num_blocks, b + kPieceBlocks);
+          items.push_back(it);
+        }
+      } else if (it.len > 0 || g.op == op_gcm) {
+        items.push_back(it);
+      }
+    }
+    for (uint32_t slot : used_slots) slot_to_local[slot] = UINT32_MAX;
+    g.num_items = items.size() - g.first_item;
+    g.num_keys = used_slots.size();
+    g.schedule_offset = schedule_bytes;
+    schedule_bytes += align16(family.schedule_bytes() * g.num_keys * (g.xts ? 2 : 1));
+    if (g.num_keys > 0) work.push_back(g);
+  }
+  result.timings.key_setup_s = seconds_since(start);
+
+  Workspace* ws = acquire(device_index);
+  struct Return {
+    Workspace* ws;
+    ~Return() {
+      try {
+        ws->wipe();
+        give_back(ws);
+      } catch (...) {  // a broken context: leak rather than free into it
+      }
+    }
+  } returner{ws};
+  cudaStream_t stream = ws->stream;
+  const size_t in_len = plan.input.size(), out_len = plan.output.size();
+  if (!work.empty()) {
+    auto h2d_start = Clock::now();
+    ws->staging_in.reserve(in_len + plan.params.size() + key_upload.size() + items.size() * sizeof(Item));
+    ws->staging_out.reserve(out_len + plan.requests.size());
+    ws->in.reserve(in_len);
+    ws->out.reserve(out_len);
+    ws->params.reserve(plan.params.size());
+    ws->keys.reserve(key_upload.size());
+    ws->schedules.reserve(schedule_bytes);
+    ws->items.reserve(items.size() * sizeof(Item));
+    ws->tweaks.reserve(items.size() * sizeof(gc_block));
+    ws->status.reserve(plan.requests.size());
+    uint8_t* staged = ws->staging_in.ptr;
+    auto upload = [&](Buffer& to, const void* from, size_t n) {
+      if (n == 0) return;
+      std::memcpy(staged, from, n);
+      check(cudaMemcpyAsync(to.ptr, staged, n, cudaMemcpyHostToDevice, stream), "copy to device");
+      staged += n;
+    };
+    upload(ws->in, plan.input.data(), in_len);
+    upload(ws->params, plan.params.data(), plan.params.size());
+    upload(ws->keys, key_upload.data(), key_upload.size());
+    upload(ws->items, items.data(), items.size() * sizeof(Item));
+    gpucrypt::secure_zero(key_upload.data(), key_upload.size());
+    check(cudaMemsetAsync(ws->status.ptr, 0, plan.requests.size(), stream), "cudaMemset");
+    check(cudaStreamSynchronize(stream), "copy to device");
+    result.timings.h2d_s = seconds_since(h2d_start);
+
+    const auto compute_start = Clock::now();
+    const Device d{ws->in.ptr,        ws->out.ptr,
+                   ws->params.ptr,    ws->keys.ptr,
+                   ws->schedules.ptr, reinterpret_cast<const Item*>(ws->items.ptr),
+                   reinterpret_cast<gc_block*>(ws->tweaks.ptr), ws->status.ptr};
+    for (const GroupWork& g : work) families[g.suite].run(g, d, plan.suites[g.suite].tag_len, stream);
+    check(cudaStreamSynchronize(stream), "batch kernels");
+    result.timings.compute_s = seconds_since(compute_start);
+
+    const auto d2h_start = Clock::now();
+    check(cudaMemcpyAsync(ws->staging_out.ptr, ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream),
+          "copy to host");
+    check(cudaMemcpyAsync(ws->staging_out.ptr + out_len, ws->status.ptr, plan.requests.size(),
+                          cudaMemcpyDeviceToHost, stream),
+          "copy to host");
+    check(cudaStreamSynchronize(stream), "copy to host");
+    // Only the GPU requests' outputs: hashes are written below, and in the packed form the
+    // caller's output is exactly the requests' outputs back to back.
+    for (const GroupWork& g : work) {
+      const Suite& suite = plan.suites[g.suite];
+      const engine::RequestGroup& group = plan.groups[g.group];
+      for (uint32_t k = 0; k < group.count; ++k) {
+        const uint32_t index = plan.order[group.first + k];
+        const BatchRequest& r = plan.requests[index];
+        std::memcpy(plan.output_of(r), ws->staging_out.ptr + r.output_offset, r.output_len);
+        if (suite.operation == Operation::open && ws->staging_out.ptr[out_len + index] != 0)
+          result.status[index] = RequestStatus::authentication_failed;
+        if (suite.pkcs7 && suite.operation == Operation::decrypt && r.input_len >= 16) {
+          size_t tail_len = 0;
+          const bool ok = modes::pkcs7_unpadded_len(plan.output_of(r) + r.input_len - 16, &tail_len);
+          result.output_len[index] = r.input_len - 16 + tail_len;
+          if (!ok) result.status[index] = RequestStatus::invalid_padding;
+        }
+      }
+    }
+    result.timings.d2h_s = seconds_since(d2h_start);
+  }
+  for (uint32_t index : hash_requests) {  // on the CPU, as the generic executor does
+    const BatchRequest& r = plan.requests[index];
+    const Suite& suite = plan.suites[r.suite];
+    auto context = hash::create_hash(suite.hash_name, suite.hash_params, suite.variant);
+    context->update(plan.input_of(r), r.input_len);
+    context->finalize(plan.output_of(r), suite.hash_out_len);
+    result.suite_variants[r.suite] = context->variant();
+  }
+  engine::wipe_failed_outputs(plan, result);
+  result.timings.total_s = seconds_since(start);
+  return result;
+}
+
+}  // namespace gpucrypt::cuda
