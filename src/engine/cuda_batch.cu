@@ -34,6 +34,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "backends/cuda/device.hpp"
 #include "backends/cuda/kernels.cuh"
 #include "engine/batch.hpp"
 #include "hash/hash.hpp"
@@ -183,6 +184,9 @@ __device__ __forceinline__ gc_block ld_upto(const uint8_t* p, uint64_t n) {
 
 constexpr int kSteps = 2;  // rows of 32 blocks a warp works on at once (a 1 KiB message = 2 rows)
 constexpr uint64_t kPieceBlocks = 1024;
+// GCM and XTS give a message one warp; a message this long instead goes through the backend's
+// bulk kernels (DeviceGcm / DeviceCipher on the uploaded buffers), which spread it over the GPU.
+constexpr uint64_t kBigLen = 256 * 1024;
 
 template <class F>
 __global__ void __launch_bounds__(kThreads) expand_kernel(const __grid_constant__ ExpandParams p) {
@@ -647,6 +651,7 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
   std::vector<uint8_t> key_upload;
   std::vector<uint32_t> slot_to_local(plan.keys.size(), UINT32_MAX);
   std::vector<uint32_t> hash_requests;
+  std::vector<uint32_t> big_requests;  // GCM/XTS messages of kBigLen and more
   uint64_t schedule_bytes = 0;
   for (size_t group_index = 0; group_index < plan.groups.size(); ++group_index) {
     const auto& group = plan.groups[group_index];
@@ -700,6 +705,8 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
           it.end_block = std::min(num_blocks, b + kPieceBlocks);
           items.push_back(it);
         }
+      } else if ((g.op == op_gcm || g.op == op_xts) && it.len >= kBigLen) {
+        big_requests.push_back(index);
       } else if (it.len > 0 || g.op == op_gcm) {
         items.push_back(it);
       }
@@ -760,6 +767,32 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
                    ws->schedules.ptr, reinterpret_cast<const Item*>(ws->items.ptr),
                    reinterpret_cast<gc_block*>(ws->tweaks.ptr), ws->status.ptr};
     for (const GroupWork& g : work) families[g.suite].run(g, d, plan.suites[g.suite].tag_len, stream);
+    std::vector<uint8_t> big_tags(16 * big_requests.size());
+    for (size_t b = 0; b < big_requests.size(); ++b) {
+      const uint32_t index = big_requests[b];
+      const BatchRequest& r = plan.requests[index];
+      const Suite& suite = plan.suites[r.suite];
+      const engine::KeySlot& slot = plan.keys[r.key];
+      const ByteSpan key(plan.key_of(slot), slot.key_len), iv(plan.iv_of(r), r.iv_len);
+      const std::string variant = families[r.suite].variant;
+      if (suite.cipher.mode == Mode::xts) {
+        DeviceCipher::create(suite.cipher, suite.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt,
+                             key, variant, device_index)
+            ->process(iv, d.in + r.input_offset, d.out + r.output_offset, r.input_len, stream);
+        continue;
+      }
+      auto gcm = DeviceGcm::create(suite.cipher, key, variant, device_index);
+      const ByteSpan aad(plan.aad_of(r), r.aad_len);
+      if (suite.operation == Operation::seal) {
+        gcm->seal(iv, aad, d.in + r.input_offset, d.out + r.output_offset, r.input_len, &big_tags[16 * b],
+                  suite.tag_len, stream);
+      } else {
+        const uint64_t data_len = r.input_len - suite.tag_len;
+        if (!gcm->open(iv, aad, d.in + r.input_offset, d.out + r.output_offset, data_len,
+                       ByteSpan(plan.input_of(r) + data_len, suite.tag_len), stream))
+          result.status[index] = RequestStatus::authentication_failed;
+      }
+    }
     check(cudaStreamSynchronize(stream), "batch kernels");
     result.timings.compute_s = seconds_since(compute_start);
 
@@ -789,6 +822,12 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
         }
       }
     }
+    for (size_t b = 0; b < big_requests.size(); ++b) {  // sealed tags came back to the host
+      const BatchRequest& r = plan.requests[big_requests[b]];
+      const Suite& suite = plan.suites[r.suite];
+      if (suite.operation == Operation::seal) std::memcpy(plan.output_of(r) + r.input_len, &big_tags[16 * b], suite.tag_len);
+    }
+    gpucrypt::secure_zero(big_tags.data(), big_tags.size());
     result.timings.d2h_s = seconds_since(d2h_start);
   }
   for (uint32_t index : hash_requests) {  // on the CPU, as the generic executor does
