@@ -1,22 +1,28 @@
 """The batch and stream engines on a CUDA device (skipped without one; run by scripts/gpu-check).
 
-Until the CUDA batch executor exists (src/engine/cuda_batch.cu, see docs/engine.md), a batch on
-`cuda:N` runs through the generic executor, one CUDA backend call per message; these tests hold
-whichever executor runs to the CPU engine's results, and the stream engine's CPU+GPU split to
-the file format's spec decoder.
+A batch on `cuda:N` runs on the CUDA batch executor (src/engine/cuda_batch.cu); these tests hold
+it to the CPU engine's results (whose ciphers and modes are checked against known-answer vectors
+elsewhere), and the stream engine's CPU+GPU split to the file format's spec decoder.
 """
 
 import io
+import json
 import os
 import random
+import time
 
 import pytest
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 import gpucrypt
 from gpucrypt import fileformat, stream
 from gpucrypt.batch import Batch, decrypt_many, encrypt_many
-from test_fileformat import spec_decrypt
+
+
+def spec_decrypt(blob, key):
+    """test_fileformat's decoder written from the spec (it needs pyca/cryptography)."""
+    pytest.importorskip("cryptography")
+    from test_fileformat import spec_decrypt as decode
+    return decode(blob, key=key)
 
 CUDA_DEVICES = [d["name"] for d in gpucrypt.devices() if d["kind"] == "cuda"]
 pytestmark = pytest.mark.skipif(not CUDA_DEVICES, reason="no CUDA device: " + gpucrypt._native.cuda_unavailable_reason())
@@ -55,11 +61,192 @@ def test_gpu_batch_matches_cpu_batch():
         assert want == have, (i, requests[i][0], len(requests[i][2]))
 
 
+# Every CUDA family the executor serves, with the variant to ask for (None: the default).
+GPU_FAMILIES = [("aes", None), ("aes", "aes_bitsliced"), ("camellia", None), ("sc2000", None)]
+MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts", "gcm")
+LENGTHS = (0, 1, 15, 16, 17, 31, 32, 1024, 4097, 70_000)
+
+
+def _all_suite_requests(rng, rounds):
+    """(name, key, data, iv, aad, tag_length, padding, variant) for every family x mode x key size,
+    ragged lengths, own keys (plus some shared ones), odd nonce lengths, AAD, short tags."""
+    shared_keys = {}
+    requests = []
+    for _ in range(rounds):
+        for algorithm, variant in GPU_FAMILIES:
+            for mode in MODES:
+                for bits in ((128, 256) if mode == "xts" else (128, 192, 256)):
+                    key_len = bits // 8 * (2 if mode == "xts" else 1)
+                    key = rng.randbytes(key_len) if rng.random() < 0.7 else shared_keys.setdefault(
+                        (key_len, rng.randrange(2)), rng.randbytes(key_len))
+                    length = rng.choice(LENGTHS + (rng.randint(0, 9000),))
+                    padding = None
+                    if mode in ("ecb", "cbc"):
+                        padding = rng.random() < 0.5
+                        if not padding:
+                            length -= length % 16
+                    if mode == "xts":
+                        length = max(length, 16)
+                    iv = aad = None
+                    tag_length = 16
+                    if mode == "gcm":
+                        iv = rng.randbytes(rng.choice((12, 12, 1, 8, 16, 60)))
+                        aad = rng.randbytes(rng.choice((0, 5, 16, 40))) if rng.random() < 0.6 else None
+                        tag_length = rng.choice((16, 16, 12, 4))
+                    elif mode != "ecb":
+                        iv = rng.randbytes(16)
+                    requests.append((f"{algorithm}-{bits}-{mode}", key, rng.randbytes(length), iv, aad, tag_length,
+                                     padding, variant))
+    return requests
+
+
+def _run_all(device, requests, decrypt, with_variant):
+    b = Batch(device)
+    for name, key, data, iv, aad, tag_length, padding, variant in requests:
+        b.add(name, key, data, iv=iv, decrypt=decrypt, aad=aad, tag_length=tag_length, padding=padding,
+              variant=variant if with_variant else None)
+    hashed = [os.urandom(n) for n in (0, 1, 135, 136, 5000)]
+    for data in hashed:
+        b.add_hash("sha3-256", data)
+        b.add_hash("shake128", data, length=32)
+    return b.run(raise_on_error=False), b.stats
+
+
+def _same(want, have):
+    if isinstance(want, Exception):
+        return type(want) is type(have)
+    return want == have
+
+
+def test_gpu_executor_matches_cpu_on_every_suite():
+    """Mixed batches of every family, mode, direction and key size, ragged lengths, own keys:
+    encrypt on both, then decrypt the (CPU) ciphertexts on both, with some GCM tags broken and
+    some random padded decryptions: outputs and failures must agree request by request."""
+    rng = random.Random(4)
+    requests = _all_suite_requests(rng, rounds=4)
+    expected, _ = _run_all("cpu", requests, decrypt=False, with_variant=False)
+    got, stats = _run_all(CUDA_DEVICES[0], requests, decrypt=False, with_variant=True)
+    assert stats["executor"] == "cuda", stats
+    assert "aes_bitsliced" in stats["variants"].values() and "sc2000_table_smem" in stats["variants"].values()
+    assert len(got) == len(expected) == len(requests) + 10
+    mismatches = [(i, requests[i][0] if i < len(requests) else "hash", len(requests[i][2]) if i < len(requests) else 0)
+                  for i, (w, h) in enumerate(zip(expected, got)) if not _same(w, h)]
+    assert not mismatches, mismatches[:20]
+
+    # Decrypt what the CPU produced; break a fifth of the GCM tags and feed random data to some
+    # padded decryptions (bad padding), so the failure paths run too.
+    broken, inputs = set(), []
+    for i, (request, sealed) in enumerate(zip(requests, expected[:len(requests)])):
+        name, key, data, iv, aad, tag_length, padding, variant = request
+        if name.endswith("gcm") and rng.random() < 0.2:
+            sealed = sealed[:-1] + bytes([sealed[-1] ^ 0x40])
+            broken.add(i)
+        elif padding and rng.random() < 0.3:
+            sealed = rng.randbytes(len(sealed))
+        inputs.append((name, key, sealed, iv, aad, tag_length, padding, variant))
+    expected_plain, _ = _run_all("cpu", inputs, decrypt=True, with_variant=False)
+    got_plain, stats = _run_all(CUDA_DEVICES[0], inputs, decrypt=True, with_variant=True)
+    assert stats["executor"] == "cuda"
+    mismatches = [(i, inputs[i][0] if i < len(inputs) else "hash") for i, (w, h) in
+                  enumerate(zip(expected_plain, got_plain)) if not _same(w, h)]
+    assert not mismatches, mismatches[:20]
+    for i in broken:
+        assert isinstance(got_plain[i], gpucrypt.InvalidTag)
+    for i, request in enumerate(requests):  # decrypt(encrypt(m)) == m where nothing was broken
+        if i not in broken and not isinstance(got_plain[i], Exception) and isinstance(expected[i], bytes):
+            if inputs[i][2] == expected[i]:
+                assert got_plain[i] == request[2], (i, request[0])
+    print(f"{len(requests)} cipher requests + 10 hashes per batch, {len(broken)} broken tags")
+
+
+def test_gpu_executor_large_messages():
+    """GCM/XTS messages long enough to take the bulk-kernel path, beside small ones."""
+    rng = random.Random(5)
+    requests = []
+    for name, key_len in (("aes-256-gcm", 32), ("aes-128-xts", 32), ("camellia-256-gcm", 32), ("aes-256-ctr", 32),
+                          ("sc2000-256-cbc", 32), ("aes-256-xts", 64)):
+        for length in (300_000, 1 << 20, 100):
+            iv = rng.randbytes(12 if name.endswith("gcm") else 16)
+            requests.append((name, rng.randbytes(key_len), rng.randbytes(length), iv,
+                             None, 16, False if name.endswith("cbc") else None, None))
+    expected, _ = _run_all("cpu", requests, decrypt=False, with_variant=False)
+    got, stats = _run_all(CUDA_DEVICES[0], requests, decrypt=False, with_variant=False)
+    assert stats["executor"] == "cuda"
+    assert [i for i, (w, h) in enumerate(zip(expected, got)) if w != h] == []
+    sealed = [(n, k, c, iv, a, t, p, v) for (n, k, _, iv, a, t, p, v), c in zip(requests, expected)]
+    plain, _ = _run_all(CUDA_DEVICES[0], sealed, decrypt=True, with_variant=False)
+    assert [i for i, (r, m) in enumerate(zip(requests, plain)) if r[2] != m] == []
+    sealed[0] = sealed[0][:2] + (sealed[0][2][:-1] + bytes([sealed[0][2][-1] ^ 1]),) + sealed[0][3:]  # a long GCM
+    plain, _ = _run_all(CUDA_DEVICES[0], sealed, decrypt=True, with_variant=False)
+    assert isinstance(plain[0], gpucrypt.InvalidTag) and plain[1] == requests[1][2]
+
+
+def _best_seconds(repeats, run):
+    best = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - start
+        best = seconds if best is None else min(best, seconds)
+    return best
+
+
+def test_batch_vs_bulk_throughput_1kib_own_keys(capsys):
+    """The issue's target: a batch of 1 KiB messages, each with its own key, at >= 70% of one bulk
+    call over the same bytes. Prints (and writes to $OUT/batch_throughput.json) the figures; the
+    batch's time is the executor's (stats total_s), like bench/engine_bench.py's."""
+    device = CUDA_DEVICES[0]
+    count, size = 16384, 1024
+    total = count * size
+    data = os.urandom(total)
+    keys = os.urandom(32 * count)
+    rows = []
+    for name in ("aes-256-ctr", "aes-256-gcm", "aes-256-xts"):
+        key_len = 64 if name.endswith("xts") else 32
+        iv = bytes(12) if name.endswith("gcm") else bytes(16)
+        for variant in (None, "aes_bitsliced"):
+            def batch():
+                b = Batch(device)
+                for i in range(count):
+                    k = keys[(32 * i) % len(keys):][:32]
+                    b.add(name, (k + k[::-1]) if key_len == 64 else k, data[size * i:size * (i + 1)], iv=iv,
+                          padding=False if name.endswith("cbc") else None, variant=variant)
+                b.run()
+                return b.stats
+            batch()  # warm-up: buffers, module load
+            stats = min((batch() for _ in range(3)), key=lambda s: s["total_s"])
+            if name.endswith("gcm"):
+                aead = gpucrypt.AEAD(name, bytes(range(32)), device=device, variant=variant)
+                bulk = lambda: aead.encrypt(iv, data, None)
+            else:
+                bulk_key = bytes(range(key_len))
+                bulk = lambda: gpucrypt.Cipher(name, bulk_key, iv=bytes(16), device=device, variant=variant,
+                                               padding=False if name.endswith("cbc") else None).encrypt(data)
+            bulk()
+            bulk_s = _best_seconds(3, bulk)
+            row = {"mode": name, "variant": stats["variants"], "messages": count, "message_len": size,
+                   "batch_total_s": stats["total_s"], "batch_h2d_s": stats.get("h2d_s"),
+                   "batch_compute_s": stats.get("compute_s"), "batch_d2h_s": stats.get("d2h_s"),
+                   "batch_gbps": total / stats["total_s"] / 1e9, "bulk_s": bulk_s, "bulk_gbps": total / bulk_s / 1e9}
+            row["batch_pct_of_bulk"] = 100 * row["batch_gbps"] / row["bulk_gbps"]
+            rows.append(row)
+    with capsys.disabled():
+        for r in rows:
+            print(f"\nBATCH-VS-BULK {r['mode']} {list(r['variant'].values())[0]}: batch {r['batch_gbps']:.2f} GB/s "
+                  f"(h2d {r['batch_h2d_s'] * 1e3:.2f} ms, compute {r['batch_compute_s'] * 1e3:.2f} ms, "
+                  f"d2h {r['batch_d2h_s'] * 1e3:.2f} ms, total {r['batch_total_s'] * 1e3:.2f} ms) "
+                  f"bulk {r['bulk_gbps']:.2f} GB/s -> {r['batch_pct_of_bulk']:.0f}%")
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], "batch_throughput.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+
+
 def test_gpu_aead_many_and_failures():
     rng = random.Random(2)
     nonces = [i.to_bytes(12, "big") for i in range(64)]
     messages = [rng.randbytes(rng.randint(0, 3000)) for _ in range(64)]
     sealed = encrypt_many("aes-256-gcm", KEY, nonces, messages, device=CUDA_DEVICES[0])
+    AESGCM = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead").AESGCM  # pyca as the reference
     assert sealed == [AESGCM(KEY).encrypt(n, m, None) for n, m in zip(nonces, messages)]
     sealed[5] = sealed[5][:-1] + bytes([sealed[5][-1] ^ 1])
     with pytest.raises(gpucrypt.InvalidTag) as info:

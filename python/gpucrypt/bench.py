@@ -66,14 +66,14 @@ def _prepare(algorithm: str, device: str, variant: Optional[str], buffer_len: in
     data = os.urandom(buffer_len)
     kind = algorithm_kind(algorithm)
     if kind == "hash":
-        if device != "auto":
-            raise ValueError("the hash API takes no device; use --device auto for hashes")
         name = normalise_hash_name(algorithm)
         length = XOF_BENCH_OUTPUT_LEN if name in VARIABLE_LENGTH_HASHES else None
         options = {} if variant is None else {"variant": variant}
-        info = {"kind": kind, "device": None, "variant": gpucrypt.new(name, **options).variant,
-                "constant_time": None}
-        return (lambda: gpucrypt.hash(name, data, length=length, **options)), info
+        on_gpu = device not in ("auto", "cpu")
+        info = {"kind": kind, "device": device if on_gpu else "cpu",
+                "variant": "keccak_cuda" if on_gpu else gpucrypt.new(name, **options).variant,
+                "constant_time": True}
+        return (lambda: gpucrypt.hash(name, data, length=length, device=device, **options)), info
     key = os.urandom(_key_len(algorithm))
     if kind == "aead":
         aead = gpucrypt.AEAD(algorithm, key, device=device, **({} if variant is None else {"variant": variant}))
