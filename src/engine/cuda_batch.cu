@@ -16,7 +16,9 @@
 // XTS, GCM: a message's GHASH is a lane sum by Horner with H^32 and one multiply by H^(32-L), as
 // in kernels.cuh's tile hash); serial modes (CBC/CFB encryption, OFB) give a thread a message.
 // One launch per group (plus one for key expansion, and one for XTS tweaks). The plan lists a
-// suite's messages longest first, so neighbouring warps do alike work.
+// suite's messages longest first, so neighbouring warps do alike work. GCM and XTS messages of
+// kBigLen and more go through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the
+// uploaded buffers), which spread one message over the whole GPU.
 //
 // Hashes run on the CPU (hash::create_hash, as the generic executor does): a plan's hashes are
 // few and short next to its ciphers; routing them to keccak_cuda is left to do. A plan with a
@@ -656,8 +658,12 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
   result.executor = "cuda";
 
   int previous_device = 0;
-  check(cudaGetDevice(&previous_device), "cudaGetDevice");
-  check(cudaSetDevice(device_index), "cudaSetDevice");
+  const cudaError_t status = cudaGetDevice(&previous_device);
+  if (status != cudaSuccess || cudaSetDevice(device_index) != cudaSuccess) {
+    cudaGetLastError();
+    throw DeviceError("device '" + result.device + "' is not available: " +
+                      cudaGetErrorString(status != cudaSuccess ? status : cudaErrorInvalidDevice));
+  }
   struct Restore {
     int d;
     ~Restore() { cudaSetDevice(d); }
