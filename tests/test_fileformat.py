@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from faults import DiskFullAfter
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -729,27 +730,6 @@ def test_decrypt_file_failures_leave_nothing(tmp_path, existing_output):
         source.unlink()
 
 
-class _FaultyFile:
-    """Wraps the temporary file; raises ENOSPC once `limit` bytes have been written."""
-
-    def __init__(self, inner, limit):
-        self.inner, self.limit, self.written = inner, limit, 0
-
-    def write(self, data):
-        if self.written + len(data) > self.limit:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        self.written += len(data)
-        return self.inner.write(data)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.inner.close()
-
 
 @pytest.mark.parametrize("limit", [0, 50, HEADER_LEN + 100, 3000])
 @pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
@@ -762,7 +742,7 @@ def test_disk_full_leaves_nothing(tmp_path, monkeypatch, limit, direction):
     before = _snapshot(source)
     real_open_temp = fileformat._open_temp
     monkeypatch.setattr(fileformat, "_open_temp",
-                        lambda directory, name: (lambda p, f: (p, _FaultyFile(f, limit)))(*real_open_temp(directory, name)))
+                        lambda directory, name: (lambda p, f: (p, DiskFullAfter(f, limit)))(*real_open_temp(directory, name)))
     operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
     with pytest.raises(OSError) as info:
         operation(source, tmp_path / "out", KEY, **({"chunk_size": 256} if direction == "encrypt" else {}))

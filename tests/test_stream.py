@@ -23,6 +23,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from faults import DiskFullAfter
 from cryptography.hazmat.primitives.ciphers import Cipher as PycaCipher, algorithms, modes
 
 import gpucrypt
@@ -452,27 +453,6 @@ def test_stale_temporary_files_of_dead_processes_are_removed(tmp_path):
     assert not stale.exists() and live.exists() and other.exists()
 
 
-class _FullDisk:
-    """Wraps the temporary output; ENOSPC once `limit` bytes have been written."""
-
-    def __init__(self, inner, limit):
-        self.inner, self.limit, self.written = inner, limit, 0
-
-    def write(self, data):
-        if self.written + len(data) > self.limit:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        self.written += len(data)
-        return self.inner.write(data)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.inner.close()
-
 
 @pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
 def test_disk_full_with_jobs_in_flight(tmp_path, monkeypatch, direction):
@@ -484,7 +464,7 @@ def test_disk_full_with_jobs_in_flight(tmp_path, monkeypatch, direction):
     before = _digest(source)
     real_open_temp = fileformat._open_temp
     monkeypatch.setattr(fileformat, "_open_temp",
-                        lambda d, n: (lambda path, f: (path, _FullDisk(f, 3 << 20)))(*real_open_temp(d, n)))
+                        lambda d, n: (lambda path, f: (path, DiskFullAfter(f, 3 << 20)))(*real_open_temp(d, n)))
     operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
     with pytest.raises(OSError) as info:
         operation(source, tmp_path / "out", KEY, device="cpu", job_size=1 << 19)

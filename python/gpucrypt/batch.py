@@ -18,6 +18,7 @@ from array import array
 from typing import Iterable, Optional, Sequence
 
 from gpucrypt import _native
+from gpucrypt._buffers import as_bytes_like as _bytes_like
 from gpucrypt._errors import InvalidTag
 from gpucrypt.info import resolve_device
 
@@ -36,17 +37,6 @@ def _parse(name):
         info = _native.parse_cipher_name(name)
         _NAME_CACHE[name] = info
     return info
-
-
-def _bytes_like(value, what):
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return value
-    if isinstance(value, str):
-        raise TypeError(f"{what} must be bytes-like, not str")
-    try:
-        return memoryview(value).cast("B")
-    except TypeError:
-        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
 
 
 class BatchError(Exception):

@@ -6,6 +6,7 @@ that accept any split of the input, and exceptions with clear messages.
 """
 
 from gpucrypt import _native, gpu_arrays
+from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._errors import InvalidTag
 from gpucrypt.info import resolve_device
 
@@ -13,15 +14,6 @@ BLOCK_LEN = 16
 _PADDED_MODES = ("ecb", "cbc")
 # GCM's 32-bit block counter allows 2^32 - 2 blocks of data per (key, nonce) (SP 800-38D 5.2.1.1).
 GCM_MAX_PLAINTEXT_LEN = (2**32 - 2) * BLOCK_LEN
-
-
-def _as_bytes_like(value, what):
-    if isinstance(value, str):
-        raise TypeError(f"{what} must be bytes-like, not str")
-    try:
-        return memoryview(value).cast("B")
-    except TypeError:
-        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
 
 
 def _pkcs7_pad(data_len_mod):

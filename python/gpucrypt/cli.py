@@ -667,14 +667,22 @@ def encrypt(input_path, output_path, device, quiet, progress, devices, cpu_share
     fileformat._check_chunk_size(chunk_len)
     stream.resolve_devices(device, devices, cpu_share)   # device errors before any prompt
     material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True)
+    _run_file_job("encrypt", input_path, output_path, progress, quiet, show_stats,
+                  lambda source, sink, bar, stats: fileformat.encrypt_stream(
+                      source, sink, material, chunk_size=chunk_len, device=device, devices=devices,
+                      cpu_share=cpu_share, variant=variant, progress=bar, scrypt_log2n=work_factor,
+                      stats=stats))
+
+
+def _run_file_job(what, input_path, output_path, progress, quiet, show_stats, job):
+    """The shared frame of `encrypt` and `decrypt`: input, progress bar, atomic output, stats."""
     stats = stream.StreamStats()
     with _open_input(input_path) as source:
-        bar = _ProgressBar(progress or (not quiet and _is_terminal(sys.stderr)), _input_size(source), "encrypt")
+        bar = _ProgressBar(progress or (not quiet and _is_terminal(sys.stderr)), _input_size(source), what)
         try:
-            with _open_output(output_path, input_path, binary_for_terminal=True) as sink:
-                fileformat.encrypt_stream(source, sink, material, chunk_size=chunk_len, device=device,
-                                          devices=devices, cpu_share=cpu_share, variant=variant,
-                                          progress=bar, scrypt_log2n=work_factor, stats=stats)
+            # Ciphertext is refused on a terminal; plaintext (decrypt) may go there.
+            with _open_output(output_path, input_path, binary_for_terminal=(what == "encrypt")) as sink:
+                job(source, sink, bar, stats)
         finally:
             bar.close()
     if show_stats:
@@ -698,18 +706,10 @@ def decrypt(input_path, output_path, device, quiet, progress, devices, cpu_share
         return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header)
 
     stream.resolve_devices(device, devices, cpu_share)
-    stats = stream.StreamStats()
-    with _open_input(input_path) as source:
-        bar = _ProgressBar(progress or (not quiet and _is_terminal(sys.stderr)), _input_size(source), "decrypt")
-        try:
-            with _open_output(output_path, input_path, binary_for_terminal=False) as sink:
-                fileformat.decrypt_stream(source, sink, key_for, device=device, devices=devices,
-                                          cpu_share=cpu_share, variant=variant, progress=bar,
-                                          max_scrypt_log2n=max_work_factor, stats=stats)
-        finally:
-            bar.close()
-    if show_stats:
-        click.echo(json.dumps(stats.as_dict()), err=True)
+    _run_file_job("decrypt", input_path, output_path, progress, quiet, show_stats,
+                  lambda source, sink, bar, stats: fileformat.decrypt_stream(
+                      source, sink, key_for, device=device, devices=devices, cpu_share=cpu_share,
+                      variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "gpucrypt/gpucrypt.hpp"
+#include "modes/block_cipher.hpp"
 
 namespace gpucrypt {
 
@@ -105,10 +106,7 @@ CipherName parse_cipher_name(std::string_view name) {
   return r;
 }
 
-void secure_zero(void* p, size_t len) {
-  volatile unsigned char* v = static_cast<volatile unsigned char*>(p);
-  while (len--) *v++ = 0;
-}
+void secure_zero(void* p, size_t len) { modes::secure_zero(p, len); }
 
 std::vector<VariantInfo> list_variants() {
   std::vector<VariantInfo> all = cpu::variants();

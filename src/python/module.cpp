@@ -23,34 +23,20 @@ void register_engine_bindings(nb::module_& m);
 
 namespace {
 
-// A read-only view of any object with the buffer protocol (bytes, bytearray, memoryview, numpy).
-class ReadBuffer {
+// A view of any object with the buffer protocol (bytes, bytearray, memoryview, numpy), read-only
+// or writable; released when the view goes out of scope.
+class BufferView {
  public:
-  explicit ReadBuffer(nb::handle obj) {
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+  explicit BufferView(nb::handle obj, bool writable = false) {
+    const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw nb::python_error();
   }
-  ~ReadBuffer() { PyBuffer_Release(&view_); }
-  ReadBuffer(const ReadBuffer&) = delete;
-  ReadBuffer& operator=(const ReadBuffer&) = delete;
-  const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
-  size_t size() const { return static_cast<size_t>(view_.len); }
-  ByteSpan span() const { return {data(), size()}; }
-
- private:
-  Py_buffer view_{};
-};
-
-class WriteBuffer {
- public:
-  explicit WriteBuffer(nb::handle obj) {
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0)
-      throw nb::python_error();
-  }
-  ~WriteBuffer() { PyBuffer_Release(&view_); }
-  WriteBuffer(const WriteBuffer&) = delete;
-  WriteBuffer& operator=(const WriteBuffer&) = delete;
+  ~BufferView() { PyBuffer_Release(&view_); }
+  BufferView(const BufferView&) = delete;
+  BufferView& operator=(const BufferView&) = delete;
   uint8_t* data() const { return static_cast<uint8_t*>(view_.buf); }
   size_t size() const { return static_cast<size_t>(view_.len); }
+  ByteSpan span() const { return {data(), size()}; }
 
  private:
   Py_buffer view_{};
@@ -77,7 +63,7 @@ struct PyCipherStream {
   std::unique_ptr<CipherStream> stream;
 
   nb::bytes update(nb::handle data) {
-    ReadBuffer in(data);
+    BufferView in(data);
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(in.size(), &out);
     {
@@ -87,8 +73,8 @@ struct PyCipherStream {
     return result;
   }
   size_t update_into(nb::handle data, nb::handle buffer) {
-    ReadBuffer in(data);
-    WriteBuffer out(buffer);
+    BufferView in(data);
+    BufferView out(buffer, /*writable=*/true);
     if (out.size() < in.size())
       throw std::invalid_argument("output buffer too small: " + std::to_string(out.size()) +
                                   " bytes for " + std::to_string(in.size()));
@@ -104,7 +90,7 @@ struct PyGcm {
   std::unique_ptr<GcmCipher> gcm;
 
   nb::bytes seal(nb::handle nonce, nb::handle aad, nb::handle plaintext, size_t tag_len) {
-    ReadBuffer n(nonce), a(aad), p(plaintext);
+    BufferView n(nonce), a(aad), p(plaintext);
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(p.size() + tag_len, &out);
     {
@@ -115,7 +101,7 @@ struct PyGcm {
   }
   // Returns None when the tag does not verify; the Python layer raises InvalidTag.
   nb::object open(nb::handle nonce, nb::handle aad, nb::handle ciphertext, size_t tag_len) {
-    ReadBuffer n(nonce), a(aad), c(ciphertext);
+    BufferView n(nonce), a(aad), c(ciphertext);
     if (c.size() < tag_len) return nb::none();
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(c.size() - tag_len, &out);
@@ -133,7 +119,7 @@ struct PyHash {
   std::unique_ptr<hash::HashContext> ctx;
 
   void update(nb::handle data) {
-    ReadBuffer in(data);
+    BufferView in(data);
     if (in.size() >= 4096) {
       nb::gil_scoped_release release;
       ctx->update(in.data(), in.size());
@@ -199,10 +185,10 @@ NB_MODULE(_native, m) {
       .def_prop_ro("device", [](const PyCipherStream& s) { return s.stream->device(); });
   m.def("create_cipher_stream", [](std::string_view name, bool encrypt, nb::handle key,
                                    nb::handle iv, std::string_view variant, std::string_view device) {
-    ReadBuffer k(key);
+    BufferView k(key);
     std::vector<uint8_t> iv_bytes;
     if (!iv.is_none()) {
-      ReadBuffer v(iv);
+      BufferView v(iv);
       iv_bytes.assign(v.data(), v.data() + v.size());
     }
     return PyCipherStream{create_cipher_stream(parse_cipher_name(name),
@@ -219,7 +205,7 @@ NB_MODULE(_native, m) {
       .def_prop_ro("device", [](const PyGcm& g) { return g.gcm->device(); });
   m.def("create_gcm", [](std::string_view name, nb::handle key, std::string_view variant,
                          std::string_view device) {
-    ReadBuffer k(key);
+    BufferView k(key);
     return PyGcm{create_gcm(parse_cipher_name(name), k.span(), variant, device)};
   });
 
@@ -247,7 +233,7 @@ NB_MODULE(_native, m) {
   m.def("create_hash", [](std::string_view name, nb::handle function_name,
                           nb::handle customization, size_t block_size, std::string_view variant) {
     hash::HashParams params;
-    ReadBuffer n(function_name), s(customization);
+    BufferView n(function_name), s(customization);
     params.function_name.assign(reinterpret_cast<const char*>(n.data()), n.size());
     params.customization.assign(reinterpret_cast<const char*>(s.data()), s.size());
     params.block_size = block_size;
@@ -255,11 +241,11 @@ NB_MODULE(_native, m) {
   });
   m.def("hash_many", [](std::string_view name, nb::list messages, size_t out_len,
                         std::string_view variant) {
-    std::vector<std::unique_ptr<ReadBuffer>> buffers;
+    std::vector<std::unique_ptr<BufferView>> buffers;
     std::vector<const uint8_t*> ptrs;
     std::vector<size_t> lens;
     for (nb::handle msg : messages) {
-      buffers.push_back(std::make_unique<ReadBuffer>(msg));
+      buffers.push_back(std::make_unique<BufferView>(msg));
       ptrs.push_back(buffers.back()->data());
       lens.push_back(buffers.back()->size());
     }

@@ -46,7 +46,9 @@ EvpCipher fetch(const CipherName& name, std::string_view mode) {
 
 class OpenSslEngine final : public BlockEngine {
  public:
-  OpenSslEngine(const CipherName& name, ByteSpan key) : key_(key.begin(), key.end()) {
+  OpenSslEngine(const CipherName& name, ByteSpan key)
+      : key_(key.begin(), key.end()),
+        variant_(&variant_info(name.algorithm == Algorithm::aes ? "aes_openssl" : "camellia_openssl")) {
     if (name.mode == Mode::xts) {
       xts_ = fetch(name, "xts");
       if (!xts_) openssl_failed("EVP_CIPHER_fetch(xts)");
@@ -59,12 +61,11 @@ class OpenSslEngine final : public BlockEngine {
     ofb_ = fetch(name, "ofb");
     ctr_ = fetch(name, "ctr");
     if (!ecb_ || !cbc_ || !cfb_ || !ofb_ || !ctr_) openssl_failed("EVP_CIPHER_fetch");
-    variant_ = &variant_info(name.algorithm == Algorithm::aes ? "aes_openssl" : "camellia_openssl");
   }
   ~OpenSslEngine() override { secure_zero(key_.data(), key_.size()); }
 
   const VariantInfo& variant() const override {
-    return variant_ ? *variant_ : variant_info("aes_openssl");
+    return *variant_;
   }
 
   void encrypt_block(const uint8_t in[16], uint8_t out[16]) const override {
@@ -130,7 +131,7 @@ class OpenSslEngine final : public BlockEngine {
 
   std::vector<uint8_t> key_;
   EvpCipher ecb_, cbc_, cfb_, ofb_, ctr_, xts_;
-  const VariantInfo* variant_ = nullptr;
+  const VariantInfo* variant_;
 };
 
 }  // namespace
