@@ -285,3 +285,69 @@ def test_ctr_stream_over_every_gpu():
     data = os.urandom(24 << 20)
     s = stream.StreamCipher("aes-256-ctr", KEY, bytes(16), devices=CUDA_DEVICES, cpu_share="auto", chunk_size=1 << 20)
     assert s.update(data) + s.finalize() == gpucrypt.Cipher("aes-256-ctr", KEY, iv=bytes(16), device="cpu").encrypt(data)
+
+
+@pytest.mark.parametrize("memory", ["page-locked", "pageable"])
+@pytest.mark.parametrize("name", ["aes-256-ctr", "aes-128-cbc", "camellia-128-cfb", "sc2000-256-ecb", "aes-192-ofb"])
+@pytest.mark.parametrize("decrypt", [False, True])
+def test_transform_into_on_gpus_matches_cpu(memory, name, decrypt):
+    """Host buffers straight to and from the GPU (page-locked: no staging copy) or through staging,
+    in place and not, over sizes around the engine's 16 MiB chunk and the job size."""
+    rng = random.Random(f"{memory}{name}{decrypt}")
+    key = rng.randbytes(int(name.split("-")[1]) // 8)
+    iv = None if name.endswith("ecb") else rng.randbytes(16)
+    for size in (16, 4096, (16 << 20) - 16, (16 << 20) + 16, (40 << 20) + 32):
+        data = rng.randbytes(size)
+        cipher = gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu")
+        expected = cipher.decrypt(data) if decrypt else cipher.encrypt(data)
+        for in_place in (False, True):
+            if memory == "page-locked":
+                source = stream.page_locked(size)
+                assert isinstance(source, memoryview)
+                source[:] = data
+                target = source if in_place else stream.page_locked(size)
+            else:
+                source = bytearray(data)
+                target = source if in_place else bytearray(size)
+            stats = stream.StreamStats()
+            stream.transform_into(name, key, iv, source, target, decrypt=decrypt, devices=CUDA_DEVICES,
+                                  job_size=24 << 20, stats=stats)
+            assert bytes(target) == expected, (size, in_place)
+            assert not in_place and bytes(source) == data or in_place
+            assert all(d.startswith("cuda") for d, r in stats.devices.items() if r.jobs)
+
+
+def test_file_format_with_memory_source_and_sink_on_gpus():
+    plain = os.urandom(20 << 20)
+    sealed = bytearray(len(plain) + (len(plain) // 65536 + 2) * 16 + 100)
+    sink = stream.MemorySink(sealed)
+    fileformat.encrypt_stream(stream.MemorySource(plain), sink, KEY, devices=CUDA_DEVICES, job_size=4 << 20)
+    assert spec_decrypt(bytes(sealed[:sink.written]), key=KEY) == plain
+
+
+def test_device_out_of_memory_is_a_clear_error_and_loses_nothing(tmp_path):
+    """With the GPU's memory taken by another allocation, a file encryption that needs new
+    device buffers fails with DeviceError naming the cause; no output file, input intact."""
+    cupy = pytest.importorskip("cupy")
+    src, dst = tmp_path / "plain.bin", tmp_path / "sealed.gpc"
+    data = os.urandom(96 << 20)
+    src.write_bytes(data)
+    hogs = []
+    with cupy.cuda.Device(int(CUDA_DEVICES[0].split(":")[1])):
+        for piece in (1 << 30, 64 << 20, 1 << 20):
+            while True:
+                try:
+                    hogs.append(cupy.cuda.alloc(piece))
+                except cupy.cuda.memory.OutOfMemoryError:
+                    break
+        try:
+            # a job larger than any earlier test's, so the executor must allocate
+            with pytest.raises(gpucrypt.DeviceError, match="memory"):
+                gpucrypt.encrypt_file(src, dst, KEY, device=CUDA_DEVICES[0], job_size=80 << 20)
+        finally:
+            hogs.clear()
+            cupy.get_default_memory_pool().free_all_blocks()
+    assert not dst.exists() and not list(tmp_path.glob("*tmp*"))
+    assert src.read_bytes() == data
+    gpucrypt.encrypt_file(src, dst, KEY, device=CUDA_DEVICES[0], job_size=80 << 20)  # and it recovers
+    assert spec_decrypt(dst.read_bytes(), key=KEY) == data

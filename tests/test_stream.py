@@ -109,6 +109,71 @@ def test_buffer_pool_zeroes_buffers():
     assert buffer == bytearray(64)
 
 
+@pytest.mark.parametrize("name", ["aes-256-ctr", "aes-128-ecb", "aes-192-cbc", "aes-256-cfb", "aes-128-ofb",
+                                  "camellia-256-ctr", "sc2000-128-cbc"])
+@pytest.mark.parametrize("decrypt", [False, True])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_transform_into_matches_cipher(name, decrypt, in_place):
+    rng = random.Random(f"{name}{decrypt}{in_place}")
+    key = rng.randbytes(int(name.split("-")[1]) // 8)
+    iv = None if name.endswith("ecb") else rng.randbytes(16)
+    for size in (0, 16, 4096, 5 * 4096 + (0 if name.endswith(("ecb", "cbc")) else 7)):
+        data = rng.randbytes(size)
+        cipher = gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu")
+        expected = cipher.decrypt(data) if decrypt else cipher.encrypt(data)
+        if in_place:  # CBC/CFB decryption in place: the jobs' chaining blocks are read before any job runs
+            buffer = bytearray(data)
+            assert stream.transform_into(name, key, iv, buffer, buffer, decrypt=decrypt, device="cpu",
+                                         job_size=4096) is buffer
+            assert buffer == expected
+        else:
+            assert bytes(stream.transform_into(name, key, iv, data, decrypt=decrypt, device="cpu",
+                                               job_size=4096)) == expected
+
+
+def test_transform_into_counts_progress_and_refuses_bad_arguments():
+    data = os.urandom(10 * 4096)
+    seen, stats = [], StreamStats()
+    out = stream.transform_into("aes-128-ctr", KEY[:16], bytes(16), data, device="cpu", job_size=4096,
+                                progress=seen.append, stats=stats)
+    assert sum(seen) == len(data) == stats.bytes_in == stats.bytes_out and len(seen) == 10
+    assert bytes(out) == gpucrypt.Cipher("aes-128-ctr", KEY[:16], iv=bytes(16), device="cpu").encrypt(data)
+    with pytest.raises(ValueError, match="out has 5 bytes"):
+        stream.transform_into("aes-128-ctr", KEY[:16], bytes(16), data, bytearray(5), device="cpu")
+    with pytest.raises(ValueError, match="writable"):
+        stream.transform_into("aes-128-ctr", KEY[:16], bytes(16), data, bytes(len(data)), device="cpu")
+    with pytest.raises(ValueError, match="multiple of 16"):
+        stream.transform_into("aes-128-cbc", KEY[:16], bytes(16), data[:17], device="cpu")
+    with pytest.raises(ValueError, match="ECB/CBC/CFB/OFB/CTR"):
+        stream.transform_into("aes-128-gcm", KEY[:16], bytes(12), data, device="cpu")
+    with pytest.raises(ValueError, match="key"):
+        stream.transform_into("aes-128-ctr", KEY[:15], bytes(16), data, device="cpu")
+
+
+def test_memory_source_and_sink_carry_the_file_format():
+    plain = os.urandom(300_000)
+    sealed = bytearray(400_000)
+    sink = stream.MemorySink(sealed)
+    fileformat.encrypt_stream(stream.MemorySource(plain), sink, KEY, chunk_size=4096, device="cpu")
+    assert spec_decrypt(bytes(sealed[:sink.written]), KEY) == plain
+    restored = bytearray(len(plain))
+    restored_sink = stream.MemorySink(restored)
+    assert fileformat.decrypt_stream(stream.MemorySource(memoryview(sealed)[:sink.written]), restored_sink, KEY,
+                                     device="cpu") == len(plain)
+    assert restored == plain and restored_sink.written == len(plain)
+    with pytest.raises(OSError) as full:  # a sink too small behaves as a full disk
+        fileformat.encrypt_stream(stream.MemorySource(plain), stream.MemorySink(bytearray(1000)), KEY, device="cpu")
+    assert full.value.errno == errno.ENOSPC
+
+
+def test_page_locked_falls_back_to_bytearray_without_cuda(monkeypatch):
+    monkeypatch.setattr(stream, "cuda_available", lambda: False)
+    buffer = stream.page_locked(100)
+    assert isinstance(buffer, bytearray) and len(buffer) == 100
+    with stream.BufferPool(32, page_locked=True) as pool:
+        assert len(pool.acquire()) == 32
+
+
 # ----------------------------------------------------------------------------- the pipeline itself
 
 def _run_pipeline(devices, jobs, work, **options):

@@ -42,13 +42,16 @@ from gpucrypt.info import constant_time_variant, cuda_available, devices as list
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "parse_cpu_share", "normalise_device",
-    "chunks_per_job",
+    "chunks_per_job", "page_locked", "transform_into", "MemorySource", "MemorySink",
 ]
 
 # CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache.
 # Measured best: 2 MiB on 2 cores, 8 MiB on 16 (1 .. 32 MiB tried); 512 KiB per core between.
 DEFAULT_CPU_JOB_SIZE = min(8 << 20, max(2 << 20, (os.cpu_count() or 2) << 19))
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
+# Worker threads per GPU: two jobs in flight let one job's copies to the GPU overlap the other's
+# copies back (the two copy engines) and hide each call's fixed costs (key setup, launch, sync).
+GPU_WORKERS = 2
 MAX_CHUNKS_PER_JOB = 4096
 _WAIT_SLICE_S = 0.25              # how often a blocked caller re-checks cancellation
 
@@ -198,14 +201,16 @@ class Pipeline:
 
     def __init__(self, work: Callable, devices: Sequence[str], *, on_result: Callable,
                  cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
-                 cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None):
+                 cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None,
+                 gpu_workers: int = GPU_WORKERS):
         if not devices:
             raise ValueError("a pipeline needs at least one device")
         self._work, self._on_result = work, on_result
         self._cancel = cancel if cancel is not None else threading.Event()
         self._stopping = threading.Event()   # set by close(); the caller's cancel event is never set here
         self.stats = stats if stats is not None else StreamStats()
-        self._depth = depth or 2 * len(devices) + 1
+        self._workers = {d: (1 if d == "cpu" else gpu_workers) for d in devices}
+        self._depth = depth or 2 * sum(self._workers.values()) + 1
         self._pending: collections.deque = collections.deque()
         self._devices = list(devices)
         self._gpus = [d for d in devices if d != "cpu"]
@@ -214,12 +219,15 @@ class Pipeline:
         self._cpu_bytes = self._all_bytes = 0
         self._queues = {d: queue.SimpleQueue() for d in devices}
         self._threads = []
+        self._running = {d: 0 for d in devices}   # jobs inside the device's workers now
+        self._running_lock = threading.Lock()
         for d in devices:
             self.stats.device(d)
-            thread = threading.Thread(target=self._worker, args=(d, self._queues[d]), daemon=True,
-                                      name=f"gpucrypt-stream-{d}")
-            thread.start()
-            self._threads.append(thread)
+            for _ in range(self._workers[d]):
+                thread = threading.Thread(target=self._worker, args=(d, self._queues[d]), daemon=True,
+                                          name=f"gpucrypt-stream-{d}")
+                thread.start()
+                self._threads.append(thread)
 
     # -- calling thread
 
@@ -259,12 +267,11 @@ class Pipeline:
         return min(candidates, key=lambda device: self._expected_finish_s(device, num_bytes))
 
     def _expected_finish_s(self, device: str, num_bytes: int) -> float:
-        outstanding = sum(slot.num_bytes for slot in self._pending
-                          if slot.device == device and not slot.done.is_set())
+        outstanding = [slot.num_bytes for slot in self._pending if slot.device == device and not slot.done.is_set()]
         rate = self.stats.devices[device].rate
-        if rate <= 0:  # not measured yet: one job at a time until it is
-            return 0.0 if outstanding == 0 else float("inf")
-        return (outstanding + num_bytes) / rate
+        if rate <= 0:  # not measured yet: one job per worker at a time until it is
+            return 0.0 if len(outstanding) < self._workers[device] else float("inf")
+        return (sum(outstanding) + num_bytes) / rate
 
     def _retire_oldest(self) -> None:
         slot = self._pending[0]
@@ -313,39 +320,63 @@ class Pipeline:
                 slot.error = Cancelled("stream cancelled")
                 slot.done.set()
                 continue
+            with self._running_lock:
+                self._running[device] += 1
+                overlapping = self._running[device]
             start = time.perf_counter()
             try:
                 slot.result = self._work(device, slot.job)
             except BaseException as error:  # handed to the calling thread
                 slot.error = error
             elapsed = time.perf_counter() - start
-            record.busy_s += elapsed
-            record.jobs += 1
-            record.bytes += slot.num_bytes
-            # A device's first job carries its one-time start-up (a CUDA context, module loading),
-            # so the rate is measured from the second job on.
-            if elapsed > 0 and slot.num_bytes and record.jobs > 1:
-                sample = slot.num_bytes / elapsed
-                record.rate = sample if record.rate == 0 else 0.7 * record.rate + 0.3 * sample
+            with self._running_lock:
+                overlapping = max(overlapping, self._running[device])
+                self._running[device] -= 1
+                record.busy_s += elapsed
+                record.jobs += 1
+                record.bytes += slot.num_bytes
+                # A device's first job carries its one-time start-up (a CUDA context, module
+                # loading), so the rate is measured from the second job on. Jobs that shared the
+                # device with others ran slower each; the device's rate is the sum of theirs.
+                if elapsed > 0 and slot.num_bytes and record.jobs > 1:
+                    sample = slot.num_bytes / elapsed * overlapping
+                    record.rate = sample if record.rate == 0 else 0.7 * record.rate + 0.3 * sample
             slot.done.set()
 
 
-class BufferPool:
-    """Staging buffers of one size, reused across jobs and zeroed when the pool closes."""
+def page_locked(size: int):
+    """A writable buffer of ``size`` bytes in page-locked (pinned) host memory, which the GPU
+    copies straight from and to (no staging copy): a memoryview, or a bytearray when there is no
+    CUDA device or the memory cannot be had. Zeroed and freed when the last reference goes."""
+    if cuda_available():
+        try:
+            return memoryview(_native.PageLockedBuffer(size))
+        except (_native.DeviceError, MemoryError):
+            pass
+    return bytearray(size)
 
-    def __init__(self, size: int):
+
+class BufferPool:
+    """Staging buffers of one size, reused across jobs and zeroed when the pool closes.
+
+    ``page_locked=True`` (the stream engine sets it when a GPU is among the workers) allocates
+    them in page-locked memory: input read from a file lands where the GPU's copy engine reads
+    it, and results come back where the writer takes them, with no copy in between."""
+
+    def __init__(self, size: int, page_locked: bool = False):
         self.size = size
+        self.page_locked = page_locked
         self._free: list = []
         self._all: list = []
 
-    def acquire(self) -> bytearray:
+    def acquire(self):
         if self._free:
             return self._free.pop()
-        buffer = bytearray(self.size)
+        buffer = page_locked(self.size) if self.page_locked else bytearray(self.size)
         self._all.append(buffer)
         return buffer
 
-    def release(self, buffer: bytearray) -> None:
+    def release(self, buffer) -> None:
         self._free.append(buffer)
 
     def close(self) -> None:
@@ -360,6 +391,10 @@ class BufferPool:
     def __exit__(self, *exc_info):
         self.close()
         return False
+
+
+def has_gpu(devices: Sequence[str]) -> bool:
+    return any(d != "cpu" for d in devices)
 
 
 def default_job_size(devices: Sequence[str]) -> int:
@@ -447,6 +482,50 @@ class Reader:
         return self.source.read(size)
 
 
+class MemorySource(io.RawIOBase):
+    """A readable binary stream over a buffer already in memory, for the file format and the
+    hashes: ``readinto`` copies with every core and the GIL released (``io.BytesIO`` copies on
+    one core holding the GIL, a fifth of PCIe speed)."""
+
+    def __init__(self, buffer):
+        super().__init__()
+        self._view = memoryview(buffer).cast("B")
+        self._position = 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, target):
+        count = min(len(target), len(self._view) - self._position)
+        if count <= 0:
+            return 0
+        _native.copy_into(memoryview(target).cast("B")[:count], self._view[self._position:self._position + count])
+        self._position += count
+        return count
+
+
+class MemorySink(io.RawIOBase):
+    """A writable binary stream into a caller-allocated buffer (``written`` bytes so far);
+    writing past its end raises OSError(ENOSPC), as a full disk would."""
+
+    def __init__(self, buffer):
+        super().__init__()
+        self._view = memoryview(buffer).cast("B")
+        self.written = 0
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = memoryview(data).cast("B")
+        if self.written + len(data) > len(self._view):
+            import errno
+            raise OSError(errno.ENOSPC, "MemorySink buffer is full")
+        _native.copy_into(self._view[self.written:self.written + len(data)], data)
+        self.written += len(data)
+        return len(data)
+
+
 # ----------------------------------------------------------------------------- in-memory streams
 
 _PARALLEL = {("ecb", True), ("ecb", False), ("ctr", True), ("ctr", False), ("cbc", False), ("cfb", False)}
@@ -464,13 +543,13 @@ class StreamCipher:
     """
 
     def __init__(self, name, key, iv=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
-                 chunk_size=4 << 20, depth=None, variant=None, progress=None, cancel=None):
+                 chunk_size=None, depth=None, variant=None, progress=None, cancel=None):
         info = _native.parse_cipher_name(name)
         self.name, self.mode = info["canonical"], info["mode"]
         if self.mode in ("gcm", "xts"):
             raise ValueError(f"{self.name}: streams are for ECB/CBC/CFB/OFB/CTR; use AEAD or the file format for "
                              "GCM and Cipher for an XTS data unit")
-        if chunk_size <= 0 or chunk_size % 16:
+        if chunk_size is not None and (chunk_size <= 0 or chunk_size % 16):
             raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
         self._encrypt = not decrypt
         self._key = bytearray(key)
@@ -483,6 +562,8 @@ class StreamCipher:
         if not self._parallel:
             chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
         self.devices = chosen
+        # 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
+        chunk_size = chunk_size or (4 << 20 if "cpu" in chosen else DEFAULT_GPU_JOB_SIZE)
         self.stats = StreamStats()
         self._chunk_size, self._progress = chunk_size, progress
         self._pending = bytearray()
@@ -490,7 +571,7 @@ class StreamCipher:
         self._offset = 0                 # bytes submitted so far
         self._chain = self._iv           # CBC/CFB decryption: ciphertext block before the next chunk
         self._serial_stream = None
-        self._pool = BufferPool(chunk_size)
+        self._pool = BufferPool(chunk_size, page_locked=has_gpu(chosen))
         self._start = time.perf_counter()
         self._finalized = False
         self._pipeline = Pipeline(self._work, chosen, on_result=self._collect, cpu_share=share, depth=depth,
@@ -612,6 +693,84 @@ def transform(name, key, iv, pieces: Iterable, **options) -> Iterator[bytes]:
         out = stream.finalize()
         if out:
             yield out
+
+
+def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
+                   job_size=None, variant=None, progress=None, cancel=None,
+                   stats: Optional[StreamStats] = None):
+    """Encrypt or decrypt a whole in-memory buffer into ``out`` (same length; ``out=data`` works
+    in place, ``None`` allocates a bytearray) on the stream engine's devices; returns ``out``.
+
+    The bulk form of ``StreamCipher`` for data already in memory: every job reads its slice of
+    ``data`` and writes its slice of ``out`` in place, so there are no staging buffers and no
+    output assembly. Page-locked ``data``/``out`` (``page_locked()``, a pinned PyTorch tensor,
+    ...) go to and from the GPU with no host copy: that is the form that reaches PCIe speed.
+    Modes and padding as ``StreamCipher`` (ECB/CTR and CBC/CFB decryption spread over every
+    device; CBC/CFB encryption and OFB run on one). Output equals ``Cipher(name, key, iv,
+    padding=False)`` over the whole buffer.
+    """
+    info = _native.parse_cipher_name(name)
+    canonical, mode = info["canonical"], info["mode"]
+    if mode in ("gcm", "xts"):
+        raise ValueError(f"{canonical}: transform_into is for ECB/CBC/CFB/OFB/CTR")
+    source = memoryview(data).cast("B")
+    target = memoryview(bytearray(len(source)) if out is None else out).cast("B")
+    if target.readonly:
+        raise ValueError("out must be writable")
+    if len(target) != len(source):
+        raise ValueError(f"out has {len(target)} bytes for {len(source)} bytes of input")
+    if mode in ("ecb", "cbc") and len(source) % 16:
+        raise ValueError(f"{canonical} without padding needs a multiple of 16 bytes")
+    encrypt = not decrypt
+    key = bytearray(key)
+    iv = None if iv is None else bytes(iv)
+    variant = variant or ""
+    stats = stats if stats is not None else StreamStats()
+    try:
+        _native.create_cipher_stream(canonical, encrypt, key, iv, variant, "cpu")  # errors surface here
+        chosen, share = resolve_devices(device, devices, cpu_share)
+        parallel = (mode, encrypt) in _PARALLEL
+        if not parallel:
+            chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
+        size = len(source)
+        job = job_size or default_job_size(chosen)
+        job = max(16, job - job % 16)
+        if not parallel:
+            job = max(size, 16)
+        offsets = range(0, size, job)
+        # CBC/CFB decryption: each job's IV is the ciphertext block before it, taken now, since
+        # in place an earlier job may overwrite it before a later one starts.
+        if mode in ("cbc", "cfb") and parallel:
+            job_ivs = [iv if offset == 0 else bytes(source[offset - 16:offset]) for offset in offsets]
+        elif mode == "ctr":
+            first = int.from_bytes(iv, "big")
+            job_ivs = [((first + offset // 16) % (1 << 128)).to_bytes(16, "big") for offset in offsets]
+        else:
+            job_ivs = [iv] * len(offsets)
+
+        def work(device, job_index):
+            offset = offsets[job_index]
+            end = min(size, offset + job)
+            cipher = _native.create_cipher_stream(canonical, encrypt, key, job_ivs[job_index], variant, device)
+            stats.device(device).variant = cipher.variant
+            cipher.update_into(source[offset:end], target[offset:end])
+            return end - offset
+
+        def done(_job_index, count):
+            stats.bytes_out += count
+            if progress is not None:
+                progress(count)
+
+        start = time.perf_counter()
+        with Pipeline(work, chosen, on_result=done, cpu_share=share, cancel=cancel, stats=stats) as pipeline:
+            for job_index in range(len(offsets)):
+                count = min(size, offsets[job_index] + job) - offsets[job_index]
+                stats.bytes_in += count
+                pipeline.submit(job_index, count)
+        stats.wall_s += time.perf_counter() - start
+    finally:
+        _native.wipe(key)
+    return target.obj if out is None else out
 
 
 # ----------------------------------------------------------------------------- hashing

@@ -9,6 +9,8 @@
 //                         nbytes, stream) -> tag (bytes); waits for the stream
 //   cuda_aead_device_open(name, key, nonce, aad, tag, variant, device_index, in_ptr, out_ptr,
 //                         nbytes, stream) -> bool (out zeroed when False); waits for the stream
+//   PageLockedBuffer(nbytes): page-locked (pinned) host memory with the buffer protocol, for the
+//                         stream engine's staging buffers: the GPU copies straight from and to it
 //
 // In a build without CUDA the same names exist and raise DeviceError.
 #include <nanobind/nanobind.h>
@@ -40,9 +42,50 @@ const void* pointer_of(uintptr_t address) { return reinterpret_cast<const void*>
 }
 #endif
 
+// Freed, after zeroing, when the last reference goes (a memoryview of it holds one).
+class PageLockedBuffer {
+ public:
+  explicit PageLockedBuffer(size_t size) : size_(size) {
+#if defined(GPUCRYPT_WITH_CUDA)
+    data_ = static_cast<uint8_t*>(cuda::alloc_page_locked(size == 0 ? 1 : size));
+    if (data_ == nullptr)
+      throw DeviceError("cannot allocate " + std::to_string(size) + " bytes of page-locked host memory");
+#else
+    no_cuda();
+#endif
+  }
+  ~PageLockedBuffer() {
+#if defined(GPUCRYPT_WITH_CUDA)
+    cuda::free_page_locked(data_, size_);
+#endif
+  }
+  PageLockedBuffer(const PageLockedBuffer&) = delete;
+  PageLockedBuffer& operator=(const PageLockedBuffer&) = delete;
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+int page_locked_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  const PageLockedBuffer* buffer = nb::inst_ptr<PageLockedBuffer>(self);
+  return PyBuffer_FillInfo(view, self, buffer->data(), static_cast<Py_ssize_t>(buffer->size()), /*readonly=*/0,
+                           flags);
+}
+
+PyType_Slot page_locked_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(page_locked_getbuffer)},
+                                   {0, nullptr}};
+
 }  // namespace
 
 void register_cuda_bindings(nb::module_& m) {
+  nb::class_<PageLockedBuffer>(m, "PageLockedBuffer", nb::type_slots(page_locked_slots),
+                               "Page-locked host memory (buffer protocol), zeroed and freed with its last reference.")
+      .def(nb::init<size_t>(), nb::arg("nbytes"))
+      .def("__len__", &PageLockedBuffer::size);
+
   m.def(
       "cuda_cipher_device",
       [](std::string_view name, bool encrypt, nb::bytes key, nb::object iv, std::string_view variant,

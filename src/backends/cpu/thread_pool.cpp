@@ -1,6 +1,9 @@
 #include "thread_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 
@@ -105,6 +108,22 @@ void ThreadPool::parallel_for(size_t num_items, size_t grain,
     done.wait(lock, [&] { return remaining == 0; });
   }
   if (error) std::rethrow_exception(error);
+}
+
+void parallel_copy(void* dst, const void* src, size_t n) {
+  constexpr size_t kPiece = size_t{1} << 20;
+  auto copy_range = [dst, src](size_t offset, size_t len) {
+    if (src) std::memcpy(static_cast<uint8_t*>(dst) + offset, static_cast<const uint8_t*>(src) + offset, len);
+    else std::memset(static_cast<uint8_t*>(dst) + offset, 0, len);
+  };
+  if (n < 2 * kPiece) {
+    if (n > 0) copy_range(0, n);
+    return;
+  }
+  ThreadPool::global().parallel_for((n + kPiece - 1) / kPiece, 1, [&](size_t begin, size_t end) {
+    const size_t offset = begin * kPiece;
+    copy_range(offset, std::min(n, end * kPiece) - offset);
+  });
 }
 
 }  // namespace gpucrypt::cpu

@@ -19,6 +19,18 @@
 
 namespace gpucrypt::cuda {
 
+// Host memory the GPU's copy engines can read and write directly (cudaHostAlloc, or memory the
+// caller registered with cudaHostRegister, e.g. a pinned PyTorch tensor). The host-pointer entry
+// points (create_cipher_stream, the batch executor) copy page-locked data straight between it and
+// the GPU; pageable data goes through page-locked staging with a multi-threaded memcpy, which on
+// a busy host costs more than the PCIe transfer itself. The stream engine's buffers are
+// page-locked for that reason (python/gpucrypt/stream.py BufferPool).
+bool is_page_locked(const void* ptr, size_t len);
+// Portable (every device) page-locked allocation; null when the runtime refuses (no GPU, out of
+// memory). free_page_locked zeroes the bytes before freeing.
+void* alloc_page_locked(size_t bytes);
+void free_page_locked(void* ptr, size_t bytes);
+
 // A keyed cipher for device-resident data. Not thread-safe; one per thread or a lock.
 class DeviceCipher {
  public:

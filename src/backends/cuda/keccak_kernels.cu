@@ -350,23 +350,6 @@ class CurrentDevice {
 
 size_t round_up_16(size_t len) { return (len + 15) & ~size_t{15}; }
 
-// parallel_copy copies into pinned staging on the CPU thread pool: one core copies about
-// 10 GB/s, well under what PCIe takes.
-void parallel_copy(uint8_t* dst, const uint8_t* src, size_t len) {
-  constexpr size_t kPiece = size_t{1} << 20;
-  if (len <= 2 * kPiece) {
-    if (len > 0) std::memcpy(dst, src, len);
-    return;
-  }
-  const size_t num_pieces = (len + kPiece - 1) / kPiece;
-  cpu::ThreadPool::global().parallel_for(num_pieces, 1, [&](size_t begin, size_t end) {
-    for (size_t piece = begin; piece < end; ++piece) {
-      const size_t offset = piece * kPiece;
-      std::memcpy(dst + offset, src + offset, std::min(kPiece, len - offset));
-    }
-  });
-}
-
 // ------------------------------------------------------------------------------------------
 // hash_many
 
@@ -470,7 +453,7 @@ uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t
     const uint8_t* leaves = input.data + begin + segment_offset;
     if (!input.on_device) {
       uint8_t* staging = slot.host_in.reserve(segment_len);
-      parallel_copy(staging, leaves, segment_len);
+      cpu::parallel_copy(staging, leaves, segment_len);
       uint8_t* device_in = slot.dev_in.reserve(segment_len);
       check(cudaMemcpyAsync(device_in, staging, segment_len, cudaMemcpyHostToDevice, slot.stream),
             "cudaMemcpyAsync (tree leaves)");
