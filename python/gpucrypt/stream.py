@@ -49,9 +49,10 @@ __all__ = [
 # Measured best: 2 MiB on 2 cores, 8 MiB on 16 (1 .. 32 MiB tried); 512 KiB per core between.
 DEFAULT_CPU_JOB_SIZE = min(8 << 20, max(2 << 20, (os.cpu_count() or 2) << 19))
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
-# Worker threads per GPU: two jobs in flight let one job's copies to the GPU overlap the other's
-# copies back (the two copy engines) and hide each call's fixed costs (key setup, launch, sync).
-GPU_WORKERS = 2
+# Worker threads per GPU: jobs in flight on three workers let one job's copy to the GPU, another's
+# kernels and a third's copy back run at once (two copy engines and the SMs), and hide each call's
+# fixed costs (key setup, launch, synchronisation). Measured on two H200s (bench/stream_bench.py).
+GPU_WORKERS = 3
 MAX_CHUNKS_PER_JOB = 4096
 _WAIT_SLICE_S = 0.25              # how often a blocked caller re-checks cancellation
 
@@ -356,12 +357,36 @@ def page_locked(size: int):
     return bytearray(size)
 
 
+# Page-locked buffers outlive the pools that used them (zeroed in between), up to this many
+# bytes: allocating page-locked memory costs about 1 ms per 4 MiB (the kernel pins every page),
+# which a stream of a few GiB would otherwise pay again on every call.
+PAGE_LOCKED_CACHE_BYTES = 1 << 30
+_page_locked_cache: dict = {}     # size -> [memoryview, ...], all zeroed
+_page_locked_cache_lock = threading.Lock()
+
+
+def _cached_page_locked(size: int):
+    with _page_locked_cache_lock:
+        free = _page_locked_cache.get(size)
+        if free:
+            return free.pop()
+    return page_locked(size)
+
+
+def _return_page_locked(buffer) -> None:
+    with _page_locked_cache_lock:
+        cached = sum(size * len(free) for size, free in _page_locked_cache.items())
+        if isinstance(buffer, memoryview) and cached + len(buffer) <= PAGE_LOCKED_CACHE_BYTES:
+            _page_locked_cache.setdefault(len(buffer), []).append(buffer)
+
+
 class BufferPool:
     """Staging buffers of one size, reused across jobs and zeroed when the pool closes.
 
     ``page_locked=True`` (the stream engine sets it when a GPU is among the workers) allocates
     them in page-locked memory: input read from a file lands where the GPU's copy engine reads
-    it, and results come back where the writer takes them, with no copy in between."""
+    it, and results come back where the writer takes them, with no copy in between. Those are
+    kept, zeroed, for the next pool of the same size (PAGE_LOCKED_CACHE_BYTES)."""
 
     def __init__(self, size: int, page_locked: bool = False):
         self.size = size
@@ -372,7 +397,7 @@ class BufferPool:
     def acquire(self):
         if self._free:
             return self._free.pop()
-        buffer = page_locked(self.size) if self.page_locked else bytearray(self.size)
+        buffer = _cached_page_locked(self.size) if self.page_locked else bytearray(self.size)
         self._all.append(buffer)
         return buffer
 
@@ -382,6 +407,8 @@ class BufferPool:
     def close(self) -> None:
         for buffer in self._all:
             _native.wipe(buffer)
+            if self.page_locked:
+                _return_page_locked(buffer)
         self._free.clear()
         self._all.clear()
 

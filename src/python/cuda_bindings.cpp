@@ -85,6 +85,20 @@ void register_cuda_bindings(nb::module_& m) {
                                "Page-locked host memory (buffer protocol), zeroed and freed with its last reference.")
       .def(nb::init<size_t>(), nb::arg("nbytes"))
       .def("__len__", &PageLockedBuffer::size);
+  m.def(
+      "is_page_locked",
+      [](nb::handle buffer) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(buffer.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
+#if defined(GPUCRYPT_WITH_CUDA)
+        const bool locked = cuda::is_page_locked(view.buf, static_cast<size_t>(view.len));
+#else
+        const bool locked = false;
+#endif
+        PyBuffer_Release(&view);
+        return locked;
+      },
+      nb::arg("buffer"), "True when the buffer's memory is page-locked: the GPU copies it with no staging.");
 
   m.def(
       "cuda_cipher_device",

@@ -198,10 +198,15 @@ nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::hand
   suite.variant = std::string(variant);
   const uint32_t suite_index = builder.add_suite(suite);
   uint64_t offset = 0;
-  for (size_t i = 0; i < num_messages; ++i) {
-    builder.add_packed(suite_index, key_bytes, nonce_bytes.subspan(i * nonce_len, nonce_len), aad_bytes, offset,
-                       lens[i]);
-    offset += lens[i];
+  {
+    // Per-message bookkeeping (hundreds of chunks per stream job) without the GIL, so that the
+    // stream's reader and the other devices' workers keep running meanwhile.
+    nb::gil_scoped_release release;
+    for (size_t i = 0; i < num_messages; ++i) {
+      builder.add_packed(suite_index, key_bytes, nonce_bytes.subspan(i * nonce_len, nonce_len), aad_bytes, offset,
+                         lens[i]);
+      offset += lens[i];
+    }
   }
   if (offset != input.size())
     throw std::invalid_argument("aead_packed: lengths add up to " + std::to_string(offset) + " bytes, data has " +
@@ -263,7 +268,11 @@ void register_engine_bindings(nb::module_& m) {
   m.def("wipe", [](nb::handle buffer) {
     Views views;
     MutableByteSpan span = views.get_writable(buffer);
-    secure_zero(span.data(), span.size());
+    nb::gil_scoped_release release;
+    // Staging buffers run to hundreds of MiB: zero them with every core. The memset cannot be
+    // dropped as dead stores: the memory stays reachable from Python.
+    if (span.size() >= (size_t(4) << 20)) cpu::parallel_copy(span.data(), nullptr, span.size());
+    else secure_zero(span.data(), span.size());
   });
 }
 
