@@ -169,7 +169,7 @@ def ctr_cases(size, gpus, repeats, memory_kinds, job_sizes):
 
                 median, best, _ = timed(repeats, run)
                 correct = bytes(out[:1 << 20]) == expected_head
-                row = {"case": "aes-256-ctr transform_into", "memory": kind, "devices": label, "bytes": size,
+                row = {"case": "aes-256-ctr transform_into", "memory": kind, "device_set": label, "bytes": size,
                        "job_size": job_size or stream.default_job_size(stream.resolve_devices(**options)[0]),
                        "median_s": median, "best_s": best, "gbps": size / median / 1e9,
                        "best_gbps": size / best / 1e9, "correct_head": correct, **summarise(holder["stats"])}
@@ -198,7 +198,7 @@ def gcm_file_cases(size, gpus, repeats):
             holder["written"] = sink.written
 
         median, best, _ = timed(repeats, run)
-        row = {"case": "file format aes-256-gcm encrypt memory->memory", "devices": label, "bytes": size,
+        row = {"case": "file format aes-256-gcm encrypt memory->memory", "device_set": label, "bytes": size,
                "chunk_size": fileformat.DEFAULT_CHUNK_SIZE, "median_s": median, "best_s": best,
                "gbps": size / median / 1e9, "best_gbps": size / best / 1e9, **summarise(holder["stats"])}
         # decrypt back (on the same devices) and compare: the round trip must hold
