@@ -221,3 +221,17 @@ def test_selftest_passes_and_reports_every_variant():
     assert report and all(r["passed"] for r in report)
     tested = {r["variant"] for r in report if r["device"] == "cpu"}
     assert tested == {v["name"] for v in gpucrypt.variants(backend="cpu")}
+
+
+def test_dlpack_capsules_are_read_without_being_consumed():
+    """The DLPack reader behind GPU arrays that lack __cuda_array_interface__, checked on host
+    arrays: address, size, device and contiguity; CPU tensors are not taken for GPU arrays."""
+    np = pytest.importorskip("numpy")
+    from gpucrypt import _native, gpu_arrays
+    array = np.arange(12, dtype=np.uint32).reshape(3, 4)
+    assert _native.dlpack_tensor_info(array.__dlpack__()) == (array.ctypes.data, 48, 1, 0, True)
+    assert _native.dlpack_tensor_info(array[:, ::2].__dlpack__())[4] is False
+    assert _native.dlpack_tensor_info(array[1:].__dlpack__())[:2] == (array.ctypes.data + 16, 32)
+    assert not gpu_arrays.is_cuda_array(array)
+    with pytest.raises(ValueError):
+        _native.dlpack_tensor_info(object())

@@ -59,3 +59,36 @@ def test_gcm_on_gpu_arrays(framework):
     assert to_host(aead.decrypt(nonce, ct, aad=b"hdr", tag=tag)) == data
     with pytest.raises(gpucrypt.InvalidTag):
         aead.decrypt(nonce, ct, aad=b"hdx", tag=tag)
+
+
+class _DLPackOnly:
+    """A GPU array that speaks DLPack alone (as JAX's do): no __cuda_array_interface__."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self.tensor.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+@pytest.mark.parametrize("name", ["aes-256-ctr", "camellia-128-cbc"])
+def test_dlpack_only_arrays_are_processed_on_the_gpu(name):
+    torch = pytest.importorskip("torch")
+    key, iv = os.urandom(int(name.split("-")[1]) // 8), os.urandom(16)
+    data = os.urandom(3 << 16)
+    source = torch.frombuffer(bytearray(data), dtype=torch.uint8).cuda()
+    target = torch.zeros_like(source)
+    assert gpucrypt.gpu_arrays.is_cuda_array(_DLPackOnly(source))
+    assert not gpucrypt.gpu_arrays.is_cuda_array(_DLPackOnly(torch.zeros(4, dtype=torch.uint8)))  # CPU tensor
+    cipher = gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cuda")
+    cipher.encrypt(_DLPackOnly(source), out=_DLPackOnly(target))
+    torch.cuda.synchronize()
+    expected = gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu").encrypt(data)
+    assert bytes(target.cpu().numpy()) == expected
+    with pytest.raises(ValueError, match="contiguous"):
+        cipher.encrypt(_DLPackOnly(source.view(-1, 2)[:, 0]), out=_DLPackOnly(target[: len(data) // 2]))
+    with pytest.raises(TypeError, match="out="):
+        cipher.encrypt(_DLPackOnly(source))

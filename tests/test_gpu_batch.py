@@ -6,6 +6,9 @@ elsewhere), and the stream engine's CPU+GPU split to the file format's spec deco
 """
 
 import io
+import subprocess
+import sys
+import textwrap
 import json
 import os
 import random
@@ -363,3 +366,40 @@ def test_page_locked_buffers_are_seen_as_such():
         pooled[:5] = b"12345"
         assert gpucrypt._native.is_page_locked(pooled)
     assert bytes(pooled[:5]) == bytes(5)  # zeroed when the pool closed (kept for reuse)
+
+
+def test_results_stay_right_while_another_process_loads_the_gpus_and_cpu(tmp_path):
+    """Another process keeps every GPU busy with matrix products and the CPU with hashing while a
+    file is encrypted on GPUs + CPU (auto split) and decrypted back: complete and correct."""
+    pytest.importorskip("torch")
+    script = tmp_path / "load.py"
+    script.write_text(textwrap.dedent("""
+        import hashlib, os, sys, threading, time, torch
+        def hash_forever():
+            block = os.urandom(1 << 20)
+            while True:
+                hashlib.sha256(block).digest()
+        for _ in range(max(1, (os.cpu_count() or 2) // 2)):
+            threading.Thread(target=hash_forever, daemon=True).start()
+        mats = [torch.randn(4096, 4096, device=f"cuda:{i}") for i in range(torch.cuda.device_count())]
+        print("loaded", flush=True)
+        while True:
+            for m in mats:
+                m = m @ m
+                m /= m.norm()
+    """))
+    load = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert load.stdout.readline().strip() == "loaded"
+        data = os.urandom(48 << 20)
+        src, sealed, back = tmp_path / "in.bin", tmp_path / "in.gc", tmp_path / "out.bin"
+        src.write_bytes(data)
+        stats = stream.StreamStats()
+        gpucrypt.encrypt_file(src, sealed, KEY, devices=CUDA_DEVICES, cpu_share="auto", stats=stats)
+        gpucrypt.decrypt_file(sealed, back, KEY, devices=CUDA_DEVICES, cpu_share="auto")
+        assert back.read_bytes() == data
+        assert spec_decrypt(sealed.read_bytes(), key=KEY) == data
+        assert load.poll() is None  # the load ran the whole time
+    finally:
+        load.kill()
+        load.wait()

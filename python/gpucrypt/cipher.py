@@ -74,7 +74,8 @@ class Cipher:
         return _Context(self, encrypt=False)
 
     def encrypt(self, data, out=None):
-        """Encrypts one message. A GPU array (``__cuda_array_interface__``: CuPy, PyTorch) is
+        """Encrypts one message. A GPU array (``__cuda_array_interface__`` or a CUDA ``__dlpack__``:
+        CuPy, PyTorch, JAX) is
         processed on its GPU and stream with no host copy and no padding; the result is a new
         array of the same type, or ``out`` (which may be ``data`` itself)."""
         if gpu_arrays.is_cuda_array(data):

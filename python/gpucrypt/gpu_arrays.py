@@ -1,10 +1,13 @@
-"""GPU-resident arrays (CuPy, PyTorch, Numba, anything with ``__cuda_array_interface__``):
-encrypted and decrypted where they live, with no host round trip, on the caller's stream.
+"""GPU-resident arrays (CuPy, PyTorch, Numba, JAX, anything with ``__cuda_array_interface__`` or
+a CUDA ``__dlpack__``): encrypted and decrypted where they live, with no host round trip, on the
+caller's stream.
 
 The CUDA Array Interface (v3) gives the device pointer, the shape and the stream that the
 producer uses; the work is enqueued on that stream, so it is ordered after whatever the caller
-queued and the call returns without synchronising. The output is a new array of the caller's
-type (``empty_like``) unless ``out=`` is given; ``out=x`` works in place.
+queued and the call returns without synchronising. Objects that speak only DLPack are asked for
+their tensor on the legacy default stream (``__dlpack__(stream=1)``: the producer orders its
+pending work before it) and the work is enqueued there. The output is a new array of the
+caller's type (``empty_like``) unless ``out=`` is given; ``out=x`` works in place.
 """
 
 import math
@@ -12,11 +15,36 @@ import math
 from gpucrypt import _native
 
 
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13      # DLPack device types
+_LEGACY_DEFAULT_STREAM = 1             # DLPack's (and CAI's) name for it; handle 0 in the runtime
+
+
+def _dlpack_device(obj):
+    try:
+        return tuple(obj.__dlpack_device__()) if hasattr(obj, "__dlpack__") else None
+    except Exception:  # noqa: BLE001 - a producer that cannot say is not a GPU array to us
+        return None
+
+
 def is_cuda_array(obj):
-    return hasattr(obj, "__cuda_array_interface__")
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
+    device = _dlpack_device(obj)
+    return device is not None and device[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
+
+
+def _dlpack_interface(array):
+    capsule = array.__dlpack__(stream=_LEGACY_DEFAULT_STREAM)
+    pointer, nbytes, _, _, contiguous = _native.dlpack_tensor_info(capsule)
+    if not contiguous:
+        raise ValueError("GPU array must be C-contiguous")
+    # The capsule may go now: the caller's array keeps the memory alive while the work runs.
+    return pointer, nbytes, 0
 
 
 def _interface(array, writable):
+    if not hasattr(array, "__cuda_array_interface__"):
+        return _dlpack_interface(array)  # DLPack carries no read-only flag: the caller's choice
     cai = array.__cuda_array_interface__
     pointer, readonly = cai["data"]
     if writable and readonly:
@@ -43,6 +71,8 @@ def _device_index(array, device):
     index = getattr(getattr(array, "device", None), "id", None)  # CuPy
     if index is None:
         index = getattr(getattr(array, "device", None), "index", None)  # PyTorch
+    if index is None and not hasattr(array, "__cuda_array_interface__"):
+        index = (_dlpack_device(array) or (None, None))[1]  # DLPack
     return int(index or 0)
 
 

@@ -9,6 +9,7 @@
 //                         nbytes, stream) -> tag (bytes); waits for the stream
 //   cuda_aead_device_open(name, key, nonce, aad, tag, variant, device_index, in_ptr, out_ptr,
 //                         nbytes, stream) -> bool (out zeroed when False); waits for the stream
+//   dlpack_tensor_info(capsule) -> (address, nbytes, device_type, device_id, c_contiguous)
 //   PageLockedBuffer(nbytes): page-locked (pinned) host memory with the buffer protocol, for the
 //                         stream engine's staging buffers: the GPU copies straight from and to it
 //
@@ -41,6 +42,52 @@ const void* pointer_of(uintptr_t address) { return reinterpret_cast<const void*>
   throw DeviceError("this build of gpucrypt has no CUDA backend (built without a CUDA toolkit)");
 }
 #endif
+
+// DLPack (https://dmlc.github.io/dlpack/latest/c_api.html), the unversioned ABI of a "dltensor"
+// capsule: read, not consumed, so the capsule's own destructor still releases the producer's tensor.
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+
+// (address, bytes, device type, device id, C-contiguous) of the tensor in a "dltensor" capsule.
+nb::tuple dlpack_tensor_info(nb::handle capsule) {
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (managed == nullptr) throw nb::python_error();
+  const DLTensor& t = managed->dl_tensor;
+  const uint64_t item_bytes = (uint64_t(t.dtype.bits) * t.dtype.lanes + 7) / 8;
+  uint64_t count = 1;
+  for (int32_t d = 0; d < t.ndim; ++d) count *= static_cast<uint64_t>(t.shape[d]);
+  bool contiguous = true;  // null strides mean C order; otherwise each must match it
+  if (t.strides != nullptr) {
+    int64_t expected = 1;
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      if (t.shape[d] != 1 && t.strides[d] != expected) contiguous = false;
+      expected *= t.shape[d];
+    }
+  }
+  const uintptr_t address = reinterpret_cast<uintptr_t>(t.data) + t.byte_offset;
+  return nb::make_tuple(address, count * item_bytes, t.device.device_type, t.device.device_id, contiguous);
+}
 
 // Freed, after zeroing, when the last reference goes (a memoryview of it holds one).
 class PageLockedBuffer {
@@ -85,6 +132,8 @@ void register_cuda_bindings(nb::module_& m) {
                                "Page-locked host memory (buffer protocol), zeroed and freed with its last reference.")
       .def(nb::init<size_t>(), nb::arg("nbytes"))
       .def("__len__", &PageLockedBuffer::size);
+  m.def("dlpack_tensor_info", &dlpack_tensor_info, nb::arg("capsule"),
+        "(address, nbytes, device_type, device_id, c_contiguous) of a DLPack 'dltensor' capsule, not consumed.");
   m.def(
       "is_page_locked",
       [](nb::handle buffer) {
