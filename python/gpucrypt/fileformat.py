@@ -395,8 +395,9 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
                     progress(length)
 
     try:
-        with stream.BufferPool(per_job * chunk_size, page_locked=stream.has_gpu(worker_devices)) as in_pool, \
-                stream.BufferPool(per_job * (chunk_size + TAG_LEN), page_locked=stream.has_gpu(worker_devices)) as out_pool, \
+        pinned = stream.has_gpu(worker_devices)  # page-locked staging when a GPU takes part
+        with stream.BufferPool(per_job * chunk_size, page_locked=pinned) as in_pool, \
+                stream.BufferPool(per_job * (chunk_size + TAG_LEN), page_locked=pinned) as out_pool, \
                 stream.Pipeline(engine.seal, worker_devices, on_result=write, cpu_share=share, cancel=cancel,
                                 stats=stats) as pipeline:
             chunk_index = 0
@@ -493,8 +494,9 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
         out_pool.release(job.out)
 
     try:
-        with stream.BufferPool(per_job * full_len, page_locked=stream.has_gpu(worker_devices)) as in_pool, \
-                stream.BufferPool(per_job * header.chunk_size, page_locked=stream.has_gpu(worker_devices)) as out_pool, \
+        pinned = stream.has_gpu(worker_devices)
+        with stream.BufferPool(per_job * full_len, page_locked=pinned) as in_pool, \
+                stream.BufferPool(per_job * header.chunk_size, page_locked=pinned) as out_pool, \
                 stream.Pipeline(engine.open, worker_devices, on_result=write, cpu_share=share, cancel=cancel,
                                 stats=stats) as pipeline:
             chunk_index = 0
