@@ -29,6 +29,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/device.hpp"
+#include "backends/cuda/launch_policy.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 #include "modes/ciphers.hpp"
 #include "modes/gcm.hpp"
@@ -190,6 +191,7 @@ int run_bench(const Options& opt) {
   json += "  \"sm_clock_mhz\": " + std::to_string(clock_khz / 1000) + ",\n";
   json += "  \"cuda_runtime\": " + std::to_string(runtime) + ",\n  \"cuda_driver\": " + std::to_string(driver) + ",\n";
   json += "  \"date\": \"" + std::string(date) + "\",\n";
+  json += "  \"launch_policy\": \"" + std::string(cuda::launch_policy_name(cuda::current_launch_policy())) + "\",\n";
   json += "  \"bytes_per_run\": " + std::to_string(bytes) + ",\n  \"timed_runs\": " + std::to_string(opt.reps) + ",\n";
   json += "  \"statistic\": \"median of CUDA-event times after 3 warm-ups\",\n";
   json += "  \"what\": \"device-resident data read from one buffer and written to another (random input, output poisoned "

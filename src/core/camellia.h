@@ -13,6 +13,17 @@
  * (camellia_tables.h): with A = the left input word's four lookups and B = the right word's,
  * P's output is (A ^ B, A ^ B ^ (A >>> 8)), derived from RFC 3713's y1..y8 equations.
  *
+ * GPU layout (GC_CAMELLIA_SBOX_WORDS 1, the CUDA variant camellia_sbox_smem32): one table of 256
+ * words instead of four, entry x holding all four S-box outputs (byte j = s_{j+1}(x), built from
+ * the SP tables by camellia_sbox_word), so a kernel can replicate it once per shared-memory bank
+ * (entry x of lane L's copy at byte x * 256 + L * 4, GC_CAMELLIA_TABLE_STRIDE 64) like aes.h's
+ * Te0: 64 KiB, where four replicated SP tables would take 256 KiB. Each lookup then places its
+ * byte where the SP table has it (camellia_sp_from_sbox_word: one byte permute on NVIDIA GPUs).
+ * Still not constant-time: the addresses depend on the data; replication only removes the bank
+ * conflicts (and with them the conflict-timing channel). The key schedule runs on the host with
+ * the SP tables (a translation unit with GC_CAMELLIA_SBOX_WORDS must not expand keys itself:
+ * camellia_expand_key is not compiled there).
+ *
  * Subkeys are stored in the order encryption consumes them, with kw3/kw4 stored swapped
  * (kw1 kw2 | k1..k6 | ke1 ke2 | k7..k12 | ... | kw4 kw3). Read backwards that list is exactly the
  * decryption order RFC 3713 prescribes (k1<->k18, ke1<->ke4, kw1<->kw3, ...), so one routine does
@@ -32,14 +43,55 @@
 /* 4 whitening + 24 round + 6 FL subkeys (192/256-bit keys); a 128-bit key uses 4 + 18 + 4 = 26. */
 #define GC_CAMELLIA_MAX_SUBKEYS 34
 
+#ifndef GC_CAMELLIA_SBOX_WORDS
+  #define GC_CAMELLIA_SBOX_WORDS 0
+#endif
+#ifndef GC_CAMELLIA_TABLE_STRIDE
+  #define GC_CAMELLIA_TABLE_STRIDE 1
+#endif
+
 /* camellia_tables: where the four SP tables live (constant, global or shared memory; the kernel
- * decides). Each points at GC_CAMELLIA_SP_TABLE_WORDS words. */
+ * decides). Each points at GC_CAMELLIA_SP_TABLE_WORDS words. With GC_CAMELLIA_SBOX_WORDS only
+ * sbox_words is used: the lane's own copy of the S-box word table (see top). */
 typedef struct camellia_tables {
   const GC_TABLE uint32_t* sp1110;
   const GC_TABLE uint32_t* sp0222;
   const GC_TABLE uint32_t* sp3033;
   const GC_TABLE uint32_t* sp4404;
+  const GC_TABLE uint32_t* sbox_words;
 } camellia_tables;
+
+/* Entry x of the S-box word table, from the SP tables (GC_CAMELLIA_SP_DATA order): byte 0 = s1(x)
+ * (SP1110's second byte), byte 1 = s2(x), byte 2 = s3(x), byte 3 = s4(x) (the low bytes of
+ * SP0222, SP3033, SP4404). */
+GC_FN uint32_t camellia_sbox_word(const GC_TABLE uint32_t* sp_all, int x) {
+  return ((sp_all[x] >> 8) & 0xffu) | (sp_all[GC_CAMELLIA_SP_TABLE_WORDS + x] & 0xffu) << 8 |
+         (sp_all[2 * GC_CAMELLIA_SP_TABLE_WORDS + x] & 0xffu) << 16 |
+         (sp_all[3 * GC_CAMELLIA_SP_TABLE_WORDS + x] & 0xffu) << 24;
+}
+
+/* SP-table value j (0 = SP1110, 1 = SP0222, 2 = SP3033, 3 = SP4404; a literal) from an S-box word:
+ * s_{j+1} copied into the bytes that table fills (byte patterns in camellia_tables.h). */
+#if defined(__CUDA_ARCH__)
+  #define camellia_sp_from_sbox_word(w, j) \
+    __byte_perm((w), 0u, (j) == 0 ? 0x0004 : (j) == 1 ? 0x4111 : (j) == 2 ? 0x2422 : 0x3343)
+#else
+  #define camellia_sp_from_sbox_word(w, j)                                        \
+    ((((w) >> (8 * (j))) & 0xffu) *                                              \
+     ((j) == 0 ? 0x01010100u : (j) == 1 ? 0x00010101u : (j) == 2 ? 0x01000101u : 0x01010001u))
+#endif
+
+/* The S-box word for byte `byte_index` (a literal 0..3) of word: with GC_CAMELLIA_LANE defined
+ * (lane number, GPU kernels with a pitch of 64 words) one byte permute forms the byte offset
+ * (byte << 8) | (lane << 2), as aes.h's aes_table_lookup_byte explains. */
+#if defined(__CUDA_ARCH__) && defined(GC_CAMELLIA_LANE) && GC_CAMELLIA_TABLE_STRIDE == 64
+  #define camellia_sbox_lookup(table, word, byte_index)                                 \
+    (*(const GC_TABLE uint32_t*)((const GC_TABLE char*)((table) - (GC_CAMELLIA_LANE)) + \
+                                 __byte_perm((word), (GC_CAMELLIA_LANE) * 4u, 0x5504 + 0x10 * (byte_index))))
+#else
+  #define camellia_sbox_lookup(table, word, byte_index) \
+    ((table)[(((word) >> (8 * (byte_index))) & 0xffu) * GC_CAMELLIA_TABLE_STRIDE])
+#endif
 
 /* camellia_tables_at points the tables into one array holding GC_CAMELLIA_SP_DATA (1024 words). */
 GC_FN camellia_tables camellia_tables_at(const GC_TABLE uint32_t* sp_all) {
@@ -64,10 +116,22 @@ GC_FN void camellia_f_xor(const GC_PRIVATE camellia_tables* t, uint32_t x_hi, ui
                           GC_PRIVATE uint32_t* y_lo) {
   uint32_t left = x_hi ^ k_hi;  /* bytes t1..t4 */
   uint32_t right = x_lo ^ k_lo; /* bytes t5..t8 */
+#if GC_CAMELLIA_SBOX_WORDS
+  const GC_TABLE uint32_t* w = t->sbox_words;
+  uint32_t a = camellia_sp_from_sbox_word(camellia_sbox_lookup(w, left, 3), 0) ^
+               camellia_sp_from_sbox_word(camellia_sbox_lookup(w, left, 2), 1) ^
+               camellia_sp_from_sbox_word(camellia_sbox_lookup(w, left, 1), 2) ^
+               camellia_sp_from_sbox_word(camellia_sbox_lookup(w, left, 0), 3);
+  uint32_t b = camellia_sp_from_sbox_word(camellia_sbox_lookup(w, right, 3), 1) ^
+               camellia_sp_from_sbox_word(camellia_sbox_lookup(w, right, 2), 2) ^
+               camellia_sp_from_sbox_word(camellia_sbox_lookup(w, right, 1), 3) ^
+               camellia_sp_from_sbox_word(camellia_sbox_lookup(w, right, 0), 0);
+#else
   uint32_t a = t->sp1110[left >> 24] ^ t->sp0222[(left >> 16) & 0xff] ^
                t->sp3033[(left >> 8) & 0xff] ^ t->sp4404[left & 0xff];
   uint32_t b = t->sp0222[right >> 24] ^ t->sp3033[(right >> 16) & 0xff] ^
                t->sp4404[(right >> 8) & 0xff] ^ t->sp1110[right & 0xff];
+#endif
   *y_hi ^= a ^ b;
   *y_lo ^= a ^ b ^ gc_rotr32(a, 8);
 }
@@ -173,6 +237,7 @@ GC_FN void camellia_key_feistel(const GC_PRIVATE camellia_tables* t, GC_PRIVATE 
   camellia_f_xor(t, d[2], d[3], sigma_b_hi, sigma_b_lo, &d[0], &d[1]);
 }
 
+#if !GC_CAMELLIA_SBOX_WORDS
 /* camellia_expand_key fills ks from a 16-, 24- or 32-byte key. Returns 0, or -1 (ks untouched)
  * for any other key_len. The caller owns ks and should wipe it when done. */
 GC_FN int camellia_expand_key(GC_PRIVATE camellia_key_schedule* ks, const uint8_t* key,
@@ -241,5 +306,6 @@ GC_FN int camellia_expand_key(GC_PRIVATE camellia_key_schedule* ks, const uint8_
   ks->key_bits = 8 * key_len;
   return 0;
 }
+#endif /* !GC_CAMELLIA_SBOX_WORDS */
 
 #endif

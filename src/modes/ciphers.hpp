@@ -68,6 +68,12 @@ struct AesBitsliced {
   }
 };
 
+// The Camellia key schedule expanded with the SP tables on the host, for translation units built
+// with GC_CAMELLIA_SBOX_WORDS, where camellia.h has no key expansion (src/backends/camellia_keys.cpp).
+void camellia_host_expand_key(camellia_key_schedule* ks, const uint8_t* key, int key_len);
+
+// Table Camellia with either table layout of camellia.h (four SP tables, or the S-box words a
+// GPU kernel replicates per bank; the kernel then points tables.sbox_words at its copy).
 struct CamelliaTTable {
   static constexpr int kBlocksPerCall = 1;
   camellia_key_schedule ks;
@@ -77,8 +83,12 @@ struct CamelliaTTable {
   GC_METHOD void decrypt_blocks(gc_block* b) const { b[0] = camellia_decrypt(&tables, &ks, b[0]); }
   static CamelliaTTable make_host(const uint8_t* key, int key_len) {
     CamelliaTTable c{};
+#if GC_CAMELLIA_SBOX_WORDS
+    camellia_host_expand_key(&c.ks, key, key_len);
+#else
     c.tables = camellia_tables_at(gc_camellia_sp);
     camellia_expand_key(&c.ks, key, key_len, &c.tables);
+#endif
     return c;
   }
 };

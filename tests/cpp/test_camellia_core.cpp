@@ -8,6 +8,10 @@
 //     OpenSSL, i.e. GPUCRYPT_WITH_OPENSSL);
 //   * the failure path: key lengths other than 16/24/32 are refused.
 //
+// test_camellia_sbox_words.cpp compiles this file again with GC_CAMELLIA_SBOX_WORDS (the GPU
+// table layout: one table of packed S-box words, keys expanded by modes::camellia_host_expand_key)
+// and runs the same checks, plus the packing of every S-box word against the SP tables.
+//
 // Usage: test_camellia_core [vectors dir]   (ctest passes tests/vectors; without it the NTT files
 // are skipped). Prints "N passed, M failed"; exits non-zero on any failure.
 #include "core/camellia.h"
@@ -20,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "modes/ciphers.hpp"
 #include "test_support.hpp"
 
 #if defined(GPUCRYPT_WITH_OPENSSL)
@@ -30,7 +35,42 @@ namespace {
 
 using namespace gpucrypt::test_support;
 
+#if GC_CAMELLIA_SBOX_WORDS
+// The GPU layout with one copy (stride 1): entry x packs s1..s4 of x.
+const uint32_t* sbox_word_table() {
+  static uint32_t words[256];
+  for (int x = 0; x < 256; ++x) words[x] = camellia_sbox_word(gc_camellia_sp, x);
+  return words;
+}
+const camellia_tables kTables = [] {
+  camellia_tables t = camellia_tables_at(gc_camellia_sp);
+  t.sbox_words = sbox_word_table();
+  return t;
+}();
+
+// Key expansion of this layout (done on the host with the SP tables); key lengths are checked by
+// the caller of camellia_host_expand_key, as camellia_expand_key does here.
+int camellia_expand_key(camellia_key_schedule* ks, const uint8_t* key, int key_len, const camellia_tables*) {
+  if (key_len != 16 && key_len != 24 && key_len != 32) return -1;
+  gpucrypt::modes::camellia_host_expand_key(ks, key, key_len);
+  return 0;
+}
+
+// Every S-box word placed as each SP table has it equals that table's entry.
+void test_sbox_word_packing() {
+  int mismatches = 0;
+  for (int x = 0; x < 256; ++x) {
+    const uint32_t w = camellia_sbox_word(gc_camellia_sp, x);
+    mismatches += camellia_sp_from_sbox_word(w, 0) != gc_camellia_sp[x];
+    mismatches += camellia_sp_from_sbox_word(w, 1) != gc_camellia_sp[256 + x];
+    mismatches += camellia_sp_from_sbox_word(w, 2) != gc_camellia_sp[512 + x];
+    mismatches += camellia_sp_from_sbox_word(w, 3) != gc_camellia_sp[768 + x];
+  }
+  check(mismatches == 0, "S-box words reproduce the four SP tables (" + std::to_string(mismatches) + " mismatches)");
+}
+#else
 const camellia_tables kTables = camellia_tables_at(gc_camellia_sp);
+#endif
 
 // Encrypts plaintext and decrypts ciphertext under key; both must match.
 void check_pair(const std::vector<uint8_t>& key, const uint8_t* plaintext,
@@ -141,6 +181,9 @@ void test_openssl_random(int key_bits, int num_trials) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if GC_CAMELLIA_SBOX_WORDS
+  test_sbox_word_packing();
+#endif
   test_rfc3713();
   test_bad_key_lengths();
   if (auto dir = vectors_dir(argc, argv, "NTT vectors")) {

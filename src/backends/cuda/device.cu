@@ -10,6 +10,7 @@
 // aes_bitsliced, ...): a kernel launch per block would cost tens of microseconds.
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
+#include "backends/cuda/launch_policy.hpp"
 #include "modes/gcm.hpp"
 #include "modes/xts.hpp"
 
@@ -152,6 +154,10 @@ const std::vector<GpuVariant>& registered_variants() {
       {{"aes_bitsliced", "cuda", "aes", true,
         "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 2 blocks per call"},
        make_aes_bitsliced, "aes_bitsliced"},
+      {{"camellia_sbox_smem32", "cuda", "camellia", false,
+        "Camellia with its four S-boxes packed in one word table replicated 32x across shared-memory "
+        "banks (conflict-free); secret-indexed lookups"},
+       make_camellia_sbox_smem32, "camellia_ttable"},
       {{"camellia_ttable_smem", "cuda", "camellia", false,
         "Camellia with the SP tables in shared memory; secret-indexed lookups"},
        make_camellia_ttable_smem, "camellia_ttable"},
@@ -585,10 +591,12 @@ class GcmKey {
                uint8_t* out, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
                cudaStream_t stream) const {
     GcmSegment s = segment(ctx, first_block, encrypt);
-    const size_t tiles = gcm_num_tiles(len);
+    // The cipher's tiles may be larger than the minimum the buffers were sized for: fewer hashes.
+    const size_t tile_blocks = data_->gcm_tile_blocks();
+    const size_t tiles = gcm_num_tiles(len, tile_blocks);
     data_->gcm(s, in, out, len, device_hashes, stream);
     gpucrypt::secure_zero(&s, sizeof s);
-    ghash_reduce(device_hashes, tiles, kGcmTileBlocks, hash_subkey_, device_hashes + tiles, device_result, stream);
+    ghash_reduce(device_hashes, tiles, tile_blocks, hash_subkey_, device_hashes + tiles, device_result, stream);
   }
 
   // The tag from the GHASH of the whole ciphertext.
@@ -844,6 +852,26 @@ int current_sm_count() {
   int count = 0;
   check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   return count;
+}
+
+PolicyName current_launch_policy() {
+  // Read each time: tests switch it between ciphers in one process (it costs one getenv per key).
+  if (const char* forced = std::getenv("GPUCRYPT_CUDA_LAUNCH_POLICY"); forced != nullptr && *forced != '\0') {
+    const std::string_view name(forced);
+    if (name == "sm90") return PolicyName::sm90;
+    if (name == "default") return PolicyName::generic;
+    throw std::invalid_argument("GPUCRYPT_CUDA_LAUNCH_POLICY must be 'sm90' or 'default', got '" +
+                                std::string(name) + "'");
+  }
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const DeviceTable& t = device_table();
+  auto it = t.properties.find(device);
+  return it != t.properties.end() && it->second.major == 9 ? PolicyName::sm90 : PolicyName::generic;
+}
+
+std::string_view launch_policy_name(PolicyName policy) {
+  return policy == PolicyName::sm90 ? "sm90" : "default";
 }
 
 int max_resident_blocks(const void* kernel, size_t smem_bytes, int threads_per_block) {

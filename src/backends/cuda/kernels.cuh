@@ -20,11 +20,17 @@
 // Work layout of the parallel kernels: a warp owns a tile of 32 * kSteps consecutive blocks and
 // lane L takes blocks L, L + 32, L + 64, ... of it, so every 16-byte load and store of a warp
 // covers 512 contiguous bytes. Tiles are handed out grid-stride over a grid sized to fill the GPU.
+// Threads per CTA, steps per tile and group sizes come from a launch policy (launch_policy.hpp),
+// a template argument of every kernel; a cipher that enciphers kBlocksPerCall blocks per call
+// (bitsliced AES) gets at least that many steps per tile.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "backends/cuda/keyed_cipher.hpp"
+#include "backends/cuda/launch_policy.hpp"
 #include "core/counter.h"
 #include "modes/cbc.hpp"
 #include "modes/cfb.hpp"
@@ -40,9 +46,6 @@ namespace gpucrypt::cuda {
 int max_resident_blocks(const void* kernel, size_t smem_bytes, int threads_per_block);
 
 namespace kernels {
-
-constexpr int kThreads = 256;
-constexpr int kWarpsPerBlock = kThreads / 32;
 
 __device__ __forceinline__ gc_block load16(const uint8_t* p) {
   const uint4 v = *reinterpret_cast<const uint4*>(p);
@@ -96,11 +99,18 @@ __device__ __forceinline__ gc_gf128 warp_xor(gc_gf128 v) {
 }
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x % 32; }
+template <class P>
 __device__ __forceinline__ uint64_t global_warp() {
-  return (static_cast<uint64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
+  return (static_cast<uint64_t>(blockIdx.x) * P::kThreads + threadIdx.x) / 32;
 }
+template <class P>
 __device__ __forceinline__ uint64_t num_warps() {
-  return static_cast<uint64_t>(gridDim.x) * kWarpsPerBlock;
+  return static_cast<uint64_t>(gridDim.x) * P::kWarpsPerBlock;
+}
+
+// Steps per tile: the policy's, or the cipher's call width where that is larger.
+constexpr int steps_for(int policy_steps, int blocks_per_call) {
+  return policy_steps > blocks_per_call ? policy_steps : blocks_per_call;
 }
 
 template <class Cipher, bool kDecrypt>
@@ -125,15 +135,17 @@ struct BulkParams {
   gc_block iv;  // CTR: counter of block 0; CBC/CFB: the ciphertext block before block 0
 };
 
-constexpr int kBulkSteps = 4;  // blocks per lane per tile: 4 loads in flight, 64 B per lane
-constexpr uint64_t kBulkTileBlocks = 32 * kBulkSteps;
+template <class Cipher, class P>
+constexpr int bulk_steps() { return steps_for(P::kBulkSteps, Cipher::kBlocksPerCall); }
 
-template <class Family, Bulk kMode>
-__global__ void __launch_bounds__(kThreads)
+template <class Family, class P, Bulk kMode>
+__global__ void __launch_bounds__(P::kThreads)
     bulk_kernel(const __grid_constant__ BulkParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
   constexpr int kLanes = Cipher::kBlocksPerCall;
+  constexpr int kBulkSteps = bulk_steps<Cipher, P>();
+  constexpr uint64_t kBulkTileBlocks = 32 * kBulkSteps;
   static_assert(kBulkSteps % kLanes == 0, "a tile step must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
   Cipher cipher = p.cipher;
@@ -143,7 +155,7 @@ __global__ void __launch_bounds__(kThreads)
   const uint64_t num_blocks = (p.len + 15) / 16;
   const uint64_t num_full = p.len / 16;
   const unsigned lane = lane_id();
-  for (uint64_t tile = global_warp(); tile * kBulkTileBlocks < num_blocks; tile += num_warps()) {
+  for (uint64_t tile = global_warp<P>(); tile * kBulkTileBlocks < num_blocks; tile += num_warps<P>()) {
     gc_block x[kBulkSteps];     // cipher input, then output
     gc_block data[kBulkSteps];  // what the cipher output is XORed with
 #pragma unroll
@@ -196,18 +208,22 @@ struct XtsParams {
   gc_block tile_step;       // alpha^(number of warps in the grid * kXtsTileBlocks)
 };
 
-// A lane walks 32 blocks per tile by x^32 (cheap); moving to its next tile costs one GF(2^128)
-// multiply by tile_step, about 3% of the cipher work at 32 blocks per lane.
-constexpr int kXtsSteps = 32;
-constexpr int kXtsGroup = 4;  // blocks loaded together
-constexpr uint64_t kXtsTileBlocks = 32 * kXtsSteps;
+// A lane walks kXtsSteps blocks per tile by x^32 (cheap); moving to its next tile costs one
+// GF(2^128) multiply by tile_step, about 3% of the cipher work at 32 blocks per lane.
+template <class Cipher, class P>
+constexpr int xts_group() { return steps_for(P::kXtsGroup, Cipher::kBlocksPerCall); }
+template <class Cipher, class P>
+constexpr int xts_steps() { return steps_for(P::kXtsSteps, xts_group<Cipher, P>()); }
 
-template <class Family, bool kEncrypt>
-__global__ void __launch_bounds__(kThreads)
+template <class Family, class P, bool kEncrypt>
+__global__ void __launch_bounds__(P::kThreads)
     xts_kernel(const __grid_constant__ XtsParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr int kLanes = Cipher::kBlocksPerCall;
-  static_assert(kXtsGroup % kLanes == 0, "a group must fill whole cipher calls");
+  constexpr int kXtsGroup = xts_group<Cipher, P>();
+  constexpr int kXtsSteps = xts_steps<Cipher, P>();
+  constexpr uint64_t kXtsTileBlocks = 32 * kXtsSteps;
+  static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
   Cipher cipher = p.cipher;
   Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), !kEncrypt);
@@ -218,9 +234,9 @@ __global__ void __launch_bounds__(kThreads)
   // With a ragged tail the last full block belongs to ciphertext stealing, done at the end.
   const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;
   const unsigned lane = lane_id();
-  const uint64_t first_tile = global_warp();
+  const uint64_t first_tile = global_warp<P>();
   gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + first_tile * kXtsTileBlocks + lane);
-  for (uint64_t tile = first_tile; tile * kXtsTileBlocks < num_bulk; tile += num_warps()) {
+  for (uint64_t tile = first_tile; tile * kXtsTileBlocks < num_bulk; tile += num_warps<P>()) {
     gc_block tweak = lane_tweak;
     for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
       if (tile * kXtsTileBlocks + 32 * s0 >= num_bulk) break;  // short data units
@@ -269,8 +285,8 @@ struct SerialParams {
   SerialMode mode;
 };
 
-template <class Family>
-__global__ void __launch_bounds__(kThreads)
+template <class Family, class P>
+__global__ void __launch_bounds__(P::kThreads)
     serial_kernel(const __grid_constant__ SerialParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   extern __shared__ uint4 shared_words[];
@@ -283,7 +299,7 @@ __global__ void __launch_bounds__(kThreads)
   const uint64_t num_full = p.len / 16;
   // Loads are issued kBatch blocks ahead of the chain: one memory latency per batch instead of
   // one per block. The modes' functions then run on the batch in local memory.
-  constexpr int kBatch = 16;
+  constexpr int kBatch = P::kSerialBatch;
   gc_block batch[kBatch];
   uint8_t* bytes = reinterpret_cast<uint8_t*>(batch);
   for (uint64_t first = 0; first < num_full; first += kBatch) {
@@ -323,23 +339,27 @@ struct GcmParams {
   GcmSegment segment;
 };
 
-constexpr int kGcmSteps = kGcmTileBlocks / 32;
-constexpr int kGcmGroup = 4;
+template <class Cipher, class P>
+constexpr int gcm_group() { return steps_for(P::kGcmGroup, Cipher::kBlocksPerCall); }
+template <class Cipher, class P>
+constexpr int gcm_steps() { return steps_for(P::kGcmSteps, gcm_group<Cipher, P>()); }
 
-// Tile hash: GHASH from zero over the tile's 512 blocks = sum over lanes L of
-// (sum_j X_{L+32j} H^{32(15-j)}) * H^{32-L}. Each lane runs the inner sum by Horner with H^32,
+// Tile hash: GHASH from zero over the tile's 32 * S blocks (S = steps per lane) = sum over lanes L
+// of (sum_j X_{L+32j} H^{32(S-1-j)}) * H^{32-L}. Each lane runs the inner sum by Horner with H^32,
 // then one multiply by its lane power, then the lanes are XORed. Blocks in front of the data
 // (padding) are zero and change nothing, since GHASH from zero stays zero through zero blocks.
-// Two CTAs per SM caps the kernel at 128 registers: unbounded, ptxas spends 254 on overlapping
-// the constant-time multiplies (1 CTA, 8 warps per SM); at 3 CTAs it spills (nvcc 13.0).
-constexpr int kGcmMinBlocksPerSm = 2;
-
-template <class Family>
-__global__ void __launch_bounds__(kThreads, kGcmMinBlocksPerSm)
+// The policy's minimum CTAs per SM caps registers: at 2 CTAs of 256 threads, 128 registers; unbounded,
+// ptxas spends 254 on overlapping the constant-time multiplies (1 CTA, 8 warps per SM); at 3 CTAs it
+// spills (nvcc 13.0).
+template <class Family, class P>
+__global__ void __launch_bounds__(P::kThreads, P::kGcmMinBlocksPerSm)
     gcm_kernel(const __grid_constant__ GcmParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr int kLanes = Cipher::kBlocksPerCall;
-  static_assert(kGcmGroup % kLanes == 0, "a group must fill whole cipher calls");
+  constexpr int kGcmGroup = gcm_group<Cipher, P>();
+  constexpr int kGcmSteps = gcm_steps<Cipher, P>();
+  constexpr uint64_t kGcmTileBlocks = 32 * kGcmSteps;
+  static_assert(kGcmGroup % kLanes == 0 && kGcmSteps % kGcmGroup == 0, "a group must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
   Cipher cipher = p.cipher;
   Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), false);
@@ -351,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, kGcmMinBlocksPerSm)
   const bool encrypt = p.segment.encrypt;
   const gc_gf128* lane_pows = p.segment.lane_pow;
   const gc_gf128 lane_pow = lane_pows[lane];
-  for (uint64_t tile = global_warp(); tile < p.num_tiles; tile += num_warps()) {
+  for (uint64_t tile = global_warp<P>(); tile < p.num_tiles; tile += num_warps<P>()) {
     gc_gf128 sum = gc_gf128_make(0, 0);
     for (int s0 = 0; s0 < kGcmSteps; s0 += kGcmGroup) {
       gc_block keystream[kGcmGroup], data[kGcmGroup];
@@ -402,22 +422,82 @@ __global__ void __launch_bounds__(kThreads, kGcmMinBlocksPerSm)
 
 // Grid for `num_tasks` warp-sized tasks: enough CTAs for the work, at most what is resident on
 // the whole GPU at once (the kernels loop grid-stride over the rest).
-inline int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks) {
-  const uint64_t wanted = (num_tasks + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const uint64_t resident = static_cast<uint64_t>(max_resident_blocks(kernel, smem_bytes, kThreads)) *
+template <class P>
+int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks) {
+  const uint64_t wanted = (num_tasks + P::kWarpsPerBlock - 1) / P::kWarpsPerBlock;
+  const uint64_t resident = static_cast<uint64_t>(max_resident_blocks(kernel, smem_bytes, P::kThreads)) *
                             static_cast<uint64_t>(current_sm_count());
   const uint64_t grid = wanted < resident ? wanted : resident;
   return static_cast<int>(grid == 0 ? 1 : grid);
 }
 
-template <class Params>
+template <class P, class Params>
 void launch(void (*kernel)(const Params), int grid, size_t smem_bytes, const Params& params,
             cudaStream_t stream, const char* what) {
-  kernel<<<grid, kThreads, smem_bytes, stream>>>(params);
+  kernel<<<grid, P::kThreads, smem_bytes, stream>>>(params);
   check(cudaGetLastError(), what);
 }
 
-template <class Family, int kKeyBits>
+// One launch per call, for one policy: what KeyedCipherImpl runs, and what bench/shape_sweep.cu
+// times for several policies without instantiating every kernel of each.
+template <class Family, class P, Bulk kMode>
+void launch_bulk(const typename Family::Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len, gc_block iv,
+                 cudaStream_t stream) {
+  if (len == 0) return;
+  using Cipher = typename Family::Cipher;
+  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  auto* kernel = bulk_kernel<Family, P, kMode>;
+  const size_t smem = Family::smem_bytes(kDecrypt);
+  const uint64_t num_blocks = (len + 15) / 16;
+  constexpr uint64_t kTileBlocks = 32 * bulk_steps<Cipher, P>();
+  const int grid = grid_for<P>(reinterpret_cast<const void*>(kernel), smem, (num_blocks + kTileBlocks - 1) / kTileBlocks);
+  BulkParams<Cipher> params{cipher, in, out, len, iv};
+  launch<P>(kernel, grid, smem, params, stream, "block-cipher kernel launch");
+}
+
+template <class Family, class P, bool kEncrypt>
+void launch_xts(const typename Family::Cipher& cipher, gc_block encrypted_tweak, uint64_t first_block,
+                const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
+  if (len == 0) return;
+  using Cipher = typename Family::Cipher;
+  auto* kernel = xts_kernel<Family, P, kEncrypt>;
+  const size_t smem = Family::smem_bytes(!kEncrypt);
+  const uint64_t num_blocks = len / 16;
+  constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();
+  const int grid = grid_for<P>(reinterpret_cast<const void*>(kernel), smem, (num_blocks + kTileBlocks - 1) / kTileBlocks);
+  XtsParams<Cipher> params{cipher, in, out, len, first_block, encrypted_tweak,
+                           gc_xts_alpha_pow(static_cast<uint64_t>(grid) * P::kWarpsPerBlock * kTileBlocks)};
+  launch<P>(kernel, grid, smem, params, stream, "XTS kernel launch");
+}
+
+template <class Family, class P>
+void launch_serial(const typename Family::Cipher& cipher, SerialMode mode, gc_block iv, const gc_block* iv_in,
+                   gc_block* iv_out, const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
+  auto* kernel = serial_kernel<Family, P>;
+  const size_t smem = Family::smem_bytes(false);
+  (void)max_resident_blocks(reinterpret_cast<const void*>(kernel), smem, P::kThreads);  // sets the smem limit
+  SerialParams<typename Family::Cipher> params{cipher, in, out, len, iv, iv_in, iv_out, mode};
+  launch<P>(kernel, 1, smem, params, stream, "serial-mode kernel launch");
+}
+
+template <class Family, class P>
+constexpr uint64_t gcm_tile_blocks_of() { return 32 * gcm_steps<typename Family::Cipher, P>(); }
+
+template <class Family, class P>
+void launch_gcm(const typename Family::Cipher& cipher, const GcmSegment& segment, const uint8_t* in, uint8_t* out,
+                size_t len, gc_gf128* tile_hashes, cudaStream_t stream) {
+  auto* kernel = gcm_kernel<Family, P>;
+  const size_t smem = Family::smem_bytes(false);
+  constexpr uint64_t kTileBlocks = gcm_tile_blocks_of<Family, P>();
+  const uint64_t num_tiles = gcm_num_tiles(len, kTileBlocks);
+  const uint64_t num_blocks = (len + 15) / 16;
+  const int grid = grid_for<P>(reinterpret_cast<const void*>(kernel), smem, num_tiles);
+  GcmParams<typename Family::Cipher> params{cipher, in, out, len, num_tiles * kTileBlocks - num_blocks, num_tiles,
+                                            tile_hashes, segment};
+  launch<P>(kernel, grid, smem, params, stream, "GCM kernel launch");
+}
+
+template <class Family, int kKeyBits, class P>
 class KeyedCipherImpl final : public KeyedCipher {
  public:
   using Cipher = typename Family::Cipher;
@@ -427,20 +507,20 @@ class KeyedCipherImpl final : public KeyedCipher {
 
   void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len,
            cudaStream_t stream) const override {
-    if (direction == Direction::encrypt) bulk<Bulk::ecb_encrypt>(in, out, len, modes::zero_block(), stream);
-    else bulk<Bulk::ecb_decrypt>(in, out, len, modes::zero_block(), stream);
+    if (direction == Direction::encrypt) launch_bulk<Family, P, Bulk::ecb_encrypt>(cipher_, in, out, len, modes::zero_block(), stream);
+    else launch_bulk<Family, P, Bulk::ecb_decrypt>(cipher_, in, out, len, modes::zero_block(), stream);
   }
   void ctr(gc_block counter, const uint8_t* in, uint8_t* out, size_t len,
            cudaStream_t stream) const override {
-    bulk<Bulk::ctr>(in, out, len, counter, stream);
+    launch_bulk<Family, P, Bulk::ctr>(cipher_, in, out, len, counter, stream);
   }
   void cbc_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
                    cudaStream_t stream) const override {
-    bulk<Bulk::cbc_decrypt>(in, out, len, previous, stream);
+    launch_bulk<Family, P, Bulk::cbc_decrypt>(cipher_, in, out, len, previous, stream);
   }
   void cfb_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
                    cudaStream_t stream) const override {
-    bulk<Bulk::cfb_decrypt>(in, out, len, previous, stream);
+    launch_bulk<Family, P, Bulk::cfb_decrypt>(cipher_, in, out, len, previous, stream);
   }
 
   void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block, const uint8_t* in,
@@ -448,66 +528,47 @@ class KeyedCipherImpl final : public KeyedCipher {
     if constexpr (kKeyBits == 192) {
       throw std::logic_error("XTS is defined for 128- and 256-bit keys only");
     } else {
-      if (len == 0) return;
-      const bool encrypt = direction == Direction::encrypt;
-      auto* kernel = encrypt ? xts_kernel<Family, true> : xts_kernel<Family, false>;
-      const size_t smem = Family::smem_bytes(!encrypt);
-      const uint64_t num_blocks = len / 16;
-      const int grid = grid_for(reinterpret_cast<const void*>(kernel), smem,
-                                (num_blocks + kXtsTileBlocks - 1) / kXtsTileBlocks);
-      XtsParams<Cipher> params{cipher_, in, out, len, first_block, encrypted_tweak,
-                               gc_xts_alpha_pow(static_cast<uint64_t>(grid) * kWarpsPerBlock * kXtsTileBlocks)};
-      launch(kernel, grid, smem, params, stream, "XTS kernel launch");
+      if (direction == Direction::encrypt) launch_xts<Family, P, true>(cipher_, encrypted_tweak, first_block, in, out, len, stream);
+      else launch_xts<Family, P, false>(cipher_, encrypted_tweak, first_block, in, out, len, stream);
     }
   }
 
   void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out, const uint8_t* in,
               uint8_t* out, size_t len, cudaStream_t stream) const override {
-    auto* kernel = serial_kernel<Family>;
-    const size_t smem = Family::smem_bytes(false);
-    (void)max_resident_blocks(reinterpret_cast<const void*>(kernel), smem, kThreads);  // sets the smem limit
-    SerialParams<Cipher> params{cipher_, in, out, len, iv, iv_in, iv_out, mode};
-    launch(kernel, 1, smem, params, stream, "serial-mode kernel launch");
+    launch_serial<Family, P>(cipher_, mode, iv, iv_in, iv_out, in, out, len, stream);
   }
+
+  uint64_t gcm_tile_blocks() const override { return gcm_tile_blocks_of<Family, P>(); }
 
   void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
            gc_gf128* tile_hashes, cudaStream_t stream) const override {
-    auto* kernel = gcm_kernel<Family>;
-    const size_t smem = Family::smem_bytes(false);
-    const uint64_t num_tiles = gcm_num_tiles(len);
-    const uint64_t num_blocks = (len + 15) / 16;
-    const int grid = grid_for(reinterpret_cast<const void*>(kernel), smem, num_tiles);
-    GcmParams<Cipher> params{cipher_, in, out, len, num_tiles * kGcmTileBlocks - num_blocks, num_tiles,
-                             tile_hashes, segment};
-    launch(kernel, grid, smem, params, stream, "GCM kernel launch");
+    launch_gcm<Family, P>(cipher_, segment, in, out, len, tile_hashes, stream);
+  }
+
+  const char* launch_policy() const override {
+    return std::is_same_v<P, Sm90Policy> ? "sm90" : std::is_same_v<P, DefaultPolicy> ? "default" : "custom";
   }
 
  private:
-  template <Bulk kMode>
-  void bulk(const uint8_t* in, uint8_t* out, size_t len, gc_block iv, cudaStream_t stream) const {
-    if (len == 0) return;
-    constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
-    auto* kernel = bulk_kernel<Family, kMode>;
-    const size_t smem = Family::smem_bytes(kDecrypt);
-    const uint64_t num_blocks = (len + 15) / 16;
-    const int grid = grid_for(reinterpret_cast<const void*>(kernel), smem,
-                              (num_blocks + kBulkTileBlocks - 1) / kBulkTileBlocks);
-    BulkParams<Cipher> params{cipher_, in, out, len, iv};
-    launch(kernel, grid, smem, params, stream, "block-cipher kernel launch");
-  }
-
   Cipher cipher_;
 };
 
-// One factory per family: instantiates the kernels for the three key sizes.
-template <template <int> class Family>
-std::unique_ptr<KeyedCipher> make_keyed(const uint8_t* key, int key_bits) {
+// One factory per family: instantiates the kernels for the three key sizes under each launch
+// policy, and picks the policy of the current device (launch_policy.hpp).
+template <template <int> class Family, class P>
+std::unique_ptr<KeyedCipher> make_keyed_with(const uint8_t* key, int key_bits) {
   switch (key_bits) {
-    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128>>(key);
-    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192>>(key);
-    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256>>(key);
+    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128, P>>(key);
+    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192, P>>(key);
+    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256, P>>(key);
   }
   throw std::invalid_argument("key size must be 128, 192 or 256 bits, got " + std::to_string(key_bits));
+}
+
+template <template <int> class Family>
+std::unique_ptr<KeyedCipher> make_keyed(const uint8_t* key, int key_bits) {
+  if (current_launch_policy() == PolicyName::sm90) return make_keyed_with<Family, Sm90Policy>(key, key_bits);
+  return make_keyed_with<Family, DefaultPolicy>(key, key_bits);
 }
 
 }  // namespace kernels

@@ -2,8 +2,8 @@
 //
 // A KeyedCipher holds a key schedule expanded on the host and launches the kernels of
 // kernels.cuh for it on a caller's CUDA stream. All pointers are device pointers; every call is
-// asynchronous. Each cipher family (aes_ttable_smem32, aes_bitsliced, camellia_ttable_smem,
-// sc2000_table_smem) lives in its own .cu file, compiled in parallel, and exports one factory.
+// asynchronous. Each cipher family (aes_ttable_smem32, aes_bitsliced, camellia_sbox_smem32,
+// camellia_ttable_smem, sc2000_table_smem) lives in its own .cu file, compiled in parallel, and exports one factory.
 // Constant-time position: the family's (see that file); the launch code adds no secret-dependent
 // branch (lengths and block indices are public).
 #pragma once
@@ -29,10 +29,12 @@ void check(cudaError_t status, const char* what);
 enum class SerialMode : int { cbc_encrypt = 0, cfb_encrypt = 1, ofb = 2 };
 
 // GCM over one segment of a message: CTR with GCM's 32-bit counter plus GHASH of the
-// ciphertext, fused in one pass. The kernel writes one partial hash per tile of kGcmTileBlocks
-// blocks (padded in front with zero blocks, which GHASH ignores); ghash_reduce (ghash.cu) folds
-// them into the segment's GHASH. Everything here is secret (powers of H).
-inline constexpr int kGcmTileBlocks = 512;  // 32 lanes x 16 blocks
+// ciphertext, fused in one pass. The kernel writes one partial hash per tile of
+// KeyedCipher::gcm_tile_blocks() blocks (padded in front with zero blocks, which GHASH ignores);
+// ghash_reduce (ghash.cu) folds them into the segment's GHASH. Everything here is secret (powers of H).
+// Tiles are never smaller than kGcmMinTileBlocks, so gcm_num_tiles(len) bounds the tile count of
+// every cipher (buffers are sized with it).
+inline constexpr int kGcmMinTileBlocks = 512;  // 32 lanes x 16 blocks
 struct GcmSegment {
   gc_block first_counter;     // inc32^(first_block_index + 1)(J0): counter of the segment's block 0
   gc_gf128 h_pow32;           // H^32: Horner step of a lane, whose blocks are 32 apart
@@ -40,9 +42,9 @@ struct GcmSegment {
   bool encrypt;
 };
 // Number of tile hashes the GCM kernel writes for len bytes (at least 1).
-inline size_t gcm_num_tiles(size_t len) {
+inline size_t gcm_num_tiles(size_t len, size_t tile_blocks = kGcmMinTileBlocks) {
   const size_t num_blocks = (len + 15) / 16;
-  return num_blocks == 0 ? 1 : (num_blocks + kGcmTileBlocks - 1) / kGcmTileBlocks;
+  return num_blocks == 0 ? 1 : (num_blocks + tile_blocks - 1) / tile_blocks;
 }
 
 class KeyedCipher {
@@ -70,15 +72,19 @@ class KeyedCipher {
   // (one whole message only); CBC needs whole blocks.
   virtual void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out,
                       const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const = 0;
-  // Writes gcm_num_tiles(len) tile hashes to tile_hashes.
+  // Writes gcm_num_tiles(len, gcm_tile_blocks()) tile hashes to tile_hashes.
+  virtual uint64_t gcm_tile_blocks() const = 0;
   virtual void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
                    gc_gf128* tile_hashes, cudaStream_t stream) const = 0;
+  // The launch policy the kernels were instantiated with (launch_policy.hpp): "sm90" or "default".
+  virtual const char* launch_policy() const = 0;
 };
 
 // Factories, one per family; key is one cipher key (one XTS half), key_bits 128/192/256.
 std::unique_ptr<KeyedCipher> make_aes_ttable_smem32(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_aes_bitsliced(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_camellia_ttable_smem(const uint8_t* key, int key_bits);
+std::unique_ptr<KeyedCipher> make_camellia_sbox_smem32(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_sc2000_table_smem(const uint8_t* key, int key_bits);
 
 // ghash.cu. Folds num_hashes GHASH partials (each over span_blocks blocks, in message order)
