@@ -151,12 +151,12 @@ int main(int argc, char** argv) {
     all_agree = all_agree && agrees;
     const double med = median(ms);
     const double gbps = run_bytes / (med * 1e6);
-    std::printf("%-12s %-8s %9.3f %9.1f %4s  %s%s\n", k.kernel.c_str(), k.cipher.c_str(), med, gbps,
+    std::printf("%-12s %-8s %9.3f %9.3f %4s  %s%s\n", k.kernel.c_str(), k.cipher.c_str(), med, gbps,
                 k.deployed ? "*" : "", k.policy.c_str(), agrees ? "" : "  OUTPUT DIFFERS");
     char line[600];
     std::snprintf(line, sizeof line,
                   "%s    {\"kernel\": \"%s\", \"cipher\": \"%s\", \"policy\": \"%s\", \"deployed\": %s, \"bytes\": %zu, "
-                  "\"median_ms\": %.4f, \"gb_per_s\": %.2f, \"tbps\": %.3f, \"output_agrees\": %s}",
+                  "\"median_ms\": %.4f, \"gb_per_s\": %.4f, \"tbps\": %.3f, \"output_agrees\": %s}",
                   c ? ",\n" : "", k.kernel.c_str(), k.cipher.c_str(), k.policy.c_str(), k.deployed ? "true" : "false",
                   run_bytes, med, gbps, gbps * 8 / 1000, agrees ? "true" : "false");
     json += line;

@@ -41,12 +41,12 @@ void add_gcm_serial_cases(std::vector<SweepCase>& cases);
 // The policy's values, as the JSON and the table print them.
 template <class P>
 std::string describe_policy() {
-  char text[200];
+  char text[300];
   std::snprintf(text, sizeof text,
-                "threads=%d bulk_steps=%d xts_steps=%d xts_group=%d gcm_steps=%d gcm_group=%d gcm_min_ctas=%d "
-                "serial_batch=%d",
-                P::kThreads, P::kBulkSteps, P::kXtsSteps, P::kXtsGroup, P::kGcmSteps, P::kGcmGroup,
-                P::kGcmMinBlocksPerSm, P::kSerialBatch);
+                "bulk %d threads x %d steps; xts %d threads, %d steps, group %d; gcm %d threads, %d steps, "
+                "group %d, min %d ctas/SM; serial batch %d",
+                P::kBulkThreads, P::kBulkSteps, P::kXtsThreads, P::kXtsSteps, P::kXtsGroup, P::kGcmThreads,
+                P::kGcmSteps, P::kGcmGroup, P::kGcmMinCtasPerSm, P::kSerialBatch);
   return text;
 }
 

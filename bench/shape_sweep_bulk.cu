@@ -7,13 +7,13 @@ namespace gpucrypt::bench {
 namespace {
 
 using cuda::AesTTableSmem32;
-using cuda::LaunchPolicy;
 using cuda::Sm90Policy;
 using cuda::kernels::Bulk;
 
 template <int kThreads, int kSteps>
-using BulkShape = LaunchPolicy<kThreads, kSteps, Sm90Policy::kXtsSteps, Sm90Policy::kXtsGroup, Sm90Policy::kGcmSteps,
-                               Sm90Policy::kGcmGroup, Sm90Policy::kGcmMinBlocksPerSm, Sm90Policy::kSerialBatch>;
+struct BulkShape : Sm90Policy {
+  static constexpr int kBulkThreads = kThreads, kBulkSteps = kSteps;
+};
 
 template <int kThreads, int kSteps, Bulk kMode>
 void add(std::vector<SweepCase>& cases, const char* kernel) {
@@ -22,7 +22,7 @@ void add(std::vector<SweepCase>& cases, const char* kernel) {
   uint8_t key[16];
   for (int i = 0; i < 16; ++i) key[i] = static_cast<uint8_t>(0x3c * i + 7);
   const auto cipher = Family::make_host(key, 16);
-  const bool deployed = kThreads == Sm90Policy::kThreads && kSteps == Sm90Policy::kBulkSteps;
+  const bool deployed = kThreads == Sm90Policy::kBulkThreads && kSteps == Sm90Policy::kBulkSteps;
   cases.push_back({kernel, "aes-128", describe_policy<P>(), deployed, 0, [cipher](const SweepBuffers& b, cudaStream_t s) {
                      cuda::kernels::launch_bulk<Family, P, kMode>(cipher, b.in, b.out, b.bytes,
                                                                   modes::zero_block(), s);
@@ -32,18 +32,20 @@ void add(std::vector<SweepCase>& cases, const char* kernel) {
 }  // namespace
 
 void add_bulk_cases(std::vector<SweepCase>& cases) {
-  add<128, 2, Bulk::ctr>(cases, "ctr");
-  add<128, 4, Bulk::ctr>(cases, "ctr");
   add<256, 1, Bulk::ctr>(cases, "ctr");
   add<256, 2, Bulk::ctr>(cases, "ctr");
   add<256, 4, Bulk::ctr>(cases, "ctr");
-  add<256, 8, Bulk::ctr>(cases, "ctr");
+  add<512, 1, Bulk::ctr>(cases, "ctr");
   add<512, 2, Bulk::ctr>(cases, "ctr");
   add<512, 4, Bulk::ctr>(cases, "ctr");
+  add<1024, 1, Bulk::ctr>(cases, "ctr");
+  add<1024, 2, Bulk::ctr>(cases, "ctr");
   add<256, 2, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
   add<256, 4, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
-  add<256, 8, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
+  add<512, 1, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
+  add<512, 2, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
   add<512, 4, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
+  add<1024, 2, Bulk::ecb_decrypt>(cases, "ecb_decrypt");
 }
 
 }  // namespace gpucrypt::bench

@@ -8,12 +8,16 @@ namespace gpucrypt::bench {
 namespace {
 
 using cuda::AesTTableSmem32;
-using cuda::LaunchPolicy;
 using cuda::Sm90Policy;
 
 template <int kThreads, int kSteps, int kGroup, int kMinCtas>
-using GcmShape = LaunchPolicy<kThreads, Sm90Policy::kBulkSteps, Sm90Policy::kXtsSteps, Sm90Policy::kXtsGroup, kSteps,
-                              kGroup, kMinCtas, Sm90Policy::kSerialBatch>;
+struct GcmShape : Sm90Policy {
+  static constexpr int kGcmThreads = kThreads, kGcmSteps = kSteps, kGcmGroup = kGroup, kGcmMinCtasPerSm = kMinCtas;
+};
+template <int kBatch>
+struct SerialShape : Sm90Policy {
+  static constexpr int kSerialBatch = kBatch;
+};
 
 template <int kThreads, int kSteps, int kGroup, int kMinCtas>
 void add_gcm(std::vector<SweepCase>& cases) {
@@ -26,8 +30,8 @@ void add_gcm(std::vector<SweepCase>& cases) {
   cuda::gcm_segment_powers(gc_gf128_make(0x66e94bd4ef8a2c3bull, 0x884cfa59ca342b2eull), &segment);
   segment.first_counter = gc_block{{0x11223344u, 0x55667788u, 0x99aabbccu, 0x00000002u}};
   segment.encrypt = true;
-  const bool deployed = kThreads == Sm90Policy::kThreads && kSteps == Sm90Policy::kGcmSteps &&
-                        kGroup == Sm90Policy::kGcmGroup && kMinCtas == Sm90Policy::kGcmMinBlocksPerSm;
+  const bool deployed = kThreads == Sm90Policy::kGcmThreads && kSteps == Sm90Policy::kGcmSteps &&
+                        kGroup == Sm90Policy::kGcmGroup && kMinCtas == Sm90Policy::kGcmMinCtasPerSm;
   cases.push_back({"gcm", "aes-256", describe_policy<P>(), deployed, 0,
                    [cipher, segment](const SweepBuffers& b, cudaStream_t s) {
                      cuda::kernels::launch_gcm<Family, P>(cipher, segment, b.in, b.out, b.bytes,
@@ -38,8 +42,7 @@ void add_gcm(std::vector<SweepCase>& cases) {
 template <int kBatch>
 void add_serial(std::vector<SweepCase>& cases) {
   using Family = AesTTableSmem32<128>;
-  using P = LaunchPolicy<Sm90Policy::kThreads, Sm90Policy::kBulkSteps, Sm90Policy::kXtsSteps, Sm90Policy::kXtsGroup,
-                         Sm90Policy::kGcmSteps, Sm90Policy::kGcmGroup, Sm90Policy::kGcmMinBlocksPerSm, kBatch>;
+  using P = SerialShape<kBatch>;
   uint8_t key[16];
   for (int i = 0; i < 16; ++i) key[i] = static_cast<uint8_t>(0x29 * i + 5);
   const auto cipher = Family::make_host(key, 16);
@@ -54,16 +57,17 @@ void add_serial(std::vector<SweepCase>& cases) {
 }  // namespace
 
 void add_gcm_serial_cases(std::vector<SweepCase>& cases) {
+  add_gcm<256, 16, 1, 1>(cases);
+  add_gcm<256, 16, 2, 1>(cases);
   add_gcm<256, 16, 4, 1>(cases);
-  add_gcm<256, 16, 4, 2>(cases);
-  add_gcm<256, 16, 4, 3>(cases);
+  add_gcm<256, 16, 1, 2>(cases);
   add_gcm<256, 16, 2, 2>(cases);
-  add_gcm<256, 16, 8, 2>(cases);
-  add_gcm<256, 32, 4, 2>(cases);
-  add_gcm<128, 16, 4, 4>(cases);
+  add_gcm<256, 16, 4, 2>(cases);
+  add_gcm<256, 32, 2, 2>(cases);
+  add_gcm<512, 16, 2, 1>(cases);
+  add_serial<1>(cases);
   add_serial<4>(cases);
   add_serial<16>(cases);
-  add_serial<64>(cases);
 }
 
 }  // namespace gpucrypt::bench

@@ -7,12 +7,12 @@ namespace gpucrypt::bench {
 namespace {
 
 using cuda::AesTTableSmem32;
-using cuda::LaunchPolicy;
 using cuda::Sm90Policy;
 
 template <int kThreads, int kSteps, int kGroup>
-using XtsShape = LaunchPolicy<kThreads, Sm90Policy::kBulkSteps, kSteps, kGroup, Sm90Policy::kGcmSteps,
-                              Sm90Policy::kGcmGroup, Sm90Policy::kGcmMinBlocksPerSm, Sm90Policy::kSerialBatch>;
+struct XtsShape : Sm90Policy {
+  static constexpr int kXtsThreads = kThreads, kXtsSteps = kSteps, kXtsGroup = kGroup;
+};
 
 template <int kThreads, int kSteps, int kGroup>
 void add(std::vector<SweepCase>& cases) {
@@ -21,7 +21,7 @@ void add(std::vector<SweepCase>& cases) {
   uint8_t key[32];
   for (int i = 0; i < 32; ++i) key[i] = static_cast<uint8_t>(0x5d * i + 3);
   const auto cipher = Family::make_host(key, 32);
-  const bool deployed = kThreads == Sm90Policy::kThreads && kSteps == Sm90Policy::kXtsSteps &&
+  const bool deployed = kThreads == Sm90Policy::kXtsThreads && kSteps == Sm90Policy::kXtsSteps &&
                         kGroup == Sm90Policy::kXtsGroup;
   const gc_block tweak = {{0x01234567u, 0x89abcdefu, 0x0f1e2d3cu, 0x4b5a6978u}};
   cases.push_back({"xts_encrypt", "aes-256", describe_policy<P>(), deployed, 0,
@@ -33,14 +33,15 @@ void add(std::vector<SweepCase>& cases) {
 }  // namespace
 
 void add_xts_cases(std::vector<SweepCase>& cases) {
-  add<256, 8, 4>(cases);
-  add<256, 16, 4>(cases);
-  add<256, 32, 4>(cases);
-  add<256, 64, 4>(cases);
+  add<256, 32, 1>(cases);
   add<256, 32, 2>(cases);
-  add<256, 32, 8>(cases);
-  add<128, 32, 4>(cases);
+  add<256, 32, 4>(cases);
+  add<512, 32, 1>(cases);
+  add<512, 32, 2>(cases);
   add<512, 32, 4>(cases);
+  add<512, 16, 2>(cases);
+  add<512, 64, 2>(cases);
+  add<1024, 32, 2>(cases);
 }
 
 }  // namespace gpucrypt::bench

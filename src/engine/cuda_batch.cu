@@ -49,10 +49,9 @@ namespace {
 
 using namespace kernels;
 
-// The batch kernels' CTA shape: the Hopper policy's (launch_policy.hpp); a work item is one
-// message (serial modes) or one warp-sized slice (parallel modes), so only the CTA size applies.
-using BatchPolicy = Sm90Policy;
-constexpr int kThreads = BatchPolicy::kThreads;
+// The batch kernels' CTA size. A work item is one message (serial modes) or one warp-sized slice
+// (parallel modes); the launch policies of launch_policy.hpp shape the bulk kernels only.
+constexpr int kThreads = 256;
 using engine::BatchPlan;
 using engine::BatchRequest;
 using engine::BatchResult;
@@ -289,7 +288,7 @@ __global__ void __launch_bounds__(kThreads) parallel_kernel(const __grid_constan
   F::fill(shared, kDecrypt);
   __syncthreads();
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
-  for (uint64_t w = global_warp<BatchPolicy>(); w < p.num_items; w += num_warps<BatchPolicy>()) {
+  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
     const Item it = p.items[w];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, kDecrypt);
@@ -358,7 +357,7 @@ __global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant_
   __syncthreads();
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
   const unsigned lane = lane_id();
-  for (uint64_t w = global_warp<BatchPolicy>(); w < p.num_items; w += num_warps<BatchPolicy>()) {
+  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
     const Item it = p.items[w];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, false);
@@ -485,19 +484,19 @@ struct Launcher {
     if (g.op >= op_cbc_encrypt && g.op <= op_ofb) return serial(p, stream);
     if (g.op == op_gcm) {
       auto* kernel = gcm_kernel<F>;
-      launch<BatchPolicy>(kernel, grid_for<BatchPolicy>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
+      launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
              "batch GCM kernel launch");
       return;
     }
     auto* kernel = g.decrypt_kernel ? parallel_kernel<F, true> : parallel_kernel<F, false>;
-    launch<BatchPolicy>(kernel, grid_for<BatchPolicy>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
+    launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
            "batch kernel launch");
   }
 
   static void serial(const KernelParams& p, cudaStream_t stream) {
     auto* kernel = serial_kernel<F>;
     const size_t smem = F::smem_bytes();
-    launch<BatchPolicy>(kernel, grid_for<BatchPolicy>(reinterpret_cast<const void*>(kernel), smem, (p.num_items + 31) / 32), smem, p, stream,
+    launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, (p.num_items + 31) / 32), smem, p, stream,
            "batch serial kernel launch");
   }
 };

@@ -25,14 +25,14 @@ struct ReduceParams {
   gc_gf128 lane_pow[32];
 };
 
-// A small pass over the tile hashes (one per 512+ blocks): the default policy's CTA size serves.
-using ReducePolicy = DefaultPolicy;
+// A small pass over the tile hashes (one per 512+ blocks): 256-thread CTAs.
+constexpr int kReduceThreads = 256;
 
-__global__ void __launch_bounds__(ReducePolicy::kThreads) ghash_reduce_kernel(const __grid_constant__ ReduceParams p) {
+__global__ void __launch_bounds__(kReduceThreads) ghash_reduce_kernel(const __grid_constant__ ReduceParams p) {
   const unsigned lane = kernels::lane_id();
   const gc_gf128* lane_pows = p.lane_pow;
   const gc_gf128 lane_pow = lane_pows[lane];
-  for (uint64_t group = kernels::global_warp<ReducePolicy>(); group < p.num_groups; group += kernels::num_warps<ReducePolicy>()) {
+  for (uint64_t group = kernels::global_warp<kReduceThreads>(); group < p.num_groups; group += kernels::num_warps<kReduceThreads>()) {
     const uint64_t u = group * 32 + lane;
     gc_gf128 v = u >= p.pad ? p.in[u - p.pad] : gc_gf128_make(0, 0);
     v = kernels::warp_xor(gc_gf128_mul(v, lane_pow));
@@ -71,8 +71,8 @@ void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_block
     const gc_gf128 step = gc_gf128_pow(hash_subkey, span);  // H^span
     params.lane_pow[31] = gc_gf128_one();
     for (int lane = 30; lane >= 0; --lane) params.lane_pow[lane] = gc_gf128_mul(params.lane_pow[lane + 1], step);
-    const int grid = kernels::grid_for<ReducePolicy>(kernel, 0, params.num_groups);
-    ghash_reduce_kernel<<<grid, ReducePolicy::kThreads, 0, stream>>>(params);
+    const int grid = kernels::grid_for<kReduceThreads>(kernel, 0, params.num_groups);
+    ghash_reduce_kernel<<<grid, kReduceThreads, 0, stream>>>(params);
     check(cudaGetLastError(), "GHASH reduce kernel launch");
     secure_zero(&params.lane_pow, sizeof params.lane_pow);
     in = params.out;

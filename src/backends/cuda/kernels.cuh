@@ -99,13 +99,13 @@ __device__ __forceinline__ gc_gf128 warp_xor(gc_gf128 v) {
 }
 
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x % 32; }
-template <class P>
+template <int kThreads>
 __device__ __forceinline__ uint64_t global_warp() {
-  return (static_cast<uint64_t>(blockIdx.x) * P::kThreads + threadIdx.x) / 32;
+  return (static_cast<uint64_t>(blockIdx.x) * kThreads + threadIdx.x) / 32;
 }
-template <class P>
+template <int kThreads>
 __device__ __forceinline__ uint64_t num_warps() {
-  return static_cast<uint64_t>(gridDim.x) * P::kWarpsPerBlock;
+  return static_cast<uint64_t>(gridDim.x) * (kThreads / 32);
 }
 
 // Steps per tile: the policy's, or the cipher's call width where that is larger.
@@ -139,7 +139,7 @@ template <class Cipher, class P>
 constexpr int bulk_steps() { return steps_for(P::kBulkSteps, Cipher::kBlocksPerCall); }
 
 template <class Family, class P, Bulk kMode>
-__global__ void __launch_bounds__(P::kThreads)
+__global__ void __launch_bounds__(P::kBulkThreads)
     bulk_kernel(const __grid_constant__ BulkParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
@@ -155,7 +155,8 @@ __global__ void __launch_bounds__(P::kThreads)
   const uint64_t num_blocks = (p.len + 15) / 16;
   const uint64_t num_full = p.len / 16;
   const unsigned lane = lane_id();
-  for (uint64_t tile = global_warp<P>(); tile * kBulkTileBlocks < num_blocks; tile += num_warps<P>()) {
+  for (uint64_t tile = global_warp<P::kBulkThreads>(); tile * kBulkTileBlocks < num_blocks;
+       tile += num_warps<P::kBulkThreads>()) {
     gc_block x[kBulkSteps];     // cipher input, then output
     gc_block data[kBulkSteps];  // what the cipher output is XORed with
 #pragma unroll
@@ -216,7 +217,7 @@ template <class Cipher, class P>
 constexpr int xts_steps() { return steps_for(P::kXtsSteps, xts_group<Cipher, P>()); }
 
 template <class Family, class P, bool kEncrypt>
-__global__ void __launch_bounds__(P::kThreads)
+__global__ void __launch_bounds__(P::kXtsThreads)
     xts_kernel(const __grid_constant__ XtsParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr int kLanes = Cipher::kBlocksPerCall;
@@ -234,9 +235,9 @@ __global__ void __launch_bounds__(P::kThreads)
   // With a ragged tail the last full block belongs to ciphertext stealing, done at the end.
   const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;
   const unsigned lane = lane_id();
-  const uint64_t first_tile = global_warp<P>();
+  const uint64_t first_tile = global_warp<P::kXtsThreads>();
   gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + first_tile * kXtsTileBlocks + lane);
-  for (uint64_t tile = first_tile; tile * kXtsTileBlocks < num_bulk; tile += num_warps<P>()) {
+  for (uint64_t tile = first_tile; tile * kXtsTileBlocks < num_bulk; tile += num_warps<P::kXtsThreads>()) {
     gc_block tweak = lane_tweak;
     for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
       if (tile * kXtsTileBlocks + 32 * s0 >= num_bulk) break;  // short data units
@@ -286,7 +287,7 @@ struct SerialParams {
 };
 
 template <class Family, class P>
-__global__ void __launch_bounds__(P::kThreads)
+__global__ void __launch_bounds__(P::kSerialThreads)
     serial_kernel(const __grid_constant__ SerialParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   extern __shared__ uint4 shared_words[];
@@ -352,7 +353,7 @@ constexpr int gcm_steps() { return steps_for(P::kGcmSteps, gcm_group<Cipher, P>(
 // ptxas spends 254 on overlapping the constant-time multiplies (1 CTA, 8 warps per SM); at 3 CTAs it
 // spills (nvcc 13.0).
 template <class Family, class P>
-__global__ void __launch_bounds__(P::kThreads, P::kGcmMinBlocksPerSm)
+__global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
     gcm_kernel(const __grid_constant__ GcmParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr int kLanes = Cipher::kBlocksPerCall;
@@ -371,7 +372,7 @@ __global__ void __launch_bounds__(P::kThreads, P::kGcmMinBlocksPerSm)
   const bool encrypt = p.segment.encrypt;
   const gc_gf128* lane_pows = p.segment.lane_pow;
   const gc_gf128 lane_pow = lane_pows[lane];
-  for (uint64_t tile = global_warp<P>(); tile < p.num_tiles; tile += num_warps<P>()) {
+  for (uint64_t tile = global_warp<P::kGcmThreads>(); tile < p.num_tiles; tile += num_warps<P::kGcmThreads>()) {
     gc_gf128 sum = gc_gf128_make(0, 0);
     for (int s0 = 0; s0 < kGcmSteps; s0 += kGcmGroup) {
       gc_block keystream[kGcmGroup], data[kGcmGroup];
@@ -422,19 +423,20 @@ __global__ void __launch_bounds__(P::kThreads, P::kGcmMinBlocksPerSm)
 
 // Grid for `num_tasks` warp-sized tasks: enough CTAs for the work, at most what is resident on
 // the whole GPU at once (the kernels loop grid-stride over the rest).
-template <class P>
+template <int kThreads>
 int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks) {
-  const uint64_t wanted = (num_tasks + P::kWarpsPerBlock - 1) / P::kWarpsPerBlock;
-  const uint64_t resident = static_cast<uint64_t>(max_resident_blocks(kernel, smem_bytes, P::kThreads)) *
+  constexpr int kWarpsPerBlock = kThreads / 32;
+  const uint64_t wanted = (num_tasks + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const uint64_t resident = static_cast<uint64_t>(max_resident_blocks(kernel, smem_bytes, kThreads)) *
                             static_cast<uint64_t>(current_sm_count());
   const uint64_t grid = wanted < resident ? wanted : resident;
   return static_cast<int>(grid == 0 ? 1 : grid);
 }
 
-template <class P, class Params>
+template <int kThreads, class Params>
 void launch(void (*kernel)(const Params), int grid, size_t smem_bytes, const Params& params,
             cudaStream_t stream, const char* what) {
-  kernel<<<grid, P::kThreads, smem_bytes, stream>>>(params);
+  kernel<<<grid, kThreads, smem_bytes, stream>>>(params);
   check(cudaGetLastError(), what);
 }
 
@@ -450,9 +452,10 @@ void launch_bulk(const typename Family::Cipher& cipher, const uint8_t* in, uint8
   const size_t smem = Family::smem_bytes(kDecrypt);
   const uint64_t num_blocks = (len + 15) / 16;
   constexpr uint64_t kTileBlocks = 32 * bulk_steps<Cipher, P>();
-  const int grid = grid_for<P>(reinterpret_cast<const void*>(kernel), smem, (num_blocks + kTileBlocks - 1) / kTileBlocks);
+  const int grid = grid_for<P::kBulkThreads>(reinterpret_cast<const void*>(kernel), smem,
+                                             (num_blocks + kTileBlocks - 1) / kTileBlocks);
   BulkParams<Cipher> params{cipher, in, out, len, iv};
-  launch<P>(kernel, grid, smem, params, stream, "block-cipher kernel launch");
+  launch<P::kBulkThreads>(kernel, grid, smem, params, stream, "block-cipher kernel launch");
 }
 
 template <class Family, class P, bool kEncrypt>
@@ -464,10 +467,11 @@ void launch_xts(const typename Family::Cipher& cipher, gc_block encrypted_tweak,
   const size_t smem = Family::smem_bytes(!kEncrypt);
   const uint64_t num_blocks = len / 16;
   constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();
-  const int grid = grid_for<P>(reinterpret_cast<const void*>(kernel), smem, (num_blocks + kTileBlocks - 1) / kTileBlocks);
+  const int grid = grid_for<P::kXtsThreads>(reinterpret_cast<const void*>(kernel), smem,
+                                            (num_blocks + kTileBlocks - 1) / kTileBlocks);
   XtsParams<Cipher> params{cipher, in, out, len, first_block, encrypted_tweak,
-                           gc_xts_alpha_pow(static_cast<uint64_t>(grid) * P::kWarpsPerBlock * kTileBlocks)};
-  launch<P>(kernel, grid, smem, params, stream, "XTS kernel launch");
+                           gc_xts_alpha_pow(static_cast<uint64_t>(grid) * (P::kXtsThreads / 32) * kTileBlocks)};
+  launch<P::kXtsThreads>(kernel, grid, smem, params, stream, "XTS kernel launch");
 }
 
 template <class Family, class P>
@@ -475,9 +479,9 @@ void launch_serial(const typename Family::Cipher& cipher, SerialMode mode, gc_bl
                    gc_block* iv_out, const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
   auto* kernel = serial_kernel<Family, P>;
   const size_t smem = Family::smem_bytes(false);
-  (void)max_resident_blocks(reinterpret_cast<const void*>(kernel), smem, P::kThreads);  // sets the smem limit
+  (void)max_resident_blocks(reinterpret_cast<const void*>(kernel), smem, P::kSerialThreads);  // sets the smem limit
   SerialParams<typename Family::Cipher> params{cipher, in, out, len, iv, iv_in, iv_out, mode};
-  launch<P>(kernel, 1, smem, params, stream, "serial-mode kernel launch");
+  launch<P::kSerialThreads>(kernel, 1, smem, params, stream, "serial-mode kernel launch");
 }
 
 template <class Family, class P>
@@ -491,10 +495,10 @@ void launch_gcm(const typename Family::Cipher& cipher, const GcmSegment& segment
   constexpr uint64_t kTileBlocks = gcm_tile_blocks_of<Family, P>();
   const uint64_t num_tiles = gcm_num_tiles(len, kTileBlocks);
   const uint64_t num_blocks = (len + 15) / 16;
-  const int grid = grid_for<P>(reinterpret_cast<const void*>(kernel), smem, num_tiles);
+  const int grid = grid_for<P::kGcmThreads>(reinterpret_cast<const void*>(kernel), smem, num_tiles);
   GcmParams<typename Family::Cipher> params{cipher, in, out, len, num_tiles * kTileBlocks - num_blocks, num_tiles,
                                             tile_hashes, segment};
-  launch<P>(kernel, grid, smem, params, stream, "GCM kernel launch");
+  launch<P::kGcmThreads>(kernel, grid, smem, params, stream, "GCM kernel launch");
 }
 
 template <class Family, int kKeyBits, class P>
@@ -546,7 +550,7 @@ class KeyedCipherImpl final : public KeyedCipher {
   }
 
   const char* launch_policy() const override {
-    return std::is_same_v<P, Sm90Policy> ? "sm90" : std::is_same_v<P, DefaultPolicy> ? "default" : "custom";
+    return std::is_base_of_v<Sm90Policy, P> ? "sm90" : std::is_base_of_v<DefaultPolicy, P> ? "default" : "custom";
   }
 
  private:
@@ -558,9 +562,9 @@ class KeyedCipherImpl final : public KeyedCipher {
 template <template <int> class Family, class P>
 std::unique_ptr<KeyedCipher> make_keyed_with(const uint8_t* key, int key_bits) {
   switch (key_bits) {
-    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128, P>>(key);
-    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192, P>>(key);
-    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256, P>>(key);
+    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128, typename family_policy<Family<128>, P>::type>>(key);
+    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192, typename family_policy<Family<192>, P>::type>>(key);
+    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256, typename family_policy<Family<256>, P>::type>>(key);
   }
   throw std::invalid_argument("key size must be 128, 192 or 256 bits, got " + std::to_string(key_bits));
 }

@@ -1,5 +1,5 @@
 // launch_policy.hpp: the launch shapes of the cipher kernels (kernels.cuh), one policy struct per
-// GPU generation, and the one place that picks the policy for a device.
+// GPU generation; current_launch_policy (device.cu) is the one place that picks it for a device.
 //
 // Every value below was chosen from a sweep on an H200 (bench/shape_sweep.cu, run by
 // scripts/gpu-check step `sweep`; results and the reasoning per value in docs/performance.md,
@@ -8,34 +8,55 @@
 #pragma once
 
 #include <string_view>
+#include <type_traits>
 
 namespace gpucrypt::cuda {
 
-template <int Threads, int BulkSteps, int XtsSteps, int XtsGroup, int GcmSteps, int GcmGroup, int GcmMinBlocksPerSm,
-          int SerialBatch>
-struct LaunchPolicy {
-  static constexpr int kThreads = Threads;      // threads per CTA
-  static constexpr int kBulkSteps = BulkSteps;  // ECB/CTR/CBC-dec/CFB-dec: blocks per lane per tile (loads in flight)
-  static constexpr int kXtsSteps = XtsSteps;    // XTS: blocks per lane per tile (one GF multiply per tile)
-  static constexpr int kXtsGroup = XtsGroup;    // XTS: blocks loaded and enciphered together
-  static constexpr int kGcmSteps = GcmSteps;    // GCM: blocks per lane per tile (tile = 32 * steps blocks)
-  static constexpr int kGcmGroup = GcmGroup;    // GCM: keystream blocks computed together
-  static constexpr int kGcmMinBlocksPerSm = GcmMinBlocksPerSm;  // __launch_bounds__ minimum: caps registers
-  static constexpr int kSerialBatch = SerialBatch;  // CBC/CFB encryption, OFB: loads issued ahead of the chain
-  static constexpr int kWarpsPerBlock = Threads / 32;
-  static_assert(Threads % 32 == 0 && XtsSteps % XtsGroup == 0 && GcmSteps % GcmGroup == 0, "whole warps and groups");
-};
+// A policy is a struct of constants, one group per kernel. The sweep and cipher families derive
+// from one and override single values (a derived struct's constant hides the base's).
+//   k*Threads          threads per CTA of that kernel
+//   kBulkSteps         ECB/CTR/CBC-dec/CFB-dec: blocks per lane per tile (loads in flight)
+//   kXtsSteps          XTS: blocks per lane per tile (one GF(2^128) multiply per tile)
+//   kXtsGroup          XTS: blocks loaded and enciphered together
+//   kGcmSteps          GCM: blocks per lane per tile (a tile = 32 * steps blocks, one hash each)
+//   kGcmGroup          GCM: keystream blocks computed together
+//   kGcmMinCtasPerSm   GCM: __launch_bounds__ minimum, which caps registers per thread
+//   kSerialBatch       CBC/CFB encryption, OFB: loads issued ahead of the chain
 
-// Hopper (H100/H200), from the sweep: 256 threads; 4 blocks per lane in flight for the bulk modes;
-// XTS walks 32 blocks per lane between GF(2^128) multiplies; GCM tiles of 16 blocks per lane with 2 CTAs
-// per SM (128 registers, no spills); serial modes 16 loads ahead.
-using Sm90Policy = LaunchPolicy<256, 4, 32, 4, 16, 4, 2, 16>;
+// Hopper (H100/H200), from the sweep of 2026-11-22 on an H200 (docs/performance.md, "Launch
+// shapes", bench/results/h200-2026-11-22-sweep.json): AES-128-CTR 585 -> 617 GB/s with 512-thread
+// CTAs and 2 blocks per lane; AES-256-XTS 342 -> 401 GB/s enciphering 2 blocks at a time (fewer
+// live registers, more warps); GCM 194 -> 224 GB/s (kernel only) with groups of 2; serial modes
+// need only 4 loads ahead.
+struct Sm90Policy {
+  static constexpr int kBulkThreads = 512, kBulkSteps = 2;
+  static constexpr int kXtsThreads = 512, kXtsSteps = 32, kXtsGroup = 2;
+  static constexpr int kGcmThreads = 256, kGcmSteps = 16, kGcmGroup = 2, kGcmMinCtasPerSm = 2;
+  static constexpr int kSerialThreads = 256, kSerialBatch = 4;
+};
 
 // Any other GPU able to run the sm_90 code (the PTX is JIT-compiled for newer generations): values
 // that assume nothing about register file or shared memory beyond what every CUDA GPU of compute
-// capability 9.0+ has (no register cap, shorter XTS and GCM tiles that leave more CTAs for small
-// data). Tested on the H200 with GPUCRYPT_CUDA_LAUNCH_POLICY=default; not tuned anywhere.
-using DefaultPolicy = LaunchPolicy<256, 2, 16, 4, 16, 4, 1, 16>;
+// capability 9.0+ has (256-thread CTAs, no register cap, shorter XTS tiles that leave more tiles
+// for small data). Tested on the H200 with GPUCRYPT_CUDA_LAUNCH_POLICY=default; not tuned anywhere.
+struct DefaultPolicy {
+  static constexpr int kBulkThreads = 256, kBulkSteps = 2;
+  static constexpr int kXtsThreads = 256, kXtsSteps = 16, kXtsGroup = 2;
+  static constexpr int kGcmThreads = 256, kGcmSteps = 16, kGcmGroup = 2, kGcmMinCtasPerSm = 1;
+  static constexpr int kSerialThreads = 256, kSerialBatch = 16;
+};
+
+// The policy a family's kernels run under: the device's, or the family's adjustment of it (a
+// family may define `template <class P> struct Policy : P {...}`, e.g. smaller CTAs for ciphers
+// that need many registers).
+template <class Family, class P, class = void>
+struct family_policy {
+  using type = P;
+};
+template <class Family, class P>
+struct family_policy<Family, P, std::void_t<typename Family::template Policy<P>>> {
+  using type = typename Family::template Policy<P>;
+};
 
 enum class PolicyName { sm90, generic };
 
