@@ -157,26 +157,30 @@ __global__ void __launch_bounds__(P::kBulkThreads)
   const unsigned lane = lane_id();
   for (uint64_t tile = global_warp<P::kBulkThreads>(); tile * kBulkTileBlocks < num_blocks;
        tile += num_warps<P::kBulkThreads>()) {
-    gc_block x[kBulkSteps];     // cipher input, then output
-    gc_block data[kBulkSteps];  // what the cipher output is XORed with
+    gc_block x[kBulkSteps];  // cipher input, then output
+    // What the cipher output is XORed with: loaded ahead of the cipher (latency hidden behind it),
+    // except for wide ciphers (bitsliced AES, 32 blocks per lane), whose registers hold the
+    // cipher state: they load it block by block as they store.
+    constexpr bool kLoadLate = kLanes > 4;
+    gc_block data[kLoadLate ? 1 : kBulkSteps];
+    auto input_or_zero = [&](uint64_t i) { return i < num_full ? load16(p.in + 16 * i) : modes::zero_block(); };
+    // The block before i: the IV for block 0, else ciphertext (always a full block).
+    auto previous = [&](uint64_t i) { return i == 0 ? p.iv : input_or_zero(i - 1); };
+    auto data_for = [&](uint64_t i) {
+      if constexpr (kMode == Bulk::cbc_decrypt) return previous(i);
+      else return input_or_zero(i);  // CTR, CFB decryption: P_i = E(C_{i-1}) ^ C_i
+    };
 #pragma unroll
     for (int s = 0; s < kBulkSteps; ++s) {
       const uint64_t i = tile * kBulkTileBlocks + lane + 32 * s;
-      const bool full = i < num_full;
-      // The block before i: the IV for block 0, else ciphertext (always a full block).
-      auto previous = [&] { return i == 0 ? p.iv : (i - 1 < num_full ? load16(p.in + 16 * (i - 1)) : modes::zero_block()); };
-      if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
-        x[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
-      } else if constexpr (kMode == Bulk::ctr) {
+      if constexpr (kMode == Bulk::ctr) {
         x[s] = gc_ctr128_add(p.iv, i);
-        data[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
-      } else if constexpr (kMode == Bulk::cbc_decrypt) {
-        x[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
-        data[s] = previous();
-      } else {  // cfb_decrypt: P_i = E(C_{i-1}) ^ C_i
-        x[s] = previous();
-        data[s] = full ? load16(p.in + 16 * i) : modes::zero_block();
+      } else if constexpr (kMode == Bulk::cfb_decrypt) {
+        x[s] = previous(i);
+      } else {  // ECB, CBC decryption
+        x[s] = input_or_zero(i);
       }
+      if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt && !kLoadLate) data[s] = data_for(i);
     }
 #pragma unroll
     for (int s = 0; s < kBulkSteps; s += kLanes) run_cipher<Cipher, kDecrypt>(cipher, x + s);
@@ -187,7 +191,8 @@ __global__ void __launch_bounds__(P::kBulkThreads)
         if (i < num_full) store16(p.out + 16 * i, x[s]);
       } else {
         if (i < num_full) {
-          store16(p.out + 16 * i, gc_block_xor(x[s], data[s]));
+          if constexpr (kLoadLate) store16(p.out + 16 * i, gc_block_xor(x[s], data_for(i)));
+          else store16(p.out + 16 * i, gc_block_xor(x[s], data[s]));
         } else if (i < num_blocks) {  // CTR/CFB only: the message's ragged end
           xor_partial_block(p.in + 16 * i, p.out + 16 * i, p.len - 16 * i, x[s]);
         }
@@ -241,20 +246,29 @@ __global__ void __launch_bounds__(P::kXtsThreads)
     gc_block tweak = lane_tweak;
     for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
       if (tile * kXtsTileBlocks + 32 * s0 >= num_bulk) break;  // short data units
-      gc_block x[kXtsGroup], tweaks[kXtsGroup];
+      // Wide ciphers (32 blocks per lane) walk the tweaks again as they store instead of keeping
+      // a second 32-block array live across the cipher.
+      constexpr bool kRewalk = kLanes > 4;
+      gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
+      const gc_block group_tweak = tweak;
 #pragma unroll
       for (int g = 0; g < kXtsGroup; ++g) {
         const uint64_t i = tile * kXtsTileBlocks + lane + 32 * (s0 + g);
-        tweaks[g] = tweak;
+        if constexpr (!kRewalk) tweaks[g] = tweak;
+        x[g] = gc_block_xor(i < num_bulk ? load16(p.in + 16 * i) : modes::zero_block(), tweak);
         tweak = xts_mul_x32(tweak);
-        x[g] = gc_block_xor(i < num_bulk ? load16(p.in + 16 * i) : modes::zero_block(), tweaks[g]);
       }
 #pragma unroll
       for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
+      gc_block store_tweak = group_tweak;
 #pragma unroll
       for (int g = 0; g < kXtsGroup; ++g) {
         const uint64_t i = tile * kXtsTileBlocks + lane + 32 * (s0 + g);
-        if (i < num_bulk) store16(p.out + 16 * i, gc_block_xor(x[g], tweaks[g]));
+        gc_block t;
+        if constexpr (kRewalk) t = store_tweak;
+        else t = tweaks[g];
+        if (i < num_bulk) store16(p.out + 16 * i, gc_block_xor(x[g], t));
+        if constexpr (kRewalk) store_tweak = xts_mul_x32(store_tweak);
       }
     }
     lane_tweak = gc_xts_mul(lane_tweak, p.tile_step);
@@ -375,19 +389,20 @@ __global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
   for (uint64_t tile = global_warp<P::kGcmThreads>(); tile < p.num_tiles; tile += num_warps<P::kGcmThreads>()) {
     gc_gf128 sum = gc_gf128_make(0, 0);
     for (int s0 = 0; s0 < kGcmSteps; s0 += kGcmGroup) {
-      gc_block keystream[kGcmGroup], data[kGcmGroup];
+      // Input loaded ahead of the cipher, except for wide ciphers (see bulk_kernel).
+      constexpr bool kLoadLate = kLanes > 4;
+      gc_block keystream[kGcmGroup], data[kLoadLate ? 1 : kGcmGroup];
+      auto load_data = [&](uint64_t v) {
+        const uint64_t i = v - p.pad_blocks;  // wraps for padding blocks, which fail both tests
+        if (v >= p.pad_blocks && i < num_full) return load16(p.in + 16 * i);
+        if (v >= p.pad_blocks && i == num_full && tail_len != 0) return load_partial_block(p.in + 16 * i, tail_len);
+        return modes::zero_block();
+      };
 #pragma unroll
       for (int g = 0; g < kGcmGroup; ++g) {
         const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
-        const uint64_t i = v - p.pad_blocks;  // wraps for padding blocks, which fail both tests
-        keystream[g] = gc_ctr32_add(p.segment.first_counter, i);
-        if (v >= p.pad_blocks && i < num_full) {
-          data[g] = load16(p.in + 16 * i);
-        } else if (v >= p.pad_blocks && i == num_full && tail_len != 0) {
-          data[g] = load_partial_block(p.in + 16 * i, tail_len);
-        } else {
-          data[g] = modes::zero_block();
-        }
+        keystream[g] = gc_ctr32_add(p.segment.first_counter, v - p.pad_blocks);
+        if constexpr (!kLoadLate) data[g] = load_data(v);
       }
 #pragma unroll
       for (int g = 0; g < kGcmGroup; g += kLanes) cipher.encrypt_blocks(keystream + g);
@@ -396,8 +411,11 @@ __global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
         const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
         const uint64_t i = v - p.pad_blocks;
         const bool live = v >= p.pad_blocks;
-        gc_block result = gc_block_xor(data[g], keystream[g]);
-        gc_block ciphertext = encrypt ? result : data[g];
+        gc_block in_block;
+        if constexpr (kLoadLate) in_block = load_data(v);
+        else in_block = data[g];
+        gc_block result = gc_block_xor(in_block, keystream[g]);
+        gc_block ciphertext = encrypt ? result : in_block;
         if (live && i < num_full) {
           store16(p.out + 16 * i, result);
         } else if (live && i == num_full && tail_len != 0) {
