@@ -103,11 +103,13 @@
  *
  * GC_KECCAK_FMA_ROTATIONS says how many of the 29 rotations of a round take that route: the 24
  * of rho in the order they appear in gc_keccak_p1600 (rank 0..23), then theta's five rotations
- * by one (rank 24..28); 0 keeps every rotation a funnel shift. The default, 22, balances the two
- * pipes if IMAD.HI costs two FMA issue slots and IMAD one: 3260 ALU and 2119 FMA-pipe
- * instructions (3179 FMA issue slots) per permutation, against 4316 ALU-only before. Measure
- * other counts with bench/keccak_bench.cu (-DGC_KECCAK_FMA_ROTATIONS=K). It matters only to
- * CUDA device code; the host always shifts.
+ * by one (rank 24..28); 0 keeps every rotation a funnel shift. On paper 22 balances the two
+ * pipes (3260 ALU and 2119 FMA-pipe instructions per permutation, against 4316 ALU-only), but
+ * measured on an H200 (bench/keccak_bench.cu, 262144 x 8 KiB, 2026-11-22) every K > 0 is slower:
+ * SHA3-256 424 (K=0), 385 (16), 349 (22), 331 (29) GB/s; SHAKE128 514, 470, 426, 405. IMAD.HI
+ * costs more issue than the two funnel shifts it replaces, so the default is 0 (funnel shifts,
+ * the SASS of before) and the route stays for other GPUs and compilers to measure
+ * (-DGC_KECCAK_FMA_ROTATIONS=K). It matters only to CUDA device code; the host always shifts.
  *
  * The multipliers are immediates. Taken from a __constant__ table (so that ptxas cannot see
  * powers of two) they end up in registers: 96 -> 125 per thread, 5 -> 4 blocks of 128 threads
@@ -121,7 +123,7 @@
  * tests/cpp/test_keccak.cpp checks it against gc_rotl64 for every n and runs the permutation
  * with it on every rotation (GC_KECCAK_EMULATE_FMA_ROTATIONS), the GPU runs the PTX. */
 #if !defined(GC_KECCAK_FMA_ROTATIONS)
-  #define GC_KECCAK_FMA_ROTATIONS 22
+  #define GC_KECCAK_FMA_ROTATIONS 0
 #endif
 
 GC_FN uint64_t gc_keccak_rotl64_mul(uint64_t x, int n) {

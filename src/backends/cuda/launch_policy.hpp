@@ -24,14 +24,16 @@ namespace gpucrypt::cuda {
 //   kSerialBatch       CBC/CFB encryption, OFB: loads issued ahead of the chain
 
 // Hopper (H100/H200), from the sweep of 2026-11-22 on an H200 (docs/performance.md, "Launch
-// shapes", bench/results/h200-2026-11-22-sweep.json): AES-128-CTR 585 -> 617 GB/s with 512-thread
-// CTAs and 2 blocks per lane; AES-256-XTS 342 -> 401 GB/s enciphering 2 blocks at a time (fewer
-// live registers, more warps); GCM 194 -> 224 GB/s (kernel only) with groups of 2; serial modes
-// need only 4 loads ahead.
+// shapes", bench/results/h200-2026-11-22-sweep*.json): AES-128-CTR 585 -> 616 GB/s with 512-thread
+// CTAs and 2 blocks per lane (1024 threads: 607; ECB decryption would gain 4% there, CTR is the
+// mode that matters); AES-256-XTS 342 -> 414 GB/s with 512 threads enciphering 2 blocks at a time
+// (fewer live registers, more warps; 1024 threads 2% more, within run-to-run spread, at a cap of
+// 64 registers that other ciphers would spill at); GCM (kernel only) 223 -> 240 GB/s one block at
+// a time under the 2-CTA register cap; serial modes need only 4 loads ahead (1..64: within 3%).
 struct Sm90Policy {
   static constexpr int kBulkThreads = 512, kBulkSteps = 2;
   static constexpr int kXtsThreads = 512, kXtsSteps = 32, kXtsGroup = 2;
-  static constexpr int kGcmThreads = 256, kGcmSteps = 16, kGcmGroup = 2, kGcmMinCtasPerSm = 2;
+  static constexpr int kGcmThreads = 256, kGcmSteps = 16, kGcmGroup = 1, kGcmMinCtasPerSm = 2;
   static constexpr int kSerialThreads = 256, kSerialBatch = 4;
 };
 
