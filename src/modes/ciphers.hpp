@@ -6,12 +6,14 @@
 // arguments let a GPU kernel fix the key size at compile time so round loops unroll and round
 // keys can sit in registers; 0 means "read it from the schedule".
 //
-// Constant-time: AesBitsliced only. The table ciphers index tables with secret bytes.
+// Constant-time: AesBitsliced and AesBitsliced32 only. The table ciphers index tables with secret
+// bytes.
 // make_host ignores the expand_key status: the API layer has already checked the key length.
 #pragma once
 
 #include "core/aes.h"
 #include "core/aes_bitsliced.h"
+#include "core/aes_bitsliced32.h"
 #include "core/camellia.h"
 #include "core/sc2000.h"
 #include "modes/block_cipher.hpp"
@@ -64,6 +66,27 @@ struct AesBitsliced {
   static AesBitsliced make_host(const uint8_t* k, int key_len) {
     AesBitsliced c{};
     aes_bitsliced_expand_key(&c.key, k, key_len);
+    return c;
+  }
+};
+
+// AesBitsliced32: 32 blocks a call in the full-width bitslice (aes_bitsliced32.h). The key is
+// 7684 bytes of round-key masks (same key for both directions); on CUDA it is meant to be read
+// in place from a __grid_constant__ parameter or shared memory, not copied into registers.
+template <int kRounds = 0>
+struct AesBitsliced32 {
+  static constexpr int kBlocksPerCall = AES_BITSLICED32_BLOCKS;
+  aes_bitsliced32_key key;
+
+  GC_METHOD void encrypt_blocks(gc_block* b) const {
+    aes_bitsliced32_encrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  GC_METHOD void decrypt_blocks(gc_block* b) const {
+    aes_bitsliced32_decrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  static AesBitsliced32 make_host(const uint8_t* k, int key_len) {
+    AesBitsliced32 c{};
+    aes_bitsliced32_expand_key(&c.key, k, key_len);
     return c;
   }
 };

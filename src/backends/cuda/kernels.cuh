@@ -113,6 +113,30 @@ constexpr int steps_for(int policy_steps, int blocks_per_call) {
   return policy_steps > blocks_per_call ? policy_steps : blocks_per_call;
 }
 
+// Families with nothing to prepare per CTA may say `static constexpr bool kReadKeyInPlace = true;`:
+// their kernels then read the key schedule straight from the __grid_constant__ parameter (the
+// 7.5 KiB round-key masks of bitsliced AES stay in the parameter bank instead of being copied).
+template <class Family, class = void>
+struct reads_key_in_place : std::false_type {};
+template <class Family>
+struct reads_key_in_place<Family, std::void_t<decltype(Family::kReadKeyInPlace)>>
+    : std::bool_constant<Family::kReadKeyInPlace> {};
+
+// The cipher a kernel runs: the parameter itself, or a copy that prepare() points at the CTA's
+// tables in shared memory.
+template <class Family>
+__device__ __forceinline__ const typename Family::Cipher& prepared_cipher(const typename Family::Cipher& param,
+                                                                        typename Family::Cipher& copy,
+                                                                        uint32_t* shared, bool decrypt) {
+  if constexpr (reads_key_in_place<Family>::value) {
+    return param;
+  } else {
+    copy = param;
+    Family::prepare(copy, shared, decrypt);
+    return copy;
+  }
+}
+
 template <class Cipher, bool kDecrypt>
 __device__ __forceinline__ void run_cipher(const Cipher& cipher, gc_block* lanes) {
   if constexpr (kDecrypt) {
@@ -148,8 +172,8 @@ __global__ void __launch_bounds__(P::kBulkThreads)
   constexpr uint64_t kBulkTileBlocks = 32 * kBulkSteps;
   static_assert(kBulkSteps % kLanes == 0, "a tile step must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
-  Cipher cipher = p.cipher;
-  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), kDecrypt);
+  Cipher copy;
+  const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), kDecrypt);
   __syncthreads();
 
   const uint64_t num_blocks = (p.len + 15) / 16;
@@ -231,8 +255,8 @@ __global__ void __launch_bounds__(P::kXtsThreads)
   constexpr uint64_t kXtsTileBlocks = 32 * kXtsSteps;
   static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
-  Cipher cipher = p.cipher;
-  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), !kEncrypt);
+  Cipher copy;
+  const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), !kEncrypt);
   __syncthreads();
 
   const uint64_t num_full = p.len / 16;
@@ -305,8 +329,8 @@ __global__ void __launch_bounds__(P::kSerialThreads)
     serial_kernel(const __grid_constant__ SerialParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   extern __shared__ uint4 shared_words[];
-  Cipher cipher = p.cipher;
-  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), false);  // all three encrypt
+  Cipher copy;
+  const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), false);  // all three encrypt
   __syncthreads();
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
 
@@ -376,8 +400,8 @@ __global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
   constexpr uint64_t kGcmTileBlocks = 32 * kGcmSteps;
   static_assert(kGcmGroup % kLanes == 0 && kGcmSteps % kGcmGroup == 0, "a group must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
-  Cipher cipher = p.cipher;
-  Family::prepare(cipher, reinterpret_cast<uint32_t*>(shared_words), false);
+  Cipher copy;
+  const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), false);
   __syncthreads();
 
   const uint64_t num_full = p.len / 16;
@@ -519,13 +543,29 @@ void launch_gcm(const typename Family::Cipher& cipher, const GcmSegment& segment
   launch<P::kGcmThreads>(kernel, grid, smem, params, stream, "GCM kernel launch");
 }
 
+// The family whose kernel runs the serial modes (one block at a time): the family itself, or
+// `using SerialFamily = ...` for wide ciphers, which would encipher 32 blocks to use one.
+template <class Family, class = void>
+struct serial_family {
+  using type = Family;
+};
+template <class Family>
+struct serial_family<Family, std::void_t<typename Family::SerialFamily>> {
+  using type = typename Family::SerialFamily;
+};
+
 template <class Family, int kKeyBits, class P>
 class KeyedCipherImpl final : public KeyedCipher {
  public:
   using Cipher = typename Family::Cipher;
+  using SerialFamily = typename serial_family<Family>::type;
 
-  explicit KeyedCipherImpl(const uint8_t* key) : cipher_(Family::make_host(key, kKeyBits / 8)) {}
-  ~KeyedCipherImpl() override { gpucrypt::secure_zero(&cipher_, sizeof cipher_); }
+  explicit KeyedCipherImpl(const uint8_t* key)
+      : cipher_(Family::make_host(key, kKeyBits / 8)), serial_cipher_(SerialFamily::make_host(key, kKeyBits / 8)) {}
+  ~KeyedCipherImpl() override {
+    gpucrypt::secure_zero(&cipher_, sizeof cipher_);
+    gpucrypt::secure_zero(&serial_cipher_, sizeof serial_cipher_);
+  }
 
   void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len,
            cudaStream_t stream) const override {
@@ -557,7 +597,7 @@ class KeyedCipherImpl final : public KeyedCipher {
 
   void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out, const uint8_t* in,
               uint8_t* out, size_t len, cudaStream_t stream) const override {
-    launch_serial<Family, P>(cipher_, mode, iv, iv_in, iv_out, in, out, len, stream);
+    launch_serial<SerialFamily, P>(serial_cipher_, mode, iv, iv_in, iv_out, in, out, len, stream);
   }
 
   uint64_t gcm_tile_blocks() const override { return gcm_tile_blocks_of<Family, P>(); }
@@ -573,6 +613,7 @@ class KeyedCipherImpl final : public KeyedCipher {
 
  private:
   Cipher cipher_;
+  typename SerialFamily::Cipher serial_cipher_;
 };
 
 // One factory per family: instantiates the kernels for the three key sizes under each launch
