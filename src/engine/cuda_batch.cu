@@ -525,7 +525,10 @@ bool family_for(const Suite& suite, FamilyOps* out) {
                              : ops<AesTTableFamily<14>>("aes_ttable_smem32");
         return true;
       }
-      if (v == "aes_bitsliced") {
+      // The batch kernels give each lane its own message, so they run the 2-block bitslice for
+      // either constant-time name (the 32-block one needs 32 blocks of one key per lane); the
+      // result reports "aes_bitsliced", what ran.
+      if (v == "aes_bitsliced" || v == "aes_bitsliced32") {
         *out = bits == 128 ? ops<AesBitslicedFamily<10>>("aes_bitsliced")
                : bits == 192 ? ops<AesBitslicedFamily<12>>("aes_bitsliced")
                              : ops<AesBitslicedFamily<14>>("aes_bitsliced");
