@@ -1,0 +1,64 @@
+// aes_bitsliced.cuh: the CUDA variants "aes_bitsliced", AES as a Boolean circuit (aes_bitsliced.h,
+// after BearSSL's aes_ct), two blocks per call, and "aes_bitsliced32", the same S-box circuit on
+// 32 blocks per call (aes_bitsliced32.h: ShiftRows free, MixColumns without rotations).
+//
+// Constant-time: no tables and no memory access whose address depends on key or data; every
+// instruction is AND/XOR/NOT/shift/rotate by constants, whose timing on NVIDIA GPUs does not
+// depend on operand values. The key schedule is expanded on the host (also table-free) and read
+// from the kernel's parameter bank with constant indices.
+//
+// aes_bitsliced.cu instantiates the 2-block family; aes_bitsliced32_{128,192,256}.cu the 32-block
+// one, one key size per file so that ptxas compiles them in parallel.
+#pragma once
+
+#include "backends/cuda/kernels.cuh"
+
+namespace gpucrypt::cuda {
+
+namespace {
+
+template <int kKeyBits>
+struct AesBitslicedFamily {
+  // The round count as a template argument: aes_bitsliced_*_rounds unrolls with constant
+  // round-key indices.
+  using Cipher = modes::AesBitsliced<kKeyBits / 32 + 6>;
+  static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
+  static constexpr size_t smem_bytes(bool) { return 0; }
+  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
+};
+
+struct Bitsliced32Policy : Sm90Policy {
+  static constexpr int kBulkThreads = 256, kXtsThreads = 256, kGcmThreads = 256, kGcmMinCtasPerSm = 1;
+};
+
+// The 32-block bitslice (aes_bitsliced32.h): 128 state words per thread, so 256-thread CTAs
+// (255 registers a thread); 32 blocks per lane per tile in every parallel kernel; the round-key
+// masks (7.5 KiB) are read in place from the kernel parameter. Serial modes run the 2-block
+// circuit above (one block per call is all a chain allows).
+template <int kKeyBits>
+struct AesBitsliced32Family {
+  using Cipher = modes::AesBitsliced32<kKeyBits / 32 + 6>;
+  using SerialFamily = AesBitslicedFamily<kKeyBits>;
+  static constexpr bool kReadKeyInPlace = true;
+  static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
+  static constexpr size_t smem_bytes(bool) { return 0; }
+  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
+  // One shape for every GPU (the same type under either device policy, so the kernels, whose
+  // fully unrolled 32-block rounds take ptxas minutes each, are compiled once).
+  template <class>
+  using Policy = Bitsliced32Policy;
+};
+
+}  // namespace
+
+// The 32-block variant for one key size (aes_bitsliced32_<bits>.cu).
+template <int kKeyBits>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits(const uint8_t* key);
+template <>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits<128>(const uint8_t* key);
+template <>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits<192>(const uint8_t* key);
+template <>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits<256>(const uint8_t* key);
+
+}  // namespace gpucrypt::cuda
