@@ -18,29 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "bench_support.cuh"
 #include "backends/cuda/keyed_cipher.hpp"
 #include "backends/cuda/launch_policy.hpp"
 #include "shape_sweep.hpp"
 
 using namespace gpucrypt;
+using bench::cuda_check;
+using bench::fill_random;
+using bench::median;
 
 namespace {
-
-void cuda_check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(status));
-    std::exit(2);
-  }
-}
-
-__global__ void fill_random(uint64_t* words, size_t num_words, uint64_t seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < num_words; i += size_t(gridDim.x) * blockDim.x) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;  // splitmix64
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    words[i] = z ^ (z >> 31);
-  }
-}
 
 // Position-weighted sum of the output words: any misplaced or wrong word changes it.
 __global__ void checksum(const uint64_t* words, size_t num_words, unsigned long long* sum) {
@@ -59,11 +47,6 @@ uint64_t output_checksum(const uint8_t* out, size_t bytes) {
   cuda_check(cudaMemcpy(&host, sum, sizeof host, cudaMemcpyDeviceToHost), "checksum");
   cudaFree(sum);
   return host;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 }  // namespace
