@@ -229,6 +229,7 @@ GC_FN void camellia_set_subkey_pair(GC_PRIVATE camellia_key_schedule* ks, int in
   camellia_set_subkey(ks, index + 1, x, rotation + 64);
 }
 
+#if !GC_CAMELLIA_SBOX_WORDS
 /* Two Feistel steps of the KA/KB derivation: D2 ^= F(D1, sigma_a); D1 ^= F(D2, sigma_b). */
 GC_FN void camellia_key_feistel(const GC_PRIVATE camellia_tables* t, GC_PRIVATE uint32_t* d,
                                 uint32_t sigma_a_hi, uint32_t sigma_a_lo, uint32_t sigma_b_hi,
@@ -237,7 +238,6 @@ GC_FN void camellia_key_feistel(const GC_PRIVATE camellia_tables* t, GC_PRIVATE 
   camellia_f_xor(t, d[2], d[3], sigma_b_hi, sigma_b_lo, &d[0], &d[1]);
 }
 
-#if !GC_CAMELLIA_SBOX_WORDS
 /* camellia_expand_key fills ks from a 16-, 24- or 32-byte key. Returns 0, or -1 (ks untouched)
  * for any other key_len. The caller owns ks and should wipe it when done. */
 GC_FN int camellia_expand_key(GC_PRIVATE camellia_key_schedule* ks, const uint8_t* key,

@@ -27,6 +27,8 @@ struct AesBitslicedFamily {
   __device__ static void prepare(Cipher&, uint32_t*, bool) {}
 };
 
+// One shape for every GPU (aes_bitsliced32_<bits>.cu instantiate only this one: the fully
+// unrolled 32-block rounds take ptxas minutes per kernel).
 struct Bitsliced32Policy : Sm90Policy {
   static constexpr int kBulkThreads = 256, kXtsThreads = 256, kGcmThreads = 256, kGcmMinCtasPerSm = 1;
 };
@@ -43,10 +45,6 @@ struct AesBitsliced32Family {
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
   static constexpr size_t smem_bytes(bool) { return 0; }
   __device__ static void prepare(Cipher&, uint32_t*, bool) {}
-  // One shape for every GPU (the same type under either device policy, so the kernels, whose
-  // fully unrolled 32-block rounds take ptxas minutes each, are compiled once).
-  template <class>
-  using Policy = Bitsliced32Policy;
 };
 
 }  // namespace

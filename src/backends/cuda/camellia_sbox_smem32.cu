@@ -32,10 +32,7 @@ struct CamelliaSboxFamily {
     // Every slot of row x holds entry x (slots 32..63 are the pitch's padding, filled alike).
     for (int w = threadIdx.x; w < kRowWords; w += blockDim.x) shared[w] = camellia_sbox_word(kCamelliaSp, w / kPitch);
     cipher.tables.sbox_words = shared + threadIdx.x % 32;
-    // Literal key size: the group loop of camellia_crypt then has a constant trip count and
-    // every subkey index is a constant.
-    cipher.ks.key_bits = kKeyBits;
-    cipher.ks.num_subkeys = kKeyBits == 128 ? 26 : 34;
+    cipher.set_literal_key_bits(kKeyBits);
   }
 };
 

@@ -21,10 +21,7 @@ struct CamelliaFamily {
   __device__ static void prepare(Cipher& cipher, uint32_t* shared, bool) {
     for (int w = threadIdx.x; w < GC_CAMELLIA_SP_WORDS; w += blockDim.x) shared[w] = kCamelliaSp[w];
     cipher.tables = camellia_tables_at(shared);
-    // Literal key size: the group loop of camellia_crypt then has a constant trip count and
-    // every subkey index is a constant.
-    cipher.ks.key_bits = kKeyBits;
-    cipher.ks.num_subkeys = kKeyBits == 128 ? 26 : 34;
+    cipher.set_literal_key_bits(kKeyBits);
   }
 };
 

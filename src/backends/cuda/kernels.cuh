@@ -560,8 +560,9 @@ class KeyedCipherImpl final : public KeyedCipher {
   using Cipher = typename Family::Cipher;
   using SerialFamily = typename serial_family<Family>::type;
 
-  explicit KeyedCipherImpl(const uint8_t* key)
-      : cipher_(Family::make_host(key, kKeyBits / 8)), serial_cipher_(SerialFamily::make_host(key, kKeyBits / 8)) {}
+  explicit KeyedCipherImpl(const uint8_t* key) : cipher_(Family::make_host(key, kKeyBits / 8)) {
+    if constexpr (kOwnSerialFamily) serial_cipher_ = SerialFamily::make_host(key, kKeyBits / 8);
+  }
   ~KeyedCipherImpl() override {
     gpucrypt::secure_zero(&cipher_, sizeof cipher_);
     gpucrypt::secure_zero(&serial_cipher_, sizeof serial_cipher_);
@@ -597,7 +598,11 @@ class KeyedCipherImpl final : public KeyedCipher {
 
   void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out, const uint8_t* in,
               uint8_t* out, size_t len, cudaStream_t stream) const override {
-    launch_serial<SerialFamily, P>(serial_cipher_, mode, iv, iv_in, iv_out, in, out, len, stream);
+    if constexpr (kOwnSerialFamily) {
+      launch_serial<SerialFamily, P>(serial_cipher_, mode, iv, iv_in, iv_out, in, out, len, stream);
+    } else {
+      launch_serial<Family, P>(cipher_, mode, iv, iv_in, iv_out, in, out, len, stream);
+    }
   }
 
   uint64_t gcm_tile_blocks() const override { return gcm_tile_blocks_of<Family, P>(); }
@@ -607,13 +612,12 @@ class KeyedCipherImpl final : public KeyedCipher {
     launch_gcm<Family, P>(cipher_, segment, in, out, len, tile_hashes, stream);
   }
 
-  const char* launch_policy() const override {
-    return std::is_base_of_v<Sm90Policy, P> ? "sm90" : std::is_base_of_v<DefaultPolicy, P> ? "default" : "custom";
-  }
-
  private:
+  // A second key schedule only for a family that runs the serial modes with another cipher.
+  static constexpr bool kOwnSerialFamily = !std::is_same_v<SerialFamily, Family>;
+  struct NoSerialCipher {};
   Cipher cipher_;
-  typename SerialFamily::Cipher serial_cipher_;
+  std::conditional_t<kOwnSerialFamily, typename SerialFamily::Cipher, NoSerialCipher> serial_cipher_{};
 };
 
 // One factory per family: instantiates the kernels for the three key sizes under each launch
@@ -621,9 +625,9 @@ class KeyedCipherImpl final : public KeyedCipher {
 template <template <int> class Family, class P>
 std::unique_ptr<KeyedCipher> make_keyed_with(const uint8_t* key, int key_bits) {
   switch (key_bits) {
-    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128, typename family_policy<Family<128>, P>::type>>(key);
-    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192, typename family_policy<Family<192>, P>::type>>(key);
-    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256, typename family_policy<Family<256>, P>::type>>(key);
+    case 128: return std::make_unique<KeyedCipherImpl<Family<128>, 128, P>>(key);
+    case 192: return std::make_unique<KeyedCipherImpl<Family<192>, 192, P>>(key);
+    case 256: return std::make_unique<KeyedCipherImpl<Family<256>, 256, P>>(key);
   }
   throw std::invalid_argument("key size must be 128, 192 or 256 bits, got " + std::to_string(key_bits));
 }

@@ -76,8 +76,6 @@ class KeyedCipher {
   virtual uint64_t gcm_tile_blocks() const = 0;
   virtual void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
                    gc_gf128* tile_hashes, cudaStream_t stream) const = 0;
-  // The launch policy the kernels were instantiated with (launch_policy.hpp): "sm90" or "default".
-  virtual const char* launch_policy() const = 0;
 };
 
 // Factories, one per family; key is one cipher key (one XTS half), key_bits 128/192/256.

@@ -8,11 +8,10 @@
 #pragma once
 
 #include <string_view>
-#include <type_traits>
 
 namespace gpucrypt::cuda {
 
-// A policy is a struct of constants, one group per kernel. The sweep and cipher families derive
+// A policy is a struct of constants, one group per kernel. The sweep and aes_bitsliced32 derive
 // from one and override single values (a derived struct's constant hides the base's).
 //   k*Threads          threads per CTA of that kernel
 //   kBulkSteps         ECB/CTR/CBC-dec/CFB-dec: blocks per lane per tile (loads in flight)
@@ -46,18 +45,6 @@ struct DefaultPolicy {
   static constexpr int kXtsThreads = 256, kXtsSteps = 16, kXtsGroup = 2;
   static constexpr int kGcmThreads = 256, kGcmSteps = 16, kGcmGroup = 2, kGcmMinCtasPerSm = 1;
   static constexpr int kSerialThreads = 256, kSerialBatch = 16;
-};
-
-// The policy a family's kernels run under: the device's, or the family's adjustment of it (a
-// family may define `template <class P> struct Policy : P {...}`, e.g. smaller CTAs for ciphers
-// that need many registers).
-template <class Family, class P, class = void>
-struct family_policy {
-  using type = P;
-};
-template <class Family, class P>
-struct family_policy<Family, P, std::void_t<typename Family::template Policy<P>>> {
-  using type = typename Family::template Policy<P>;
 };
 
 enum class PolicyName { sm90, generic };
