@@ -80,8 +80,11 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                                    std::string_view variant = "",
                                                    std::string_view device = "cpu");
 
-// GCM over any 128-bit cipher. seal writes ciphertext || tag (plaintext.size() + tag_len bytes);
-// open returns false (and wipes out) when the tag does not verify.
+// GCM over any 128-bit cipher. seal writes ciphertext || tag (plaintext.size() + tag_len bytes).
+// open verifies the tag over the ciphertext before it writes any plaintext: it returns false and
+// leaves out untouched (byte for byte, also when out is the ciphertext itself) when the tag does
+// not verify, and writes ciphertext_and_tag.size() - tag_len bytes of plaintext when it does.
+// One object may be used from several threads at once.
 class GcmCipher {
  public:
   virtual ~GcmCipher() = default;

@@ -14,6 +14,7 @@ batch ran, with every result attached; ``run(raise_on_error=False)`` returns the
 
 from __future__ import annotations
 
+import threading
 from array import array
 from typing import Iterable, Optional, Sequence
 
@@ -63,11 +64,16 @@ class Batch:
     index in the list ``run`` returns. Arguments are checked when added (``ValueError`` naming
     the request); data is referenced, not copied, until ``run`` (do not modify it in between).
     After ``run`` the batch is empty and can be filled again. ``stats`` describes the last run.
+
+    A batch may be shared by threads: like a hashlib object it holds a lock, so ``add`` and
+    ``run`` take turns; ``run`` executes exactly the requests added before it started (the
+    indices it returns refer to those) and a request added meanwhile waits for the next run.
     """
 
     def __init__(self, device="auto", *, _executor=""):
         self.device = device
         self._executor = _executor
+        self._lock = threading.Lock()
         self._native = _native.Batch()
         self._suites: dict = {}       # suite spec -> native suite index
         self._kinds: list = []        # per request: its suite index (for error messages)
@@ -75,7 +81,8 @@ class Batch:
         self.stats: Optional[dict] = None
 
     def __len__(self):
-        return len(self._kinds)
+        with self._lock:
+            return len(self._kinds)
 
     def _suite(self, spec, description):
         index = self._suites.get(spec)
@@ -104,12 +111,13 @@ class Batch:
         operation = ("open" if decrypt else "seal") if aead else ("decrypt" if decrypt else "encrypt")
         spec = (operation, info["canonical"], bool(padding), tag_length if aead else 16, 0,
                 variant or "", b"", b"", 8192)
-        suite = self._suite(spec, f"{info['canonical']} {'decrypt' if decrypt else 'encrypt'}")
         data = _bytes_like(data, "data")
-        index = self._native.add(suite, _bytes_like(key, "key"), None if iv is None else _bytes_like(iv, "iv"),
-                                 None if aad is None else _bytes_like(aad, "aad"), data)
-        self._kinds.append(suite)
-        return index
+        with self._lock:
+            suite = self._suite(spec, f"{info['canonical']} {'decrypt' if decrypt else 'encrypt'}")
+            index = self._native.add(suite, _bytes_like(key, "key"), None if iv is None else _bytes_like(iv, "iv"),
+                                     None if aad is None else _bytes_like(aad, "aad"), data)
+            self._kinds.append(suite)
+            return index
 
     def add_hash(self, name, data, length=None, *, function_name=b"", customization=b"", block_size=8192,
                  variant=None) -> int:
@@ -119,17 +127,20 @@ class Batch:
         spec = ("hash", name, False, 16, length or 0, variant or "",
                 bytes(_bytes_like(function_name, "function_name")),
                 bytes(_bytes_like(customization, "customization")), int(block_size))
-        suite = self._suite(spec, name)
-        index = self._native.add(suite, None, None, None, _bytes_like(data, "data"))
-        self._kinds.append(suite)
-        return index
+        data = _bytes_like(data, "data")
+        with self._lock:
+            suite = self._suite(spec, name)
+            index = self._native.add(suite, None, None, None, data)
+            self._kinds.append(suite)
+            return index
 
     def run(self, raise_on_error=True) -> list:
         """Executes every request; returns the outputs (bytes) in the order they were added."""
         device = resolve_device(self.device, None)
-        kinds, names = self._kinds, self._suite_names
-        self._kinds, self._suites, self._suite_names = [], {}, []
-        outputs, status, suite_variants, info = self._native.run(device, self._executor)
+        with self._lock:  # the native run releases the GIL; adds from other threads wait for it
+            kinds, names = self._kinds, self._suite_names
+            self._kinds, self._suites, self._suite_names = [], {}, []
+            outputs, status, suite_variants, info = self._native.run(device, self._executor)
         self.stats = dict(info, num_requests=len(outputs),
                           variants={names[i]: v for i, v in enumerate(suite_variants) if v})
         if status.count(0) == len(status):
@@ -220,7 +231,7 @@ def seal_packed(name, key, nonces: bytes, nonce_len: int, data, lengths: array, 
 def open_packed(name, key, nonces: bytes, nonce_len: int, data, lengths: array, out=None, *, aad=None,
                 tag_length=16, device="cpu", variant=""):
     """Inverse of ``seal_packed``; returns (output, status, variant, info) where ``status[i]`` is
-    0 when message i authenticated (its plaintext is in ``output``) and 1 when it did not (its
-    plaintext bytes are zeroed)."""
+    0 when message i authenticated (its plaintext is in ``output``) and 1 when it did not (nothing
+    was written to its range: a caller's ``out`` keeps its bytes there; a new output is zeroed)."""
     return _native.aead_packed(name, key, False, nonces, nonce_len, data, lengths, aad, tag_length, variant,
                                device, out)

@@ -95,31 +95,34 @@ def empty_like(array):
 
 def cipher(name, encrypt, key, iv, variant, device, array, out):
     in_ptr, nbytes, stream = _interface(array, writable=False)
-    if out is None:
-        out = empty_like(array)
-    out_ptr, out_nbytes, _ = _interface(out, writable=True)
-    if out_nbytes < nbytes:
-        raise ValueError(f"out= holds {out_nbytes} bytes, needs {nbytes}")
+    out, out_ptr = _output(array, out, nbytes)
     _native.cuda_cipher_device(name, encrypt, key, iv, variant or "", _device_index(array, device),
                                in_ptr, out_ptr, nbytes, stream)
     return out
 
 
-def seal(name, key, nonce, aad, tag_length, variant, device, array, out):
-    in_ptr, nbytes, stream = _interface(array, writable=False)
+def _output(array, out, nbytes):
     if out is None:
         out = empty_like(array)
-    out_ptr, _, _ = _interface(out, writable=True)
+    out_ptr, out_nbytes, _ = _interface(out, writable=True)
+    if out_nbytes < nbytes:
+        raise ValueError(f"out= holds {out_nbytes} bytes, needs {nbytes}")
+    return out, out_ptr
+
+
+def seal(name, key, nonce, aad, tag_length, variant, device, array, out):
+    in_ptr, nbytes, stream = _interface(array, writable=False)
+    out, out_ptr = _output(array, out, nbytes)
     tag = _native.cuda_aead_device_seal(name, key, bytes(nonce), bytes(aad), tag_length, variant or "",
                                         _device_index(array, device), in_ptr, out_ptr, nbytes, stream)
     return out, tag
 
 
 def open_(name, key, nonce, aad, tag, variant, device, array, out):
+    """The plaintext array, or None when the tag does not verify (then nothing was written:
+    ``out``, even ``out=array``, keeps its bytes)."""
     in_ptr, nbytes, stream = _interface(array, writable=False)
-    if out is None:
-        out = empty_like(array)
-    out_ptr, _, _ = _interface(out, writable=True)
+    out, out_ptr = _output(array, out, nbytes)
     ok = _native.cuda_aead_device_open(name, key, bytes(nonce), bytes(aad), bytes(tag), variant or "",
                                        _device_index(array, device), in_ptr, out_ptr, nbytes, stream)
     return out if ok else None

@@ -7,7 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "gpucrypt/gpucrypt.hpp"
-#include "modes/block_cipher.hpp"
+#include "modes/xts.hpp"
 
 namespace gpucrypt {
 
@@ -154,9 +154,9 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                 ", got " + std::to_string(iv.size()) + " bytes");
   }
   if (name.mode == Mode::xts) {
-    const size_t half = key.size() / 2;
-    // IEEE 1619-2018 5.1 requires distinct halves; equal halves make XTS a weaker mode.
-    if (std::memcmp(key.data(), key.data() + half, half) == 0)
+    // IEEE 1619-2018 5.1 requires distinct halves; equal halves make XTS a weaker mode. Compared
+    // in constant time, as everywhere else (the key is secret).
+    if (!modes::xts_key_halves_differ(key.data(), key.size()))
       throw std::invalid_argument(name.canonical + ": the two key halves must differ");
   }
   if (device_kind(device) == DeviceKind::cpu)

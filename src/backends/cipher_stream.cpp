@@ -15,6 +15,7 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
+#include "modes/xts.hpp"
 
 namespace gpucrypt {
 
@@ -80,9 +81,7 @@ class EngineCipherStream final : public CipherStream {
       case Mode::ofb: return ofb(in, out, len);
       case Mode::ctr: return ctr(in, out, len);
       case Mode::xts:
-        if (len < 16)
-          throw std::invalid_argument(name_.canonical + " needs a data unit of at least 16 bytes, got " +
-                                      std::to_string(len));
+        modes::xts_check_data_unit(name_.canonical, len);
         return engine_->xts(direction_, reg_, in, out, len);
       case Mode::gcm: break;
     }

@@ -35,7 +35,8 @@
 namespace gpucrypt::engine {
 
 // What one request does. seal/open are AEAD (GCM): seal writes ciphertext || tag, open reads
-// ciphertext || tag and writes the plaintext only if the tag verifies.
+// ciphertext || tag and writes the plaintext only if the tag verifies (the tag is checked over the
+// ciphertext first; a failed open writes no byte of its output on any executor).
 enum class Operation : uint8_t { encrypt, decrypt, seal, open, hash };
 
 // Suite: everything that requests of one group share apart from key, IV, AAD and data.
@@ -135,7 +136,7 @@ struct BatchPlan {
 
 enum class RequestStatus : uint8_t {
   ok = 0,
-  authentication_failed = 1,  // open: tag mismatch (or input shorter than the tag); output zeroed
+  authentication_failed = 1,  // open: tag mismatch (or input shorter than the tag); nothing written
   invalid_padding = 2,        // PKCS#7 decryption: bad padding; output zeroed
 };
 
@@ -217,8 +218,14 @@ BatchResult run_batch(const BatchPlan& plan);
 
 // Output length of a request of `suite` with `input_len` bytes of input (PKCS#7 included).
 uint64_t output_len_for(const Suite& suite, uint64_t input_len);
-// Zeroes the outputs of requests whose status is not ok (after the executor finished).
+// After the executor finished: zeroes the outputs of requests whose padding was bad (their
+// plaintext was written), and of failed opens when the output belongs to the plan; a failed open
+// leaves a caller's output exactly as it was (executors never write unauthenticated plaintext).
+// Sets output_len 0 for every failed request.
 void wipe_failed_outputs(const BatchPlan& plan, BatchResult& result);
+// Zeroes the output of every failed request: for a caller that handed in fresh, uninitialised
+// memory as the packed output.
+void zero_failed_outputs(const BatchPlan& plan, const BatchResult& result);
 
 }  // namespace gpucrypt::engine
 

@@ -15,7 +15,6 @@ namespace gpucrypt::engine {
 namespace {
 
 constexpr uint64_t kArenaAlign = 16;  // gather form: messages start 16-byte aligned (GPU vector loads)
-constexpr uint64_t kXtsMaxDataUnitLen = uint64_t{1} << 24;  // IEEE 1619: 2^20 blocks per data unit
 
 uint64_t align_up(uint64_t x) { return (x + kArenaAlign - 1) & ~(kArenaAlign - 1); }
 
@@ -171,12 +170,20 @@ void BatchResult::reset(const BatchPlan& plan) {
 }
 
 void wipe_failed_outputs(const BatchPlan& plan, BatchResult& result) {
+  const bool owned_output = plan.owned_output.size() > 0 && plan.output.data() == plan.owned_output.data();
   for (size_t i = 0; i < plan.requests.size(); ++i) {
     if (result.status[i] == RequestStatus::ok) continue;
     const BatchRequest& r = plan.requests[i];
-    secure_zero(plan.output_of(r), r.output_len);
+    // Bad padding is found after decrypting: that plaintext goes. A failed open wrote nothing,
+    // so a caller's output keeps its bytes; the plan's own output is zeroed (never initialised).
+    if (result.status[i] == RequestStatus::invalid_padding || owned_output) secure_zero(plan.output_of(r), r.output_len);
     result.output_len[i] = 0;
   }
+}
+
+void zero_failed_outputs(const BatchPlan& plan, const BatchResult& result) {
+  for (size_t i = 0; i < plan.requests.size(); ++i)
+    if (result.status[i] != RequestStatus::ok) secure_zero(plan.output_of(plan.requests[i]), plan.requests[i].output_len);
 }
 
 // ----------------------------------------------------------------------------- builder
@@ -298,8 +305,13 @@ uint32_t BatchBuilder::add_common(uint32_t suite_index, ByteSpan key, ByteSpan i
     } else if (block_mode && suite.pkcs7 && data_len == 0) {
       fail("ciphertext length is not a positive multiple of 16 bytes");
     }
-    if (name.mode == Mode::xts && (data_len < 16 || data_len > kXtsMaxDataUnitLen))
-      fail("an XTS data unit is 16 bytes to 16 MiB, got " + std::to_string(data_len));
+    if (name.mode == Mode::xts) {
+      try {
+        modes::xts_check_data_unit(name.canonical, data_len);
+      } catch (const std::invalid_argument& e) {
+        fail(e.what());
+      }
+    }
     if (suite.operation == Operation::seal && data_len > modes::kGcmMaxDataLen)
       fail("GCM can encrypt at most 2^32-2 blocks per nonce");
     r.key = intern_key(suite, key);

@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 
+#include "backends/cpu/openssl_gcm.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
@@ -311,59 +312,43 @@ class OpenSslCipherRunner final : public SuiteRunner {
   bool can_split_;
 };
 
+struct OpenSslGcmScratch final : Scratch {
+  cpu::OpenSslGcmContext context;  // wiped by OpenSSL when freed
+  uint32_t loaded_key = kNoKey;
+};
+
+// openssl_gcm.hpp: keyed once per key and thread; open verifies the tag before it writes.
 class OpenSslGcmRunner final : public SuiteRunner {
  public:
-  OpenSslGcmRunner(const Suite& suite, const VariantInfo& variant)
-      : SuiteRunner(variant), cipher_(fetch_cipher(suite.cipher)) {}
+  OpenSslGcmRunner(const Suite&, const VariantInfo& variant) : SuiteRunner(variant) {}
 
   void run(const TaskContext& t) override {
     const Suite& suite = t.suite();
     const BatchRequest& r = t.request;
-    if (r.iv_len > kOpenSslMaxIvLen) return long_nonce(t);
+    if (r.iv_len > cpu::kOpenSslGcmMaxIvLen) return long_nonce(t);
     const bool seal = suite.operation == Operation::seal;
     if (!seal && r.input_len < suite.tag_len) {
       t.result.status[t.request_index] = RequestStatus::authentication_failed;
       return;
     }
-    auto& s = t.thread.scratch<EvpScratch>(r.suite);
-    const int encrypt = seal ? 1 : 0;
+    auto& s = t.thread.scratch<OpenSslGcmScratch>(r.suite);
     if (s.loaded_key != r.key) {
-      if (!EVP_CipherInit_ex2(s.ctx, cipher_, nullptr, nullptr, encrypt, nullptr))
-        openssl_failed("EVP_CipherInit_ex2");
-      s.iv_len = 0;
+      s.context.set_key(suite.cipher.key_bits, t.key_bytes());
+      s.loaded_key = r.key;
     }
-    if (s.iv_len != r.iv_len) {
-      if (!EVP_CIPHER_CTX_ctrl(s.ctx, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(r.iv_len), nullptr))
-        openssl_failed("GCM IV length");
-      s.iv_len = r.iv_len;
-    }
-    const bool rekey = s.loaded_key != r.key;
-    if (!EVP_CipherInit_ex2(s.ctx, nullptr, rekey ? t.key_bytes() : nullptr, t.iv(), encrypt, nullptr))
-      openssl_failed("EVP_CipherInit_ex2");
-    s.loaded_key = r.key;
-    if (r.aad_len > 0) evp_update(s.ctx, t.plan.aad_of(r), nullptr, r.aad_len);
-    const uint64_t data_len = seal ? r.input_len : r.input_len - suite.tag_len;
-    evp_update(s.ctx, t.in(), t.out(), data_len);
-    int written = 0;
+    const ByteSpan nonce(t.iv(), r.iv_len), aad(t.plan.aad_of(r), r.aad_len);
     if (seal) {
-      if (!EVP_CipherFinal_ex(s.ctx, t.out() + data_len, &written)) openssl_failed("EVP_CipherFinal_ex");
-      uint8_t tag[16];
-      if (!EVP_CIPHER_CTX_ctrl(s.ctx, EVP_CTRL_GCM_GET_TAG, 16, tag)) openssl_failed("GCM get tag");
-      std::memcpy(t.out() + data_len, tag, suite.tag_len);
+      s.context.seal(nonce, aad, t.in(), t.out(), r.input_len, t.out() + r.input_len, suite.tag_len);
       return;
     }
-    // OpenSSL compares the (possibly truncated) tag in constant time.
-    uint8_t tag[16];
-    std::memcpy(tag, t.in() + data_len, suite.tag_len);
-    if (!EVP_CIPHER_CTX_ctrl(s.ctx, EVP_CTRL_GCM_SET_TAG, suite.tag_len, tag)) openssl_failed("GCM set tag");
-    if (EVP_CipherFinal_ex(s.ctx, t.out() + data_len, &written) != 1)
-      t.result.status[t.request_index] = RequestStatus::authentication_failed;  // wiped after the run
+    const uint64_t data_len = r.input_len - suite.tag_len;
+    if (!s.context.open(nonce, aad, t.in(), t.out(), data_len, t.in() + data_len, suite.tag_len))
+      t.result.status[t.request_index] = RequestStatus::authentication_failed;
   }
 
  private:
-  // OpenSSL refuses GCM IVs over 128 bytes; as in gcm_cpu.cpp such nonces go through the
-  // constant-time bitsliced AES, so the variant keeps its constant-time property.
-  static constexpr uint32_t kOpenSslMaxIvLen = 128;
+  // Nonces OpenSSL refuses: as in gcm_cpu.cpp, through the constant-time bitsliced AES, so the
+  // variant keeps its constant-time property.
   static void long_nonce(const TaskContext& t) {
     using namespace gpucrypt::modes;
     const Suite& suite = t.suite();
@@ -380,8 +365,6 @@ class OpenSslGcmRunner final : public SuiteRunner {
     }
     gpucrypt::secure_zero(&cipher, sizeof cipher);
   }
-
-  const EVP_CIPHER* cipher_;
 };
 
 #endif  // GPUCRYPT_WITH_OPENSSL

@@ -392,20 +392,26 @@ __global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant_
 
     // GCTR: data block k under inc32^(k+1)(J0).
     const uint64_t num_blocks = (len + 15) / 16;
-    for (uint64_t row = 0; 32 * row < num_blocks; row += kLanes) {
-      gc_block ks[kLanes];
+    auto gctr = [&] {
+      for (uint64_t row = 0; 32 * row < num_blocks; row += kLanes) {
+        gc_block ks[kLanes];
 #pragma unroll
-      for (int s = 0; s < kLanes; ++s) ks[s] = gc_ctr32_add(j0, 1 + 32 * (row + s) + lane);
-      c.encrypt_blocks(ks);
+        for (int s = 0; s < kLanes; ++s) ks[s] = gc_ctr32_add(j0, 1 + 32 * (row + s) + lane);
+        c.encrypt_blocks(ks);
 #pragma unroll
-      for (int s = 0; s < kLanes; ++s) {
-        const uint64_t i = 32 * (row + s) + lane;
-        if (16 * i + 16 <= len) st(out + 16 * i, gc_block_xor(ld(in + 16 * i), ks[s]));
-        else if (16 * i < len) xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, ks[s]);
+        for (int s = 0; s < kLanes; ++s) {
+          const uint64_t i = 32 * (row + s) + lane;
+          if (16 * i + 16 <= len) st(out + 16 * i, gc_block_xor(ld(in + 16 * i), ks[s]));
+          else if (16 * i < len) xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, ks[s]);
+        }
       }
+    };
+    // Sealing enciphers first and hashes its output; opening hashes the input and deciphers only
+    // after the tag verified, so a failed open writes nothing (also in place).
+    if (!p.decrypt) {
+      gctr();
+      __syncwarp();  // the ciphertext a lane hashes may have been written by another lane
     }
-    __syncwarp();  // the ciphertext a lane hashes may have been written by another lane
-
     const uint8_t* ciphertext = p.decrypt ? in : out;
     const uint64_t aad_blocks = (it.aad_len + 15) / 16;
     const gc_gf128 s = warp_ghash(
@@ -421,6 +427,7 @@ __global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant_
     gc_block mask[kLanes] = {};
     mask[0] = j0;
     c.encrypt_blocks(mask);
+    int tag_ok = 0;
     if (lane == 0) {
       uint8_t tag[16];
       gc_block_store(tag, gc_block_xor(gc_gf128_to_block(s), mask[0]));
@@ -429,9 +436,11 @@ __global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant_
       } else {
         uint8_t diff = 0;  // every byte compared, whatever differs
         for (int b = 0; b < p.tag_len; ++b) diff |= static_cast<uint8_t>(tag[b] ^ in[len + b]);
-        p.status[it.request] = diff != 0 ? 1 : 0;
+        tag_ok = diff == 0 ? 1 : 0;
+        p.status[it.request] = tag_ok ? 0 : 1;
       }
     }
+    if (p.decrypt && __shfl_sync(0xffffffffu, tag_ok, 0)) gctr();
   }
 }
 
@@ -469,8 +478,7 @@ struct Launcher {
     ExpandParams e{d.keys + g.key_offset, d.schedules + g.schedule_offset, static_cast<uint32_t>(g.num_keys),
                    g.key_len, g.key_stride, g.xts ? 1u : 0u};
     const int expand_grid = static_cast<int>((g.num_keys + kThreads - 1) / kThreads);
-    expand_kernel<F><<<expand_grid, kThreads, 0, stream>>>(e);
-    check(cudaGetLastError(), "key expansion launch");
+    checked_launch("key expansion launch", [&] { expand_kernel<F><<<expand_grid, kThreads, 0, stream>>>(e); });
     if (g.num_items == 0) return;
     KernelParams p{d.in, d.out, d.params, d.schedules + g.schedule_offset, d.items + g.first_item, g.num_items,
                    d.tweaks + g.first_item, d.status, g.op, (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0,
@@ -555,12 +563,21 @@ struct Buffer {
   uint8_t* ptr = nullptr;
   size_t capacity = 0, used = 0;
   bool pinned = false;
+  // Grows with a quarter to spare, or to exactly n when the spare does not fit (a nearly full
+  // GPU); failing that, OutOfMemory names the bytes needed and free.
   void reserve(size_t n) {
     if (n > capacity) {
       release();
       const size_t cap = std::max<size_t>(n + n / 4, 1 << 16);
-      check(pinned ? cudaMallocHost(&ptr, cap) : cudaMalloc(&ptr, cap), pinned ? "cudaMallocHost" : "cudaMalloc");
-      capacity = cap;
+      const char* what = pinned ? "cudaMallocHost (batch)" : "cudaMalloc (batch)";
+      auto allocate = [&](size_t bytes) { return pinned ? cudaMallocHost(&ptr, bytes) : cudaMalloc(&ptr, bytes); };
+      if (allocate(cap) == cudaSuccess) {
+        capacity = cap;
+      } else {
+        (void)cudaGetLastError();
+        check_allocation(allocate(n), what, n, pinned);
+        capacity = n;
+      }
     }
     used = n;  // only once the memory is there: wipe() zeroes `used` bytes
   }
@@ -823,13 +840,35 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
     result.timings.compute_s = seconds_since(compute_start);
 
     const auto d2h_start = Clock::now();
+    // Statuses first: a failed open's output range must keep the caller's bytes, so it is never
+    // copied back (the kernels write nothing there; the device buffer holds no data of its own).
     uint8_t* const status_back = ws->staging_out.ptr + (direct_out ? 0 : out_len);
-    check(cudaMemcpyAsync(direct_out ? plan.output.data() : ws->staging_out.ptr, ws->out.ptr, out_len,
-                          cudaMemcpyDeviceToHost, stream),
+    check(cudaMemcpyAsync(status_back, ws->status.ptr, plan.requests.size(), cudaMemcpyDeviceToHost, stream),
           "copy to host");
-    check(cudaMemcpyAsync(status_back, ws->status.ptr, plan.requests.size(),
-                          cudaMemcpyDeviceToHost, stream),
-          "copy to host");
+    check(cudaStreamSynchronize(stream), "copy to host");
+    bool any_open_failed = false;
+    for (size_t index = 0; index < plan.requests.size(); ++index) {
+      if (plan.suites[plan.requests[index].suite].operation != Operation::open) continue;
+      if (status_back[index] != 0) result.status[index] = RequestStatus::authentication_failed;
+      if (result.status[index] != RequestStatus::ok) any_open_failed = true;
+    }
+    if (!direct_out) {
+      check(cudaMemcpyAsync(ws->staging_out.ptr, ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream), "copy to host");
+    } else if (!any_open_failed) {
+      check(cudaMemcpyAsync(plan.output.data(), ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream), "copy to host");
+    } else {  // straight into the caller's memory, around the failed opens
+      for (const GroupWork& g : work) {
+        const engine::RequestGroup& group = plan.groups[g.group];
+        for (size_t k = 0; k < group.count; ++k) {
+          const uint32_t index = plan.order[group.first + k];
+          const BatchRequest& r = plan.requests[index];
+          if (result.status[index] == RequestStatus::ok && r.output_len > 0)
+            check(cudaMemcpyAsync(plan.output_of(r), ws->out.ptr + r.output_offset, r.output_len,
+                                  cudaMemcpyDeviceToHost, stream),
+                  "copy to host");
+        }
+      }
+    }
     check(cudaStreamSynchronize(stream), "copy to host");
     // Only the GPU requests' outputs: hashes are written below, and in the packed form the
     // caller's output is exactly the requests' outputs back to back.
@@ -840,9 +879,8 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
       for (size_t k = first; k < last; ++k) {
         const uint32_t index = plan.order[group.first + k];
         const BatchRequest& r = plan.requests[index];
+        if (result.status[index] != RequestStatus::ok) continue;  // a failed open: nothing to copy
         if (!direct_out) std::memcpy(plan.output_of(r), ws->staging_out.ptr + r.output_offset, r.output_len);
-        if (suite.operation == Operation::open && status_back[index] != 0)
-          result.status[index] = RequestStatus::authentication_failed;
         if (suite.pkcs7 && suite.operation == Operation::decrypt && r.input_len >= 16) {
           size_t tail_len = 0;
           const bool ok = modes::pkcs7_unpadded_len(plan.output_of(r) + r.input_len - 16, &tail_len);

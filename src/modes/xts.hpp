@@ -12,16 +12,34 @@
 // carries the ragged tail and must also hold at least the last full block (len >= 16), because
 // ciphertext stealing mixes the last full and the partial block. in == out is allowed.
 //
-// IEEE 1619 caps a data unit at 2^20 blocks; that policy belongs to the API layer (OpenSSL 3
-// enforces it); the functions here accept any length.
+// IEEE 1619 caps a data unit at 2^20 blocks (16 MiB): the range functions accept any length, and
+// every entry point (CipherStream on each CPU and CUDA variant, the device-pointer API, the batch
+// builder) applies the one rule, xts_check_data_unit, before it touches data.
 // Constant-time exactly when the cipher is: tweaks are computed with counter.h's constant-time
 // arithmetic and nothing here branches on or indexes by data.
 #pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "../core/counter.h"
 #include "block_cipher.hpp"
 
 namespace gpucrypt::modes {
+
+inline constexpr uint64_t kXtsMinDataUnitLen = 16;
+inline constexpr uint64_t kXtsMaxDataUnitLen = uint64_t{1} << 24;  // IEEE 1619-2018 5.1: 2^20 blocks
+
+// xts_check_data_unit: throws std::invalid_argument naming the cipher and the limits unless
+// 16 <= len <= 16 MiB. (Host only.)
+inline void xts_check_data_unit(std::string_view cipher_name, uint64_t len) {
+  if (len >= kXtsMinDataUnitLen && len <= kXtsMaxDataUnitLen) return;
+  throw std::invalid_argument(std::string(cipher_name) +
+                              ": an XTS data unit must be at least 16 bytes and at most 16 MiB (IEEE 1619: 2^20 "
+                              "blocks; split larger data into units with their own tweaks), got " +
+                              std::to_string(len) + " bytes");
+}
 
 // xts_encrypted_tweak: T_0 = E_K2(tweak), the tweak of block 0.
 template <BlockCipher Cipher>

@@ -8,7 +8,7 @@
 //   cuda_aead_device_seal(name, key, nonce, aad, tag_len, variant, device_index, in_ptr, out_ptr,
 //                         nbytes, stream) -> tag (bytes); waits for the stream
 //   cuda_aead_device_open(name, key, nonce, aad, tag, variant, device_index, in_ptr, out_ptr,
-//                         nbytes, stream) -> bool (out zeroed when False); waits for the stream
+//                         nbytes, stream) -> bool (out untouched when False); waits for the stream
 //   dlpack_tensor_info(capsule) -> (address, nbytes, device_type, device_id, c_contiguous)
 //   PageLockedBuffer(nbytes): page-locked (pinned) host memory with the buffer protocol, for the
 //                         stream engine's staging buffers: the GPU copies straight from and to it
@@ -223,7 +223,7 @@ void register_cuda_bindings(nb::module_& m) {
       },
       nb::arg("name"), nb::arg("key"), nb::arg("nonce"), nb::arg("aad"), nb::arg("tag"), nb::arg("variant"),
       nb::arg("device_index"), nb::arg("in_ptr"), nb::arg("out_ptr"), nb::arg("nbytes"), nb::arg("stream"),
-      "GCM-decrypt nbytes of device memory after checking the tag; False (and out zeroed) on mismatch.");
+      "GCM-decrypt nbytes of device memory after checking the tag; False (out untouched) on mismatch.");
 }
 
 }  // namespace gpucrypt::python

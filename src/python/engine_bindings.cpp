@@ -137,19 +137,22 @@ class PyBatch {
     BatchResult result;
     BatchPlan plan;
     const std::string device_name(device), executor_name(executor);
+    // The requests this run executes, with the views and references that keep their data alive,
+    // are taken out together before the GIL is released: a thread that adds meanwhile fills a
+    // new batch, whose data stays referenced (python/gpucrypt/batch.py also serialises add/run).
     std::unique_ptr<BatchBuilder> builder = std::exchange(builder_, std::make_unique<BatchBuilder>());
+    std::unique_ptr<Views> views = std::exchange(views_, std::make_unique<Views>());
+    std::vector<nb::object> keep_alive = std::exchange(keep_alive_, {});
     double build_s = 0;
-    try {
+    {
       nb::gil_scoped_release release;
       const auto start = std::chrono::steady_clock::now();
       plan = builder->build();
       build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       result = engine::run_batch(plan, device_name, executor_name);
-    } catch (...) {
-      clear();
-      throw;
     }
-    clear();
+    views.reset();
+    keep_alive.clear();
     const size_t num_requests = plan.requests.size();
     nb::list outputs;
     for (size_t i = 0; i < num_requests; ++i) {
@@ -233,6 +236,9 @@ nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::hand
     nb::gil_scoped_release release;
     BatchPlan plan = builder.build_packed(input, output);
     result = engine::run_batch(plan, device_name);
+    // A failed open writes nothing, so a caller's `out` keeps its bytes; this new bytes object
+    // was never initialised and must not hand out old heap contents.
+    if (out.is_none()) engine::zero_failed_outputs(plan, result);
   }
   const std::string variant_name = result.suite_variants.empty() ? "" : result.suite_variants[0];
   return nb::make_tuple(output_object, status_bytes(result), variant_name, run_info(result));

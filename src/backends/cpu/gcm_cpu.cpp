@@ -1,16 +1,16 @@
 // gcm_cpu.cpp: GCM on the CPU. AES goes through OpenSSL (AES-NI + PCLMULQDQ: constant-time, about
-// 13-15 GB/s a core); every other cipher, and AES when a portable variant is asked for, goes
-// through the generic GCM in src/modes/gcm.hpp (portable_engine.cpp).
+// 13-15 GB/s a core; openssl_gcm.hpp); every other cipher, and AES when a portable variant is
+// asked for, goes through the generic GCM in src/modes/gcm.hpp (portable_engine.cpp). Every
+// open verifies the tag before it writes any plaintext.
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "backends/backend.hpp"
 #include "backends/block_engine.hpp"
+#include "backends/cpu/openssl_gcm.hpp"
 #include "backends/cpu/variants.hpp"
-
-#if defined(GPUCRYPT_WITH_OPENSSL)
-#include <openssl/evp.h>
-#endif
 
 namespace gpucrypt::cpu {
 
@@ -23,107 +23,83 @@ void check_gcm_arguments(ByteSpan nonce, size_t tag_len) {
 }
 
 #if defined(GPUCRYPT_WITH_OPENSSL)
+// Keyed contexts (openssl_gcm.hpp) are lent from a small pool, one per concurrent call: the key
+// schedule is expanded once per context, not once per message, and one AEAD object may be used
+// from several threads.
 class OpenSslGcm final : public GcmCipher {
  public:
   OpenSslGcm(const CipherName& name, ByteSpan key)
       : name_(name), key_(key.begin(), key.end()), variant_(&variant_info("aes_openssl")) {
-    std::string id = "aes-" + std::to_string(name.key_bits) + "-gcm";
-    cipher_ = EVP_CIPHER_fetch(nullptr, id.c_str(), nullptr);
-    if (!cipher_) throw std::runtime_error("OpenSSL has no " + id);
+    give_back(make_context());  // a bad key size or a missing cipher fails here, not on first use
   }
-  ~OpenSslGcm() override {
-    secure_zero(key_.data(), key_.size());
-    EVP_CIPHER_free(cipher_);
-  }
+  ~OpenSslGcm() override { secure_zero(key_.data(), key_.size()); }
   const VariantInfo& variant() const override { return *variant_; }
   std::string device() const override { return "cpu"; }
 
   void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
             uint8_t* out) override {
     check_gcm_arguments(nonce, tag_len);
-    if (nonce.size() > kOpenSslMaxIvLen) return long_nonce().seal(nonce, aad, plaintext, tag_len, out);
-    Context ctx(*this, nonce, 1);
-    ctx.aad(aad);
-    ctx.data(plaintext.data(), out, plaintext.size());
-    int written = 0;
-    if (!EVP_CipherFinal_ex(ctx.get(), out + plaintext.size(), &written)) fail("final");
-    uint8_t tag[16];
-    if (!EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, 16, tag)) fail("get tag");
-    std::memcpy(out + plaintext.size(), tag, tag_len);
+    if (nonce.size() > kOpenSslGcmMaxIvLen) return long_nonce().seal(nonce, aad, plaintext, tag_len, out);
+    Lease context(*this);
+    context->seal(nonce, aad, plaintext.data(), out, plaintext.size(), out + plaintext.size(), tag_len);
   }
 
   bool open(ByteSpan nonce, ByteSpan aad, ByteSpan input, size_t tag_len, uint8_t* out) override {
     check_gcm_arguments(nonce, tag_len);
-    if (nonce.size() > kOpenSslMaxIvLen) return long_nonce().open(nonce, aad, input, tag_len, out);
+    if (nonce.size() > kOpenSslGcmMaxIvLen) return long_nonce().open(nonce, aad, input, tag_len, out);
     if (input.size() < tag_len) return false;
     const size_t ct_len = input.size() - tag_len;
-    Context ctx(*this, nonce, 0);
-    ctx.aad(aad);
-    ctx.data(input.data(), out, ct_len);
-    // OpenSSL compares the (possibly truncated) tag in constant time (CRYPTO_memcmp).
-    uint8_t tag[16];
-    std::memcpy(tag, input.data() + ct_len, tag_len);
-    if (!EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_TAG, static_cast<int>(tag_len), tag))
-      fail("set tag");
-    int written = 0;
-    if (EVP_CipherFinal_ex(ctx.get(), out + ct_len, &written) != 1) {
-      secure_zero(out, ct_len);  // never hand out unauthenticated plaintext
-      return false;
-    }
-    return true;
+    Lease context(*this);
+    return context->open(nonce, aad, input.data(), out, ct_len, input.data() + ct_len, tag_len);
   }
 
  private:
-  [[noreturn]] static void fail(const char* what) {
-    throw std::runtime_error(std::string("OpenSSL GCM failed: ") + what);
+  std::unique_ptr<OpenSslGcmContext> make_context() const {
+    auto context = std::make_unique<OpenSslGcmContext>();
+    context->set_key(name_.key_bits, key_.data());
+    return context;
   }
-
-  class Context {
-   public:
-    Context(const OpenSslGcm& gcm, ByteSpan nonce, int encrypt) : ctx_(EVP_CIPHER_CTX_new()) {
-      if (!ctx_) fail("context");
-      if (!EVP_CipherInit_ex2(ctx_, gcm.cipher_, nullptr, nullptr, encrypt, nullptr)) fail("init");
-      if (!EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce.size()), nullptr))
-        fail("iv length");
-      if (!EVP_CipherInit_ex2(ctx_, nullptr, gcm.key_.data(), nonce.data(), encrypt, nullptr))
-        fail("key");
-    }
-    ~Context() { EVP_CIPHER_CTX_free(ctx_); }
-    EVP_CIPHER_CTX* get() { return ctx_; }
-    void aad(ByteSpan a) {
-      int written = 0;
-      if (!a.empty() && !EVP_CipherUpdate(ctx_, nullptr, &written, a.data(), static_cast<int>(a.size())))
-        fail("aad");
-    }
-    void data(const uint8_t* in, uint8_t* out, size_t len) {
-      constexpr size_t kMaxPerCall = size_t(1) << 30;  // EVP takes int lengths
-      while (len > 0) {
-        const size_t step = len < kMaxPerCall ? len : kMaxPerCall;
-        int written = 0;
-        if (!EVP_CipherUpdate(ctx_, out, &written, in, static_cast<int>(step))) fail("update");
-        in += step;
-        out += step;
-        len -= step;
+  std::unique_ptr<OpenSslGcmContext> take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        auto context = std::move(idle_.back());
+        idle_.pop_back();
+        return context;
       }
     }
+    return make_context();
+  }
+  void give_back(std::unique_ptr<OpenSslGcmContext> context) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(std::move(context));
+  }
+  // One context for the length of one call; returned to the pool on every exit (a context whose
+  // call threw is re-initialised with the IV by its next call, like any other).
+  class Lease {
+   public:
+    explicit Lease(OpenSslGcm& owner) : owner_(owner), context_(owner.take()) {}
+    ~Lease() { owner_.give_back(std::move(context_)); }
+    OpenSslGcmContext* operator->() { return context_.get(); }
 
    private:
-    EVP_CIPHER_CTX* ctx_;
+    OpenSslGcm& owner_;
+    std::unique_ptr<OpenSslGcmContext> context_;
   };
 
-  // OpenSSL refuses GCM IVs over 128 bytes (GCM_IV_MAX_SIZE); SP 800-38D allows up to 2^61-1.
-  // Such nonces go through the constant-time bitsliced AES with the generic GCM, so aes_openssl
-  // keeps both its constant-time property and the full IV range.
-  static constexpr size_t kOpenSslMaxIvLen = 128;
+  // Nonces OpenSSL refuses go through the constant-time bitsliced AES with the generic GCM, so
+  // aes_openssl keeps both its constant-time property and the full IV range.
   GcmCipher& long_nonce() {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (!long_nonce_) long_nonce_ = make_portable_gcm(name_, key_, "aes_bitsliced");
     return *long_nonce_;
   }
 
   CipherName name_;
   std::vector<uint8_t> key_;
-  EVP_CIPHER* cipher_ = nullptr;
   const VariantInfo* variant_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<OpenSslGcmContext>> idle_;
   std::unique_ptr<GcmCipher> long_nonce_;
 };
 #endif

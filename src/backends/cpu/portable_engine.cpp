@@ -104,7 +104,8 @@ class PortableEngine final : public BlockEngine {
 };
 
 // GCM split over the thread pool: each task runs the counter part of its block range and hashes
-// its ciphertext; the per-range hashes are combined in order with powers of H.
+// its ciphertext; the per-range hashes are combined in order with powers of H. Opening hashes
+// the whole ciphertext first and deciphers only after the tag verified.
 constexpr size_t kGcmMinBlocksPerTask = 4096;
 
 template <class Cipher>
@@ -120,8 +121,11 @@ class PortableGcm final : public GcmCipher {
   void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
             uint8_t* out) override {
     GcmContext context = setup(nonce, aad.size(), plaintext.size(), tag_len);
-    const gc_gf128 ciphertext_hash = crypt_and_hash(context, plaintext.data(), out,
-                                                    plaintext.size(), /*hash_output=*/true);
+    // Each range is enciphered and hashed while it is in cache.
+    const gc_gf128 ciphertext_hash = over_ranges(plaintext.size(), context, [&](size_t first, size_t range_len) {
+      gcm_ctr_xor_range(cipher_, context.pre_counter, first / 16, plaintext.data() + first, out + first, range_len);
+      return gcm_ghash_range(context.hash_subkey, out + first, range_len);
+    });
     gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad.data(), aad.size()),
                         ciphertext_hash, aad.size(), plaintext.size(), out + plaintext.size(),
                         tag_len);
@@ -132,17 +136,23 @@ class PortableGcm final : public GcmCipher {
     if (input.size() < tag_len) return false;
     const size_t len = input.size() - tag_len;
     GcmContext context = setup(nonce, aad.size(), len, tag_len);
-    // Decrypt and hash the ciphertext in one pass; on a wrong tag the plaintext is wiped, so
-    // nothing unauthenticated leaves this function.
-    const gc_gf128 ciphertext_hash = crypt_and_hash(context, input.data(), out, len,
-                                                    /*hash_output=*/false);
+    // The tag from the GHASH of the ciphertext first; plaintext is written only once it verified,
+    // so a failed open leaves out (in place or not) exactly as it was.
+    const gc_gf128 ciphertext_hash = over_ranges(len, context, [&](size_t first, size_t range_len) {
+      return gcm_ghash_range(context.hash_subkey, input.data() + first, range_len);
+    });
     uint8_t expected[16];
     gcm_tag_from_hashes(context, gcm_ghash_range(context.hash_subkey, aad.data(), aad.size()),
                         ciphertext_hash, aad.size(), len, expected, tag_len);
     const bool ok = constant_time_equal(expected, input.data() + len, tag_len);
     gpucrypt::secure_zero(expected, sizeof expected);
+    if (ok) {
+      over_ranges(len, context, [&](size_t first, size_t range_len) {
+        gcm_ctr_xor_range(cipher_, context.pre_counter, first / 16, input.data() + first, out + first, range_len);
+        return gc_gf128_make(0, 0);
+      });
+    }
     context.wipe();
-    if (!ok) gpucrypt::secure_zero(out, len);
     return ok;
   }
 
@@ -160,10 +170,10 @@ class PortableGcm final : public GcmCipher {
     return context;
   }
 
-  // Runs the counter part over [0, len) and returns GHASH of the ciphertext (the output when
-  // encrypting, the input when decrypting), both spread over the thread pool.
-  gc_gf128 crypt_and_hash(const GcmContext& context, const uint8_t* in, uint8_t* out, size_t len,
-                          bool hash_output) const {
+  // Splits [0, len) into block-aligned ranges over the thread pool, runs range(first, range_len)
+  // on each and returns their GHASH values combined in order (each range's GHASH from zero).
+  template <class Range>
+  gc_gf128 over_ranges(size_t len, const GcmContext& context, Range&& range) const {
     const size_t num_blocks = (len + 15) / 16;
     const size_t num_tasks = std::max<size_t>(
         1, std::min<size_t>(ThreadPool::global().num_threads(), num_blocks / kGcmMinBlocksPerTask));
@@ -173,10 +183,7 @@ class PortableGcm final : public GcmCipher {
       for (size_t t = b; t < e; ++t) {
         const size_t first = t * blocks_per_task * 16;
         if (first >= len) continue;
-        const size_t range_len = std::min(len - first, blocks_per_task * 16);
-        if (!hash_output) hashes[t] = gcm_ghash_range(context.hash_subkey, in + first, range_len);
-        gcm_ctr_xor_range(cipher_, context.pre_counter, first / 16, in + first, out + first, range_len);
-        if (hash_output) hashes[t] = gcm_ghash_range(context.hash_subkey, out + first, range_len);
+        hashes[t] = range(first, std::min(len - first, blocks_per_task * 16));
       }
     });
     gc_gf128 total = hashes[0];

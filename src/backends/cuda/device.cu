@@ -10,6 +10,7 @@
 // aes_bitsliced, ...): a kernel launch per block would cost tens of microseconds.
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -28,8 +29,38 @@
 namespace gpucrypt::cuda {
 
 void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw DeviceError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();  // see cuda_check.hpp: the next, unrelated check must not see it
+  throw DeviceError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
+}
+
+std::string describe_bytes(size_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  char text[64];
+  if (unit == 0) std::snprintf(text, sizeof text, "%zu bytes", bytes);
+  else std::snprintf(text, sizeof text, "%.1f %s (%zu bytes)", value, units[unit], bytes);
+  return text;
+}
+
+void check_allocation(cudaError_t status, const char* what, size_t bytes, bool host) {
+  if (status == cudaSuccess) return;
+  (void)cudaGetLastError();
+  std::string message = std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status) + " (needed " +
+                        describe_bytes(bytes) + (host ? " of page-locked host memory" : " of GPU memory");
+  if (!host) {
+    size_t free_bytes = 0, total_bytes = 0;
+    int device = -1;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess && cudaGetDevice(&device) == cudaSuccess)
+      message += ", " + describe_bytes(free_bytes) + " free of " + describe_bytes(total_bytes) + " on cuda:" +
+                 std::to_string(device);
+    (void)cudaGetLastError();
+  }
+  message += ")";
+  if (status == cudaErrorMemoryAllocation) throw OutOfMemory(message);
+  throw DeviceError(message);
 }
 
 bool is_page_locked(const void* ptr, size_t len) {
@@ -210,9 +241,12 @@ gc_block load(const uint8_t* p) { return gc_block_load(p); }
 // (H2D, kernel, D2H) of a steady stream. Page-locked caller memory skips the staging copies.
 constexpr size_t kChunkBytes = size_t(16) << 20;
 constexpr int kSlots = 3;
-// A chunk may run up to 15 bytes past kChunkBytes, so that no chunk but a lone first one is
+// A chunk may run up to 15 bytes past the chunk size, so that no chunk but a lone first one is
 // shorter than a block (XTS ciphertext stealing needs the last full block with the tail).
 constexpr size_t kChunkCapacity = kChunkBytes + 16;
+// When the GPU or the host cannot give 3 x 16 MiB of staging (a nearly full GPU), the chunk
+// halves down to this before the call fails: more, smaller chunks cost a launch and an event each.
+constexpr size_t kMinChunkBytes = size_t(1) << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -241,10 +275,10 @@ class Workspace {
       check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
       check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreate");
       check(cudaEventCreateWithFlags(&s.kernel_done, cudaEventDisableTiming), "cudaEventCreate");
-      check(cudaMallocHost(&s.pinned_hash, sizeof(gc_gf128)), "cudaMallocHost");
+      check_allocation(cudaMallocHost(&s.pinned_hash, sizeof(gc_gf128)), "cudaMallocHost", sizeof(gc_gf128), true);
     }
-    check(cudaMalloc(&device_iv_, sizeof(gc_block)), "cudaMalloc");
-    check(cudaMallocHost(&pinned_iv_, sizeof(gc_block)), "cudaMallocHost");
+    check_allocation(cudaMalloc(&device_iv_, sizeof(gc_block)), "cudaMalloc", sizeof(gc_block));
+    check_allocation(cudaMallocHost(&pinned_iv_, sizeof(gc_block)), "cudaMallocHost", sizeof(gc_block), true);
   }
   ~Workspace() {
     for (Slot& s : slots_) {
@@ -267,7 +301,8 @@ class Workspace {
   gc_block* pinned_iv() { return pinned_iv_; }
 
   // Runs launch(slot, offset, take) for each chunk of in[0, len), staging each chunk into the
-  // slot's device_in and copying device_out back to out; drain(slot, offset, take) runs after
+  // slot's device_in and copying device_out back to out (nothing comes back when out is null:
+  // a pass that only reads, such as GCM open's GHASH); drain(slot, offset, take) runs after
   // a chunk's output has reached out, in chunk order. launch enqueues on slot.stream only.
   // Page-locked input is copied to the GPU straight from `in`; page-locked output straight into
   // `out`, unless it overlaps the input: CBC/CFB decryption reads the previous chunk's last
@@ -275,13 +310,15 @@ class Workspace {
   // could already have replaced it.
   template <class Launch, class Drain>
   void run(const uint8_t* in, uint8_t* out, size_t len, Launch&& launch, Drain&& drain) {
+    const size_t chunk_bytes = prepare(len);
     const bool direct_in = is_page_locked(in, len);
-    const bool direct_out = (out + len <= in || in + len <= out) && is_page_locked(out, len);
+    const bool no_output = out == nullptr;
+    const bool direct_out = no_output || ((out + len <= in || in + len <= out) && is_page_locked(out, len));
     size_t offset = 0;
     size_t index = 0;
     Slot* previous = nullptr;
     while (offset < len) {
-      const size_t take = len - offset <= kChunkBytes + 15 ? len - offset : kChunkBytes;
+      const size_t take = len - offset <= chunk_bytes + 15 ? len - offset : chunk_bytes;
       Slot& s = slots_[index % kSlots];
       finish(s, out, drain);
       reserve(s, take);
@@ -295,8 +332,10 @@ class Workspace {
       if (previous != nullptr) check(cudaStreamWaitEvent(s.stream, previous->kernel_done, 0), "cudaStreamWaitEvent");
       launch(s, offset, take);
       check(cudaEventRecord(s.kernel_done, s.stream), "cudaEventRecord");
-      check(cudaMemcpyAsync(direct_out ? out + offset : s.pinned, s.device_out, take, cudaMemcpyDeviceToHost, s.stream),
-            "copy to host");
+      if (!no_output)
+        check(cudaMemcpyAsync(direct_out ? out + offset : s.pinned, s.device_out, take, cudaMemcpyDeviceToHost,
+                              s.stream),
+              "copy to host");
       check(cudaEventRecord(s.done, s.stream), "cudaEventRecord");
       s.pending = true;
       s.pending_direct = direct_out;
@@ -314,6 +353,9 @@ class Workspace {
   // page-locked): a 48 MiB single-threaded memset per call had cost more than the transfers.
   void wipe() {
     for (Slot& s : slots_) {
+      // A call that failed part-way leaves chunks marked pending: the next call must not copy
+      // them into its own output.
+      s.pending = false;
       if (s.staged > 0) {
         cpu::parallel_copy(s.pinned, nullptr, s.staged);
         s.staged = 0;
@@ -341,19 +383,37 @@ class Workspace {
     drain(s, s.pending_offset, s.pending_len);
   }
 
+  // Sizes every slot for this call's chunks and returns the chunk size: kChunkBytes, or less
+  // when the GPU or the host cannot give that much (halved down to kMinChunkBytes, then the
+  // OutOfMemory error says what was needed and what was free).
+  size_t prepare(size_t len) {
+    for (size_t chunk = kChunkBytes;; chunk /= 2) {
+      try {
+        for (Slot& s : slots_) reserve(s, std::min(len, chunk + 15));
+        return chunk;
+      } catch (const OutOfMemory& e) {
+        if (chunk / 2 < kMinChunkBytes || len <= kMinChunkBytes)
+          throw OutOfMemory(std::string(e.what()) + "; staging for this call needs at least " +
+                            describe_bytes(kSlots * 2 * std::min(len, kMinChunkBytes + 16)) + " of GPU memory and " +
+                            describe_bytes(kSlots * std::min(len, kMinChunkBytes + 16)) +
+                            " of page-locked host memory");
+        for (Slot& s : slots_) release(s);  // the smaller retry gets all of it back
+      }
+    }
+  }
+
   // Buffers grow to what a call needs (small calls stay small), up to one chunk.
   void reserve(Slot& s, size_t bytes) {
     const size_t tiles = gcm_num_tiles(bytes);
     const size_t hashes = tiles + ghash_reduce_scratch(tiles) + 1;
     if (bytes > s.capacity) {
       check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
-      const size_t capacity = std::min(kChunkCapacity, std::max(round_up(bytes, size_t(1) << 20), s.capacity * 2));
-      if (s.staged > 0) cpu::parallel_copy(s.pinned, nullptr, s.staged);  // about to be freed
-      free_buffers(s);
-      s.used = s.staged = 0;
-      check(cudaMallocHost(&s.pinned, capacity), "cudaMallocHost (staging)");
-      check(cudaMalloc(&s.device_in, capacity), "cudaMalloc (staging)");
-      check(cudaMalloc(&s.device_out, capacity), "cudaMalloc (staging)");
+      const size_t capacity =
+          std::max(bytes, std::min(kChunkCapacity, std::max(round_up(bytes, size_t(1) << 20), s.capacity * 2)));
+      release(s);
+      check_allocation(cudaMallocHost(&s.pinned, capacity), "cudaMallocHost (staging)", capacity, true);
+      check_allocation(cudaMalloc(&s.device_in, capacity), "cudaMalloc (staging)", capacity);
+      check_allocation(cudaMalloc(&s.device_out, capacity), "cudaMalloc (staging)", capacity);
       s.capacity = capacity;
     }
     if (hashes > s.hash_capacity) {
@@ -361,10 +421,23 @@ class Workspace {
       cudaFree(s.device_hashes);
       s.device_hashes = nullptr;
       const size_t capacity = gcm_num_tiles(s.capacity) + ghash_reduce_scratch(gcm_num_tiles(s.capacity)) + 1;
-      check(cudaMalloc(&s.device_hashes, capacity * sizeof(gc_gf128)), "cudaMalloc (GHASH)");
+      check_allocation(cudaMalloc(&s.device_hashes, capacity * sizeof(gc_gf128)), "cudaMalloc (GHASH)",
+                       capacity * sizeof(gc_gf128));
       s.hash_capacity = capacity;
     }
     s.used = std::max(s.used, bytes);
+  }
+
+  // Frees a slot's buffers (user data in them zeroed first); capacity 0 until the next reserve.
+  void release(Slot& s) {
+    check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+    if (s.staged > 0) cpu::parallel_copy(s.pinned, nullptr, s.staged);
+    if (s.used > 0) {
+      check(cudaMemset(s.device_in, 0, s.used), "cudaMemset");
+      check(cudaMemset(s.device_out, 0, s.used), "cudaMemset");
+    }
+    free_buffers(s);
+    s.used = s.staged = 0;
   }
 
   static void free_buffers(Slot& s) {
@@ -603,6 +676,31 @@ class GcmKey {
     ghash_reduce(device_hashes, tiles, tile_blocks, hash_subkey_, device_hashes + tiles, device_result, stream);
   }
 
+  // Enqueues GHASH alone over len bytes of ciphertext (device, 16-byte aligned) into
+  // *device_result: the first pass of an open, before anything is deciphered.
+  void enqueue_hash(const uint8_t* in, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
+                    cudaStream_t stream) const {
+    ghash_device(in, len, powers_, hash_subkey_, device_hashes, device_result, stream);
+  }
+
+  // Enqueues GCTR alone over data blocks starting at first_block (an open's second pass, once the
+  // tag verified). GCM's counter increments its last 32 bits only; where they do not wrap within
+  // the range (always with a 12-byte nonce: its counter starts at 2) that is the plain 128-bit CTR
+  // the bulk kernel runs at full speed. Otherwise the GCM kernel runs and its GHASH goes unused
+  // into device_hashes.
+  void enqueue_ctr(const modes::GcmContext& ctx, uint64_t first_block, const uint8_t* in, uint8_t* out, size_t len,
+                   gc_gf128* device_hashes, cudaStream_t stream) const {
+    const gc_block first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
+    const uint64_t num_blocks = (len + 15) / 16;
+    if (uint64_t{gc_block_be_word(first_counter, 3)} + num_blocks <= (uint64_t{1} << 32)) {
+      data_->ctr(first_counter, in, out, len, stream);
+      return;
+    }
+    GcmSegment s = segment(ctx, first_block, false);
+    data_->gcm(s, in, out, len, device_hashes, stream);
+    gpucrypt::secure_zero(&s, sizeof s);
+  }
+
   // The tag from the GHASH of the whole ciphertext.
   void tag(const modes::GcmContext& ctx, ByteSpan aad, gc_gf128 data_hash, uint64_t data_len, uint8_t* tag,
            size_t tag_len) const {
@@ -640,29 +738,43 @@ class CudaGcm final : public GcmCipher {
     const size_t len = input.size() - tag_len;
     check_gcm_arguments(nonce, aad.size(), len, tag_len);
     modes::GcmContext ctx = key_.context(nonce);
-    const gc_gf128 data_hash = process(ctx, false, input.data(), out, len);
+    // Two passes over the data (it crosses PCIe twice): the tag from the ciphertext's GHASH first,
+    // the plaintext only once it verified, so a failed open leaves out exactly as it was.
+    const gc_gf128 data_hash = process(ctx, false, input.data(), nullptr, len);
     uint8_t expected[16];
     key_.tag(ctx, aad, data_hash, len, expected, tag_len);
     const bool ok = modes::constant_time_equal(expected, input.data() + len, tag_len);
     gpucrypt::secure_zero(expected, sizeof expected);
+    if (ok) process(ctx, false, input.data(), out, len);
     ctx.wipe();
-    if (!ok) gpucrypt::secure_zero(out, len);  // never hand out unauthenticated plaintext
     return ok;
   }
 
  private:
-  // GCTR + GHASH over the data in chunks; chunk GHASHes are combined in order on the host.
+  // Over the data in chunks: sealing, GCTR + GHASH in one pass; opening, GHASH alone when out is
+  // null, else GCTR alone. Returns the GHASH of the ciphertext (chunk GHASHes combined in order on
+  // the host), or zero for a GCTR-only pass.
   gc_gf128 process(const modes::GcmContext& ctx, bool encrypt, const uint8_t* in, uint8_t* out, size_t len) {
     gc_gf128 data_hash = gc_gf128_make(0, 0);
     if (len == 0) return data_hash;
     DeviceGuard guard(key_.device_index());
     Lease ws(key_.device_index());
+    if (!encrypt && out != nullptr) {
+      ws->run(in, out, len,
+              [&](Workspace::Slot& s, size_t offset, size_t take) {
+                key_.enqueue_ctr(ctx, offset / 16, s.device_in, s.device_out, take, s.device_hashes, s.stream);
+              },
+              kNoDrain);
+      return data_hash;
+    }
     ws->run(in, out, len,
             [&](Workspace::Slot& s, size_t offset, size_t take) {
               const size_t tiles = gcm_num_tiles(take);
               gc_gf128* result = s.device_hashes + tiles + ghash_reduce_scratch(tiles);
-              key_.enqueue(ctx, offset / 16, encrypt, s.device_in, s.device_out, take, s.device_hashes, result,
-                           s.stream);
+              if (encrypt)
+                key_.enqueue(ctx, offset / 16, true, s.device_in, s.device_out, take, s.device_hashes, result, s.stream);
+              else
+                key_.enqueue_hash(s.device_in, take, s.device_hashes, result, s.stream);
               check(cudaMemcpyAsync(s.pinned_hash, result, sizeof(gc_gf128), cudaMemcpyDeviceToHost, s.stream),
                     "copy GHASH");
             },
@@ -689,7 +801,7 @@ bool overlap(const void* a, const void* b, size_t len) {
 class StreamBuffer {
  public:
   StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    check(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync");
+    check_allocation(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync", bytes);
   }
   ~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
   StreamBuffer(const StreamBuffer&) = delete;
@@ -743,9 +855,7 @@ class DeviceCipherImpl final : public DeviceCipher {
     if ((mode == Mode::ecb || mode == Mode::cbc) && len % 16 != 0)
       throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes, got " +
                                   std::to_string(len));
-    if (mode == Mode::xts && len < 16)
-      throw std::invalid_argument(name_.canonical + " needs a data unit of at least 16 bytes, got " +
-                                  std::to_string(len));
+    if (mode == Mode::xts) modes::xts_check_data_unit(name_.canonical, len);
     if (len == 0) return;
     DeviceGuard guard(device_index_);
     const bool decrypt = direction_ == Direction::decrypt;
@@ -804,16 +914,14 @@ class DeviceGcmImpl final : public DeviceGcm {
             cudaStream_t stream) override {
     check_gcm_arguments(nonce, aad.size(), len, tag.size());
     modes::GcmContext ctx = key_.context(nonce);
+    // The tag from a GHASH-only pass over the ciphertext first; GCTR writes out only once it
+    // verified, so a failed open (in place too) leaves out exactly as it was.
     uint8_t expected[16];
-    key_.tag(ctx, aad, process(ctx, false, in, out, len, stream), len, expected, tag.size());
+    key_.tag(ctx, aad, ciphertext_hash(in, len, stream), len, expected, tag.size());
     const bool ok = modes::constant_time_equal(expected, tag.data(), tag.size());
     gpucrypt::secure_zero(expected, sizeof expected);
+    if (ok && len > 0) decipher(ctx, in, out, len, stream);
     ctx.wipe();
-    if (!ok && len > 0) {
-      DeviceGuard guard(key_.device_index());
-      check(cudaMemsetAsync(out, 0, len, stream), "cudaMemset");
-      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    }
     return ok;
   }
 
@@ -838,6 +946,45 @@ class DeviceGcmImpl final : public DeviceGcm {
     }
     check(cudaStreamSynchronize(stream), "GCM kernels");
     return data_hash;
+  }
+
+  // GHASH of len bytes of device ciphertext (copied first when misaligned); waits for the stream.
+  gc_gf128 ciphertext_hash(const void* in, size_t len, cudaStream_t stream) {
+    gc_gf128 data_hash = gc_gf128_make(0, 0);
+    if (len == 0) return data_hash;
+    DeviceGuard guard(key_.device_index());
+    const size_t tiles = gcm_num_tiles(len);
+    const size_t num_hashes = tiles + ghash_reduce_scratch(tiles) + 1;
+    {
+      StreamBuffer hashes(num_hashes * sizeof(gc_gf128), stream);
+      auto* device_hashes = reinterpret_cast<gc_gf128*>(hashes.get());
+      std::unique_ptr<StreamBuffer> aligned_copy;
+      const uint8_t* src = static_cast<const uint8_t*>(in);
+      if (misaligned(in)) {
+        aligned_copy = std::make_unique<StreamBuffer>(len, stream);
+        check(cudaMemcpyAsync(aligned_copy->get(), in, len, cudaMemcpyDeviceToDevice, stream), "staging copy");
+        src = aligned_copy->get();
+      }
+      key_.enqueue_hash(src, len, device_hashes, device_hashes + num_hashes - 1, stream);
+      check(cudaMemcpyAsync(&data_hash, device_hashes + num_hashes - 1, sizeof data_hash, cudaMemcpyDeviceToHost,
+                            stream),
+            "copy GHASH");
+      check(cudaMemsetAsync(device_hashes, 0, num_hashes * sizeof(gc_gf128), stream), "cudaMemset");
+    }
+    check(cudaStreamSynchronize(stream), "GHASH kernels");
+    return data_hash;
+  }
+
+  // GCTR alone (the tag verified); waits for the stream, as open always has.
+  void decipher(const modes::GcmContext& ctx, const void* in, void* out, size_t len, cudaStream_t stream) {
+    DeviceGuard guard(key_.device_index());
+    const size_t tiles = gcm_num_tiles(len);
+    StreamBuffer hashes(tiles * sizeof(gc_gf128), stream);  // used only when the 32-bit counter wraps
+    with_usable_pointers(in, out, len, false, stream, [&](const uint8_t* src, uint8_t* dst) {
+      key_.enqueue_ctr(ctx, 0, src, dst, len, reinterpret_cast<gc_gf128*>(hashes.get()), stream);
+    });
+    check(cudaMemsetAsync(hashes.get(), 0, tiles * sizeof(gc_gf128), stream), "cudaMemset");
+    check(cudaStreamSynchronize(stream), "GCM kernels");
   }
 
   GcmKey key_;

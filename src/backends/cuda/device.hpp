@@ -52,8 +52,9 @@ const VariantInfo& process_device(const CipherName& name, Direction direction, B
                                   size_t len, cudaStream_t stream);
 
 // GCM on device-resident data. seal writes len bytes of ciphertext to out (device) and tag_len
-// bytes of tag to tag (host); open verifies tag (host) and returns false, with out zeroed, when it
-// does not match. Both wait for the stream before returning.
+// bytes of tag to tag (host); open verifies tag (host) against a GHASH-only pass over the
+// ciphertext and deciphers only when it matches: false leaves out (in place too) untouched. Both
+// wait for the stream before returning.
 class DeviceGcm {
  public:
   static std::unique_ptr<DeviceGcm> create(const CipherName& name, ByteSpan key, std::string_view variant,

@@ -1,5 +1,6 @@
-// ghash.cu: folding GHASH partials on the GPU, for GCM (the per-tile partials come from the GCM
-// kernel in kernels.cuh).
+// ghash.cu: GHASH on the GPU for GCM: folding the per-tile partials the GCM kernel in
+// kernels.cuh writes, and a GHASH-only pass over a ciphertext (GCM open verifies before it
+// deciphers).
 //
 // Constant-time: every multiply is gf128.h's constant-time one; the powers of H are computed on
 // the host with the same multiplier and indexed by lane number only; the number of levels and
@@ -42,6 +43,45 @@ __global__ void __launch_bounds__(kReduceThreads) ghash_reduce_kernel(const __gr
 
 uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// GHASH alone over data already in GPU memory (GCM open hashes the ciphertext before it writes
+// any plaintext). Tiles of kGcmMinTileBlocks blocks, laid out as the GCM kernel's (lane L takes
+// blocks L, L + 32, ... of its tile, Horner with H^32, one multiply by H^(32 - L), zero blocks in
+// front), so ghash_reduce folds them the same way. No cipher work: the pass costs the multiplies
+// and one read of the data.
+struct HashTilesParams {
+  const uint8_t* data;
+  uint64_t len;
+  uint64_t pad_blocks;
+  uint64_t num_tiles;
+  gc_gf128* tile_hashes;
+  GcmSegment powers;  // h_pow32 and lane_pow only
+};
+
+constexpr int kHashThreads = 256;
+constexpr int kHashSteps = kGcmMinTileBlocks / 32;
+
+__global__ void __launch_bounds__(kHashThreads) ghash_tiles_kernel(const __grid_constant__ HashTilesParams p) {
+  const unsigned lane = kernels::lane_id();
+  const gc_gf128* lane_pows = p.powers.lane_pow;
+  const gc_gf128 lane_pow = lane_pows[lane];
+  const uint64_t num_full = p.len / 16, tail_len = p.len % 16;
+  for (uint64_t tile = kernels::global_warp<kHashThreads>(); tile < p.num_tiles;
+       tile += kernels::num_warps<kHashThreads>()) {
+    gc_gf128 sum = gc_gf128_make(0, 0);
+#pragma unroll 4
+    for (int step = 0; step < kHashSteps; ++step) {
+      const uint64_t v = tile * kGcmMinTileBlocks + lane + 32 * step;
+      const uint64_t i = v - p.pad_blocks;  // wraps for padding blocks, which fail both tests
+      gc_block x = modes::zero_block();
+      if (v >= p.pad_blocks && i < num_full) x = kernels::load16(p.data + 16 * i);
+      else if (v >= p.pad_blocks && i == num_full && tail_len != 0) x = kernels::load_partial_block(p.data + 16 * i, tail_len);
+      sum = gc_gf128_xor(gc_gf128_mul(sum, p.powers.h_pow32), gc_gf128_from_block(x));
+    }
+    sum = kernels::warp_xor(gc_gf128_mul(sum, lane_pow));
+    if (lane == 0) p.tile_hashes[tile] = sum;
+  }
+}
+
 }  // namespace
 
 size_t ghash_reduce_scratch(size_t num_hashes) {
@@ -72,14 +112,30 @@ void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_block
     params.lane_pow[31] = gc_gf128_one();
     for (int lane = 30; lane >= 0; --lane) params.lane_pow[lane] = gc_gf128_mul(params.lane_pow[lane + 1], step);
     const int grid = kernels::grid_for<kReduceThreads>(kernel, 0, params.num_groups);
-    ghash_reduce_kernel<<<grid, kReduceThreads, 0, stream>>>(params);
-    check(cudaGetLastError(), "GHASH reduce kernel launch");
+    checked_launch("GHASH reduce kernel launch",
+                   [&] { ghash_reduce_kernel<<<grid, kReduceThreads, 0, stream>>>(params); });
     secure_zero(&params.lane_pow, sizeof params.lane_pow);
     in = params.out;
     scratch += params.num_groups;
     count = params.num_groups;
     span *= 32;
   }
+}
+
+void ghash_device(const uint8_t* data, size_t len, const GcmSegment& powers, gc_gf128 hash_subkey, gc_gf128* hashes,
+                  gc_gf128* result, cudaStream_t stream) {
+  HashTilesParams params{};
+  params.data = data;
+  params.len = len;
+  params.num_tiles = gcm_num_tiles(len);
+  params.pad_blocks = params.num_tiles * kGcmMinTileBlocks - (len + 15) / 16;
+  params.tile_hashes = hashes;
+  params.powers = powers;
+  const void* kernel = reinterpret_cast<const void*>(ghash_tiles_kernel);
+  const int grid = kernels::grid_for<kHashThreads>(kernel, 0, params.num_tiles);
+  checked_launch("GHASH kernel launch", [&] { ghash_tiles_kernel<<<grid, kHashThreads, 0, stream>>>(params); });
+  secure_zero(&params.powers, sizeof params.powers);
+  ghash_reduce(hashes, params.num_tiles, kGcmMinTileBlocks, hash_subkey, hashes + params.num_tiles, result, stream);
 }
 
 void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment) {

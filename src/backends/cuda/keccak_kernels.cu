@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends/cpu/thread_pool.hpp"
+#include "backends/cuda/cuda_check.hpp"
 #include "core/keccak.h"
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash_internal.hpp"
@@ -167,13 +168,6 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
 // ------------------------------------------------------------------------------------------
 // Host helpers
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    (void)cudaGetLastError();  // clear a sticky-free error so the next call starts clean
-    throw DeviceError(std::string("CUDA: ") + what + " failed: " + cudaGetErrorString(status));
-  }
-}
-
 unsigned grid_for(uint64_t num_threads) {
   const uint64_t blocks = (num_threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
   return static_cast<unsigned>(std::min<uint64_t>(blocks, uint64_t{1} << 30));  // the rest by grid stride
@@ -189,6 +183,7 @@ void launch_ragged(int rate, const uint8_t* data, const uint64_t* offsets, const
   hash_ragged_kernel<R, kSha3Rounds><<<grid, kThreadsPerBlock, 0, stream>>>(data, offsets, lens,   \
                                                                           num_messages, out,      \
                                                                           out_len, domain)
+  (void)cudaGetLastError();  // a stale error of an earlier call is not this launch's (cuda_check.hpp)
   switch (rate) {
     case GC_KECCAK_RATE_128: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_128); break;
     case GC_KECCAK_RATE_224: GC_LAUNCH_RAGGED(GC_KECCAK_RATE_224); break;
@@ -210,6 +205,7 @@ void launch_leaves(int rate, int rounds, const uint8_t* data, uint64_t range_len
 #define GC_LAUNCH_LEAVES(R, N)                                                                   \
   hash_leaves_kernel<R, N><<<grid, kThreadsPerBlock, 0, stream>>>(data, range_len, leaf_len,     \
                                                                   num_leaves, out, cv_len, domain)
+  (void)cudaGetLastError();  // a stale error of an earlier call is not this launch's (cuda_check.hpp)
   if (rate == GC_KECCAK_RATE_128 && rounds == kSha3Rounds) {
     GC_LAUNCH_LEAVES(GC_KECCAK_RATE_128, kSha3Rounds);
   } else if (rate == GC_KECCAK_RATE_256 && rounds == kSha3Rounds) {

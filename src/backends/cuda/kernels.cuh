@@ -478,8 +478,7 @@ int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks) {
 template <int kThreads, class Params>
 void launch(void (*kernel)(const Params), int grid, size_t smem_bytes, const Params& params,
             cudaStream_t stream, const char* what) {
-  kernel<<<grid, kThreads, smem_bytes, stream>>>(params);
-  check(cudaGetLastError(), what);
+  checked_launch(what, [&] { kernel<<<grid, kThreads, smem_bytes, stream>>>(params); });
 }
 
 // One launch per call, for one policy: what KeyedCipherImpl runs, and what bench/shape_sweep.cu

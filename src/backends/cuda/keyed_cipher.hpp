@@ -15,14 +15,13 @@
 #include <memory>
 #include <string>
 
+#include "backends/cuda/cuda_check.hpp"
 #include "core/gf128.h"
 #include "core/platform.h"
 #include "gpucrypt/gpucrypt.hpp"
 
 namespace gpucrypt::cuda {
 
-// Throws DeviceError("CUDA error in <what>: <cudaGetErrorString>") unless status is cudaSuccess.
-void check(cudaError_t status, const char* what);
 
 // The serial modes run one message per thread (a single message is one thread: slow, and the
 // batch engine is what gives them many messages).
@@ -92,6 +91,12 @@ std::unique_ptr<KeyedCipher> make_sc2000_table_smem(const uint8_t* key, int key_
 size_t ghash_reduce_scratch(size_t num_hashes);
 void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_blocks,
                   gc_gf128 hash_subkey, gc_gf128* scratch, gc_gf128* result, cudaStream_t stream);
+// GHASH from zero of len bytes of device data (16-byte aligned; the last partial block
+// zero-padded) into *result (device); hashes: at least gcm_num_tiles(len) +
+// ghash_reduce_scratch(gcm_num_tiles(len)) elements of device scratch. powers: from
+// gcm_segment_powers. Asynchronous on stream.
+void ghash_device(const uint8_t* data, size_t len, const GcmSegment& powers, gc_gf128 hash_subkey, gc_gf128* hashes,
+                  gc_gf128* result, cudaStream_t stream);
 // The powers a GCM segment needs, from H.
 void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment);
 
