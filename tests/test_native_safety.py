@@ -147,7 +147,7 @@ def test_aes_openssl_gcm_matches_pyca_over_ragged_lengths():
     key = os.urandom(32)
     aead = gpucrypt.AEAD("aes-256-gcm", key, device="cpu", variant="aes_openssl")
     for aad_len in (0, 1, 15, 16, 17, 33):
-        for data_len in (0, 1, 15, 16, 17, 255, 256, 4097):
+        for data_len in (0, 1, 15, 16, 17, 255, 256, 4097, 16384, 16385, 40001):
             nonce, aad, data = os.urandom(12), os.urandom(aad_len), os.urandom(data_len)
             sealed = aead.encrypt(nonce, data, aad)
             assert sealed == AESGCM(key).encrypt(nonce, data, aad)

@@ -26,10 +26,18 @@ std::vector<uint8_t> random_bytes(size_t n) {
   return v;
 }
 
-std::vector<std::string> cpu_variants_of(const std::string& algorithm) {
+// The CPU variants that implement `cipher` (camellia_openssl has no GCM, for instance).
+std::vector<std::string> gcm_variants_of(const std::string& cipher) {
+  const CipherName name = parse_cipher_name(cipher);
   std::vector<std::string> names;
-  for (const auto& v : list_variants())
-    if (v.backend == "cpu" && v.algorithm == algorithm) names.push_back(v.name);
+  for (const auto& v : list_variants()) {
+    if (v.backend != "cpu" || v.algorithm != algorithm_name(name.algorithm)) continue;
+    try {
+      create_gcm(name, std::vector<uint8_t>(name.key_len()), v.name, "cpu");
+      names.push_back(v.name);
+    } catch (const std::invalid_argument&) {
+    }
+  }
   return names;
 }
 
@@ -110,7 +118,7 @@ int main() {
       const auto key = random_bytes(key_bits / 8);
       for (const Case& c : cases) {
         std::vector<uint8_t> reference;  // the first variant's sealed bytes
-        for (const std::string& variant : cpu_variants_of(algorithm)) {
+        for (const std::string& variant : gcm_variants_of(cipher)) {
           check_variant(cipher, variant, c, key, reference);
           if (reference.empty()) {
             auto gcm = create_gcm(parse_cipher_name(cipher), key, variant, "cpu");
@@ -123,7 +131,7 @@ int main() {
         }
       }
     }
-    for (const std::string& variant : cpu_variants_of(algorithm)) check_threads(algorithm + "-128-gcm", variant);
+    for (const std::string& variant : gcm_variants_of(algorithm + "-128-gcm")) check_threads(algorithm + "-128-gcm", variant);
   }
   return test_support::report();
 }
