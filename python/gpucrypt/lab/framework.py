@@ -134,8 +134,10 @@ class Lab:
                 budget_s: Optional[float] = None, statistic: str = "median", **params) -> dict:
         """Times ``call`` (wall clock) and records it; adds ``gbps`` when ``num_bytes`` is given."""
         samples = repeat(call, reps, drop, budget_s)
+        if num_bytes is not None:
+            params["bytes"] = num_bytes
         entry = self.record(what, timed=timed, device=device, variant=variant, samples=samples,
-                            statistic=statistic, dropped=drop, bytes=num_bytes, **params)
+                            statistic=statistic, dropped=drop, **params)
         if num_bytes:
             entry["gbps"] = num_bytes * 8 / entry["value"] / 1e9
         return entry
