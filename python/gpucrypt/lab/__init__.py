@@ -19,14 +19,18 @@ import gpucrypt
 from gpucrypt.lab.framework import (EXPERIMENTS, machine_description, now_utc, resolve_lab_device,
                                     run_experiment, write_results)
 
-# Registration order is the report's order.
-from gpucrypt.lab import nishikawa, microbench, bobrov, claes, harrison, lidi, beyond  # noqa: E402,F401
-
 __all__ = ["EXPERIMENTS", "list_experiments", "run"]
+
+
+def _register_experiments() -> None:
+    """Imports the experiment modules (they register themselves; import order is report order).
+    Done on first use, so `import gpucrypt.cli` does not pull in matplotlib."""
+    from gpucrypt.lab import nishikawa, microbench, bobrov, claes, harrison, lidi, beyond  # noqa: F401
 
 
 def list_experiments() -> list:
     """(name, paper, title) of every experiment, in report order."""
+    _register_experiments()
     return [(e.name, e.paper, e.title) for e in EXPERIMENTS.values()]
 
 
@@ -41,8 +45,9 @@ def run(experiments: Iterable[str] = ("all",), device: str = "auto", quick: bool
     Raises ValueError for an unknown experiment name and gpucrypt.DeviceError for a device that
     is not there; a failure inside an experiment is recorded in its result instead.
     """
-    from gpucrypt.lab.report import write_report   # matplotlib is imported only when running
+    from gpucrypt.lab.report import write_report
 
+    _register_experiments()
     names = list(experiments)
     if not names or "all" in names:
         names = list(EXPERIMENTS)
