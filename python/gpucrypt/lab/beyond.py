@@ -29,11 +29,15 @@ def beyond(lab):
     if lab.gpu and not resident:
         lab.skip("GPU-resident runs", "CuPy is not installed")
 
-    def time_case(what, case, **params):
-        entry = lab.record(what, timed=case.timed, device=case.device, variant=case.variant,
-                           samples=case.samples(reps, 1, budget), bytes=case.num_bytes, **params)
-        entry["gbps"] = _gbps(entry)
-        return entry
+    def time_case(what, make_case, on_gpu, **params):
+        """Builds and times one case; on a GPU a failure skips that case only (lab.attempt)."""
+        def run():
+            case = make_case()
+            entry = lab.record(what, timed=case.timed, device=case.device, variant=case.variant,
+                               samples=case.samples(reps, 1, budget), bytes=case.num_bytes, **params)
+            entry["gbps"] = _gbps(entry)
+            return entry
+        return lab.attempt(f"{what}: {params.get('algorithm')} {params.get('requested_variant', '')}".strip(), run) if on_gpu else run()
 
     # ---- constant-time vs table variants (AES-128-CTR) --------------------------------------------
     rows, labels, values, colors = [], [], [], []
@@ -41,8 +45,11 @@ def beyond(lab):
     if resident:
         targets += [(lab.gpu, v["name"], v["constant_time"], GPU_BYTES, True) for v in gpucrypt.variants("cuda", "aes")]
     for device, variant, constant_time, num_bytes, on_device in targets:
-        entry = time_case("AES-128-CTR per variant", calls.cipher_case("aes-128-ctr", device, num_bytes, variant, on_device),
-                          algorithm="aes-128-ctr", constant_time=constant_time)
+        entry = time_case("AES-128-CTR per variant",
+                          lambda: calls.cipher_case("aes-128-ctr", device, num_bytes, variant, on_device),
+                          algorithm="aes-128-ctr", constant_time=constant_time, requested_variant=variant, on_gpu=device != "cpu")
+        if entry is None:
+            continue
         rows.append([device, variant, "yes" if constant_time else "no (tables)", entry["gbps"]])
         labels.append(f"{device.split(':')[0]} {variant}")
         values.append(entry["gbps"])
@@ -59,7 +66,11 @@ def beyond(lab):
     for device, num_bytes, on_device in devices:
         ctr = None
         for name in ("aes-256-ctr", "aes-256-gcm", "aes-256-xts"):
-            entry = time_case("mode cost", calls.cipher_case(name, device, num_bytes, resident=on_device), algorithm=name)
+            entry = time_case("mode cost", lambda: calls.cipher_case(name, device, num_bytes, resident=on_device),
+                              algorithm=name, on_gpu=device != "cpu")
+            if entry is None:
+                series.setdefault(device, []).append(None)
+                continue
             ctr = ctr or entry["value"]
             rows.append([device, name, entry["variant"], entry["gbps"], entry["value"] / ctr])
             series.setdefault(device, []).append(entry["gbps"])
@@ -72,10 +83,11 @@ def beyond(lab):
     for name in ALGORITHMS:
         row = [name]
         for device in ["cpu"] + ([lab.gpu] if lab.gpu else []):
-            case = _host_case(name, device, host_bytes if device == "cpu" or lab.quick else GPU_BYTES)
-            entry = time_case("host data, one call", case, algorithm=name)
-            row += [entry["variant"], entry["gbps"]]
-            per_device.setdefault(device, []).append(entry["gbps"])
+            num_bytes = host_bytes if device == "cpu" or lab.quick else GPU_BYTES
+            entry = time_case("host data, one call", lambda: _host_case(name, device, num_bytes), algorithm=name,
+                              on_gpu=device != "cpu")
+            row += [entry["variant"], entry["gbps"]] if entry else ["failed", ""]
+            per_device.setdefault(device, []).append(entry["gbps"] if entry else None)
         rows.append(row)
     columns = ["algorithm", "CPU variant", "CPU Gbps"] + (["GPU variant", "GPU Gbps (transfers included)"] if lab.gpu else [])
     lab.table("every algorithm on host data (one call; hashes: 64 KiB messages)", columns, rows)

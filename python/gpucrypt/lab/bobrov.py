@@ -9,7 +9,7 @@ import time
 
 import gpucrypt
 from gpucrypt.lab import calls, plots
-from gpucrypt.lab.framework import KIB, MIB, experiment, human_bytes
+from gpucrypt.lab.framework import KIB, MIB, experiment, human_bytes, random_bytes
 from gpucrypt.lab.sensors import Nvml, Sampler, cpu_busy_fraction, cpu_times
 from gpucrypt.lab.worker import Loads
 
@@ -53,7 +53,7 @@ def _cpu_call(name: str, data: bytes):
 def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, condition: str = "none",
                  with_cpu: bool = True) -> dict:
     """Medians of t_Total and t_GPU on ``device`` (and t_NoGPU on the CPU); records raw samples."""
-    data = os.urandom(num_bytes)
+    data = random_bytes(num_bytes)
     run = _batch_call(name, device, data)
     run()   # warm-up: device context, staging buffers
     totals, kernels = [], []
@@ -78,7 +78,7 @@ def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, c
 
 @experiment("bobrov-offload", "bobrov", "t_Total, t_GPU, t_CPU and t_Saved vs t_NoGPU, AES-CTR and Keccak")
 def offload(lab):
-    budget = 0.1 if lab.quick else 0.4
+    budget = 0.1 if lab.quick else 0.2
     device = lab.gpu
     if not lab.require_gpu("offloaded runs (t_Total, t_GPU, t_CPU, t_Saved)"):
         device = None
@@ -86,7 +86,10 @@ def offload(lab):
     for name in AES_CASES + KECCAK_CASES:
         for num_bytes in sizes_for(name, lab.quick):
             if device:
-                r = time_offload(lab, name, num_bytes, device, budget)
+                r = lab.attempt(f"{name} {human_bytes(num_bytes)} offloaded", time_offload, lab, name, num_bytes,
+                                device, budget)
+                if r is None:
+                    continue
                 t_cpu = max(0.0, r["t_total"] - r["t_gpu"])
                 t_saved = (r["t_nogpu"] - t_cpu) / r["t_nogpu"]
                 saved.setdefault(name, ([], []))
@@ -95,17 +98,18 @@ def offload(lab):
                 rows.append([name, human_bytes(num_bytes), r["t_nogpu"], r["t_total"], r["t_gpu"], t_cpu,
                              f"{100 * t_saved:.0f}%"])
             else:
-                cpu = _cpu_call(name, os.urandom(num_bytes))
+                cpu = _cpu_call(name, random_bytes(num_bytes))
                 cpu()
                 entry = lab.measure("t_NoGPU", cpu, timed=TIMED_CPU, device="cpu", variant=None, reps=1000,
                                     budget_s=budget, algorithm=name, bytes=num_bytes, load="none")
                 r = {"t_nogpu": entry["value"]}
-                rows.append([name, human_bytes(num_bytes), r["t_nogpu"], "", "", "", ""])
+                rows.append([name, human_bytes(num_bytes), r["t_nogpu"]])
             nogpu.setdefault(name, ([], []))
             nogpu[name][0].append(num_bytes)
             nogpu[name][1].append(r["t_nogpu"] * 1e3)
         lab.log(f"  {name}: {len(sizes_for(name, lab.quick))} sizes")
-    lab.table("seconds (medians)", ["algorithm", "dataset", "t_NoGPU", "t_Total", "t_GPU", "t_CPU", "t_Saved"], rows)
+    columns = ["algorithm", "dataset", "t_NoGPU", "t_Total", "t_GPU", "t_CPU", "t_Saved"]
+    lab.table("seconds (medians)", columns if device else columns[:3], rows)
     if saved:
         plots.lines(lab.plot_path("t-saved"), "CPU time saved by offloading (their Figs. 9 and 10)", saved,
                     "dataset bytes", "t_Saved, %", hline=0)
@@ -165,8 +169,10 @@ def load(lab):
             with Sampler(nvml.utilization if nvml else (lambda: 0.0)) as gpu_util_run:
                 for name in LOAD_CASES:
                     for num_bytes in _load_sizes(name, lab.quick):
-                        results[(name, num_bytes)] = time_offload(lab, name, num_bytes, device, budget, label,
-                                                                  with_cpu=False)
+                        r = lab.attempt(f"{name} {human_bytes(num_bytes)} under {label}", time_offload, lab,
+                                        name, num_bytes, device, budget, label, with_cpu=False)
+                        if r is not None:
+                            results[(name, num_bytes)] = r
             during = cpu_busy_fraction(before, cpu_times())
         finally:
             if loads:
@@ -183,7 +189,9 @@ def load(lab):
             if label == "none":
                 baseline[(name, num_bytes)] = r
                 continue
-            base = baseline[(name, num_bytes)]
+            base = baseline.get((name, num_bytes))
+            if base is None:
+                continue
             total_pct = 100 * (r["t_total"] / base["t_total"] - 1)
             gpu_pct = 100 * (r["t_gpu"] / base["t_gpu"] - 1) if base["t_gpu"] > 0 else 0.0
             rows.append([name, human_bytes(num_bytes), label, f"{total_pct:+.1f}%", f"{gpu_pct:+.1f}%"])

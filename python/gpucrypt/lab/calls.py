@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import gpucrypt
-from gpucrypt.lab.framework import repeat
+from gpucrypt.lab.framework import random_bytes, repeat
 
 WALL_HOST = "wall clock of one Python call on host bytes (on a GPU: staging, copies and kernel)"
 KERNEL_EVENTS = "CUDA events around one call on GPU-resident data (device-pointer API): kernel only"
@@ -103,7 +103,7 @@ def cipher_case(name: str, device: str, num_bytes: int, variant: Optional[str] =
 
 def hash_case(name: str, device: str, num_bytes: int) -> Case:
     """One message of ``num_bytes`` hashed on ``device`` (a GPU hashes one message per thread)."""
-    data = os.urandom(num_bytes)
+    data = random_bytes(num_bytes)
     length = 32 if name.startswith(("shake", "kt", "parallelhash", "cshake")) else None
     variant = "keccak_cuda" if device.startswith("cuda") else gpucrypt.new(name).variant
     return Case(lambda: gpucrypt.hash(name, data, length=length, device=device), variant, device,
@@ -112,7 +112,7 @@ def hash_case(name: str, device: str, num_bytes: int) -> Case:
 
 def _data(num_bytes: int, device: str, resident: bool):
     if not resident:
-        return os.urandom(num_bytes)
+        return random_bytes(num_bytes)
     cupy = cupy_module()
     with cupy.cuda.Device(cuda_index(device)):
         return cupy.random.randint(0, 256, num_bytes, dtype=cupy.uint8)

@@ -59,6 +59,15 @@ def human_bytes(num_bytes: int) -> str:
     return f"{num_bytes} B"
 
 
+def random_bytes(num_bytes: int) -> bytes:
+    """Random-looking data for timing: past 16 MiB a random 16 MiB block repeated (os.urandom
+    of a GiB takes seconds, and no cipher here is faster on repeated input)."""
+    block = 16 * MIB
+    if num_bytes <= block:
+        return os.urandom(num_bytes)
+    return (os.urandom(block) * (num_bytes // block + 1))[:num_bytes]
+
+
 def summarise(samples: list, statistic: str) -> float:
     if statistic == "median":
         return statistics.median(samples)
@@ -66,6 +75,8 @@ def summarise(samples: list, statistic: str) -> float:
         return statistics.fmean(samples)
     if statistic == "min":
         return min(samples)
+    if statistic == "max":
+        return max(samples)
     raise ValueError(f"unknown statistic {statistic!r}")
 
 
@@ -118,6 +129,15 @@ class Lab:
     def skip(self, part: str, reason: str) -> None:
         self.log(f"  [{self.name}] skipped {part}: {reason}")
         self.skipped.append({"part": part, "reason": reason})
+
+    def attempt(self, part: str, function: Callable, *args, **kwargs):
+        """Runs one GPU case; an error (a variant without that mode, a driver refusal) becomes a
+        skipped part naming the error, and the experiment goes on with the other cases."""
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - recorded in results.json and the report
+            self.skip(part, f"failed: {type(error).__name__}: {error}")
+            return None
 
     def record(self, what: str, *, timed: str, device: str, variant: Optional[str], samples: list,
                statistic: str = "median", unit: str = "s", dropped: int = 0, **params) -> dict:

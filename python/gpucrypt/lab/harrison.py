@@ -10,7 +10,7 @@ import time
 
 import gpucrypt
 from gpucrypt.lab import plots
-from gpucrypt.lab.framework import MIB, experiment
+from gpucrypt.lab.framework import MIB, experiment, random_bytes
 from gpucrypt.lab.papers import HARRISON_MIX
 
 BLOCK = 16
@@ -35,7 +35,7 @@ def _run_batch(device: str, requests: list, reps: int, budget_s: float) -> tuple
 
 def _messages(name: str, count: int, blocks: int, rekey: bool) -> list:
     key = os.urandom(16)
-    return [(name, os.urandom(16) if rekey else key, os.urandom(blocks * BLOCK), os.urandom(16))
+    return [(name, os.urandom(16) if rekey else key, random_bytes(blocks * BLOCK), os.urandom(16))
             for _ in range(count)]
 
 
@@ -47,7 +47,7 @@ def batch(lab):
                     "work spread over cores instead of GPU threads.")
     cap = 4 * MIB if lab.quick else 256 * MIB
     counts = (16, 128) if lab.quick else (64, 512, 4096)
-    reps, budget = (5, 0.3) if lab.quick else (10, 1.0)
+    reps, budget = (5, 0.3) if lab.quick else (10, 0.5)
 
     def record(what, samples, **params):
         return lab.record(what, timed=TIMED, device=device, variant=None, samples=samples, **params)

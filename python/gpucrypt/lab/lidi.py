@@ -9,7 +9,7 @@ import time
 import gpucrypt
 from gpucrypt import stream
 from gpucrypt.lab import plots
-from gpucrypt.lab.framework import MIB, experiment, human_bytes
+from gpucrypt.lab.framework import MIB, experiment, human_bytes, random_bytes
 
 NAME = "aes-128-ecb"
 STAGES = ("h2d_s", "compute_s", "d2h_s")
@@ -53,7 +53,7 @@ def fragments(lab):
     reps = 1 if lab.quick else 2
     for data_len in data_sizes:
         data = stream.page_locked(data_len)
-        data[:] = os.urandom(MIB) * (data_len // MIB)   # random enough for timing; os.urandom of 1 GiB takes seconds
+        data[:] = random_bytes(data_len)
         out = stream.page_locked(data_len)
         for fragment in fragment_sizes:
             if fragment > data_len:

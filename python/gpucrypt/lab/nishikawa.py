@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -34,6 +33,11 @@ def shape_sweep_binary():
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
+def _timed_case(name, device, num_bytes, variant, resident, reps, drop, budget_s):
+    case = calls.cipher_case(name, device, num_bytes, variant, resident)
+    return case, case.samples(reps, drop, budget_s)
+
+
 @experiment("nishikawa-throughput", "nishikawa",
             "ECB throughput per cipher, key size and variant (T_enc); launch shapes")
 def throughput(lab):
@@ -48,8 +52,11 @@ def throughput(lab):
             if lab.gpu and calls.cupy_module():
                 targets += [(lab.gpu, v, GPU_BYTES, True) for v in variant_names(algorithm, "cuda")]
             for device, variant, num_bytes, resident in targets:
-                case = calls.cipher_case(name, device, num_bytes, variant, resident)
-                samples = case.samples(reps, drop, budget_s=None if resident else (1.0 if lab.quick else 4.0))
+                timed = lab.attempt(f"{name} {variant} on {device}", _timed_case, name, device, num_bytes, variant,
+                                    resident, reps, drop, None if resident else (1.0 if lab.quick else 4.0))
+                if timed is None:
+                    continue
+                case, samples = timed
                 entry = lab.record("T_enc", timed=case.timed, device=case.device, variant=case.variant,
                                    samples=samples, statistic="mean", dropped=drop, algorithm=name,
                                    bytes=num_bytes)
@@ -61,10 +68,11 @@ def throughput(lab):
         lab.skip("GPU kernels (T_enc) and launch shapes", "CuPy is not installed (needed for GPU-resident data)")
     lab.table("T_enc, Gbps (mean of the kept runs)", ["cipher", "device", "variant", "Gbps", "runs"], rows)
 
-    groups = [f"{a}-{b}" for a in CIPHERS for b in KEY_BITS]
-    plots.grouped_bars(lab.plot_path("variants"), "ECB T_enc per variant (log scale)", groups,
-                       {f"{dev}:{var}": [vals.get(g) for g in groups] for (dev, var), vals in measured.items()},
-                       "Gbps", logy=True)
+    bars = [(f"{group} {dev}:{var}", vals[group], "tab:blue" if dev == "cpu" else "tab:green")
+            for group in (f"{a}-{b}" for a in CIPHERS for b in KEY_BITS)
+            for (dev, var), vals in measured.items() if group in vals]
+    plots.bars(lab.plot_path("variants"), "ECB T_enc per cipher, key size and variant (CPU blue, GPU green)",
+               [b[0] for b in bars], [b[1] for b in bars], "Gbps (log)", logy=True, colors=[b[2] for b in bars])
     ours = sorted(((f"ours {dev}:{var}", vals["aes-128"]) for (dev, var), vals in measured.items()
                    if "aes-128" in vals), key=lambda item: -item[1])
     theirs = [(f"paper {label}", value) for label, value in papers.AES128_TENC_GBPS]
@@ -74,7 +82,7 @@ def throughput(lab):
                colors=["tab:blue"] * len(ours) + ["tab:grey"] * len(theirs))
 
     if lab.gpu and calls.cupy_module():
-        launch_shapes(lab, reps=10 if lab.quick else 20)
+        lab.attempt("launch shapes", launch_shapes, lab, reps=10 if lab.quick else 20)
     lab.changed("Device-resident data timed with CUDA events through the device-pointer API "
                 "replaces OpenCL kernel profiling; every variant of each cipher is measured, "
                 "including constant-time bitsliced AES the paper did not have.")
@@ -186,7 +194,8 @@ def power(lab):
             cases = {f"{a}-128-ecb": calls.cipher_case(f"{a}-128-ecb", lab.gpu, GPU_BYTES, resident=True)
                      for a in CIPHERS}
             with cupy.cuda.Device(calls.cuda_index(lab.gpu)) as device:
-                rows += _power_rows(lab, lab.gpu, cases, nvml.energy_joules, device.synchronize, seconds, warm_s)
+                rows += lab.attempt("GPU power", _power_rows, lab, lab.gpu, cases, nvml.energy_joules,
+                                    device.synchronize, seconds, warm_s) or []
     zones = rapl_packages()
     if not zones:
         lab.skip("CPU power (RAPL package energy)", "no readable /sys/class/powercap/intel-rapl package "
@@ -209,6 +218,3 @@ def power(lab):
                 "oscilloscope on every supply line: P_diff here excludes the rest of the machine "
                 "(fans, PSU losses, the host CPU driving the GPU), so it is lower than a wall meter's.")
 
-
-def nvcc_path():
-    return shutil.which("nvcc") or (shutil.which("nvcc", path="/usr/local/cuda/bin"))

@@ -42,7 +42,7 @@ def lines(path: Path, title: str, series: dict, xlabel: str, ylabel: str, logx: 
 
 def bars(path: Path, title: str, labels: list, values: list, ylabel: str, logy: bool = False,
          colors: list = None) -> None:
-    fig, ax = plt.subplots(figsize=(max(5, 0.45 * len(labels) + 2), 4))
+    fig, ax = plt.subplots(figsize=(min(14, max(5, 0.3 * len(labels) + 2)), 4.5))
     ax.bar(range(len(labels)), values, color=colors)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
@@ -53,7 +53,7 @@ def bars(path: Path, title: str, labels: list, values: list, ylabel: str, logy: 
 
 def grouped_bars(path: Path, title: str, groups: list, series: dict, ylabel: str, logy: bool = False) -> None:
     """``series``: label -> one value per group (None leaves a gap)."""
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(groups) * max(1, len(series)) / 2 + 3), 4))
+    fig, ax = plt.subplots(figsize=(min(14, max(6, 0.3 * len(groups) * max(1, len(series)) + 3)), 4))
     width = 0.8 / max(1, len(series))
     for i, (label, values) in enumerate(series.items()):
         xs = [g + i * width for g, v in enumerate(values) if v is not None]
