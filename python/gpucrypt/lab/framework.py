@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import gpucrypt
+from gpucrypt.lab.sensors import meminfo_bytes
 
 MIB = 1 << 20
 KIB = 1 << 10
@@ -211,12 +212,7 @@ def machine_description() -> dict:
             cpu_model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
     except OSError:
         pass
-    memory_bytes = None
-    try:
-        with open("/proc/meminfo") as f:
-            memory_bytes = int(next(line for line in f if line.startswith("MemTotal")).split()[1]) * 1024
-    except (OSError, StopIteration):
-        pass
+    memory_bytes = meminfo_bytes("MemTotal")
     versions = {"gpucrypt": gpucrypt.__version__, "python": platform.python_version()}
     for module in ("numpy", "matplotlib", "cupy", "pynvml"):
         try:

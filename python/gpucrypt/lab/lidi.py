@@ -10,6 +10,7 @@ import gpucrypt
 from gpucrypt import stream
 from gpucrypt.lab import plots
 from gpucrypt.lab.framework import MIB, experiment, human_bytes, random_bytes
+from gpucrypt.lab.sensors import meminfo_bytes
 
 NAME = "aes-128-ecb"
 STAGES = ("h2d_s", "compute_s", "d2h_s")
@@ -99,11 +100,7 @@ def _beyond_gpu_memory(lab, key: bytes) -> None:
         lab.skip("data larger than GPU memory", "no GPU")
         return
     gpu_bytes = next((d["memory_bytes"] for d in gpucrypt.devices() if d["name"] == lab.gpu), 0)
-    available = 0
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemAvailable"):
-                available = int(line.split()[1]) * 1024
+    available = meminfo_bytes("MemAvailable") or 0
     data_len = int(gpu_bytes * 1.05) // MIB * MIB
     if lab.quick or not gpu_bytes or 2 * data_len + 4 * (1 << 30) > available:
         lab.skip("data larger than GPU memory", f"needs twice {human_bytes(data_len)} of host memory "

@@ -137,17 +137,21 @@ def _gpu_arch() -> str:
     return "sm_" + out.replace(".", "")
 
 
+def _run(command: list) -> str:
+    """stdout of ``command``; RuntimeError with its stderr when it fails."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(command[0]).name} failed ({done.returncode}): {done.stderr.strip()[-600:]}")
+    return done.stdout
+
+
 def build_and_check(source: Path, workdir: Path, arch: str) -> tuple:
     """Compiles, disassembles and runs the benchmark; returns (device line, measurements)."""
     nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
     binary = workdir / "microbench"
-    subprocess.run([nvcc, "-O3", f"-arch={arch}", "-o", str(binary), str(source)], check=True,
-                   capture_output=True, timeout=300)
-    sass = subprocess.run([cuobjdump, "-sass", str(binary)], check=True, capture_output=True, text=True).stdout
-    functions = parse_sass(sass)
-    env = dict(os.environ)
-    lines = subprocess.run([str(binary)], check=True, capture_output=True, text=True, timeout=300,
-                           env=env).stdout.splitlines()
+    _run([nvcc, "-O3", f"-arch={arch}", "-o", str(binary), str(source)])
+    functions = parse_sass(_run([cuobjdump, "-sass", str(binary)]))
+    lines = _run([str(binary)]).splitlines()
     records = [json.loads(line) for line in lines if line.startswith("{")]
     device, rows = records[0], records[1:]
     for row in rows:

@@ -12,6 +12,18 @@ import time
 from typing import Optional
 
 
+def meminfo_bytes(field: str) -> Optional[int]:
+    """A /proc/meminfo field (MemTotal, MemAvailable) in bytes, or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def cpu_times() -> Optional[tuple]:
     """(busy, total) jiffies over all CPUs from /proc/stat, or None."""
     try:

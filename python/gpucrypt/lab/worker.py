@@ -42,7 +42,7 @@ def _gpu_load(duty: float, index: int) -> None:
     import cupy
     with cupy.cuda.Device(index) as device:
         spin = cupy.RawKernel(_SPIN_KERNEL, "spin")
-        clock_hz = device.attributes["ClockRate"] * 1e3
+        clock_hz = device.attributes.get("ClockRate", 1_980_000) * 1e3   # kHz; H200's boost clock if absent
         blocks = device.attributes["MultiProcessorCount"] * 2
         cycles = int(duty * GPU_LOAD_PERIOD_S * clock_hz)
         spin((blocks,), (128,), (cupy.int64(1000),))
