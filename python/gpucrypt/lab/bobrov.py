@@ -39,15 +39,17 @@ def _batch_call(name: str, device: str, data: bytes):
             batch.add(name, key, data, iv=iv)
         t0 = time.perf_counter()
         batch.run()
-        return time.perf_counter() - t0, batch.stats["compute_s"]
+        elapsed = time.perf_counter() - t0
+        return elapsed, batch.stats["compute_s"], next(iter(batch.stats["variants"].values()), None)
     return run
 
 
 def _cpu_call(name: str, data: bytes):
+    """(the call, its variant) on the CPU backend."""
     if name.startswith("keccak"):
-        return lambda: gpucrypt.hash(name, data, device="cpu")
+        return (lambda: gpucrypt.hash(name, data, device="cpu")), gpucrypt.new(name).variant
     cipher = gpucrypt.Cipher(name, os.urandom(calls.key_len(name)), iv=os.urandom(16), device="cpu")
-    return lambda: cipher.encrypt(data)
+    return (lambda: cipher.encrypt(data)), cipher.variant
 
 
 def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, condition: str = "none",
@@ -59,18 +61,17 @@ def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, c
     totals, kernels = [], []
     start = time.perf_counter()
     while len(totals) < 3 or (time.perf_counter() - start < budget_s and len(totals) < 1000):
-        total, kernel = run()
+        total, kernel, variant = run()
         totals.append(total)
         kernels.append(kernel)
     common = dict(algorithm=name, bytes=num_bytes, load=condition)
-    variant = "keccak_cuda" if name.startswith("keccak") and device != "cpu" else None
     lab.record("t_Total", timed=TIMED_SPLIT, device=device, variant=variant, samples=totals, **common)
     lab.record("t_GPU", timed=TIMED_SPLIT, device=device, variant=variant, samples=kernels, **common)
     result = {"t_total": statistics.median(totals), "t_gpu": statistics.median(kernels)}
     if with_cpu:
-        cpu = _cpu_call(name, data)
+        cpu, cpu_variant = _cpu_call(name, data)
         cpu()
-        entry = lab.measure("t_NoGPU", cpu, timed=TIMED_CPU, device="cpu", variant=None, reps=1000,
+        entry = lab.measure("t_NoGPU", cpu, timed=TIMED_CPU, device="cpu", variant=cpu_variant, reps=1000,
                             budget_s=budget_s, **common)
         result["t_nogpu"] = entry["value"]
     return result
@@ -98,9 +99,9 @@ def offload(lab):
                 rows.append([name, human_bytes(num_bytes), r["t_nogpu"], r["t_total"], r["t_gpu"], t_cpu,
                              f"{100 * t_saved:.0f}%"])
             else:
-                cpu = _cpu_call(name, random_bytes(num_bytes))
+                cpu, cpu_variant = _cpu_call(name, random_bytes(num_bytes))
                 cpu()
-                entry = lab.measure("t_NoGPU", cpu, timed=TIMED_CPU, device="cpu", variant=None, reps=1000,
+                entry = lab.measure("t_NoGPU", cpu, timed=TIMED_CPU, device="cpu", variant=cpu_variant, reps=1000,
                                     budget_s=budget, algorithm=name, bytes=num_bytes, load="none")
                 r = {"t_nogpu": entry["value"]}
                 rows.append([name, human_bytes(num_bytes), r["t_nogpu"]])

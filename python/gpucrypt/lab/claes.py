@@ -39,6 +39,8 @@ def crossover(lab):
                                    for v in ("aes_ttable", "aes_openssl")],
                          "reps": 200, "drop": 1, "budget_s": budget}, {"GPUCRYPT_CPU_THREADS": "1"})
     for r in serial:
+        if "error" in r:
+            raise RuntimeError(f"serial CPU timing failed: {r['error']}")
         label = "serial CPU, portable" if r["variant"] == "aes_ttable" else "serial CPU, OpenSSL"
         keep(label, "cpu (1 thread)", r["variant"], r["timed"], r["bytes"], r["samples"])
     for variant, label in (("aes_ttable", "all cores, portable"), (None, "all cores, default")):

@@ -19,18 +19,17 @@ TIMED = ("gpucrypt.Batch: the executor's compute time (kernels on a GPU, worker 
 
 
 def _run_batch(device: str, requests: list, reps: int, budget_s: float) -> tuple:
-    """(compute-time samples, wall samples) of running ``requests`` as one batch."""
-    computes, walls = [], []
+    """(compute-time samples, the variants that ran) of running ``requests`` as one batch."""
+    computes, variants = [], ""
     start = time.perf_counter()
     while len(computes) < reps and (len(computes) < 3 or time.perf_counter() - start < budget_s):
         batch = gpucrypt.Batch(device=device)
         for name, key, data, iv in requests:
             batch.add(name, key, data, iv=iv, padding=False)
-        t0 = time.perf_counter()
         batch.run()
-        walls.append(time.perf_counter() - t0)
         computes.append(batch.stats["compute_s"])
-    return computes[1:] if len(computes) > 3 else computes, walls
+        variants = ", ".join(sorted(set(batch.stats["variants"].values())))
+    return computes[1:] if len(computes) > 3 else computes, variants
 
 
 def _messages(name: str, count: int, blocks: int, rekey: bool) -> list:
@@ -49,8 +48,9 @@ def batch(lab):
     counts = (16, 128) if lab.quick else (64, 512, 4096)
     reps, budget = (5, 0.3) if lab.quick else (10, 0.5)
 
-    def record(what, samples, **params):
-        return lab.record(what, timed=TIMED, device=device, variant=None, samples=samples, **params)
+    def record(what, timed_batch, **params):
+        samples, variants = timed_batch
+        return lab.record(what, timed=TIMED, device=device, variant=variants, samples=samples, **params)
 
     # ---- generic format vs one bulk call --------------------------------------------------------
     overhead_rows, overhead = [], {}
@@ -59,8 +59,8 @@ def batch(lab):
             total = count * blocks * BLOCK
             if total > cap:
                 continue
-            generic, _ = _run_batch(device, _messages("aes-128-ctr", count, blocks, rekey=True), reps, budget)
-            bulk, _ = _run_batch(device, _messages("aes-128-ctr", 1, count * blocks, rekey=False), reps, budget)
+            generic = _run_batch(device, _messages("aes-128-ctr", count, blocks, rekey=True), reps, budget)
+            bulk = _run_batch(device, _messages("aes-128-ctr", 1, count * blocks, rekey=False), reps, budget)
             g = record("generic batch, key per message", generic, algorithm="aes-128-ctr", bytes=total,
                        messages=count, blocks_per_message=blocks)["value"]
             b = record("one bulk request", bulk, algorithm="aes-128-ctr", bytes=total)["value"]
@@ -81,8 +81,8 @@ def batch(lab):
             total = count * blocks * BLOCK
             if total > cap:
                 continue
-            samples, _ = _run_batch(device, _messages("aes-128-cbc", count, blocks, rekey=True), reps, budget)
-            entry = record("CBC encryption batch", samples, algorithm="aes-128-cbc", bytes=total, messages=count,
+            timed_batch = _run_batch(device, _messages("aes-128-cbc", count, blocks, rekey=True), reps, budget)
+            entry = record("CBC encryption batch", timed_batch, algorithm="aes-128-cbc", bytes=total, messages=count,
                            blocks_per_message=blocks)
             gbps = total * 8 / entry["value"] / 1e9
             cbc_rows.append([blocks, count, gbps])
@@ -102,8 +102,7 @@ def batch(lab):
     mix_rows, relative = [], []
     throughputs = {}
     for label, ordered in orderings(messages, random.Random(7)).items():
-        samples, _ = _run_batch(device, ordered, reps, budget)
-        entry = record("mixed payload", samples, bytes=total, ordering=label, messages=len(ordered))
+        entry = record("mixed payload", _run_batch(device, ordered, reps, budget), bytes=total, ordering=label, messages=len(ordered))
         throughputs[label] = total * 8 / entry["value"] / 1e9
     best = max(throughputs.values())
     for label, gbps in throughputs.items():

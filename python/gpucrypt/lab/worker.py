@@ -56,16 +56,21 @@ def _gpu_load(duty: float, index: int) -> None:
 
 
 def _time(spec: dict) -> list:
-    """Each case of ``spec["cases"]`` ({name, variant, device, sizes, resident}) timed at each size."""
+    """Each case of ``spec["cases"]`` ({name, variant, device, sizes, resident}) timed at each size;
+    a case that fails gives {"error": ...} in its place and the others still run."""
     from gpucrypt.lab.calls import cipher_case
     results = []
     for case_spec in spec["cases"]:
         for num_bytes in case_spec["sizes"]:
-            case = cipher_case(case_spec["name"], case_spec["device"], num_bytes, case_spec.get("variant"),
-                               case_spec.get("resident", False))
-            results.append({"name": case_spec["name"], "variant": case.variant, "device": case.device,
-                            "bytes": num_bytes, "timed": case.timed,
-                            "samples": case.samples(spec["reps"], spec.get("drop", 0), spec.get("budget_s"))})
+            result = {"name": case_spec["name"], "variant": case_spec.get("variant"), "bytes": num_bytes}
+            try:
+                case = cipher_case(case_spec["name"], case_spec["device"], num_bytes, case_spec.get("variant"),
+                                   case_spec.get("resident", False))
+                result.update(variant=case.variant, device=case.device, timed=case.timed,
+                              samples=case.samples(spec["reps"], spec.get("drop", 0), spec.get("budget_s")))
+            except Exception as error:  # noqa: BLE001 - reported to the parent, which records it
+                result["error"] = f"{type(error).__name__}: {error}"
+            results.append(result)
     return results
 
 
