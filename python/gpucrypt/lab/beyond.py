@@ -94,7 +94,7 @@ def beyond(lab):
     plots.grouped_bars(lab.plot_path("gpu-vs-cpu"), "host data in, host data out: each device of this machine",
                        list(ALGORITHMS), per_device, "Gbps (log)", logy=True)
 
-    _multi_gpu(lab, reps)
+    lab.attempt("multi-GPU scaling", _multi_gpu, lab, reps)
     lab.changed("None of the papers compared constant-time code: table lookups indexed by secret "
                 "bytes leak through cache and shared-memory timing, and the bitsliced variants "
                 "show what avoiding them costs on each device.")

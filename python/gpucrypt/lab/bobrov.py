@@ -3,6 +3,7 @@ from other processes slow it down."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import time
@@ -135,6 +136,35 @@ def _load_sizes(name: str, quick: bool) -> list:
     return sizes + [256 * MIB] if name.startswith("aes") else sizes
 
 
+def _run_condition(lab, label, kind, duty, device, nvml, budget, window) -> tuple:
+    """Times the load cases with the load ``kind`` at ``duty`` running (none when kind is None);
+    returns ({(name, bytes): medians}, [achieved loads in %])."""
+    utilization = nvml.utilization if nvml else (lambda: 0.0)
+    with (Loads(kind, duty, calls.cuda_index(lab.gpu or "cuda:0")) if kind else contextlib.nullcontext()):
+        time.sleep(0.2 if lab.quick else 0.5)   # the load settles into its duty cycle
+        before = cpu_times()
+        with Sampler(utilization) as gpu_alone:
+            time.sleep(window)
+        load_alone = cpu_busy_fraction(before, cpu_times())
+        before = cpu_times()
+        results = {}
+        with Sampler(utilization) as gpu_during:
+            for name in LOAD_CASES:
+                for num_bytes in _load_sizes(name, lab.quick):
+                    r = lab.attempt(f"{name} {human_bytes(num_bytes)} under {label}", time_offload, lab,
+                                    name, num_bytes, device, budget, label, with_cpu=False)
+                    if r is not None:
+                        results[(name, num_bytes)] = r
+        during = cpu_busy_fraction(before, cpu_times())
+    achieved = [100 * (load_alone or 0), 100 * (during or 0), gpu_alone.mean() if nvml else None,
+                gpu_during.mean() if nvml else None]
+    lab.record("achieved load", timed=f"/proc/stat busy share over {window:.1f} s with only the load running, "
+               "and during the runs; NVML utilisation sampled every 0.2 s", device=device, variant=None,
+               samples=[achieved[0]], unit="%", load=label, cpu_busy_during_runs_percent=achieved[1],
+               gpu_utilization_percent=achieved[2], gpu_utilization_during_runs_percent=achieved[3])
+    return results, ["" if a is None else a for a in achieved]
+
+
 @experiment("bobrov-load", "bobrov", "degradation under CPU load 20/40/60% and GPU load 25/50/75%")
 def load(lab):
     device = lab.gpu or "cpu"
@@ -156,36 +186,11 @@ def load(lab):
     degradation = {}
     for label, kind, duty in conditions:
         lab.log(f"  load {label}")
-        loads = Loads(kind, duty, calls.cuda_index(lab.gpu or "cuda:0")) if kind else None
-        if loads:
-            loads.__enter__()
-        try:
-            time.sleep(0.2 if lab.quick else 0.5)   # the load settles into its duty cycle
-            before = cpu_times()
-            with Sampler(nvml.utilization if nvml else (lambda: 0.0)) as gpu_util:
-                time.sleep(window)
-            load_alone = cpu_busy_fraction(before, cpu_times())
-            before = cpu_times()
-            results = {}
-            with Sampler(nvml.utilization if nvml else (lambda: 0.0)) as gpu_util_run:
-                for name in LOAD_CASES:
-                    for num_bytes in _load_sizes(name, lab.quick):
-                        r = lab.attempt(f"{name} {human_bytes(num_bytes)} under {label}", time_offload, lab,
-                                        name, num_bytes, device, budget, label, with_cpu=False)
-                        if r is not None:
-                            results[(name, num_bytes)] = r
-            during = cpu_busy_fraction(before, cpu_times())
-        finally:
-            if loads:
-                loads.__exit__()
-        lab.record("achieved load", timed=f"/proc/stat busy share over {window:.1f} s with only the load running; "
-                   "NVML utilisation sampled every 0.2 s", device=device, variant=None,
-                   samples=[100 * (load_alone or 0)], unit="%", load=label,
-                   cpu_busy_during_runs_percent=100 * (during or 0),
-                   gpu_utilization_percent=gpu_util.mean() if nvml else None,
-                   gpu_utilization_during_runs_percent=gpu_util_run.mean() if nvml else None)
-        achieved_rows.append([label, 100 * (load_alone or 0), 100 * (during or 0),
-                              gpu_util.mean() if nvml else "", gpu_util_run.mean() if nvml else ""])
+        outcome = lab.attempt(f"load {label}", _run_condition, lab, label, kind, duty, device, nvml, budget, window)
+        if outcome is None:
+            continue
+        results, achieved = outcome
+        achieved_rows.append([label, *achieved])
         for (name, num_bytes), r in results.items():
             if label == "none":
                 baseline[(name, num_bytes)] = r
