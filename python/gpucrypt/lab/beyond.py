@@ -23,7 +23,7 @@ def _gbps(entry: dict) -> float:
 
 @experiment("beyond-papers", "beyond", "constant-time vs tables, GCM/XTS vs CTR, GPU vs CPU per algorithm, GPUs")
 def beyond(lab):
-    host_bytes = 1 * MIB if lab.quick else 64 * MIB
+    host_bytes = 1 * MIB if lab.quick else 16 * MIB
     reps, budget = (10, 0.3) if lab.quick else (20, 1.5)
     resident = bool(lab.gpu) and calls.cupy_module() is not None
     if lab.gpu and not resident:

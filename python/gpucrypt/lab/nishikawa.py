@@ -42,7 +42,7 @@ def _timed_case(name, device, num_bytes, variant, resident, reps, drop, budget_s
             "ECB throughput per cipher, key size and variant (T_enc); launch shapes")
 def throughput(lab):
     reps, drop = (12, 2) if lab.quick else (100, 10)
-    cpu_bytes = 256 * KIB if lab.quick else 8 * MIB
+    cpu_bytes = 256 * KIB if lab.quick else 2 * MIB
     measured = {}   # (device kind, variant) -> {cipher-bits: gbps}
     rows = []
     for algorithm in CIPHERS:
@@ -53,7 +53,7 @@ def throughput(lab):
                 targets += [(lab.gpu, v, GPU_BYTES, True) for v in variant_names(algorithm, "cuda")]
             for device, variant, num_bytes, resident in targets:
                 timed = lab.attempt(f"{name} {variant} on {device}", _timed_case, name, device, num_bytes, variant,
-                                    resident, reps, drop, None if resident else (1.0 if lab.quick else 4.0))
+                                    resident, reps, drop, None if resident else (1.0 if lab.quick else 2.0))
                 if timed is None:
                     continue
                 case, samples = timed
