@@ -5,7 +5,6 @@ tables and writes the outcome into the DOM); plus the micro-benchmark's SASS che
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -21,11 +20,11 @@ REPO = Path(__file__).resolve().parents[1]
 MEASUREMENT_KEYS = {"what", "device", "variant", "timed", "repetitions", "statistic", "samples", "value", "unit"}
 
 
-def _gpucrypt(*args, cwd=None, timeout=600):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO / "python") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+def _gpucrypt(*args, timeout=600):
+    """The real CLI in a child process (the gpucrypt this interpreter imports), from the repository
+    root, where the micro-benchmark finds bench/microbench.cu."""
     return subprocess.run([sys.executable, "-m", "gpucrypt", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=cwd or REPO)
+                          timeout=timeout, cwd=REPO)
 
 
 @pytest.fixture(scope="module")
