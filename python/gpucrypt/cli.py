@@ -712,5 +712,7 @@ def decrypt(input_path, output_path, device, quiet, progress, devices, cpu_share
                       variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats))
 
 
+from gpucrypt.lab.cli import lab_command; cli.add_command(lab_command)  # noqa: E402,E702 - gpucrypt lab
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,124 @@
+"""The calls the lab times, built once per case: a cipher, AEAD or hash over host bytes (wall
+clock, transfers included on a GPU) or over a GPU-resident CuPy array (CUDA events on the stream:
+kernel time, no transfers, the paper's T_enc). Shared by the experiments and the subprocess
+worker (worker.py), so a case timed in another process is timed the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import gpucrypt
+from gpucrypt.lab.framework import random_bytes, repeat
+
+WALL_HOST = "wall clock of one Python call on host bytes (on a GPU: staging, copies and kernel)"
+KERNEL_EVENTS = "CUDA events around one call on GPU-resident data (device-pointer API): kernel only"
+
+
+def cupy_module():
+    """CuPy, or None when it is not installed or sees no GPU."""
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # noqa: BLE001 - missing module, missing driver: both mean "no CuPy here"
+        return None
+
+
+def cuda_index(device: str) -> int:
+    return int(device.split(":")[1]) if ":" in device else 0
+
+
+def key_len(name: str) -> int:
+    parts = name.split("-")
+    bits = int(parts[1])
+    return bits // 4 if parts[2] == "xts" else bits // 8
+
+
+@dataclass
+class Case:
+    call: Callable[[], object]
+    variant: Optional[str]
+    device: str
+    timed: str
+    resident: bool
+    num_bytes: int
+
+    def samples(self, reps: int, drop: int = 0, budget_s: Optional[float] = None) -> list:
+        if not self.resident:
+            return repeat(self.call, reps, drop, budget_s)
+        return event_samples(self.call, reps, drop, budget_s, cuda_index(self.device))
+
+
+def event_samples(call, reps: int, drop: int, budget_s: Optional[float], index: int) -> list:
+    """Seconds between CUDA events recorded around each call on the current stream."""
+    import time
+    cupy = cupy_module()
+    with cupy.cuda.Device(index):
+        for _ in range(max(drop, 1)):   # at least one untimed call: lazy set-up stays out
+            call()
+        cupy.cuda.get_current_stream().synchronize()
+        samples, start_wall = [], time.perf_counter()
+        for _ in range(reps):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record()
+            call()
+            end.record()
+            end.synchronize()
+            samples.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+            if budget_s is not None and len(samples) >= 3 and time.perf_counter() - start_wall > budget_s:
+                break
+    return samples
+
+
+def cipher_case(name: str, device: str, num_bytes: int, variant: Optional[str] = None,
+                resident: bool = False) -> Case:
+    """Encryption of ``num_bytes`` with ``name`` (a cipher or ``*-gcm``) on ``device``."""
+    key = os.urandom(key_len(name))
+    mode = name.split("-")[2]
+    on_gpu = device.startswith("cuda")
+    if resident and not on_gpu:
+        raise ValueError("GPU-resident timing needs a cuda device")
+    if mode == "gcm":
+        aead = gpucrypt.AEAD(name, key, device=device, variant=variant)
+        nonce = os.urandom(12)
+        used_variant = aead.variant
+        data = _data(num_bytes, device, resident)
+        call = lambda: aead.encrypt(nonce, data)  # noqa: E731 - a CuPy array returns (ct, tag)
+    else:
+        iv = None if mode == "ecb" else os.urandom(16)
+        cipher = gpucrypt.Cipher(name, key, iv=iv, device=device, padding=False, variant=variant)
+        used_variant = cipher.variant
+        data = _data(num_bytes, device, resident)
+        if resident:
+            out = _empty_like(data, device)
+            call = lambda: cipher.encrypt(data, out=out)  # noqa: E731
+        else:
+            call = lambda: cipher.encrypt(data)  # noqa: E731
+    return Case(call, used_variant, device if on_gpu else "cpu", KERNEL_EVENTS if resident else WALL_HOST,
+                resident, num_bytes)
+
+
+def hash_case(name: str, device: str, num_bytes: int) -> Case:
+    """One message of ``num_bytes`` hashed on ``device`` (a GPU hashes one message per thread)."""
+    data = random_bytes(num_bytes)
+    length = 32 if name.startswith(("shake", "kt", "parallelhash", "cshake")) else None
+    variant = "keccak_cuda" if device.startswith("cuda") else gpucrypt.new(name).variant
+    return Case(lambda: gpucrypt.hash(name, data, length=length, device=device), variant, device,
+                WALL_HOST, False, num_bytes)
+
+
+def _data(num_bytes: int, device: str, resident: bool):
+    if not resident:
+        return random_bytes(num_bytes)
+    cupy = cupy_module()
+    with cupy.cuda.Device(cuda_index(device)):
+        return cupy.random.randint(0, 256, num_bytes, dtype=cupy.uint8)
+
+
+def _empty_like(array, device: str):
+    cupy = cupy_module()
+    with cupy.cuda.Device(cuda_index(device)):
+        return cupy.empty_like(array)

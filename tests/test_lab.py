@@ -1,0 +1,167 @@
+"""gpucrypt lab end to end: `gpucrypt lab run all --quick` through the real CLI, results.json,
+every PNG, and report.html opened in headless Chromium (the page checks its own images and
+tables and writes the outcome into the DOM); plus the micro-benchmark's SASS check."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib", reason="the lab needs matplotlib (a gpucrypt dependency)")
+from PIL import Image  # noqa: E402  (pillow comes with matplotlib)
+
+REPO = Path(__file__).resolve().parents[1]
+MEASUREMENT_KEYS = {"what", "device", "variant", "timed", "repetitions", "statistic", "samples", "value", "unit"}
+
+
+def _gpucrypt(*args, timeout=600):
+    """The real CLI in a child process (the gpucrypt this interpreter imports), from the repository
+    root, where the micro-benchmark finds bench/microbench.cu."""
+    return subprocess.run([sys.executable, "-m", "gpucrypt", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lab") / "report"
+    done = _gpucrypt("lab", "run", "all", "--quick", "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out, done
+
+
+def _chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def _browser_check(page: Path, tmp_path: Path) -> tuple:
+    """(the page's data-lab-check attribute, the screenshot path)."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no Chromium here (scripts/setup installs Debian's chromium)")
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(flags + ["--virtual-time-budget=10000", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    match = re.search(r'data-lab-check="([^"]*)"', dom)
+    shot = tmp_path / "shot.png"
+    subprocess.run(flags + ["--window-size=1280,2400", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120, cwd=tmp_path)
+    return (match.group(1) if match else None), shot
+
+
+def test_quick_run_writes_results_with_raw_samples(quick_run):
+    out, done = quick_run
+    assert "[lab]" in done.stderr   # progress goes to stderr
+    results = json.loads((out / "results.json").read_text())
+    for key in ("date", "machine", "device", "quick", "experiments"):
+        assert key in results
+    assert results["quick"] is True
+    assert {"hostname", "cpu", "devices", "versions"} <= set(results["machine"])
+    listed = _gpucrypt("lab", "list").stdout.split()
+    names = [e["name"] for e in results["experiments"]]
+    assert names and all(name in listed for name in names)
+    assert len(names) == 9
+    for experiment in results["experiments"]:
+        assert experiment["status"] in ("ran", "partial", "skipped"), experiment
+        if experiment["status"] == "skipped":
+            assert experiment["reason"]
+        for part in experiment["skipped_parts"]:
+            assert part["reason"]
+        for m in experiment["measurements"]:
+            assert MEASUREMENT_KEYS <= set(m), m
+            assert m["repetitions"] == len(m["samples"]) > 0
+    ran = [e for e in results["experiments"] if e["status"] in ("ran", "partial")]
+    assert len(ran) >= 6   # everything but the GPU-only parts runs on a CPU machine
+    if not any(d["kind"] == "cuda" for d in results["machine"]["devices"]):
+        micro = next(e for e in results["experiments"] if e["name"] == "nishikawa-microbench")
+        assert micro["status"] == "skipped" and "GPU" in micro["reason"]
+
+
+def test_every_plot_is_a_valid_png(quick_run):
+    out, _ = quick_run
+    results = json.loads((out / "results.json").read_text())
+    plots = [p for e in results["experiments"] for p in e["plots"]]
+    assert len(plots) >= 10
+    for name in plots:
+        with Image.open(out / name) as image:
+            image.verify()
+        with Image.open(out / name) as image:
+            assert image.format == "PNG" and image.width > 100 and image.height > 100
+
+
+def test_report_is_self_contained_and_passes_in_a_browser(quick_run, tmp_path):
+    out, _ = quick_run
+    page = out / "report.html"
+    text = page.read_text()
+    assert re.findall(r'<img [^>]*src="(?!data:image/png;base64,)', text) == []   # no outside files
+    for title in ("Nishikawa", "Bobrov", "Gervasi", "Harrison", "LIDI"):
+        assert title in text
+    copy = tmp_path / "moved" / "report.html"    # self-contained: it works away from its PNGs
+    copy.parent.mkdir()
+    shutil.copy(page, copy)
+    check, shot = _browser_check(copy, tmp_path)
+    assert check == "ok", check
+    with Image.open(shot) as image:
+        grey = image.convert("L")
+        dark = sum(grey.histogram()[:200])
+        assert grey.getextrema()[0] < 100 and dark > 0.01 * grey.width * grey.height   # not blank
+
+
+def test_page_check_catches_broken_images_and_empty_tables(tmp_path):
+    """The page's own check must be able to fail, or the browser test proves nothing."""
+    from gpucrypt.lab.framework import machine_description, now_utc
+    from gpucrypt.lab.report import write_report
+
+    (tmp_path / "x-broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
+    experiment = {"name": "claes-crossover", "paper": "claes", "title": "t", "status": "ran", "reason": None,
+                  "seconds": 0, "skipped_parts": [], "changes": [], "measurements": [],
+                  "tables": [{"title": "empty", "columns": ["a"], "rows": [[1]]}], "plots": ["x-broken.png"]}
+    results = {"date": now_utc(), "machine": machine_description(), "device": "cpu", "quick": True,
+               "experiments": [experiment]}
+    page = write_report(tmp_path, results)
+    page.write_text(page.read_text().replace("<tbody><tr><td>1</td></tr></tbody>", "<tbody></tbody>"))
+    check, _ = _browser_check(page, tmp_path)
+    assert check is not None and "broken image x-broken.png" in check and "empty table" in check
+
+
+def test_unknown_experiment_is_refused():
+    done = _gpucrypt("lab", "run", "no-such-experiment", "--quick", "--out", "unused")
+    assert done.returncode != 0
+    assert "unknown experiment no-such-experiment" in done.stderr
+    assert not (REPO / "unused").exists()
+
+
+# ---- the micro-benchmark's SASS check (cuobjdump -sass text, no GPU needed) ------------------------
+
+SASS = """
+        Function : thr_demo
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   IMAD.MOV.U32 R4, RZ, RZ, R2 ;
+        /*0020*/                   UIADD3 UR4, UR4, 0x1, URZ ;
+        /*0030*/                   LOP3.LUT R4, R4, R5, R6, 0xd2, !PT ;
+        /*0040*/                   LOP3.LUT R5, R5, R4, R6, 0xd2, !PT ;
+        /*0050*/                   LOP3.LUT R6, R6, R5, R4, 0xd2, !PT ;
+        /*0060*/                   LOP3.LUT R7, R7, R6, R5, 0xd2, !PT ;
+        /*0070*/                   ISETP.LE.AND P0, PT, R9, UR4, PT ;
+        /*0080*/              @!P0 BRA 0x20 ;
+        /*0090*/                   EXIT ;
+"""
+
+
+def test_sass_check_accepts_the_intended_loop_and_rejects_a_folded_one():
+    from gpucrypt.lab.microbench import check_kernel, parse_sass
+
+    functions = parse_sass(SASS)
+    assert check_kernel(functions, "thr_demo", "LOP3", 4)["verified"]
+    folded = check_kernel(functions, "thr_demo", "LOP3", 8)
+    assert not folded["verified"] and "holds 4 LOP3, expected 8" in folded["reason"]
+    assert not check_kernel(functions, "thr_demo", "FADD", 4)["verified"]
+    assert not check_kernel(functions, "lat_missing", "LOP3", 4)["verified"]
+    labelled = SASS.replace("/*0020*/", ".L_x_0:\n        /*0020*/").replace("BRA 0x20", "BRA `(.L_x_0)")
+    assert check_kernel(parse_sass(labelled), "thr_demo", "LOP3", 4)["verified"]
