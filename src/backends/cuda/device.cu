@@ -389,6 +389,7 @@ class Workspace {
   size_t prepare(size_t len) {
     for (size_t chunk = kChunkBytes;; chunk /= 2) {
       try {
+        capacity_limit_ = chunk + 16;
         for (Slot& s : slots_) reserve(s, std::min(len, chunk + 15));
         return chunk;
       } catch (const OutOfMemory& e) {
@@ -409,7 +410,7 @@ class Workspace {
     if (bytes > s.capacity) {
       check(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
       const size_t capacity =
-          std::max(bytes, std::min(kChunkCapacity, std::max(round_up(bytes, size_t(1) << 20), s.capacity * 2)));
+          std::max(bytes, std::min(capacity_limit_, std::max(round_up(bytes, size_t(1) << 20), s.capacity * 2)));
       release(s);
       check_allocation(cudaMallocHost(&s.pinned, capacity), "cudaMallocHost (staging)", capacity, true);
       check_allocation(cudaMalloc(&s.device_in, capacity), "cudaMalloc (staging)", capacity);
@@ -452,6 +453,7 @@ class Workspace {
   }
 
   int device_index_;
+  size_t capacity_limit_ = kChunkCapacity;  // the largest buffer this call's chunk size needs
   std::array<Slot, kSlots> slots_;
   gc_block* device_iv_ = nullptr;
   gc_block* pinned_iv_ = nullptr;

@@ -236,7 +236,7 @@ class PinnedBuffer {
       data_ = nullptr;
       capacity_ = 0;
       void* p = nullptr;
-      check(cudaHostAlloc(&p, len, cudaHostAllocDefault), "cudaHostAlloc (pinned staging)");
+      check_allocation(cudaHostAlloc(&p, len, cudaHostAllocDefault), "cudaHostAlloc (pinned staging)", len, true);
       data_ = static_cast<uint8_t*>(p);
       capacity_ = len;
     }
@@ -263,7 +263,7 @@ class DeviceBuffer {
       data_ = nullptr;
       capacity_ = 0;
       void* p = nullptr;
-      check(cudaMalloc(&p, len), "cudaMalloc");
+      check_allocation(cudaMalloc(&p, len), "cudaMalloc", len);
       data_ = static_cast<uint8_t*>(p);
       capacity_ = len;
     }
