@@ -437,9 +437,9 @@ def test_key_option_errors(secrets):
 
 def test_option_bounds(secrets):
     key_option = ["--key-file", str(secrets / "key.hex")]
-    for size in ("8", "17M"):
+    for size in ("8", "17M"):   # a usage error (status 2) since issue 9 item 13, was 1
         result = run(["encrypt", *key_option, "--chunk-size", size], input=b"")
-        assert result.exit_code == 1 and "chunk size" in one_error_line(result.stderr)
+        assert result.exit_code == 2 and "--chunk-size" in one_error_line(result.stderr)
     result = run(["encrypt", *key_option, "--chunk-size", "lots"], input=b"")
     assert result.exit_code == 2 and "not a size" in one_error_line(result.stderr)
     result = run(["encrypt", "--passphrase-file", str(secrets / "pass.txt"), "--work-factor", "23"], input=b"")

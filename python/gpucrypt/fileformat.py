@@ -824,7 +824,8 @@ def _publish(temp_path: Optional[str], fd: int, directory: str, target: str, ove
 
 
 @contextlib.contextmanager
-def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True) -> Iterator[BinaryIO]:
+def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
+                  mode: Optional[int] = None) -> Iterator[BinaryIO]:
     """Yield a file that becomes `dst_path` only if the block completes.
 
     A new or existing regular file: writes go to a temporary file in the target directory,
@@ -834,7 +835,8 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True) 
     old contents). A process killed with SIGKILL leaves no file at all where O_TMPFILE works,
     and otherwise at most a `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output
     of NAME deletes once that process is gone; never a partial target. A new file has mode
-    0600; a replaced one keeps its mode and (where permitted) its owner.
+    0600; a replaced one keeps its mode and (where permitted) its owner; `mode` sets the mode of
+    either instead (keygen: 0600 whatever the old key file had).
 
     A symlink is followed: its target is replaced and the link kept. An existing device, FIFO
     or socket is written into in place (not atomic: what was written stays). With
@@ -864,6 +866,8 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True) 
                 os.fsync(temp_file.fileno())
                 if status is not None:
                     _copy_owner_and_mode(temp_file.fileno(), status)
+                if mode is not None:
+                    os.fchmod(temp_file.fileno(), mode)
                 _publish(temp_path, temp_file.fileno(), directory, target, overwrite)
             except OSError as exc:
                 raise _named(exc, shown_path) from None
