@@ -1,6 +1,7 @@
 """Fault injection shared by the file-format and stream tests."""
 
 import errno
+import io
 import os
 
 
@@ -24,3 +25,25 @@ class DiskFullAfter:
 
     def __exit__(self, *exc_info):
         self.inner.close()
+
+
+class ShortWriter(io.RawIOBase):
+    """An unbuffered writer over a real file that takes at most `max_len` bytes per write() and
+    returns the count, as raw files, pipes and sockets may; a caller that ignores the count
+    loses the rest."""
+
+    def __init__(self, path, max_len):
+        self.file = open(path, "wb", buffering=0)
+        self.max_len = max_len
+        self.num_calls = 0
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        self.num_calls += 1
+        return self.file.write(memoryview(data)[:self.max_len])
+
+    def close(self):
+        self.file.close()
+        super().close()
