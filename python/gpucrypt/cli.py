@@ -113,6 +113,12 @@ class _Group(click.Group):
             exit_code = 143
         except BrokenPipeError:
             exit_code = _quiet_after_broken_pipe()
+        except SystemExit as exc:
+            # click turns a broken pipe into sys.exit(1) itself; give it the SIGPIPE status.
+            context = exc.__context__
+            if not (isinstance(context, OSError) and context.errno == errno.EPIPE):
+                raise
+            exit_code = _quiet_after_broken_pipe()
         except _USER_ERRORS as exc:
             if os.environ.get("GPUCRYPT_DEBUG"):
                 raise
@@ -339,7 +345,7 @@ def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Opti
     enabled = (not quiet and _is_terminal(sys.stderr)
                and not (output_to_stdout and _is_terminal(sys.stdout) and _same_terminal(sys.stdout, sys.stderr))
                and (total is None or total >= PROGRESS_MIN_LEN))
-    return _ProgressBar(enabled, total, description, PROGRESS_DELAY_S)
+    return _ProgressBar(enabled, total, description, PROGRESS_DELAY_S if total is None else 0.0)
 
 
 def _checked_devices(device: str, devices, cpu_share) -> list:

@@ -180,7 +180,7 @@ def scrypt_memory_len(log2n: int) -> int:
 
 
 def _format_len(num_bytes: int) -> str:
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    for unit, size in (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if num_bytes >= size:
             return f"{num_bytes / size:.3g} {unit}"
     return f"{num_bytes} bytes"
