@@ -704,10 +704,26 @@ def _count(number: int, singular: str, plural: str) -> str:
     return f"{number} {singular if number == 1 else plural}"
 
 
+def _job_for_line(job: _HashJob, algorithm_given: bool, entry: checksums.ChecksumLine) -> Optional[_HashJob]:
+    """The hash a checksum line asks for, or None when the line cannot be one of ours: the BSD
+    tag names the function; a bare line has -a's function or, as sha3sum infers it, the SHA3
+    of its digest's length. A variable-length function's output length is its digest's."""
+    name = entry.hash_name or (job.name if algorithm_given else checksums.sha3_name_for_hex_len(len(entry.digest_hex)))
+    if name == job.name:
+        line_job = job
+    elif name in bench.HASH_NAMES:
+        line_job = _HashJob(name, len(entry.digest_hex) // 2 or None, {}, "cpu", job.show_progress, True)
+    else:
+        return None
+    out_len = line_job.length if line_job.variable_length else gpucrypt.new(name).digest_size
+    return line_job if 2 * out_len == len(entry.digest_hex) else None
+
+
 def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, strict, ignore_missing, warn) -> bool:
     """sha3sum -c: verify every line of every list; True when all listed files match. The
-    stdout lines (NAME: OK / FAILED / FAILED open or read) and the closing warnings are sha3sum's."""
-    num_bad_lines = num_unreadable = num_mismatched = num_verified = 0
+    stdout lines (NAME: OK / FAILED / FAILED open or read), the closing warnings and the exit
+    status are sha3sum's."""
+    num_bad_lines = num_unreadable = num_mismatched = 0
     all_good = True
     for list_path in lists:
         try:
@@ -717,26 +733,20 @@ def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, s
             _print_error(_describe(exc))
             all_good = False
             continue
+        num_good_lines = num_verified = 0
         for line_number, raw_line in enumerate(content.split(b"\n"), 1):
             line = raw_line.removesuffix(b"\r").decode("utf-8", "surrogateescape")
             if not line.strip():
                 continue
             entry = checksums.parse_line(line)
-            name = entry and (entry.hash_name or (job.name if algorithm_given
-                                                   else checksums.sha3_name_for_hex_len(len(entry.digest_hex))))
-            expected_hex_len = None
-            if entry is not None and name == job.name:
-                expected_hex_len = 2 * (job.length if job.variable_length else gpucrypt.new(name).digest_size)
-            elif entry is not None and name is not None and name in bench.HASH_NAMES \
-                    and name not in bench.VARIABLE_LENGTH_HASHES:
-                expected_hex_len = 2 * gpucrypt.new(name).digest_size
-            if entry is None or expected_hex_len != len(entry.digest_hex):
+            line_job = entry and _job_for_line(job, algorithm_given, entry)
+            if line_job is None:
                 num_bad_lines += 1
                 if warn:
                     click.echo(f"gpucrypt: {list_path}: {line_number}: improperly formatted checksum line", err=True)
                 continue
-            line_job = job if name == job.name else _HashJob(name, None, {}, "cpu", job.show_progress, True)
-            shown = "".join(checksums.escape_name(entry.name))
+            num_good_lines += 1
+            shown = entry.name       # sha3sum -c reports names as they are, unescaped
             try:
                 actual = line_job.digest(entry.name).hex()
             except OSError as exc:
@@ -755,7 +765,10 @@ def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, s
                 num_mismatched += 1
                 if not status:
                     click.echo(f"{shown}: FAILED")
-        if ignore_missing and num_verified == 0 and not status:
+        if num_good_lines == 0:
+            click.echo(f"gpucrypt: {list_path}: no properly formatted checksum lines found", err=True)
+            all_good = False
+        elif ignore_missing and num_verified == 0 and not status:
             click.echo(f"gpucrypt: {list_path}: no file was verified", err=True)
             all_good = False
     if not status:
