@@ -7,6 +7,8 @@ terminal (pty). Most tests use click's CliRunner; signal, terminal and traceback
 the command in a subprocess.
 """
 
+import array
+import fcntl
 import hashlib
 import io
 import json
@@ -16,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -504,13 +507,22 @@ def test_refuses_ciphertext_on_a_terminal(secrets):
         os.close(terminal)
 
 
-def _temporary_output_written(pid, directory):
+def _temporary_output_written(process, directory):
     """The process has written to its temporary output: a `.gpucrypt-tmp` file, or an unnamed
-    O_TMPFILE file in `directory` (seen through /proc/PID/fd)."""
+    O_TMPFILE file in `directory` (seen through /proc/PID/fd). The command makes itself
+    non-dumpable while it holds a key, which closes /proc/PID/fd to an unprivileged test: then
+    the sign is that it has drained its input pipe (it writes each chunk as it goes)."""
     if any(p.name.endswith(".gpucrypt-tmp") and p.stat().st_size > 0 for p in directory.iterdir()):
         return True
     try:
-        descriptors = list(Path(f"/proc/{pid}/fd").iterdir())
+        descriptors = list(Path(f"/proc/{process.pid}/fd").iterdir())
+    except PermissionError:
+        pending = array.array("i", [0])
+        fcntl.ioctl(process.stdin.fileno(), termios.FIONREAD, pending)
+        if pending[0] == 0:
+            time.sleep(0.5)
+            return True
+        return False
     except OSError:
         return False
     for fd in descriptors:
@@ -532,7 +544,7 @@ def test_signal_mid_write_leaves_no_output(secrets, signal_number, exit_code):
         process.stdin.write(os.urandom(10_000))
         process.stdin.flush()
         deadline = time.monotonic() + 60
-        while not _temporary_output_written(process.pid, secrets):
+        while not _temporary_output_written(process, secrets):
             assert time.monotonic() < deadline, "the temporary output never appeared"
             time.sleep(0.02)
         process.send_signal(signal_number)
