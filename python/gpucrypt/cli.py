@@ -276,10 +276,10 @@ def _parse_hex(text: str, expected_len: int, what: str) -> bytes:
     try:
         value = bytes.fromhex(text.strip())
     except ValueError:
-        raise CliError(f"{what} is not valid hex") from None
+        raise _usage_error(f"{what} is not valid hex") from None
     if len(value) != expected_len:
-        raise CliError(f"{what} must be {expected_len} bytes ({2 * expected_len} hex digits), "
-                       f"got {len(value)}")
+        raise _usage_error(f"{what} must be {expected_len} bytes ({2 * expected_len} hex digits), "
+                           f"got {len(value)}")
     return value
 
 
@@ -300,7 +300,8 @@ def _prompt_passphrase(confirm: bool) -> fileformat.Passphrase:
         raise CliError("empty passphrase")
     if confirm and getpass.getpass("Confirm passphrase: ") != passphrase:
         raise CliError("the passphrases do not match")
-    # The bytes typed, whatever the terminal's encoding (undecodable ones come back as surrogates).
+    # UTF-8, the bytes typed on a UTF-8 terminal; a lone surrogate (an undecodable byte) is kept
+    # as that byte instead of failing with an error that would quote it.
     return fileformat.Passphrase(passphrase.encode("utf-8", "surrogateescape"))
 
 
@@ -610,14 +611,14 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     elif os.environ.get(KEY_ENV_VAR):
         key = _parse_hex(os.environ[KEY_ENV_VAR], key_len, f"${KEY_ENV_VAR}")
     else:
-        raise CliError(f"no key: use --key-file FILE, ${KEY_ENV_VAR}=HEX or -K HEX")
+        raise _usage_error(f"no key: use --key-file FILE, ${KEY_ENV_VAR}=HEX or -K HEX")
 
     if mode == "ecb":
         if hex_iv is not None:
             _warn("iv not used by this cipher")
         iv = None
     elif hex_iv is None:
-        raise CliError(f"{name} needs -iv (16 bytes as 32 hex digits)")
+        raise _usage_error(f"{name} needs -iv (16 bytes as 32 hex digits)")
     else:
         iv = _parse_hex(hex_iv, RAW_BLOCK_LEN, "-iv")
 
