@@ -788,7 +788,8 @@ _HASH_EPILOG = (
     "Where the defaults differ from sha3sum: the default function is SHA3-256 (sha3sum's is "
     "SHA3-224; '-a 224' gives it); -a also takes names (sha3-512, shake128, kt128, hashlib "
     "spellings); -b and -t only choose the '*' or ' ' marker, the digest is the same (POSIX has "
-    "no text mode); sha3sum's -U and -0 modes are not offered. Unlike 'openssl dgst', lines are "
+    "no text mode); sha3sum's -U and -0 modes and its -a 128000/256000 are not offered (use -a "
+    "shake128 or shake256 with --length). Unlike 'openssl dgst', lines are "
     "sha3sum's ('HEX  FILE', or with --tag 'SHA3-256 (FILE) = HEX'). A progress bar appears on "
     "stderr for large inputs when stderr is a terminal.")
 
