@@ -111,6 +111,24 @@ def test_fifo_is_written_into(work):
     assert temporaries(work) == []
 
 
+def test_open_descriptors_are_written_through(work):
+    """/dev/stdout, /dev/fd/N: the file a descriptor has open (here a pipe, then a file the
+    "shell" opened) is written into, never replaced. /dev/stdout itself is imitated by a link in
+    the test directory, so that a broken implementation run as root cannot replace the system's."""
+    (work / "stdout-link").symlink_to("/proc/self/fd/1")
+    for target in ("/dev/fd/1", "/proc/self/fd/1", str(work / "stdout-link")):
+        result = gpucrypt_process(["decrypt", *key(work), "-o", target, str(work / "sealed.gcx")])
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (work / "plain").read_bytes(), target
+        with open(work / "redirected", "wb") as redirected:     # `> redirected` in a shell
+            result = gpucrypt_process(["decrypt", *key(work), "-o", target, str(work / "sealed.gcx")],
+                                      stdout=redirected, stderr=subprocess.PIPE, capture_output=False)
+        assert result.returncode == 0, result.stderr
+        assert (work / "redirected").read_bytes() == (work / "plain").read_bytes(), target
+    assert os.readlink(work / "stdout-link") == "/proc/self/fd/1"
+    assert temporaries(work) == []
+
+
 def test_symlinks_are_followed_and_kept(work):
     (work / "real").write_bytes(b"old")
     os.chmod(work / "real", 0o640)

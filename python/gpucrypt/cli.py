@@ -931,8 +931,8 @@ def _common_file_options(function):
     function = click.option("-o", "--output", "output_path", metavar="OUT",
                             help="Output file (default stdout). A new or replaced file appears atomically, "
                                  "complete or not at all; a new one has mode 0600, a replaced one keeps its "
-                                 "mode and owner; a symlink is followed and kept; a device or FIFO (e.g. "
-                                 "/dev/null) is written into, never replaced.")(function)
+                                 "mode and owner; a symlink is followed and kept; a device, FIFO or "
+                                 "/dev/stdout is written into, never replaced.")(function)
     function = click.argument("input_path", required=False, metavar="[FILE]")(function)
     return function
 

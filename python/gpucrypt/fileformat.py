@@ -744,36 +744,56 @@ def _named(exc: OSError, shown_path: str) -> OSError:
     return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path)
 
 
-def _existing_output(shown_path: str) -> tuple[str, Optional[os.stat_result]]:
-    """(the path to write, its status or None): symlinks resolved, so that a link to a file is
-    kept and its target replaced; errors name `shown_path`."""
+def _names_open_descriptor(path: str) -> bool:
+    """Whether `path` reaches its file through /proc: /dev/stdout, /dev/fd/N, /proc/self/fd/N
+    name what a descriptor has open (a pipe, a terminal, a file the shell opened, perhaps for
+    appending), to be written through like stdout, never replaced."""
+    current = os.path.abspath(path)
+    for _ in range(40):                    # the kernel's own limit on a chain of links
+        current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        if current.startswith("/proc/"):
+            return True
+        if not os.path.islink(current):
+            return False
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    return False
+
+
+def _existing_output(shown_path: str) -> tuple[str, Optional[os.stat_result], bool]:
+    """(the path to write, its status or None, whether to write in place): a symlink to a file is
+    resolved, so that the link is kept and its target replaced; a device, FIFO or socket, or a
+    path through an open descriptor, is written in place. Errors name `shown_path`."""
     if shown_path == "":
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown_path)
-    target = os.path.realpath(shown_path)
     try:
-        status = os.stat(target)
+        status = os.stat(shown_path)       # the kernel follows every link, /dev/stdout's too
     except FileNotFoundError:
-        return target, None
+        return os.path.realpath(shown_path), None, False
     except OSError as exc:
         raise _named(exc, shown_path) from None
     if stat.S_ISDIR(status.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), shown_path)
-    return target, status
+    if not stat.S_ISREG(status.st_mode) or _names_open_descriptor(shown_path):
+        return shown_path, status, True
+    return os.path.realpath(shown_path), status, False
 
 
 def output_exists(dst_path: Union[str, os.PathLike]) -> bool:
     """Whether writing `dst_path` would replace an existing regular file (through symlinks);
-    special files (devices, FIFOs) are written into, not replaced, so they do not count."""
-    _, status = _existing_output(os.fspath(dst_path))
-    return status is not None and stat.S_ISREG(status.st_mode)
+    what is written in place (devices, FIFOs, /dev/stdout) is not replaced, so it does not count."""
+    _, status, in_place = _existing_output(os.fspath(dst_path))
+    return status is not None and not in_place
 
 
 @contextlib.contextmanager
-def _write_in_place(target: str, shown_path: str) -> Iterator[BinaryIO]:
-    """Write into an existing device, FIFO or socket the way openssl and age do (no temporary
-    file, nothing to rename: replacing /dev/null or a FIFO with a regular file would break it)."""
+def _write_in_place(target: str, shown_path: str, status: os.stat_result) -> Iterator[BinaryIO]:
+    """Write into an existing device, FIFO, socket or open descriptor the way openssl and age do
+    (no temporary file, nothing to rename: replacing /dev/null or a FIFO with a regular file
+    would break it). A regular file reached through a descriptor is truncated first, as openssl's
+    fopen("wb") does."""
+    truncate = os.O_TRUNC if stat.S_ISREG(status.st_mode) else 0
     try:
-        fd = os.open(target, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(target, os.O_WRONLY | truncate | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise _named(exc, shown_path) from None
     with os.fdopen(fd, "wb") as stream:
@@ -839,14 +859,15 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
     either instead (keygen: 0600 whatever the old key file had).
 
     A symlink is followed: its target is replaced and the link kept. An existing device, FIFO
-    or socket is written into in place (not atomic: what was written stays). With
+    or socket, and a path through an open descriptor (/dev/stdout, /dev/fd/N), are written into
+    in place (not atomic: what was written stays). With
     `overwrite=False` an existing regular file is never replaced (FileExistsError). Errors
     name `dst_path` as given, never a temporary or resolved name; a directory is refused.
     """
     shown_path = os.fspath(dst_path)
-    target, status = _existing_output(shown_path)
-    if status is not None and not stat.S_ISREG(status.st_mode):
-        with _write_in_place(target, shown_path) as stream:
+    target, status, in_place = _existing_output(shown_path)
+    if in_place:
+        with _write_in_place(target, shown_path, status) as stream:
             yield stream
         return
     if status is not None and not overwrite:
