@@ -247,6 +247,8 @@ def test_keygen(work):
     assert result.exit_code == 0 and result.stdout_bytes == (work / "plain").read_bytes()
     result = run(["decrypt", "--check", "--key-file", str(work / "raw.key"), str(work / "k.gcx")])
     assert result.exit_code == 1
+    result = run(["keygen", "-o", "-"])
+    assert result.exit_code == 2 and result.stdout == ""
 
 
 # ----------------------------------------------------------------------------- items 7 and 11: secrets, KDF cost

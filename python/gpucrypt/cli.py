@@ -1063,6 +1063,8 @@ def keygen(output_path, force, raw):
     written as 64 hex digits and a newline; --key-file reads that and the raw form alike.
     Keep it apart from the files it protects: whoever has it can decrypt them.
     """
+    if _to_stdout(output_path):
+        raise _usage_error("keygen writes a key file (mode 0600); give -o FILE, not stdout")
     overwrite = _may_overwrite(output_path, None, force, reads_stdin=False)
     _keep_secrets_out_of_dumps()
     key = bytearray(os.urandom(fileformat.KEY_LEN))
