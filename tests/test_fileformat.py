@@ -14,11 +14,12 @@ import io
 import json
 import os
 import random
+import stat
 import zlib
 from pathlib import Path
 
 import pytest
-from faults import DiskFullAfter
+from faults import DiskFullAfter, FifoReader, ShortWriter, null_device
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -808,3 +809,205 @@ def test_atomic_output_replaces_only_on_success(tmp_path):
         stream.write(b"new")
         assert target.read_bytes() == b"old"   # nothing visible before the rename
     assert target.read_bytes() == b"new" and _leftovers(tmp_path) == []
+
+
+# ----------------------------------------------------------------------------- short writes
+
+@pytest.mark.parametrize("max_len", [1, 7, 4096, 65536 + 3])
+def test_short_writes_reach_the_destination_whole(tmp_path, max_len):
+    """A raw destination that takes fewer bytes than offered (issue 9 item 6: 4,176 of 300,176
+    bytes arrived, and success was reported)."""
+    plaintext = os.urandom(300_000 if max_len > 1 else 5000)
+    writer = ShortWriter(tmp_path / "sealed", max_len)
+    with writer:
+        fileformat.encrypt_stream(io.BytesIO(plaintext), writer, KEY, chunk_size=4096, device=DEVICE)
+    sealed = (tmp_path / "sealed").read_bytes()
+    assert writer.num_calls > 1
+    assert len(sealed) == expected_len(len(plaintext), 4096)
+    writer = ShortWriter(tmp_path / "opened", max_len)
+    with writer:
+        assert fileformat.decrypt_stream(io.BytesIO(sealed), writer, KEY, device=DEVICE) == len(plaintext)
+    assert (tmp_path / "opened").read_bytes() == plaintext
+
+
+def test_short_writes_to_a_socket():
+    """A socket with a timeout sends what fits in its buffer and returns the count."""
+    import socket
+    import threading
+    plaintext = os.urandom(1 << 20)
+    sender, receiver = socket.socketpair()
+    sender.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    sender.settimeout(30)
+    received = []
+
+    def read_slowly():
+        while True:
+            block = receiver.recv(3000)
+            if not block:
+                break
+            received.append(block)
+
+    reader = threading.Thread(target=read_slowly, daemon=True)
+    reader.start()
+    with sender.makefile("wb", buffering=0) as raw:
+        fileformat.encrypt_stream(io.BytesIO(plaintext), raw, KEY, chunk_size=65536, device=DEVICE)
+    sender.close()
+    reader.join(30)
+    receiver.close()
+    assert unseal(b"".join(received)) == plaintext
+
+
+def test_non_blocking_destination_that_takes_nothing_is_an_error():
+    """None from a raw write (non-blocking, buffer full) must fail, not drop the data."""
+    import socket
+    sender, receiver = socket.socketpair()
+    sender.setblocking(False)
+    try:
+        with sender.makefile("wb", buffering=0) as raw, pytest.raises(BlockingIOError):
+            fileformat.encrypt_stream(io.BytesIO(os.urandom(4 << 20)), raw, KEY, device=DEVICE)
+    finally:
+        sender.close()
+        receiver.close()
+
+
+def test_write_all_rules():
+    class Counting(io.RawIOBase):
+        def __init__(self, answers):
+            self.answers, self.seen = list(answers), []
+
+        def writable(self):
+            return True
+
+        def write(self, data):
+            self.seen.append(bytes(data))
+            return self.answers.pop(0)
+
+    sink = Counting([2, 1, 3])
+    fileformat.write_all(sink, b"abcdef")
+    assert sink.seen == [b"abcdef", b"cdef", b"def"]
+    with pytest.raises(BlockingIOError):
+        fileformat.write_all(Counting([0]), b"abc")
+    with pytest.raises(BlockingIOError):
+        fileformat.write_all(Counting([None]), b"abc")
+
+    class OldStyle:        # not an io object: no count returned means all written
+        def __init__(self):
+            self.seen = []
+
+        def write(self, data):
+            self.seen.append(bytes(data))
+
+    old = OldStyle()
+    fileformat.write_all(old, b"abc")
+    assert old.seen == [b"abc"]
+
+
+# ----------------------------------------------------------------------------- output targets
+
+def test_atomic_output_writes_into_a_device_without_replacing_it(tmp_path):
+    device = null_device(tmp_path)
+    if device is None:
+        pytest.skip("no character device can be opened here")
+    before = os.stat(device)
+    with fileformat.atomic_output(device) as stream:
+        stream.write(b"plaintext that must not land in a regular file")
+    after = os.stat(device)
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_ino, after.st_rdev, after.st_mode) == (before.st_ino, before.st_rdev, before.st_mode)
+
+
+def test_atomic_output_writes_into_a_fifo(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with FifoReader(fifo) as reader:
+        with fileformat.atomic_output(fifo, overwrite=False) as stream:
+            stream.write(b"through the pipe")
+        assert reader.wait() == b"through the pipe"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert _leftovers(tmp_path) == []
+
+
+def test_atomic_output_follows_symlinks_and_keeps_mode(tmp_path):
+    (tmp_path / "real").write_bytes(b"old")
+    os.chmod(tmp_path / "real", 0o640)
+    os.symlink("real", tmp_path / "link")
+    with fileformat.atomic_output(tmp_path / "link") as stream:
+        stream.write(b"new")
+    assert os.path.islink(tmp_path / "link") and os.readlink(tmp_path / "link") == "real"
+    assert (tmp_path / "real").read_bytes() == b"new"
+    assert (tmp_path / "real").stat().st_mode & 0o777 == 0o640
+    assert _leftovers(tmp_path) == []
+    os.symlink("absent-target", tmp_path / "dangling")
+    with fileformat.atomic_output(tmp_path / "dangling") as stream:
+        stream.write(b"created at the link's target")
+    assert os.path.islink(tmp_path / "dangling")
+    assert (tmp_path / "absent-target").read_bytes() == b"created at the link's target"
+    assert (tmp_path / "absent-target").stat().st_mode & 0o777 == 0o600
+
+
+def test_atomic_output_keeps_the_owner(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
+    target = tmp_path / "owned"
+    target.write_bytes(b"old")
+    os.chown(target, 12345, 23456)
+    with fileformat.atomic_output(target) as stream:
+        stream.write(b"new")
+    status = target.stat()
+    assert (status.st_uid, status.st_gid) == (12345, 23456) and target.read_bytes() == b"new"
+
+
+def test_atomic_output_without_overwrite(tmp_path):
+    target = tmp_path / "exists"
+    target.write_bytes(b"keep me")
+    with pytest.raises(FileExistsError) as info:
+        with fileformat.atomic_output(target, overwrite=False) as stream:
+            stream.write(b"x")
+    assert info.value.filename == str(target)
+    assert target.read_bytes() == b"keep me"
+    # Created by someone else while the output was being written: still not replaced.
+    late = tmp_path / "late"
+    with pytest.raises(FileExistsError):
+        with fileformat.atomic_output(late, overwrite=False) as stream:
+            stream.write(b"ours")
+            late.write_bytes(b"theirs")
+    assert late.read_bytes() == b"theirs"
+    assert _leftovers(tmp_path) == []
+    with fileformat.atomic_output(tmp_path / "new", overwrite=False) as stream:
+        stream.write(b"fresh")
+    assert (tmp_path / "new").read_bytes() == b"fresh" and _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("anonymous", [True, False])
+def test_atomic_output_errors_name_the_given_path(tmp_path, monkeypatch, anonymous):
+    monkeypatch.setattr(fileformat, "_anonymous_files_work", lambda: anonymous)
+    (tmp_path / "adir").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        with fileformat.atomic_output(str(tmp_path / "adir")):
+            pass
+    assert info.value.filename == str(tmp_path / "adir")
+    with pytest.raises(FileNotFoundError) as info:
+        with fileformat.atomic_output(""):
+            pass
+    assert info.value.filename == ""
+    missing = str(tmp_path / "no-such-dir" / "out")
+    with pytest.raises(FileNotFoundError) as info:
+        with fileformat.atomic_output(missing):
+            pass
+    assert info.value.filename == missing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir"]
+
+
+def test_scrypt_memory_is_checked_before_allocating(monkeypatch):
+    assert fileformat.scrypt_memory_len(18) == 256 << 20
+    monkeypatch.setattr(fileformat, "_available_memory_len", lambda: 100 << 20)
+    blob = seal(b"x", key=PASSPHRASE, chunk_size=64, scrypt_log2n=FAST_LOG2N)
+    hostile = bytearray(blob)
+    hostile[11] = 18
+    asked = []
+    with pytest.raises(FormatError, match=r"2\^18 needs 256 MiB of memory, but only 100 MiB"):
+        fileformat.decrypt_stream(io.BytesIO(bytes(hostile)), io.BytesIO(),
+                                  lambda header: asked.append(header) or PASSPHRASE)
+    assert asked == []     # refused before the passphrase was asked for
+    with pytest.raises(FormatError, match="needs 256 MiB"):
+        seal(b"x", key=PASSPHRASE, scrypt_log2n=18)

@@ -1,21 +1,27 @@
 """The `gpucrypt` command (entry point `gpucrypt.cli:main`).
 
-Subcommands: info, selftest, speed (openssl speed -evp style), enc (raw modes, byte-compatible
-with `openssl enc -K -iv -nosalt`), hash (sha3sum style), encrypt/decrypt (the authenticated
-file format of gpucrypt.fileformat, spec in docs/file-format.md). encrypt, decrypt and hash run
-on the stream engine (gpucrypt.stream, docs/engine.md): --device/--devices/--cpu-share choose
-the workers, --variant the AES implementation (constant-time by default), --stats prints the
-time per stage.
+Subcommands: info, selftest, speed, enc (raw modes, byte-compatible with `openssl enc -K -iv
+-nosalt`), hash (sha3sum style, checksum lines in gpucrypt.checksums), keygen, encrypt/decrypt
+(the authenticated file format of gpucrypt.fileformat, spec in docs/file-format.md). encrypt,
+decrypt and hash run on the stream engine (gpucrypt.stream, docs/engine.md): --device/--devices/
+--cpu-share choose the workers, --variant the AES implementation (constant-time by default),
+--stats prints the time per stage.
 
-Failures print one line, `gpucrypt: error: ...`, to stderr and exit non-zero (1; 2 for usage
-errors; 130 when interrupted, 143 on SIGTERM); no traceback for user errors. Files written with
--o/-out appear atomically or not at all (fileformat.atomic_output).
+Failures print one line, `gpucrypt: error: ...`, to stderr and exit 1; usage errors exit 2, an
+interrupt 130, SIGTERM 143, a closed output pipe ends silently by SIGPIPE as coreutils do; no
+traceback for user errors. Files written with -o/-out appear atomically or not at all, existing
+files are replaced only with --force (or a yes on the terminal), and devices, FIFOs and
+symlinks are written through, never replaced (fileformat.atomic_output). Commands that hold keys
+turn core dumps off first (_keep_secrets_out_of_dumps).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import getpass
+import io
 import json
 import os
 import signal
@@ -26,7 +32,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, fileformat, stream
+from gpucrypt import bench, checksums, fileformat, stream
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -39,6 +45,10 @@ RAW_ALIASES = {f"{algorithm}{bits}": f"{algorithm}-{bits}-cbc"
 RAW_CIPHERS = tuple(f"{algorithm}-{bits}-{mode}" for algorithm in RAW_ALGORITHMS
                     for bits in RAW_KEY_BITS for mode in RAW_MODES)
 KEY_ENV_VAR = "GPUCRYPT_KEY"
+# Below this input length a progress bar only flickers; of unknown length, it appears only
+# when the run lasts longer than the delay.
+PROGRESS_MIN_LEN = 16 << 20
+PROGRESS_DELAY_S = 1.0
 
 
 # ----------------------------------------------------------------------------- error handling
@@ -61,8 +71,18 @@ def _warn(message: str) -> None:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+        if exc.filename is None:
+            return exc.strerror
+        return f"{exc.filename or repr(exc.filename)}: {exc.strerror}"
+    if isinstance(exc, UnicodeError):
+        # Its text quotes the offending bytes, which may be part of a passphrase or key.
+        return "text that is not valid UTF-8 where text was expected"
     return str(exc) or type(exc).__name__
+
+
+def _usage_error(message: str) -> click.UsageError:
+    """A problem with the command line itself: exit status 2, like click's own."""
+    return click.UsageError(message, ctx=click.get_current_context(silent=True))
 
 
 # Exceptions that are the user's problem (bad input, wrong key, missing file, absent device),
@@ -91,6 +111,14 @@ class _Group(click.Group):
         except _Terminated:
             _print_error("terminated")
             exit_code = 143
+        except BrokenPipeError:
+            exit_code = _quiet_after_broken_pipe()
+        except SystemExit as exc:
+            # click turns a broken pipe into sys.exit(1) itself; give it the SIGPIPE status.
+            context = exc.__context__
+            if not (isinstance(context, OSError) and context.errno == errno.EPIPE):
+                raise
+            exit_code = _quiet_after_broken_pipe()
         except _USER_ERRORS as exc:
             if os.environ.get("GPUCRYPT_DEBUG"):
                 raise
@@ -105,9 +133,25 @@ def _raise_terminated(signum, frame):
     raise _Terminated()
 
 
+def _quiet_after_broken_pipe() -> int:
+    """The reader of our output went away (`gpucrypt info | head -1`). Python ignores SIGPIPE, so
+    this arrives as BrokenPipeError (main() restores SIGPIPE, so it arrives only where that was
+    not possible); end quietly with the status a process killed by SIGPIPE has in a shell, and
+    point stdout at /dev/null so that the interpreter's final flush does not complain."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 128 + signal.SIGPIPE
+
+
 def main(argv=None) -> None:
     """Console entry point."""
     signal.signal(signal.SIGTERM, _raise_terminated)
+    # Like coreutils: a write to a closed pipe ends the process quietly. Files are never written
+    # through pipes, so no atomic output is cut short by it (a FIFO target is written in place).
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     cli.main(args=argv, prog_name="gpucrypt")
 
 
@@ -144,20 +188,69 @@ def _open_input(path: Optional[str]) -> Iterator[BinaryIO]:
             yield stream
 
 
+def _to_stdout(path: Optional[str]) -> bool:
+    return path is None or path == "-"
+
+
+def _may_overwrite(path: Optional[str], input_path: Optional[str], force: bool, *, reads_stdin: bool = True) -> bool:
+    """Whether -o PATH may replace an existing regular file: --force, or a yes typed on the
+    terminal; otherwise an error before any work (and before a passphrase prompt). Devices,
+    FIFOs and a path that does not exist yet need no permission."""
+    if _to_stdout(path):
+        return False
+    if input_path not in (None, "-") and os.path.exists(path) and os.path.samefile(input_path, path):
+        raise CliError(f"{path}: the output would overwrite the input")
+    if force or not fileformat.output_exists(path):
+        return force
+    stdin_is_data = reads_stdin and input_path in (None, "-")
+    if _is_terminal(sys.stdin) and _is_terminal(sys.stderr) and not stdin_is_data:
+        if click.confirm(f"gpucrypt: overwrite {path}?", default=False, err=True):
+            return True
+        raise CliError(f"{path}: not overwritten")
+    raise CliError(f"{path}: already exists; use --force to overwrite it")
+
+
 @contextlib.contextmanager
-def _open_output(path: Optional[str], input_path: Optional[str], binary_for_terminal: bool) -> Iterator[BinaryIO]:
-    """-o PATH through atomic_output; stdout otherwise, refusing ciphertext on a terminal."""
-    if path is None or path == "-":
+def _open_output(path: Optional[str], binary_for_terminal: bool, overwrite: bool) -> Iterator[BinaryIO]:
+    """-o PATH through atomic_output (see _may_overwrite for `overwrite`); stdout otherwise,
+    refusing ciphertext on a terminal."""
+    if _to_stdout(path):
         stdout = _stdout()
         if binary_for_terminal and _is_terminal(stdout):
             raise CliError("refusing to write binary output to a terminal; use -o FILE or redirect stdout")
         yield stdout
         stdout.flush()
         return
-    if input_path not in (None, "-") and os.path.exists(path) and os.path.samefile(input_path, path):
-        raise CliError(f"{path}: the output would overwrite the input")
-    with fileformat.atomic_output(path) as stream:
+    with fileformat.atomic_output(path, overwrite=overwrite) as stream:
         yield stream
+
+
+class _Discard(io.RawIOBase):
+    """The destination of `decrypt --check`: everything is authenticated, nothing is kept."""
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        return memoryview(data).nbytes
+
+
+_PR_SET_DUMPABLE = 4
+
+
+def _keep_secrets_out_of_dumps() -> None:
+    """Before a key or passphrase enters memory: no core file (a core dump taken mid-decrypt
+    held the passphrase), and on Linux not dumpable, which also keeps other processes of the
+    same user from attaching a debugger or reading /proc/PID/mem. Both last until the process
+    exits, which is soon: each command is one process."""
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _read_secret_file(path: str) -> bytes:
@@ -183,10 +276,10 @@ def _parse_hex(text: str, expected_len: int, what: str) -> bytes:
     try:
         value = bytes.fromhex(text.strip())
     except ValueError:
-        raise CliError(f"{what} is not valid hex") from None
+        raise _usage_error(f"{what} is not valid hex") from None
     if len(value) != expected_len:
-        raise CliError(f"{what} must be {expected_len} bytes ({2 * expected_len} hex digits), "
-                       f"got {len(value)}")
+        raise _usage_error(f"{what} must be {expected_len} bytes ({2 * expected_len} hex digits), "
+                           f"got {len(value)}")
     return value
 
 
@@ -207,14 +300,17 @@ def _prompt_passphrase(confirm: bool) -> fileformat.Passphrase:
         raise CliError("empty passphrase")
     if confirm and getpass.getpass("Confirm passphrase: ") != passphrase:
         raise CliError("the passphrases do not match")
-    return fileformat.Passphrase(passphrase)
+    # UTF-8, the bytes typed on a UTF-8 terminal; a lone surrogate (an undecodable byte) is kept
+    # as that byte instead of failing with an error that would quote it.
+    return fileformat.Passphrase(passphrase.encode("utf-8", "surrogateescape"))
 
 
 class _ProgressBar:
     """tqdm on stderr, created on first use so that it never interleaves with a prompt."""
 
-    def __init__(self, enabled: bool, total: Optional[int], description: str):
-        self.enabled, self.total, self.description = enabled, total, description
+    def __init__(self, enabled: bool, total: Optional[int], description: str, delay_s: float = 0.0):
+        self.enabled, self.total, self.description, self.delay_s = enabled, total, description, delay_s
+        self.leave = True     # False: the bar disappears when done (hash prints its line there)
         self.bar = None
 
     def __call__(self, num_bytes: int) -> None:
@@ -223,12 +319,46 @@ class _ProgressBar:
         if self.bar is None:
             from tqdm import tqdm
             self.bar = tqdm(total=self.total, unit="B", unit_scale=True, unit_divisor=1024,
-                            desc=self.description, file=sys.stderr, dynamic_ncols=True)
+                            desc=self.description, file=sys.stderr, dynamic_ncols=True,
+                            delay=self.delay_s, leave=self.leave)
         self.bar.update(num_bytes)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _same_terminal(first, second) -> bool:
+    try:
+        a, b = os.fstat(first.fileno()), os.fstat(second.fileno())
+    except (OSError, AttributeError, ValueError):
+        return False
+    return (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
+
+
+def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Optional[int],
+                  description: str) -> _ProgressBar:
+    """pv's rule: on stderr when it is a terminal, unless --quiet; forced with --progress. Not
+    when the output goes to that same terminal (the bar would overwrite it), nor for inputs too
+    small to watch (a short or unknown-length run shows nothing for its first second)."""
+    if forced:
+        return _ProgressBar(True, total, description)
+    enabled = (not quiet and _is_terminal(sys.stderr)
+               and not (output_to_stdout and _is_terminal(sys.stdout) and _same_terminal(sys.stdout, sys.stderr))
+               and (total is None or total >= PROGRESS_MIN_LEN))
+    return _ProgressBar(enabled, total, description, PROGRESS_DELAY_S if total is None else 0.0)
+
+
+def _checked_devices(device: str, devices, cpu_share) -> list:
+    """Every device the work would use, checked to exist before anything starts (a missing GPU
+    would otherwise surface only when the first large job reaches it)."""
+    worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
+    present = [d["name"] for d in gpucrypt.devices()]
+    for name in worker_devices:
+        if name not in present:
+            reason = "" if name == "cpu" else f"; {gpucrypt._native.cuda_unavailable_reason() or 'no such GPU'}"
+            raise CliError(f"device {name} is not available (present: {', '.join(present)}{reason})")
+    return worker_devices
 
 
 def _input_size(stream: BinaryIO) -> Optional[int]:
@@ -426,7 +556,10 @@ class _EncCommand(click.Command):
 @click.option("-e", "encrypt_flag", is_flag=True, help="Encrypt (the default).")
 @click.option("-d", "decrypt", is_flag=True, help="Decrypt.")
 @click.option("-in", "--in", "input_path", metavar="FILE", help="Input file (default stdin).")
-@click.option("-out", "--out", "output_path", metavar="FILE", help="Output file, written atomically (default stdout).")
+@click.option("-out", "--out", "output_path", metavar="FILE",
+              help="Output file, written atomically (default stdout); see 'gpucrypt encrypt --help' for "
+                   "existing files, devices and symlinks.")
+@click.option("-f", "--force", is_flag=True, help="Replace an existing output file.")
 @click.option("-K", "hex_key", metavar="HEX", help="Key in hex (visible in ps and shell history: prefer --key-file or $GPUCRYPT_KEY).")
 @click.option("-iv", "hex_iv", metavar="HEX", help="IV / initial counter block in hex, 16 bytes.")
 @click.option("--key-file", type=click.Path(dir_okay=False), help="Key file: raw bytes or hex.")
@@ -435,7 +568,7 @@ class _EncCommand(click.Command):
 @click.option("-q", "--quiet", is_flag=True, help="No warning about -K.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
 @click.option("--variant", default=None, help="Force an implementation variant.")
-def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path, hex_key, hex_iv,
+def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path, force, hex_key, hex_iv,
         key_file, nopad, nosalt, quiet, device, variant, **openssl_only):
     """Raw block-cipher modes, byte-compatible with 'openssl enc -K HEX -iv HEX -nosalt'.
 
@@ -446,25 +579,29 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     password_mode = {"openssl_" + flag.strip("-") for flag in _PASSWORD_MODE_VALUE_OPTIONS} | \
         {"openssl_flag_" + flag.strip("-") for flag in _PASSWORD_MODE_FLAGS}
     if any(name in password_mode for name in used):
-        raise CliError("password-based 'openssl enc' is not supported; give a key with "
-                       "--key-file, $GPUCRYPT_KEY or -K (with -iv), or use 'gpucrypt encrypt'")
+        raise _usage_error("password-based 'openssl enc' is not supported; give a key with "
+                           "--key-file, $GPUCRYPT_KEY or -K (with -iv), or use 'gpucrypt encrypt'")
     if used:
-        raise CliError(f"-{used[0].removeprefix('openssl_flag_')} is not supported by gpucrypt enc")
+        raise _usage_error(f"-{used[0].removeprefix('openssl_flag_')} is not supported by gpucrypt enc")
     if encrypt_flag and decrypt:
-        raise CliError("-e and -d are mutually exclusive")
+        raise _usage_error("-e and -d are mutually exclusive")
     if cipher_flag and cipher_name:
-        raise CliError("give the cipher once (either -NAME or -c NAME)")
+        raise _usage_error("give the cipher once (either -NAME or -c NAME)")
     name = (cipher_flag or cipher_name or "").lower().lstrip("-")
     name = RAW_ALIASES.get(name, name)
     if not name:
-        raise CliError("no cipher given: use e.g. -aes-128-cbc or -c aes-128-cbc")
+        raise _usage_error("no cipher given: use e.g. -aes-128-cbc or -c aes-128-cbc")
     if name not in RAW_CIPHERS:
-        raise CliError(f"unknown cipher {name!r} (supported: {', '.join(RAW_CIPHERS)})")
+        raise _usage_error(f"unknown cipher {name!r} (supported: {', '.join(RAW_CIPHERS)})")
     algorithm, bits, mode = name.split("-")
     key_len = int(bits) // 8
 
     if sum(source is not None for source in (hex_key, key_file)) > 1:
-        raise CliError("give the key once: -K or --key-file")
+        raise _usage_error("give the key once: -K or --key-file")
+    if device != "auto":
+        _checked_devices(device, None, None)
+    overwrite = _may_overwrite(output_path, input_path, force)
+    _keep_secrets_out_of_dumps()
     if hex_key is not None:
         if not quiet:
             _warn("-K puts the key in the process list and shell history; prefer --key-file or $GPUCRYPT_KEY")
@@ -474,14 +611,14 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     elif os.environ.get(KEY_ENV_VAR):
         key = _parse_hex(os.environ[KEY_ENV_VAR], key_len, f"${KEY_ENV_VAR}")
     else:
-        raise CliError(f"no key: use --key-file FILE, ${KEY_ENV_VAR}=HEX or -K HEX")
+        raise _usage_error(f"no key: use --key-file FILE, ${KEY_ENV_VAR}=HEX or -K HEX")
 
     if mode == "ecb":
         if hex_iv is not None:
             _warn("iv not used by this cipher")
         iv = None
     elif hex_iv is None:
-        raise CliError(f"{name} needs -iv (16 bytes as 32 hex digits)")
+        raise _usage_error(f"{name} needs -iv (16 bytes as 32 hex digits)")
     else:
         iv = _parse_hex(hex_iv, RAW_BLOCK_LEN, "-iv")
 
@@ -489,7 +626,7 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     cipher = gpucrypt.Cipher(name, key, iv=iv, device=device,
                              padding=(not nopad) if padded else None, variant=variant)
     with _open_input(input_path) as source, \
-            _open_output(output_path, input_path, binary_for_terminal=not decrypt) as sink:
+            _open_output(output_path, binary_for_terminal=not decrypt, overwrite=overwrite) as sink:
         context = cipher.decryptor() if decrypt else cipher.encryptor()
         total_len = 0
         while True:
@@ -497,12 +634,12 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
             if not block:
                 break
             total_len += len(block)
-            sink.write(context.update(block))
+            fileformat.write_all(sink, context.update(block))
         if padded and total_len % RAW_BLOCK_LEN and (nopad or decrypt):
             raise CliError(f"input length {total_len} is not a multiple of the block length "
                            f"({RAW_BLOCK_LEN} bytes)" + (" with -nopad" if nopad else ""))
         try:
-            sink.write(context.finalize())
+            fileformat.write_all(sink, context.finalize())
         except ValueError as exc:
             if decrypt and padded and not nopad:
                 raise CliError("bad decrypt: wrong key or IV, or corrupt input (invalid padding)") from None
@@ -511,17 +648,156 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
 
 # ----------------------------------------------------------------------------- hash
 
-def _escape_name(name: str) -> tuple[str, str]:
-    """GNU sha*sum convention: names with a backslash or newline get escaped and a leading '\\'."""
-    if "\\" in name or "\n" in name or "\r" in name:
-        return "\\", name.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
-    return "", name
+_TREE_HASH_PREFIXES = ("parallelhash", "kt")
 
 
-@cli.command("hash")
-@click.option("-a", "--algorithm", default="sha3-256", show_default=True,
-              help="sha3-224/256/384/512, shake128/256, keccak-*, cshake*, parallelhash*, kt128/256 "
-                   "(hashlib spellings accepted).")
+def _hash_name(algorithm: str) -> str:
+    """sha3sum's `-a 224|256|384|512` (SHA3-N), or a name in any spelling hashlib or we use."""
+    if algorithm.isdigit() and int(algorithm) in checksums.SHA3_BITS:
+        return f"sha3-{algorithm}"
+    name = bench.normalise_hash_name(algorithm)
+    if name not in bench.HASH_NAMES:
+        raise _usage_error(f"unknown hash {algorithm!r} (known: {', '.join(sorted(bench.HASH_NAMES))}, "
+                           f"or {'|'.join(map(str, checksums.SHA3_BITS))} for SHA3-N)")
+    return name
+
+
+class _HashJob:
+    """One function with its parameters, applied to files: streamed through the stream engine's
+    CPU worker, or for tree hashes on a named GPU, mapped into memory and hashed leaf-parallel."""
+
+    def __init__(self, name, length, keywords, device, show_progress, quiet):
+        self.name, self.keywords, self.device = name, keywords, device
+        self.variable_length = name in bench.VARIABLE_LENGTH_HASHES
+        if self.variable_length and length is None:
+            length = 64 if "256" in name else 32
+        self.length = length
+        self.show_progress, self.quiet = show_progress, quiet
+        gpucrypt.new(name, **keywords)   # parameter errors once, before any file is read
+
+    def digest(self, path: str) -> bytes:
+        """The digest of FILE ('-': stdin); OSError (missing, a directory, unreadable) as is."""
+        if path != "-" and os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        length = self.length if self.variable_length else None
+        with _open_input(path) as source:
+            total = _input_size(source)
+            if self.device.startswith("cuda") and self.name.startswith(_TREE_HASH_PREFIXES) and total is not None:
+                return self._digest_on_gpu(source, total, length)
+            bar = _progress_bar(self.show_progress, self.quiet, False, total, path)
+            bar.leave = False
+            try:
+                # The stream engine reads the next block while a worker hashes the last one.
+                return stream.hash_stream(self.name, source, length, read_size=READ_BLOCK_LEN,
+                                          progress=bar, **self.keywords)
+            finally:
+                bar.close()
+
+    def _digest_on_gpu(self, source, total: int, length) -> bytes:
+        import mmap
+        if total == 0:
+            return gpucrypt.hash(self.name, b"", length, device=self.device, **self.keywords)
+        with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return gpucrypt.hash(self.name, mapped, length, device=self.device, **self.keywords)
+
+
+def _count(number: int, singular: str, plural: str) -> str:
+    return f"{number} {singular if number == 1 else plural}"
+
+
+def _job_for_line(job: _HashJob, algorithm_given: bool, entry: checksums.ChecksumLine) -> Optional[_HashJob]:
+    """The hash a checksum line asks for, or None when the line cannot be one of ours: the BSD
+    tag names the function; a bare line has -a's function or, as sha3sum infers it, the SHA3
+    of its digest's length. A variable-length function's output length is its digest's."""
+    name = entry.hash_name or (job.name if algorithm_given else checksums.sha3_name_for_hex_len(len(entry.digest_hex)))
+    if name == job.name:
+        line_job = job
+    elif name in bench.HASH_NAMES:
+        line_job = _HashJob(name, len(entry.digest_hex) // 2 or None, {}, "cpu", job.show_progress, True)
+    else:
+        return None
+    out_len = line_job.length if line_job.variable_length else gpucrypt.new(name).digest_size
+    return line_job if 2 * out_len == len(entry.digest_hex) else None
+
+
+def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, strict, ignore_missing, warn) -> bool:
+    """sha3sum -c: verify every line of every list; True when all listed files match. The
+    stdout lines (NAME: OK / FAILED / FAILED open or read), the closing warnings and the exit
+    status are sha3sum's."""
+    num_bad_lines = num_unreadable = num_mismatched = 0
+    all_good = True
+    for list_path in lists:
+        try:
+            with _open_input(list_path) as listing:
+                content = listing.read()
+        except OSError as exc:
+            _print_error(_describe(exc))
+            all_good = False
+            continue
+        num_good_lines = num_verified = 0
+        for line_number, raw_line in enumerate(content.split(b"\n"), 1):
+            line = raw_line.removesuffix(b"\r").decode("utf-8", "surrogateescape")
+            if not line.strip():
+                continue
+            entry = checksums.parse_line(line)
+            line_job = entry and _job_for_line(job, algorithm_given, entry)
+            if line_job is None:
+                num_bad_lines += 1
+                if warn:
+                    click.echo(f"gpucrypt: {list_path}: {line_number}: improperly formatted checksum line", err=True)
+                continue
+            num_good_lines += 1
+            shown = entry.name       # sha3sum -c reports names as they are, unescaped
+            try:
+                actual = line_job.digest(entry.name).hex()
+            except OSError as exc:
+                if ignore_missing and isinstance(exc, FileNotFoundError):
+                    continue
+                click.echo(f"gpucrypt: {_describe(exc)}", err=True)
+                if not status:
+                    click.echo(f"{shown}: FAILED open or read")
+                num_unreadable += 1
+                continue
+            num_verified += 1
+            if actual == entry.digest_hex:
+                if not (quiet or status):
+                    click.echo(f"{shown}: OK")
+            else:
+                num_mismatched += 1
+                if not status:
+                    click.echo(f"{shown}: FAILED")
+        if num_good_lines == 0:
+            click.echo(f"gpucrypt: {list_path}: no properly formatted checksum lines found", err=True)
+            all_good = False
+        elif ignore_missing and num_verified == 0 and not status:
+            click.echo(f"gpucrypt: {list_path}: no file was verified", err=True)
+            all_good = False
+    if not status:
+        if num_bad_lines:
+            click.echo(f"gpucrypt: WARNING: {_count(num_bad_lines, 'line is', 'lines are')} improperly formatted", err=True)
+        if num_unreadable:
+            click.echo(f"gpucrypt: WARNING: {_count(num_unreadable, 'listed file', 'listed files')} "
+                       "could not be read", err=True)
+        if num_mismatched:
+            click.echo(f"gpucrypt: WARNING: {_count(num_mismatched, 'computed checksum', 'computed checksums')} "
+                       "did NOT match", err=True)
+    return all_good and not num_unreadable and not num_mismatched and not (strict and num_bad_lines)
+
+
+_HASH_EPILOG = (
+    "Where the defaults differ from sha3sum: the default function is SHA3-256 (sha3sum's is "
+    "SHA3-224; '-a 224' gives it); -a also takes names (sha3-512, shake128, kt128, hashlib "
+    "spellings); -b and -t only choose the '*' or ' ' marker, the digest is the same (POSIX has "
+    "no text mode); sha3sum's -U and -0 modes and its -a 128000/256000 are not offered (use -a "
+    "shake128 or shake256 with --length). Unlike 'openssl dgst', lines are "
+    "sha3sum's ('HEX  FILE', or with --tag 'SHA3-256 (FILE) = HEX'). A progress bar appears on "
+    "stderr for large inputs when stderr is a terminal.")
+
+
+@cli.command("hash", epilog=_HASH_EPILOG)
+@click.option("-a", "--algorithm", default=None, metavar="NAME|BITS",
+              help="sha3-224/256/384/512 (or 224, 256, 384, 512 as in sha3sum), shake128/256, keccak-*, "
+                   "cshake*, parallelhash*, kt128/256; hashlib spellings accepted. Default: sha3-256.")
 @click.option("-l", "--length", type=click.IntRange(min=1), metavar="BYTES",
               help="Output length for XOFs and other variable-length functions "
                    "(default 32 for the 128 ones, 64 for the 256 ones).")
@@ -530,35 +806,63 @@ def _escape_name(name: str) -> tuple[str, str]:
 @click.option("--function-name", "-N", default=None, metavar="TEXT", help="Function name N for cshake (UTF-8).")
 @click.option("--block-size", "-B", type=click.IntRange(min=1), default=None, metavar="BYTES",
               help="ParallelHash block size B (default 8192).")
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-def hash_command(algorithm, length, customization, function_name, block_size, files):
-    """Print '<hex>  <file>' lines like sha3sum; stdin when no FILE or FILE is '-'."""
-    name = bench.normalise_hash_name(algorithm)
-    if name not in bench.HASH_NAMES:
-        raise CliError(f"unknown hash {algorithm!r} (known: {', '.join(sorted(bench.HASH_NAMES))})")
+@click.option("-c", "--check", is_flag=True, help="Read checksum lines (also sha3sum's and --tag ones) "
+                                                    "from the FILEs and check them.")
+@click.option("--tag", is_flag=True, help="BSD-style lines: 'SHA3-256 (FILE) = HEX'.")
+@click.option("-b", "--binary", is_flag=True, help="Mark lines '*' (binary mode, as sha3sum -b).")
+@click.option("-t", "--text", is_flag=True, help="Mark lines ' ' (text mode, the default).")
+@click.option("--ignore-missing", is_flag=True, help="With -c: say nothing about missing files.")
+@click.option("-q", "--quiet", is_flag=True, help="With -c: no OK lines. Always: no progress bar.")
+@click.option("-s", "--status", is_flag=True, help="With -c: no output; the exit status says it all.")
+@click.option("--strict", is_flag=True, help="With -c: improperly formatted lines make the exit status 1.")
+@click.option("-w", "--warn", is_flag=True, help="With -c: warn about each improperly formatted line.")
+@click.option("--device", default="auto", show_default=True,
+              help="cpu, auto or cuda[:N]. Sponge hashes (sha3, shake, keccak, cshake) are serial and "
+                   "stream through the stream engine's CPU worker on every setting; on cuda[:N], "
+                   "parallelhash and kt hash a file's leaves on that GPU (the file is mapped into memory).")
+@click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
+@click.argument("files", nargs=-1)
+def hash_command(algorithm, length, customization, function_name, block_size, check, tag, binary, text,
+                 ignore_missing, quiet, status, strict, warn, device, progress, files):
+    """Print '<hex>  <file>' lines like sha3sum, or check them with -c; stdin when no FILE or FILE is '-'.
+
+    A missing file or a directory is reported and skipped; the exit status is then 1.
+    """
+    name = _hash_name(algorithm or "sha3-256")
+    if binary and text:
+        raise _usage_error("-b and -t are mutually exclusive")
+    check_only = [flag for flag, value in (("--ignore-missing", ignore_missing), ("--status", status),
+                                           ("--strict", strict), ("--warn", warn)) if value]
+    if check_only and not check:
+        raise _usage_error(f"{check_only[0]} is meaningful only when verifying checksums (-c)")
+    if check and tag:
+        raise _usage_error("--tag is for writing checksums, not checking them (-c)")
     variable_length = name in bench.VARIABLE_LENGTH_HASHES
     if length is not None and not variable_length:
-        raise CliError(f"{name} has a fixed output length; --length is for XOFs")
-    if variable_length and length is None:
-        length = 64 if "256" in name else 32
+        raise _usage_error(f"{name} has a fixed output length; --length is for XOFs")
+    if device != "auto":
+        _checked_devices(device, None, None)
     keywords = {key: value for key, value in (
         ("customization", None if customization is None else customization.encode("utf-8")),
         ("function_name", None if function_name is None else function_name.encode("utf-8")),
         ("block_size", block_size)) if value is not None}
-    gpucrypt.new(name, **keywords)   # parameter errors once, before any file is read
+    job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "cpu",
+                   progress, quiet)
+    if check:
+        good = _check_sums(job, algorithm is not None, files or ("-",), quiet=quiet, status=status,
+                           strict=strict, ignore_missing=ignore_missing, warn=warn)
+        if not good:
+            click.get_current_context().exit(1)
+        return
     failed = False
     for path in files or ("-",):
         try:
-            with _open_input(path) as source:
-                # The stream engine reads the next block while a worker hashes the last one.
-                digest = stream.hash_stream(name, source, length if variable_length else None,
-                                            read_size=READ_BLOCK_LEN, **keywords)
-        except (OSError, ValueError) as exc:
+            digest = job.digest(path)
+        except OSError as exc:
             _print_error(_describe(exc))
             failed = True
             continue
-        prefix, shown_name = _escape_name(path)
-        click.echo(f"{prefix}{digest.hex()}  {shown_name}")
+        click.echo(checksums.format_line(name, digest.hex(), path, tag=tag, binary=binary))
     if failed:
         click.get_current_context().exit(1)
 
@@ -622,8 +926,13 @@ def _common_file_options(function):
     function = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")(function)
     function = click.option("--device", default="auto", show_default=True,
                             help="auto (every GPU plus the CPU), cpu, cuda or cuda:N.")(function)
+    function = click.option("-f", "--force", is_flag=True,
+                            help="Replace an existing OUT file (otherwise refused; on a terminal, asked).")(function)
     function = click.option("-o", "--output", "output_path", metavar="OUT",
-                            help="Output file, written atomically (default stdout).")(function)
+                            help="Output file (default stdout). A new or replaced file appears atomically, "
+                                 "complete or not at all; a new one has mode 0600, a replaced one keeps its "
+                                 "mode and owner; a symlink is followed and kept; a device, FIFO or "
+                                 "/dev/stdout is written into, never replaced.")(function)
     function = click.argument("input_path", required=False, metavar="[FILE]")(function)
     return function
 
@@ -634,7 +943,7 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
                                           ("--passphrase-env", passphrase_env),
                                           ("--key-file", key_file)) if value is not None]
     if len(given) > 1:
-        raise CliError(f"choose one of {' and '.join(given)}")
+        raise _usage_error(f"choose one of {' and '.join(given)}")
     if key_file is not None:
         return _parse_key(_read_secret_file(key_file), fileformat.KEY_LEN, key_file)
     if passphrase_file is not None:
@@ -643,7 +952,9 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
             raise CliError(f"{passphrase_file}: empty passphrase")
         return fileformat.Passphrase(first_line)
     if passphrase_env is not None:
-        value = os.environ.get(passphrase_env)
+        # The bytes as the environment holds them: a passphrase need not be UTF-8.
+        value = os.environb.get(os.fsencode(passphrase_env)) if os.supports_bytes_environ \
+            else os.environ.get(passphrase_env)
         if not value:
             raise CliError(f"environment variable {passphrase_env} is not set or empty")
         return fileformat.Passphrase(value)
@@ -659,57 +970,111 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
               help=f"Plaintext bytes per chunk ({fileformat.MIN_CHUNK_SIZE} .. 16M; K and M suffixes).")
 @click.option("--work-factor", type=click.IntRange(10, fileformat.MAX_SCRYPT_LOG2N),
               default=fileformat.DEFAULT_SCRYPT_LOG2N, show_default=True,
-              help="scrypt cost as log2 N (passphrases only).")
-def encrypt(input_path, output_path, device, quiet, progress, devices, cpu_share, variant, show_stats,
+              help="scrypt cost as log2 N (passphrases only); encrypting and every decryption pay it. "
+                   "Memory is 2^(N+10) bytes: 16: 64 MiB, 18: 256 MiB, 20: 1 GiB, 22: 4 GiB. Time "
+                   "grows 3-4x with each 2 steps; measured on a 2-core 2020s machine: 0.5 s at 16, "
+                   "1.6 s at 18, 5.5 s at 20 (about 20 s at 22). Files above 22 are refused when "
+                   "decrypting unless --max-work-factor allows them.")
+def encrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
             passphrase_file, passphrase_env, key_file, chunk_size, work_factor):
     """Encrypt FILE (or stdin) into the authenticated gpucrypt file format."""
     chunk_len = _parse_size(chunk_size)
-    fileformat._check_chunk_size(chunk_len)
-    stream.resolve_devices(device, devices, cpu_share)   # device errors before any prompt
+    if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
+        raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
+                                 param_hint="'--chunk-size'")
+    _checked_devices(device, devices, cpu_share)   # device errors before any prompt
+    overwrite = _may_overwrite(output_path, input_path, force)
+    if key_file is None:
+        fileformat.check_scrypt_memory(work_factor)
+    _keep_secrets_out_of_dumps()
     material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True)
-    _run_file_job("encrypt", input_path, output_path, progress, quiet, show_stats,
+    _run_file_job("encrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
                   lambda source, sink, bar, stats: fileformat.encrypt_stream(
                       source, sink, material, chunk_size=chunk_len, device=device, devices=devices,
                       cpu_share=cpu_share, variant=variant, progress=bar, scrypt_log2n=work_factor,
                       stats=stats))
 
 
-def _run_file_job(what, input_path, output_path, progress, quiet, show_stats, job):
-    """The shared frame of `encrypt` and `decrypt`: input, progress bar, atomic output, stats."""
+def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, show_stats, job, *, check=False):
+    """The shared frame of `encrypt` and `decrypt`: input, progress bar, output (atomic, or
+    none at all with `check`), stats. Returns what `job` returns."""
     stats = stream.StreamStats()
     with _open_input(input_path) as source:
-        bar = _ProgressBar(progress or (not quiet and _is_terminal(sys.stderr)), _input_size(source), what)
+        bar = _progress_bar(progress, quiet, _to_stdout(output_path) and not check, _input_size(source), what)
         try:
-            # Ciphertext is refused on a terminal; plaintext (decrypt) may go there.
-            with _open_output(output_path, input_path, binary_for_terminal=(what == "encrypt")) as sink:
-                job(source, sink, bar, stats)
+            if check:
+                result = job(source, _Discard(), bar, stats)
+            else:
+                # Ciphertext is refused on a terminal; plaintext (decrypt) may go there.
+                with _open_output(output_path, binary_for_terminal=(what == "encrypt"), overwrite=overwrite) as sink:
+                    result = job(source, sink, bar, stats)
         finally:
             bar.close()
     if show_stats:
         click.echo(json.dumps(stats.as_dict()), err=True)
+    return result
 
 
 @cli.command()
 @_common_file_options
 @_key_options
 @click.option("--max-work-factor", type=click.IntRange(1, 40), default=fileformat.MAX_SCRYPT_LOG2N,
-              show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher.")
-def decrypt(input_path, output_path, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, max_work_factor):
-    """Decrypt a gpucrypt file (FILE or stdin).
+              show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher; a file whose "
+                                      "cost needs more memory than is available is refused either way.")
+@click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
+                                            "when it is intact and the key is right, 1 otherwise.")
+def decrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
+            passphrase_file, passphrase_env, key_file, max_work_factor, check):
+    """Decrypt a gpucrypt file (FILE or stdin), or verify it with --check.
 
-    With -o, OUT appears only once the whole file has authenticated. To stdout, each chunk is
-    written after it authenticated, but a truncated or extended file is detected only at the
-    end: trust the output only if the exit status is 0.
+    With -o, OUT appears only once the whole file has authenticated. To stdout (and into a
+    device or FIFO), each chunk is written after it authenticated, but a truncated or extended
+    file is detected only at the end: trust the output only if the exit status is 0.
     """
     def key_for(header):
         return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header)
 
-    stream.resolve_devices(device, devices, cpu_share)
-    _run_file_job("decrypt", input_path, output_path, progress, quiet, show_stats,
-                  lambda source, sink, bar, stats: fileformat.decrypt_stream(
-                      source, sink, key_for, device=device, devices=devices, cpu_share=cpu_share,
-                      variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats))
+    if check and output_path is not None:
+        raise _usage_error("--check writes nothing; drop -o")
+    _checked_devices(device, devices, cpu_share)
+    overwrite = False if check else _may_overwrite(output_path, input_path, force)
+    _keep_secrets_out_of_dumps()
+    plaintext_len = _run_file_job(
+        "decrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
+        lambda source, sink, bar, stats: fileformat.decrypt_stream(
+            source, sink, key_for, device=device, devices=devices, cpu_share=cpu_share,
+            variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats),
+        check=check)
+    if check and not quiet:
+        click.echo(f"{input_path or '-'}: OK ({plaintext_len} bytes of plaintext authenticated)")
+
+
+# ----------------------------------------------------------------------------- keygen
+
+@cli.command()
+@click.option("-o", "--output", "output_path", required=True, metavar="FILE",
+              help="Where to write the key (mode 0600).")
+@click.option("-f", "--force", is_flag=True, help="Replace an existing FILE.")
+@click.option("--raw", is_flag=True, help="Write the 32 raw bytes instead of 64 hex digits and a newline.")
+def keygen(output_path, force, raw):
+    """Write a new random 32-byte key for --key-file (encrypt, decrypt; enc -aes-256-*).
+
+    The key comes from the operating system's random source (os.urandom). By default it is
+    written as 64 hex digits and a newline; --key-file reads that and the raw form alike.
+    Keep it apart from the files it protects: whoever has it can decrypt them.
+    """
+    if _to_stdout(output_path):
+        raise _usage_error("keygen writes a key file (mode 0600); give -o FILE, not stdout")
+    overwrite = _may_overwrite(output_path, None, force, reads_stdin=False)
+    _keep_secrets_out_of_dumps()
+    key = bytearray(os.urandom(fileformat.KEY_LEN))
+    try:
+        content = bytes(key) if raw else (key.hex() + "\n").encode("ascii")
+        # mode: a replaced key file does not keep a laxer mode than 0600.
+        with fileformat.atomic_output(output_path, overwrite=overwrite, mode=0o600) as sink:
+            fileformat.write_all(sink, content)
+    finally:
+        gpucrypt._native.wipe(key)
 
 
 from gpucrypt.lab.cli import lab_command; cli.add_command(lab_command)  # noqa: E402,E702 - gpucrypt lab

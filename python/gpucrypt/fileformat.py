@@ -22,7 +22,9 @@ import dataclasses
 import errno
 import hashlib
 import hmac
+import io
 import os
+import stat
 import struct
 import tempfile
 import time
@@ -43,7 +45,7 @@ __all__ = [
     "DEFAULT_SCRYPT_LOG2N", "MAX_SCRYPT_LOG2N", "SCRYPT_R", "SCRYPT_P",
     "FormatError", "DecryptionError", "Passphrase", "Header",
     "encrypt_stream", "decrypt_stream", "encrypt_file", "decrypt_file", "atomic_output", "remove_stale_temps",
-    "read_header", "parse_header", "chunk_nonce",
+    "read_header", "parse_header", "chunk_nonce", "write_all", "scrypt_memory_len", "check_scrypt_memory",
 ]
 
 MAGIC = b"GPUCRYPT"
@@ -171,13 +173,64 @@ def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
     raise TypeError("key material is a passphrase (str or Passphrase) or a 32-byte key")
 
 
+def scrypt_memory_len(log2n: int) -> int:
+    """Bytes of memory scrypt needs at N = 2^log2n (r = 8, p = 1): 128 * r * N, the V array
+    (RFC 7914); its other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it."""
+    return 128 * SCRYPT_R * (1 << log2n)
+
+
+def _format_len(num_bytes: int) -> str:
+    for unit, size in (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if num_bytes >= size:
+            return f"{num_bytes / size:.3g} {unit}"
+    return f"{num_bytes} bytes"
+
+
+def _available_memory_len() -> Optional[int]:
+    """Memory this process can still get: /proc/meminfo's MemAvailable (free pages plus
+    reclaimable cache), bounded by a cgroup v2 limit where one applies; None where unknown."""
+    available = None
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+    if available is None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    with contextlib.suppress(OSError, ValueError):
+        with open("/sys/fs/cgroup/memory.max") as limit_file, open("/sys/fs/cgroup/memory.current") as used_file:
+            limit = limit_file.read().strip()
+            if limit != "max":
+                room = int(limit) - int(used_file.read())
+                available = room if available is None else min(available, room)
+    return available
+
+
+def check_scrypt_memory(log2n: int) -> None:
+    """FormatError naming the memory needed when scrypt at 2^log2n cannot fit in the memory
+    available now; called before the passphrase is asked for and before anything is allocated."""
+    needed = scrypt_memory_len(log2n)
+    available = _available_memory_len()
+    if available is not None and needed > available:
+        raise FormatError(f"scrypt work factor 2^{log2n} needs {_format_len(needed)} of memory, "
+                          f"but only {_format_len(max(available, 0))} is available")
+
+
 def _input_keying_material(material: Union[Passphrase, bytes], header: Header) -> bytes:
     if header.kdf == "scrypt":
         if not isinstance(material, Passphrase):
             raise FormatError("this file was encrypted with a passphrase, but a key was given")
+        check_scrypt_memory(header.scrypt_log2n)
         scrypt = Scrypt(salt=_SCRYPT_SALT_LABEL + header.salt, length=KEY_LEN,
                         n=1 << header.scrypt_log2n, r=SCRYPT_R, p=SCRYPT_P)
-        return scrypt.derive(material._secret)
+        try:
+            return scrypt.derive(material._secret)
+        except MemoryError:
+            # Available memory shrank after the check, or a limit it cannot see (ulimit -v).
+            raise FormatError(f"scrypt work factor 2^{header.scrypt_log2n} needs "
+                              f"{_format_len(scrypt_memory_len(header.scrypt_log2n))} of memory, "
+                              "more than this process could allocate") from None
     if isinstance(material, Passphrase):
         raise FormatError("this file was encrypted with a key file, but a passphrase was given")
     return material
@@ -207,6 +260,27 @@ def _read_full(src: BinaryIO, size: int) -> bytes:
         parts.append(block)
         remaining -= len(block)
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def write_all(dst: BinaryIO, data) -> None:
+    """Write every byte of `data` to `dst`, the one place every writer of this module goes through.
+
+    Buffered files write everything or raise, but a raw destination (an unbuffered file, a
+    socket's makefile(buffering=0), a pipe) may take fewer bytes than offered; the rest is
+    written by further calls. A raw destination that returns None (non-blocking, nothing taken)
+    or 0 cannot make progress: that is an error, never a silent loss. Other file-like objects
+    that return None (no count) are taken to have written everything, as old-style writers do.
+    """
+    view = memoryview(data).cast("B")
+    raw = isinstance(dst, io.RawIOBase)
+    while view.nbytes:
+        written = dst.write(view)
+        if written is None and not raw:
+            return
+        if not written:
+            raise BlockingIOError(errno.EAGAIN, "the output accepted no bytes (a non-blocking "
+                                  f"destination); {view.nbytes} bytes unwritten")
+        view = view[written:]
 
 
 def _check_chunk_size(chunk_size: int) -> None:
@@ -378,13 +452,13 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     engine = _ChunkEngine(selected_suite, payload_key, worker_devices, variant, stats)
     del payload_key
     start = time.perf_counter()
-    dst.write(header.prefix + header.mac)
+    write_all(dst, header.prefix + header.mac)
     reader = stream.Reader(src, idle=lambda: _write_out(pipeline, dst))
     plaintext_len = 0
 
     def write(job, _):
         began = time.perf_counter()
-        dst.write(memoryview(job.out)[:job.out_len])
+        write_all(dst, memoryview(job.out)[:job.out_len])
         stats.write_s += time.perf_counter() - began
         stats.bytes_out += job.out_len
         in_pool.release(job.data)
@@ -445,6 +519,8 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     engine options are encrypt_stream's; `progress(n)` counts input bytes (the header first).
     """
     header = read_header(src, max_scrypt_log2n)
+    if header.kdf == "scrypt":
+        check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
     material = key_material(header) if callable(key_material) else key_material
     payload_key = _open_header(header, _normalise_key_material(material))
     full_len = header.chunk_size + TAG_LEN
@@ -466,7 +542,7 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
             num_good -= 1                  # the final chunk verified, but the file goes on
         good_len = sum(job.lengths[:num_good]) - TAG_LEN * num_good
         began = time.perf_counter()
-        dst.write(memoryview(job.out)[:good_len])
+        write_all(dst, memoryview(job.out)[:good_len])
         stats.write_s += time.perf_counter() - began
         stats.bytes_out += good_len
         for length in job.lengths[:num_good]:
@@ -574,6 +650,15 @@ def _open_temp(directory: str, final_name: str) -> tuple[Optional[str], BinaryIO
         raise
 
 
+def _link_proc_fd(fd: int, directory: str, name: str) -> None:
+    """Name the open O_TMPFILE file `fd` as `directory`/`name`; FileExistsError if taken."""
+    directory_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=directory_fd, follow_symlinks=True)
+    finally:
+        os.close(directory_fd)
+
+
 def _link_anonymous(fd: int, directory: str, final_name: str) -> str:
     """Give a complete O_TMPFILE file a (temporary) name; the caller renames it into place.
 
@@ -581,14 +666,11 @@ def _link_anonymous(fd: int, directory: str, final_name: str) -> str:
     linkat only when given a directory fd. Where that is refused (a restricted /proc), the
     contents are copied into a named temporary file instead."""
     name = _temp_name(final_name)
-    directory_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=directory_fd, follow_symlinks=True)
+        _link_proc_fd(fd, directory, name)
         return os.path.join(directory, name)
     except OSError:
         pass
-    finally:
-        os.close(directory_fd)
     copy_fd, path = tempfile.mkstemp(prefix=name[:-len(_TEMP_SUFFIX) - 12], suffix=_TEMP_SUFFIX, dir=directory)
     try:
         offset, size = 0, os.fstat(fd).st_size
@@ -596,7 +678,8 @@ def _link_anonymous(fd: int, directory: str, final_name: str) -> str:
             block = os.pread(fd, min(1 << 20, size - offset), offset)
             if not block:
                 break
-            os.write(copy_fd, block)
+            with io.FileIO(copy_fd, "wb", closefd=False) as copy:
+                write_all(copy, block)
             offset += len(block)
         os.fsync(copy_fd)
     except BaseException:
@@ -654,37 +737,165 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+def _named(exc: OSError, shown_path: str) -> OSError:
+    """The same error, naming the path the user gave instead of a temporary or resolved one."""
+    if exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path)
+
+
+def _names_open_descriptor(path: str) -> bool:
+    """Whether `path` reaches its file through /proc: /dev/stdout, /dev/fd/N, /proc/self/fd/N
+    name what a descriptor has open (a pipe, a terminal, a file the shell opened, perhaps for
+    appending), to be written through like stdout, never replaced."""
+    current = os.path.abspath(path)
+    for _ in range(40):                    # the kernel's own limit on a chain of links
+        current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
+        if current.startswith("/proc/"):
+            return True
+        if not os.path.islink(current):
+            return False
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    return False
+
+
+def _existing_output(shown_path: str) -> tuple[str, Optional[os.stat_result], bool]:
+    """(the path to write, its status or None, whether to write in place): a symlink to a file is
+    resolved, so that the link is kept and its target replaced; a device, FIFO or socket, or a
+    path through an open descriptor, is written in place. Errors name `shown_path`."""
+    if shown_path == "":
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown_path)
+    try:
+        status = os.stat(shown_path)       # the kernel follows every link, /dev/stdout's too
+    except FileNotFoundError:
+        return os.path.realpath(shown_path), None, False
+    except OSError as exc:
+        raise _named(exc, shown_path) from None
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), shown_path)
+    if not stat.S_ISREG(status.st_mode) or _names_open_descriptor(shown_path):
+        return shown_path, status, True
+    return os.path.realpath(shown_path), status, False
+
+
+def output_exists(dst_path: Union[str, os.PathLike]) -> bool:
+    """Whether writing `dst_path` would replace an existing regular file (through symlinks);
+    what is written in place (devices, FIFOs, /dev/stdout) is not replaced, so it does not count."""
+    _, status, in_place = _existing_output(os.fspath(dst_path))
+    return status is not None and not in_place
+
+
 @contextlib.contextmanager
-def atomic_output(dst_path: Union[str, os.PathLike]) -> Iterator[BinaryIO]:
+def _write_in_place(target: str, shown_path: str, status: os.stat_result) -> Iterator[BinaryIO]:
+    """Write into an existing device, FIFO, socket or open descriptor the way openssl and age do
+    (no temporary file, nothing to rename: replacing /dev/null or a FIFO with a regular file
+    would break it). A regular file reached through a descriptor is truncated first, as openssl's
+    fopen("wb") does."""
+    truncate = os.O_TRUNC if stat.S_ISREG(status.st_mode) else 0
+    try:
+        fd = os.open(target, os.O_WRONLY | truncate | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _named(exc, shown_path) from None
+    with os.fdopen(fd, "wb") as stream:
+        yield stream
+        try:
+            stream.flush()
+        except OSError as exc:
+            raise _named(exc, shown_path) from None
+
+
+def _copy_owner_and_mode(fd: int, status: os.stat_result) -> None:
+    """Give the new file the replaced file's mode and owner. Changing the owner needs privilege
+    (or, for the group, membership): where refused, the file stays ours, mode still kept."""
+    os.fchmod(fd, stat.S_IMODE(status.st_mode))
+    if (status.st_uid, status.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(PermissionError):
+            os.fchown(fd, status.st_uid, status.st_gid)
+
+
+def _publish(temp_path: Optional[str], fd: int, directory: str, target: str, overwrite: bool) -> None:
+    """Give the complete temporary file the name `target`. With `overwrite` a rename; without,
+    a hard link, which fails with EEXIST if `target` appeared since it was checked, where a
+    rename would replace it. The temporary name, if any, is gone afterwards, failure or not."""
+    if temp_path is None and not overwrite:
+        try:
+            _link_proc_fd(fd, directory, os.path.basename(target))
+            return
+        except FileExistsError:
+            raise
+        except OSError:
+            pass                           # a restricted /proc: name it first, as below
+    source = temp_path or _link_anonymous(fd, directory, os.path.basename(target))
+    try:
+        if overwrite:
+            os.replace(source, target)
+            return
+        try:
+            os.link(source, target)
+        except FileExistsError:
+            raise
+        except OSError:                    # no hard links on this filesystem
+            if os.path.lexists(target):
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), target) from None
+            os.replace(source, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(source)
+
+
+@contextlib.contextmanager
+def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
+                  mode: Optional[int] = None) -> Iterator[BinaryIO]:
     """Yield a file that becomes `dst_path` only if the block completes.
 
-    Writes go to a temporary file in the target directory, unnamed where the filesystem allows
-    (see _open_temp); on success it is flushed, fsynced, renamed over `dst_path` and the
-    directory fsynced. On any exception, KeyboardInterrupt included, the temporary file is
-    removed and `dst_path` is left as it was (absent, or its old contents). A process killed
-    with SIGKILL leaves no file at all where O_TMPFILE works, and otherwise at most a
-    `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output of NAME deletes once that
-    process is gone; never a partial `dst_path`. The new file has mode 0600.
+    A new or existing regular file: writes go to a temporary file in the target directory,
+    unnamed where the filesystem allows (see _open_temp); on success it is flushed, fsynced,
+    renamed over the target and the directory fsynced. On any exception, KeyboardInterrupt
+    included, the temporary file is removed and the target is left as it was (absent, or its
+    old contents). A process killed with SIGKILL leaves no file at all where O_TMPFILE works,
+    and otherwise at most a `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output
+    of NAME deletes once that process is gone; never a partial target. A new file has mode
+    0600; a replaced one keeps its mode and (where permitted) its owner; `mode` sets the mode of
+    either instead (keygen: 0600 whatever the old key file had).
+
+    A symlink is followed: its target is replaced and the link kept. An existing device, FIFO
+    or socket, and a path through an open descriptor (/dev/stdout, /dev/fd/N), are written into
+    in place (not atomic: what was written stays). With
+    `overwrite=False` an existing regular file is never replaced (FileExistsError). Errors
+    name `dst_path` as given, never a temporary or resolved name; a directory is refused.
     """
-    dst_path = os.fspath(dst_path)
-    directory = os.path.dirname(os.path.abspath(dst_path))
-    final_name = os.path.basename(dst_path)
+    shown_path = os.fspath(dst_path)
+    target, status, in_place = _existing_output(shown_path)
+    if in_place:
+        with _write_in_place(target, shown_path, status) as stream:
+            yield stream
+        return
+    if status is not None and not overwrite:
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), shown_path)
+    directory = os.path.dirname(target)
+    final_name = os.path.basename(target)
     remove_stale_temps(directory, final_name)
-    temp_path, temp_file = _open_temp(directory, final_name)
-    linked_path = None
+    try:
+        temp_path, temp_file = _open_temp(directory, final_name)
+    except OSError as exc:
+        raise _named(exc, shown_path) from None
     try:
         with temp_file:
             yield temp_file
-            temp_file.flush()
-            os.fsync(temp_file.fileno())
-            if temp_path is None:
-                linked_path = _link_anonymous(temp_file.fileno(), directory, final_name)
-        os.replace(linked_path or temp_path, dst_path)
+            try:
+                temp_file.flush()
+                os.fsync(temp_file.fileno())
+                if status is not None:
+                    _copy_owner_and_mode(temp_file.fileno(), status)
+                if mode is not None:
+                    os.fchmod(temp_file.fileno(), mode)
+                _publish(temp_path, temp_file.fileno(), directory, target, overwrite)
+            except OSError as exc:
+                raise _named(exc, shown_path) from None
     except BaseException:
-        for path in (temp_path, linked_path):
-            if path is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
+        if temp_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_path)
         raise
     _fsync_directory(directory)
 

@@ -1,0 +1,171 @@
+"""`gpucrypt hash` as a sha3sum replacement (issue 9 item 14), checked against the real `sha3sum`
+(Debian package libdigest-sha3-perl, installed by scripts/setup) where it is installed:
+identical stdout and exit status for the options both have, and `-c` reading files that
+sha3sum wrote. Without sha3sum those comparisons skip; the hashlib checks still run.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from test_cli import one_error_line, run
+
+import gpucrypt
+
+SHA3SUM = shutil.which("sha3sum")
+COMMAND = [sys.executable, "-c", "from gpucrypt.cli import main; main()"]
+needs_sha3sum = pytest.mark.skipif(SHA3SUM is None, reason="sha3sum not installed (apt-get install libdigest-sha3-perl)")
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    contents = {"empty": b"", "abc": b"abc", "block": os.urandom(136), "big": os.urandom((1 << 20) + 5),
+                "with space": b"space", "back\\slash": b"backslash", "new\nline": b"newline"}
+    for name, data in contents.items():
+        (tmp_path / name).write_bytes(data)
+    return tmp_path, contents
+
+
+def ours(args, input=None):
+    return subprocess.run([*COMMAND, "hash", *args], input=input, capture_output=True, timeout=120)
+
+
+def theirs(args, input=None):
+    return subprocess.run([SHA3SUM, *args], input=input, capture_output=True, timeout=120)
+
+
+def same(args, input=None):
+    mine, real = ours(args, input), theirs(args, input)
+    assert mine.stdout == real.stdout, (args, mine.stderr, real.stderr)
+    assert mine.returncode == real.returncode, (args, mine.stderr, real.stderr)
+    return mine
+
+
+@needs_sha3sum
+@pytest.mark.parametrize("options", [["-a", "224"], ["-a", "256"], ["-a", "384"], ["-a", "512"],
+                                     ["-a", "256", "--tag"], ["-a", "512", "-b"], ["-a", "224", "-t"]])
+def test_output_identical_to_sha3sum(files, options):
+    _, contents = files
+    same([*options, *contents])
+    same([*options, "-"], input=b"from stdin")
+    same(options, input=b"from stdin")
+
+
+def test_digests_match_hashlib(files):
+    _, contents = files
+    for bits in (224, 256, 384, 512):
+        result = run(["hash", "-a", str(bits), "abc", "big"])
+        assert result.stdout == "".join(f"{hashlib.new(f'sha3_{bits}', contents[n]).hexdigest()}  {n}\n"
+                                        for n in ("abc", "big"))
+    assert run(["hash", "--tag", "abc"]).stdout == f"SHA3-256 (abc) = {hashlib.sha3_256(b'abc').hexdigest()}\n"
+
+
+def test_directory_is_reported_and_skipped(files):
+    directory, _ = files
+    (directory / "subdir").mkdir()
+    result = run(["hash", "subdir", "abc", "absent", "empty"])
+    assert result.exit_code == 1
+    assert result.stdout == (f"{hashlib.sha3_256(b'abc').hexdigest()}  abc\n"
+                             f"{hashlib.sha3_256(b'').hexdigest()}  empty\n")
+    assert "subdir: Is a directory" in result.stderr and "absent: No such file or directory" in result.stderr
+    if SHA3SUM:
+        same(["-a", "256", "subdir", "abc", "absent", "empty"])
+
+
+def _sums_by_sha3sum(directory, options, names):
+    listing = theirs([*options, *names])
+    assert listing.returncode == 0
+    (directory / "sums").write_bytes(listing.stdout)
+
+
+@needs_sha3sum
+@pytest.mark.parametrize("write_options, check_options", [
+    (["-a", "256"], []), (["-a", "512", "--tag"], []), (["-a", "224", "-b"], []), (["-a", "384"], []),
+    (["-a", "256"], ["--quiet"]), (["-a", "512", "--tag"], ["--status"]), (["-a", "224"], ["--strict"]),
+    (["-a", "256", "-b"], ["--ignore-missing"]), (["-a", "384", "--tag"], ["-w"]),
+    (["-a", "256"], ["--strict", "--quiet"])])
+def test_check_reads_sha3sum_files(files, write_options, check_options):
+    directory, contents = files
+    _sums_by_sha3sum(directory, write_options, list(contents))
+    same(["-c", *check_options, "sums"])                 # all good
+    (directory / "abc").write_bytes(b"abd")               # one mismatch
+    (directory / "block").unlink()                        # one missing
+    with open(directory / "sums", "ab") as sums:
+        sums.write(b"this line is not a checksum\n")     # one improperly formatted
+    same(["-c", *check_options, "sums"])
+    same(["-c", *check_options, "-"], input=(directory / "sums").read_bytes())
+
+
+@needs_sha3sum
+def test_check_only_bad_lines_and_only_missing(files):
+    directory, _ = files
+    (directory / "sums").write_bytes(b"garbage\n")
+    for options in ([], ["--strict"], ["-w"]):
+        same(["-c", *options, "sums"])
+    _sums_by_sha3sum(directory, ["-a", "256"], ["abc"])
+    (directory / "abc").unlink()
+    for options in ([], ["--ignore-missing"]):
+        same(["-c", *options, "sums"])
+
+
+def test_check_messages(files):
+    directory, contents = files
+    (directory / "sums").write_text(run(["hash", "abc", "empty", "back\\slash"]).stdout + "junk\n")
+    (directory / "empty").write_bytes(b"changed")
+    result = run(["hash", "-c", "-w", "sums"])
+    assert result.exit_code == 1
+    assert result.stdout == "abc: OK\nempty: FAILED\nback\\slash: OK\n"
+    assert "sums: 4: improperly formatted checksum line" in result.stderr
+    assert "WARNING: 1 line is improperly formatted" in result.stderr
+    assert "WARNING: 1 computed checksum did NOT match" in result.stderr
+    result = run(["hash", "-c", "--status", "sums"])
+    assert result.exit_code == 1 and result.stdout == "" and result.stderr == ""
+    (directory / "good").write_text(run(["hash", "-a", "512", "--tag", "abc"]).stdout)
+    assert run(["hash", "-c", "good"]).stdout == "abc: OK\n"     # the tag names the function
+
+
+def test_check_shake_and_kt_lines(files):
+    """Lines of our other functions check too, with the function given by -a or by the tag."""
+    for options in (["-a", "kt128"], ["-a", "shake256", "-l", "100"]):
+        (files[0] / "sums").write_text(run(["hash", *options, "abc", "big"]).stdout)
+        assert run(["hash", "-c", *options, "sums"]).stdout == "abc: OK\nbig: OK\n"
+    (files[0] / "sums").write_text(run(["hash", "-a", "kt128", "--tag", "abc"]).stdout)
+    assert run(["hash", "-c", "sums"]).stdout == "abc: OK\n"
+
+
+def test_check_options_need_check():
+    for option in ("--status", "--strict", "--ignore-missing", "-w"):
+        result = run(["hash", option], input=b"")
+        assert result.exit_code == 2 and "-c" in one_error_line(result.stderr)
+
+
+def test_help_says_where_defaults_differ():
+    text = run(["hash", "--help"]).stdout
+    assert "SHA3-256" in text and "SHA3-224" in text and "-a 224" in text.replace("'", "")
+
+
+def test_device_option(files):
+    expected = f"{hashlib.sha3_256(b'abc').hexdigest()}  abc\n"
+    assert run(["hash", "--device", "cpu", "abc"]).stdout == expected
+    assert run(["hash", "--device", "auto", "abc"]).stdout == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["sha3-256", "kt128", "parallelhash256", "shake128"])
+def test_device_cuda_matches_cpu(files, name):
+    if not any(d["kind"] == "cuda" for d in gpucrypt.devices()):
+        pytest.skip("no CUDA device")
+    names = ["empty", "abc", "block", "big"]
+    assert run(["hash", "-a", name, "--device", "cuda", *names]).stdout == \
+        run(["hash", "-a", name, "--device", "cpu", *names]).stdout
+
+
+def test_progress_forced_on_a_long_input(files):
+    result = run(["hash", "--progress", "big"])
+    assert result.exit_code == 0 and "B/s" in result.stderr
+    assert result.stdout == f"{hashlib.sha3_256(files[1]['big']).hexdigest()}  big\n"
+    assert run(["hash", "big"]).stderr == ""       # stderr not a terminal: no bar
