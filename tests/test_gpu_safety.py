@@ -132,10 +132,10 @@ SIZES = [1, 16, 1000, MiB + 3, 64 * MiB + 5]
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("variant", [None, "aes_bitsliced"])
-def test_failed_open_on_gpu_arrays_leaves_out_untouched(size, variant):
+@pytest.mark.parametrize("gpu_variant", [None, "aes_bitsliced"])
+def test_failed_open_on_gpu_arrays_leaves_out_untouched(size, gpu_variant):
     key, nonce, data = os.urandom(32), os.urandom(12), os.urandom(size)
-    aead = gpucrypt.AEAD("aes-256-gcm", key, device="cuda", variant=variant)
+    aead = gpucrypt.AEAD("aes-256-gcm", key, device="cuda", variant=gpu_variant)
     ct, tag = aead.encrypt(nonce, _to_gpu(data))
     ciphertext = _host(ct)
     bad_tag = bytes([tag[0] ^ 1]) + tag[1:]
