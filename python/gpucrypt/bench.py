@@ -23,7 +23,6 @@ results as openssl speed does (``+H:``/``+F:`` lines for the latter).
 
 from __future__ import annotations
 
-import concurrent.futures
 import multiprocessing
 import os
 import sys
@@ -272,10 +271,11 @@ def run_cells_in_processes(num_processes: int, cells: list[dict], **options) -> 
     do not mix); per cell, the rates and call counts are summed, the time is the longest."""
     options = {**options, "machine_readable": True}
     # spawn, not fork: a forked child of a process that has touched CUDA cannot use the GPU.
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(num_processes, mp_context=context) as pool:
-        futures = [pool.submit(run_cells, cells, **options) for _ in range(num_processes)]
-        outcomes = [future.result() for future in futures]
+    # A Pool, not a ProcessPoolExecutor: leaving the block early (an error, Ctrl-C, SIGTERM)
+    # terminates the workers instead of waiting for their whole run.
+    with multiprocessing.get_context("spawn").Pool(num_processes) as pool:
+        pending = [pool.apply_async(run_cells, (cells,), options) for _ in range(num_processes)]
+        outcomes = [result.get() for result in pending]
     summed = [dict(cell) for cell in outcomes[0][0]]
     for results, _ in outcomes[1:]:
         for total, cell in zip(summed, results):
@@ -329,26 +329,30 @@ def format_machine_readable(results: list[dict], buffer_lens: Iterable[int]) -> 
 
 
 def describe_run(results: list[dict], seconds: float, num_processes: int) -> list[str]:
-    """What was timed: one line for the run, one per row with device, variant and threads."""
+    """What was timed: lines for the run (loop, calls, memory, threads), one per row with its
+    device and variant."""
     placements = sorted({cell["placement"] for cell in results})
     lines = [f"timed: {TIMING_DESCRIPTION}; {seconds:g} s per cell; "
              + ("1 process" if num_processes == 1 else f"{num_processes} processes at once, rates summed")]
     kinds = [kind for kind in CALL_DESCRIPTION if any(cell["kind"] == kind for cell in results)]
     lines += [f"one call: {CALL_DESCRIPTION[kind]}" for kind in kinds]
     lines += [f"memory: {PLACEMENT_DESCRIPTION[placement]}" for placement in sorted({cell["placement"] for cell in results})]
+    cpu_threads = sorted({cell["cpu_threads"] for cell in results if cell["cpu_threads"]})
+    if cpu_threads:
+        gpu_from_host = any(cell["device"].startswith("cuda") and cell["placement"] == "host" for cell in results)
+        lines.append(f"threads: CPU thread pool of {', '.join(map(str, cpu_threads))} per process "
+                     "(GPUCRYPT_CPU_THREADS), used by calls large enough to split"
+                     + ("; also copies into the GPU's staging buffers" if gpu_from_host else ""))
     if any(cell["timing"] == "python" for cell in results):
         lines.append(f"python: {PYTHON_DESCRIPTION}")
     for name, row in _rows(results).items():
         groups: dict[tuple, list[int]] = {}
         for cell in row:
-            groups.setdefault((cell["device"], cell["variant"], cell["constant_time"], cell["cpu_threads"]),
-                              []).append(cell["buffer_len"])
+            groups.setdefault((cell["device"], cell["variant"], cell["constant_time"]), []).append(cell["buffer_len"])
         parts = []
-        for (device, variant, constant_time, cpu_threads), lengths in groups.items():
+        for (device, variant, constant_time), lengths in groups.items():
             text = f"{variant or 'default'} on {device}"
             text += {True: ", constant-time", False: ", not constant-time"}.get(constant_time, "")
-            if cpu_threads and device == "cpu":   # a large call is split over the pool
-                text += f", CPU thread pool of {cpu_threads} (GPUCRYPT_CPU_THREADS)"
             if len(groups) > 1:
                 text += f" ({', '.join(str(length) for length in lengths)} bytes)"
             parts.append(text)
