@@ -97,6 +97,13 @@ def test_machine_readable_output_has_openssls_format():
     assert len([line for line in progress if line.startswith("+DT:")]) == 12
 
 
+def test_openssl_spellings_of_the_options():
+    result = run(["speed", "-elapsed", "-seconds", "0.05", "-bytes", "32", "-evp", "aes-128-cfb", "-decrypt", "-mr"])
+    assert result.exit_code == 0, result.stderr
+    assert parse_machine_readable(result.stdout)[0] == [32]
+    assert run(["speed", "--buffer-len", "32", "aes-128-cfb", "--json", *SHORT]).exit_code == 0
+
+
 def test_progress_lines_on_stderr_and_table_on_stdout():
     result = run(["speed", "aes-128-ctr", "-bytes", "1024", *SHORT])
     assert result.exit_code == 0, result.stderr
