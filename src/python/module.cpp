@@ -59,17 +59,28 @@ nb::dict variant_dict(const VariantInfo& v) {
   return d;
 }
 
+// Releasing and retaking the GIL costs about as much as encrypting a few hundred bytes on the
+// CPU, so small CPU calls keep it (they finish before another thread would get far); GPU calls
+// and large ones release it.
+constexpr size_t kMinBytesToReleaseGil = 4096;
+
 struct PyCipherStream {
   std::unique_ptr<CipherStream> stream;
+  bool on_cpu;
 
+  explicit PyCipherStream(std::unique_ptr<CipherStream> s)
+      : stream(std::move(s)), on_cpu(stream->device() == "cpu") {}
+
+  void run(const uint8_t* in, uint8_t* out, size_t len) {
+    if (on_cpu && len < kMinBytesToReleaseGil) return stream->update(in, out, len);
+    nb::gil_scoped_release release;
+    stream->update(in, out, len);
+  }
   nb::bytes update(nb::handle data) {
     BufferView in(data);
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(in.size(), &out);
-    {
-      nb::gil_scoped_release release;
-      stream->update(in.data(), out, in.size());
-    }
+    run(in.data(), out, in.size());
     return result;
   }
   size_t update_into(nb::handle data, nb::handle buffer) {
@@ -78,11 +89,17 @@ struct PyCipherStream {
     if (out.size() < in.size())
       throw std::invalid_argument("output buffer too small: " + std::to_string(out.size()) +
                                   " bytes for " + std::to_string(in.size()));
-    {
-      nb::gil_scoped_release release;
-      stream->update(in.data(), out.data(), in.size());
-    }
+    run(in.data(), out.data(), in.size());
     return in.size();
+  }
+  // A new stream over this one's key schedule (CipherStream::restarted).
+  PyCipherStream restarted(bool encrypt, nb::handle iv) const {
+    std::vector<uint8_t> iv_bytes;
+    if (!iv.is_none()) {
+      BufferView v(iv);
+      iv_bytes.assign(v.data(), v.data() + v.size());
+    }
+    return PyCipherStream(stream->restarted(encrypt ? Direction::encrypt : Direction::decrypt, iv_bytes));
   }
 };
 
@@ -179,6 +196,7 @@ NB_MODULE(_native, m) {
   nb::class_<PyCipherStream>(m, "CipherStream")
       .def("update", &PyCipherStream::update)
       .def("update_into", &PyCipherStream::update_into)
+      .def("restarted", &PyCipherStream::restarted, nb::arg("encrypt"), nb::arg("iv").none())
       .def_prop_ro("variant", [](const PyCipherStream& s) { return s.stream->variant().name; })
       .def_prop_ro("constant_time",
                    [](const PyCipherStream& s) { return s.stream->variant().constant_time; })
@@ -191,9 +209,9 @@ NB_MODULE(_native, m) {
       BufferView v(iv);
       iv_bytes.assign(v.data(), v.data() + v.size());
     }
-    return PyCipherStream{create_cipher_stream(parse_cipher_name(name),
+    return PyCipherStream(create_cipher_stream(parse_cipher_name(name),
                                                encrypt ? Direction::encrypt : Direction::decrypt,
-                                               k.span(), iv_bytes, variant, device)};
+                                               k.span(), iv_bytes, variant, device));
   }, nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"),
      nb::arg("device"));
 
