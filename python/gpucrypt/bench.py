@@ -15,6 +15,7 @@ import time
 from typing import Callable, Optional
 
 import gpucrypt
+from gpucrypt.hashing import hash_name
 
 # Names gpucrypt.hash accepts (docs/python-api.md), hashlib spellings normalised first.
 HASH_NAMES = frozenset({
@@ -36,11 +37,12 @@ TIMING_DESCRIPTION = ("wall clock of repeated one-shot calls from Python on the 
 
 
 def normalise_hash_name(name: str) -> str:
-    """`sha3_256` -> `sha3-256`, `shake_128` -> `shake128`; other names lower-cased."""
-    name = name.lower()
-    if name.startswith("shake_"):
-        return "shake" + name[len("shake_"):]
-    return name.replace("_", "-")
+    """`sha3_256` -> `sha3-256`, `shake_128` -> `shake128` (gpucrypt.hashing.hash_name, the one
+    place hash spellings are decided); names that are not hashes come back lower-cased."""
+    try:
+        return hash_name(name)
+    except ValueError:
+        return name.lower()
 
 
 def algorithm_kind(algorithm: str) -> str:
@@ -93,7 +95,8 @@ def _prepare(algorithm: str, device: str, variant: Optional[str], buffer_len: in
             "constant_time": cipher.constant_time}
     if decrypt:
         return (lambda: cipher.decrypt(data)), info
-    return (lambda: cipher.encrypt(data)), info
+    # The same IV every call, chosen explicitly: a benchmark may reuse a keystream, a user may not.
+    return (lambda: cipher.encrypt(data, iv=iv)), info
 
 
 def _time_calls(call: Callable[[], object], seconds: float) -> tuple[int, float]:

@@ -8,7 +8,6 @@ and ``_``, and ``hash_name`` below is the one place Python asks it for the canon
 
 from __future__ import annotations
 
-import functools
 import threading
 from typing import Iterable, Optional
 
@@ -26,15 +25,18 @@ _ON_THE_CPU = (None, "auto", "cpu")   # devices that need no size to resolve for
 _HASH_PARAMS = frozenset({"function_name", "customization", "block_size", "variant"})
 
 
-@functools.lru_cache(maxsize=128)
-def _cached_info(name: str) -> dict:
-    return _native.hash_info(name)
+_INFO_BY_SPELLING: dict = {}   # every spelling seen -> the native description (a few dozen at most)
 
 
 def _info(name) -> dict:
-    if not isinstance(name, str):
-        raise TypeError(f"a hash name is a str such as 'sha3-256' or 'sha3_256', not {type(name).__name__}")
-    return _cached_info(name)
+    info = _INFO_BY_SPELLING.get(name) if isinstance(name, str) else None
+    if info is None:
+        if not isinstance(name, str):
+            raise TypeError(f"a hash name is a str such as 'sha3-256' or 'sha3_256', not {type(name).__name__}")
+        info = _native.hash_info(name)   # ValueError naming the known hashes
+        if len(_INFO_BY_SPELLING) < 256:
+            _INFO_BY_SPELLING[name] = info
+    return info
 
 
 def hash_name(name: str) -> str:
@@ -178,19 +180,25 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
     over the whole GPU; the other names run as a batch of one. cSHAKE with a function name or
     customization string runs on the CPU (the GPU kernels implement plain SHAKE padding).
     """
+    info = _info(name)
+    if not params and (device == "auto" or device == "cpu") and length is None and info["digest_size"]:
+        # The common case, sha3-256 of some bytes, in one native call on a context kept per
+        # thread (no copy to finalise, as digest() needs): small hashes cost what hashlib's do.
+        return _native.hash_once(info["name"], data if type(data) is bytes else _as_bytes_like(data, "data"),
+                                 info["digest_size"], "")
     unknown = params.keys() - _HASH_PARAMS
     if unknown:
         raise TypeError(f"hash() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    info = _info(name)
     out_len = _output_length(info, length, f"hash({info['name']!r}, data)")
     data = _as_bytes_like(data, "data")
     target = "cpu" if device in _ON_THE_CPU else resolve_device(device, len(data))
+    if target == "cpu" and out_len and not params.keys() - {"variant"}:
+        return _native.hash_once(info["name"], data, out_len, params.get("variant") or "")
     if target == "cpu" or (info["name"].startswith("cshake")
                            and (params.get("function_name") or params.get("customization"))):
         ctx = _create(info, params.get("function_name", b""), params.get("customization", b""),
                       params.get("block_size", _DEFAULT_BLOCK_SIZE), params.get("variant"))
         ctx.update(data)
-        # This context is ours alone: finalise it directly, no copy as digest() needs.
         return ctx.finalize(out_len) if out_len else b""
     _create(info, params.get("function_name", b""), params.get("customization", b""),
             params.get("block_size", _DEFAULT_BLOCK_SIZE), params.get("variant"))  # parameter errors

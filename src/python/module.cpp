@@ -42,6 +42,30 @@ class BufferView {
   Py_buffer view_{};
 };
 
+// Read-only views of many messages, held until they are released together; bytes objects are
+// read in place, other buffers through the buffer protocol.
+class MessageViews {
+ public:
+  MessageViews() = default;
+  MessageViews(const MessageViews&) = delete;
+  MessageViews& operator=(const MessageViews&) = delete;
+  ~MessageViews() {
+    for (auto& view : views_) PyBuffer_Release(&view);
+  }
+  ByteSpan get(nb::handle obj) {
+    if (PyBytes_Check(obj.ptr()))
+      return {reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj.ptr())),
+              static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr()))};
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+    views_.push_back(view);
+    return {static_cast<const uint8_t*>(view.buf), static_cast<size_t>(view.len)};
+  }
+
+ private:
+  std::vector<Py_buffer> views_;
+};
+
 nb::bytes new_bytes(size_t len, uint8_t** data) {
   PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));
   if (!obj) throw nb::python_error();
@@ -259,23 +283,65 @@ NB_MODULE(_native, m) {
   });
   m.def("hash_many", [](std::string_view name, nb::list messages, size_t out_len,
                         std::string_view variant) {
-    std::vector<std::unique_ptr<BufferView>> buffers;
-    std::vector<const uint8_t*> ptrs;
-    std::vector<size_t> lens;
-    for (nb::handle msg : messages) {
-      buffers.push_back(std::make_unique<BufferView>(msg));
-      ptrs.push_back(buffers.back()->data());
-      lens.push_back(buffers.back()->size());
+    // Per message: its bytes read in place (bytes objects without the buffer protocol) and its
+    // digest written straight into the bytes object returned, so 100k small messages cost no
+    // allocation beyond the digests themselves.
+    const size_t num_messages = nb::len(messages);
+    MessageViews views;
+    std::vector<const uint8_t*> ptrs(num_messages);
+    std::vector<size_t> lens(num_messages);
+    std::vector<uint8_t*> outs(num_messages);
+    nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(num_messages)));
+    if (!result.is_valid()) throw nb::python_error();
+    for (size_t i = 0; i < num_messages; ++i) {
+      const ByteSpan message = views.get(messages[i]);
+      ptrs[i] = message.data();
+      lens[i] = message.size();
+      PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), new_bytes(out_len, &outs[i]).release().ptr());
     }
-    std::vector<uint8_t> out(out_len * ptrs.size());
+    std::vector<uint8_t> packed(out_len * num_messages);
     {
       nb::gil_scoped_release release;
-      hash::hash_many(name, hash::HashParams{}, ptrs.data(), lens.data(), ptrs.size(), out.data(),
+      hash::hash_many(name, hash::HashParams{}, ptrs.data(), lens.data(), num_messages, packed.data(),
                       out_len, variant);
+      for (size_t i = 0; i < num_messages; ++i) std::memcpy(outs[i], packed.data() + i * out_len, out_len);
     }
-    nb::list result;
-    for (size_t i = 0; i < ptrs.size(); ++i)
-      result.append(nb::bytes(reinterpret_cast<const char*>(out.data() + i * out_len), out_len));
+    return result;
+  });
+  // One-shot hash with default parameters: one call, the context finalised without a copy.
+  m.def("hash_once", [](std::string_view name, nb::handle data, size_t out_len, std::string_view variant) {
+    BufferView in(data);
+    uint8_t* out = nullptr;
+    nb::bytes result = new_bytes(out_len, &out);
+    if (in.size() < kMinBytesToReleaseGil) {
+      hash::hash_once(name, variant, in.data(), in.size(), out, out_len);
+    } else {
+      nb::gil_scoped_release release;
+      hash::hash_once(name, variant, in.data(), in.size(), out, out_len);
+    }
+    return result;
+  });
+  // Cuts `packed` into a list of bytes objects of max(0, lengths[i] + adjust) bytes each, back
+  // to back (encrypt_many's outputs: adjust = +tag length to seal, -tag length to open).
+  m.def("split_packed", [](nb::handle packed, nb::handle lengths, int64_t adjust) {
+    BufferView data(packed), length_view(lengths);
+    if (length_view.size() % sizeof(uint64_t) != 0) throw std::invalid_argument("split_packed: lengths must be a uint64 array");
+    const size_t num_items = length_view.size() / sizeof(uint64_t);
+    nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(num_items)));
+    if (!result.is_valid()) throw nb::python_error();
+    size_t offset = 0;
+    for (size_t i = 0; i < num_items; ++i) {
+      uint64_t length;
+      std::memcpy(&length, length_view.data() + i * sizeof length, sizeof length);
+      const int64_t wanted = static_cast<int64_t>(length) + adjust;
+      const size_t take = wanted > 0 ? static_cast<size_t>(wanted) : 0;
+      if (offset + take > data.size()) throw std::invalid_argument("split_packed: lengths exceed the data");
+      PyObject* item = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(data.data() + offset),
+                                                 static_cast<Py_ssize_t>(take));
+      if (!item) throw nb::python_error();
+      PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), item);
+      offset += take;
+    }
     return result;
   });
 }
