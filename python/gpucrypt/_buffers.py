@@ -11,7 +11,9 @@ from __future__ import annotations
 import operator
 import sys
 
-__all__ = ["as_bytes_like", "owned_bytes", "optional_bytes", "check_length", "check_tag_length",
+from gpucrypt import _native
+
+__all__ = ["as_bytes_like", "owned_bytes", "optional_bytes", "check_length", "check_tag_length", "parse_cipher_name",
            "GCM_MIN_TAG_LEN", "GCM_MAX_TAG_LEN"]
 
 # SP 800-38D 5.2.1.2 allows tags of 128, 120, 112, 104, 96 bits and, for some uses, 64 and 32;
@@ -75,3 +77,28 @@ def check_tag_length(tag_length) -> int:
             or not GCM_MIN_TAG_LEN <= tag_length <= GCM_MAX_TAG_LEN:
         raise ValueError(f"tag_length must be {GCM_MIN_TAG_LEN}..{GCM_MAX_TAG_LEN} bytes, got {tag_length!r}")
     return tag_length
+
+
+def _pyca_form(name, key, aead: bool) -> str:
+    """For pyca objects passed as name/key: the gpucrypt call to write instead."""
+    algorithm = getattr(name, "name", "?").lower()
+    key_bits = getattr(name, "key_size", None)
+    if aead:
+        return f"gpucrypt.AEAD('{algorithm}-{key_bits or 'KEYBITS'}-gcm', key)"
+    mode = getattr(key, "name", None)
+    if mode is not None and algorithm != "?":
+        if mode.lower() == "xts" and key_bits:
+            key_bits //= 2
+        return f"gpucrypt.Cipher('{algorithm}-{key_bits}-{mode.lower()}', key, iv=iv)"
+    return f"gpucrypt.Cipher('{algorithm}-{key_bits or 'KEYBITS'}-MODE', key, iv=iv)"
+
+
+def parse_cipher_name(name, key=None, aead: bool = False) -> dict:
+    """The native description of a cipher name (canonical, algorithm, key_bits, mode, key_len);
+    TypeError for a non-string, naming the string form when given pyca/cryptography objects."""
+    if isinstance(name, str):
+        return _native.parse_cipher_name(name)
+    if type(name).__module__.startswith("cryptography."):
+        raise TypeError(f"gpucrypt takes the cipher as a name string and the key and IV as bytes, not "
+                        f"pyca/cryptography objects: write {_pyca_form(name, key, aead)}")
+    raise TypeError(f"a cipher name is a str such as 'aes-256-ctr', not {type(name).__name__}")

@@ -22,9 +22,10 @@ from gpucrypt import _native, gpu_arrays
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_tag_length as _check_tag_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
+from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt._buffers import owned_bytes as _owned_bytes
 from gpucrypt._errors import InvalidTag, KeystreamReuseError
-from gpucrypt.info import resolve_device
+from gpucrypt.info import fixed_device, resolve_device
 
 __all__ = ["AEAD", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
 
@@ -54,27 +55,6 @@ def _pkcs7_unpad(block):
     return block[: BLOCK_LEN - n]
 
 
-def _pyca_form(name, key) -> str:
-    """For pyca objects passed as name/key: the gpucrypt spelling, e.g. "'aes-256-ctr'"."""
-    algorithm = getattr(name, "name", "?").lower()
-    key_bits = getattr(name, "key_size", None)
-    mode = getattr(key, "name", None)
-    if mode is not None and algorithm != "?":
-        if mode.lower() == "xts" and key_bits:
-            key_bits //= 2
-        return f"gpucrypt.Cipher('{algorithm}-{key_bits}-{mode.lower()}', key, iv=iv)"
-    return f"gpucrypt.Cipher('{algorithm}-{key_bits or 'KEYBITS'}-MODE', key, iv=iv)"
-
-
-def _parse_name(name, key=None) -> dict:
-    if isinstance(name, str):
-        return _native.parse_cipher_name(name)
-    if type(name).__module__.startswith("cryptography."):
-        raise TypeError(f"gpucrypt takes the cipher as a name string and the key and IV as bytes, not "
-                        f"pyca/cryptography objects: write {_pyca_form(name, key)}")
-    raise TypeError(f"a cipher name is a str such as 'aes-256-ctr', not {type(name).__name__}")
-
-
 class Cipher:
     """A keyed block cipher in one mode, e.g. ``Cipher("aes-256-ctr", key, iv=counter)``.
 
@@ -88,7 +68,7 @@ class Cipher:
 
     def __init__(self, name: str, key, iv=None, device: str = "auto", padding: Optional[bool] = None,
                  variant: Optional[str] = None):
-        info = _parse_name(name, key)
+        info = _parse_cipher_name(name, key)
         if info["mode"] == "gcm":
             raise ValueError(f"{info['canonical']} is an AEAD: use gpucrypt.AEAD")
         self.name: str = info["canonical"]
@@ -108,6 +88,9 @@ class Cipher:
         self._keyed_streams = {}      # device -> a native stream whose key schedule calls share
         # Validate now (key/IV sizes, variant, device) so mistakes surface at construction.
         probe = self._keyed(resolve_device(device, 0, self._algorithm))
+        # The keyed stream every call uses when the device does not depend on the message size.
+        fixed = fixed_device(device, self._algorithm)
+        self._fixed_keyed = None if fixed is None else self._keyed(fixed)
         self.variant: str = probe.variant
         self.constant_time: bool = probe.constant_time
         self.device: str = probe.device
@@ -136,7 +119,10 @@ class Cipher:
     def _stream(self, encrypt: bool, num_bytes, iv):
         if iv is None and self.mode != "ecb":
             raise ValueError(f"{self.name} needs a 16-byte IV: pass iv= to this call or to Cipher()")
-        return self._keyed(resolve_device(self._device, num_bytes, self._algorithm)).restarted(encrypt, iv)
+        keyed = self._fixed_keyed
+        if keyed is None:
+            keyed = self._keyed(resolve_device(self._device, num_bytes, self._algorithm))
+        return keyed.restarted(encrypt, iv)
 
     def _encryption_iv(self, iv):
         """The IV for one encryption: a per-call ``iv`` as given (the caller's choice), else the
@@ -321,7 +307,7 @@ class AEAD:
 
     def __init__(self, name: str, key, device: str = "auto", tag_length: int = 16,
                  variant: Optional[str] = None):
-        info = _parse_name(name)
+        info = _parse_cipher_name(name, aead=True)
         if info["mode"] != "gcm":
             raise ValueError(f"{info['canonical']} is not an AEAD; use a -gcm name such as aes-256-gcm")
         self.name: str = info["canonical"]
@@ -331,6 +317,9 @@ class AEAD:
         self._key = _owned_bytes(key, "key")
         self._variant = variant or ""
         self._gcm_by_device = {}
+        self._fixed_gcm = None
+        fixed = fixed_device(device, self._algorithm)
+        self._fixed_gcm = None if fixed is None else self._gcm(0)
         probe = self._gcm(None)
         self.variant: str = probe.variant
         self.constant_time: bool = probe.constant_time
@@ -340,6 +329,8 @@ class AEAD:
         return f"<gpucrypt.AEAD {self.name} tag_length={self.tag_length} variant={self.variant} device={self.device}>"
 
     def _gcm(self, num_bytes):
+        if self._fixed_gcm is not None:
+            return self._fixed_gcm
         device = resolve_device(self._device, num_bytes, self._algorithm)
         gcm = self._gcm_by_device.get(device)
         if gcm is None:
@@ -358,6 +349,10 @@ class AEAD:
     def encrypt(self, nonce, data, aad=None, out=None):
         """Returns ciphertext || tag. For a GPU array (CuPy, PyTorch) returns ``(ciphertext_array,
         tag)`` instead, computed on the array's GPU and stream. Never reuse a nonce with a key."""
+        if type(data) is bytes and type(nonce) is bytes and aad is None and self._fixed_gcm is not None \
+                and nonce and len(data) <= GCM_MAX_PLAINTEXT_LEN:
+            # The common small call, checked by the conditions above; skips nothing else.
+            return self._fixed_gcm.seal(nonce, b"", data, self.tag_length)
         nonce, aad = self._check(nonce, aad)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             return gpu_arrays.seal(self.name, self._key, nonce, aad, self.tag_length, self._variant,

@@ -7,7 +7,7 @@ from typing import Optional
 
 from gpucrypt import _native
 
-__all__ = ["devices", "variants", "cuda_available", "resolve_device", "constant_time_variant",
+__all__ = ["devices", "variants", "cuda_available", "resolve_device", "fixed_device", "constant_time_variant",
            "AUTO_GPU_MIN_BYTES"]
 
 
@@ -59,6 +59,15 @@ def resolve_device(device: Optional[str], num_bytes: Optional[int] = None, algor
     if not isinstance(device, str):
         raise TypeError(f"device must be a string such as 'cpu' or 'cuda:0', not {type(device).__name__}")
     return device.lower()
+
+
+def fixed_device(device: Optional[str], algorithm: Optional[str] = None) -> Optional[str]:
+    """``resolve_device``'s answer when it is the same for every message size (always, except
+    ``auto`` with a GPU present for an algorithm the GPU wins at some size), else None. Lets a
+    keyed object resolve its device once instead of per call."""
+    if device is None or device == "auto":
+        return "cpu" if _auto_gpu_min_bytes(algorithm) is None or not cuda_available() else None
+    return resolve_device(device)
 
 
 # Smallest host-memory message for which device="auto" picks the GPU, per algorithm. Measured by

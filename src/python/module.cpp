@@ -129,15 +129,22 @@ struct PyCipherStream {
 
 struct PyGcm {
   std::unique_ptr<GcmCipher> gcm;
+  bool on_cpu;
+
+  explicit PyGcm(std::unique_ptr<GcmCipher> g) : gcm(std::move(g)), on_cpu(gcm->device() == "cpu") {}
+
+  bool keeps_gil(size_t len) const { return on_cpu && len < kMinBytesToReleaseGil; }
 
   nb::bytes seal(nb::handle nonce, nb::handle aad, nb::handle plaintext, size_t tag_len) {
     BufferView n(nonce), a(aad), p(plaintext);
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(p.size() + tag_len, &out);
-    {
-      nb::gil_scoped_release release;
+    if (keeps_gil(p.size() + a.size())) {
       gcm->seal(n.span(), a.span(), p.span(), tag_len, out);
+      return result;
     }
+    nb::gil_scoped_release release;
+    gcm->seal(n.span(), a.span(), p.span(), tag_len, out);
     return result;
   }
   // Returns None when the tag does not verify; the Python layer raises InvalidTag.
@@ -147,7 +154,9 @@ struct PyGcm {
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(c.size() - tag_len, &out);
     bool ok;
-    {
+    if (keeps_gil(c.size() + a.size())) {
+      ok = gcm->open(n.span(), a.span(), c.span(), tag_len, out);
+    } else {
       nb::gil_scoped_release release;
       ok = gcm->open(n.span(), a.span(), c.span(), tag_len, out);
     }
@@ -248,7 +257,7 @@ NB_MODULE(_native, m) {
   m.def("create_gcm", [](std::string_view name, nb::handle key, std::string_view variant,
                          std::string_view device) {
     BufferView k(key);
-    return PyGcm{create_gcm(parse_cipher_name(name), k.span(), variant, device)};
+    return PyGcm(create_gcm(parse_cipher_name(name), k.span(), variant, device));
   });
 
   nb::class_<PyHash>(m, "Hash")
