@@ -6,6 +6,9 @@ from gpucrypt._native import DeviceError  # (a RuntimeError raised by the C++ co
 
 __all__ = ["DeviceError", "InvalidTag", "KeystreamReuseError", "SelfTestError"]
 
+DeviceError.__doc__ = ("A device named by device= is absent or failed (no CUDA device, out of GPU memory, "
+                       "a CUDA error); the message says which and why. A RuntimeError.")
+
 
 class InvalidTag(_PycaInvalidTag):
     """An authenticated decryption found the tag wrong: the data, AAD, nonce or key differ.
