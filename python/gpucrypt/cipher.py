@@ -294,9 +294,6 @@ class CipherContext:
         return b""
 
 
-_Context = CipherContext   # the name before it was public
-
-
 class AEAD:
     """GCM over AES, Camellia or SC2000: ``AEAD("aes-256-gcm", key).encrypt(nonce, data, aad)``.
 
