@@ -335,6 +335,14 @@ class AEAD:
             self._gcm_by_device[device] = gcm
         return gcm
 
+    def _fast_path(self, nonce, data, aad):
+        """The native GCM for the common small call (bytes nonce and data, no AAD, a device that
+        does not depend on the size), after the checks ``_check`` would make; else None."""
+        if type(data) is bytes and type(nonce) is bytes and aad is None and nonce \
+                and len(data) <= GCM_MAX_PLAINTEXT_LEN:
+            return self._fixed_gcm
+        return None
+
     @staticmethod
     def _check(nonce, aad):
         nonce = _as_bytes_like(nonce, "nonce")
@@ -346,10 +354,9 @@ class AEAD:
     def encrypt(self, nonce, data, aad=None, out=None):
         """Returns ciphertext || tag. For a GPU array (CuPy, PyTorch) returns ``(ciphertext_array,
         tag)`` instead, computed on the array's GPU and stream. Never reuse a nonce with a key."""
-        if type(data) is bytes and type(nonce) is bytes and aad is None and self._fixed_gcm is not None \
-                and nonce and len(data) <= GCM_MAX_PLAINTEXT_LEN:
-            # The common small call, checked by the conditions above; skips nothing else.
-            return self._fixed_gcm.seal(nonce, b"", data, self.tag_length)
+        gcm = self._fast_path(nonce, data, aad)
+        if gcm is not None:
+            return gcm.seal(nonce, b"", data, self.tag_length)
         nonce, aad = self._check(nonce, aad)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             return gpu_arrays.seal(self.name, self._key, nonce, aad, self.tag_length, self._variant,
@@ -363,6 +370,12 @@ class AEAD:
         """Returns the plaintext of ciphertext || tag, or raises ``InvalidTag``. For a GPU array,
         pass the ciphertext array and ``tag=``; the plaintext array is returned, or InvalidTag
         raised (and nothing written)."""
+        gcm = self._fast_path(nonce, data, aad)
+        if gcm is not None and tag is None and len(data) >= self.tag_length:
+            out = gcm.open(nonce, b"", data, self.tag_length)
+            if out is None:
+                raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
+            return out
         nonce, aad = self._check(nonce, aad)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             if tag is None:
