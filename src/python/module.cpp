@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <deque>
 
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash.hpp"
@@ -40,30 +41,6 @@ class BufferView {
 
  private:
   Py_buffer view_{};
-};
-
-// Read-only views of many messages, held until they are released together; bytes objects are
-// read in place, other buffers through the buffer protocol.
-class MessageViews {
- public:
-  MessageViews() = default;
-  MessageViews(const MessageViews&) = delete;
-  MessageViews& operator=(const MessageViews&) = delete;
-  ~MessageViews() {
-    for (auto& view : views_) PyBuffer_Release(&view);
-  }
-  ByteSpan get(nb::handle obj) {
-    if (PyBytes_Check(obj.ptr()))
-      return {reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(obj.ptr())),
-              static_cast<size_t>(PyBytes_GET_SIZE(obj.ptr()))};
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
-    views_.push_back(view);
-    return {static_cast<const uint8_t*>(view.buf), static_cast<size_t>(view.len)};
-  }
-
- private:
-  std::vector<Py_buffer> views_;
 };
 
 nb::bytes new_bytes(size_t len, uint8_t** data) {
@@ -296,14 +273,19 @@ NB_MODULE(_native, m) {
     // digest written straight into the bytes object returned, so 100k small messages cost no
     // allocation beyond the digests themselves.
     const size_t num_messages = nb::len(messages);
-    MessageViews views;
+    std::deque<BufferView> views;  // messages other than bytes; a deque never moves its elements
     std::vector<const uint8_t*> ptrs(num_messages);
     std::vector<size_t> lens(num_messages);
     std::vector<uint8_t*> outs(num_messages);
     nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(num_messages)));
     if (!result.is_valid()) throw nb::python_error();
     for (size_t i = 0; i < num_messages; ++i) {
-      const ByteSpan message = views.get(messages[i]);
+      nb::handle item = messages[i];
+      const ByteSpan message =
+          PyBytes_Check(item.ptr())
+              ? ByteSpan(reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(item.ptr())),
+                         static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())))
+              : views.emplace_back(item).span();
       ptrs[i] = message.data();
       lens[i] = message.size();
       PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), new_bytes(out_len, &outs[i]).release().ptr());
