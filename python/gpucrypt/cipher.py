@@ -236,15 +236,20 @@ class CipherContext:
         if not self._block_mode:
             return self._stream.update(data)
         self._pending += data
-        usable = len(self._pending) - len(self._pending) % BLOCK_LEN
-        # A padded decryption keeps the last block back: it carries the padding.
-        if not self._encrypt and self._cipher.padding and usable == len(self._pending):
-            usable -= BLOCK_LEN
+        usable = self._usable_len(len(self._pending))
         if usable <= 0:
             return b""
         out = self._stream.update(memoryview(self._pending)[:usable])
         del self._pending[:usable]
         return out
+
+    def _usable_len(self, num_bytes: int) -> int:
+        """ECB/CBC: how many of ``num_bytes`` can be processed now (whole blocks; a padded
+        decryption keeps the last block back, since it carries the padding)."""
+        usable = num_bytes - num_bytes % BLOCK_LEN
+        if not self._encrypt and self._cipher.padding and usable == num_bytes:
+            usable -= BLOCK_LEN
+        return usable
 
     def update_into(self, data, buf) -> int:
         """As ``update``, writing into ``buf`` (writable, at least ``len(data) + 15`` bytes, as
@@ -255,6 +260,13 @@ class CipherContext:
             self._check_open()
             if not self._block_mode and not self._xts:
                 return self._stream.update_into(data, buf)
+            if self._block_mode and not self._pending:
+                usable = self._usable_len(len(data))
+                if usable > 0:
+                    view = memoryview(data)
+                    written = self._stream.update_into(view[:usable], buf)
+                    self._pending += view[usable:]
+                    return written
             out = self._update(data)
         target = memoryview(buf).cast("B")
         if len(target) < len(out):
