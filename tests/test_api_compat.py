@@ -271,3 +271,27 @@ def test_py_typed_ships_with_the_package():
             import tomllib
 
             assert tomllib.loads(text)["tool"]["scikit-build"]["wheel"]["packages"] == ["python/gpucrypt"]
+
+
+CUDA = any(d["kind"] == "cuda" for d in gpucrypt.devices())
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA device")
+def test_keystream_rule_covers_gpu_arrays():
+    torch = pytest.importorskip("torch")
+    data = os.urandom(1 << 16)
+    source = torch.frombuffer(bytearray(data), dtype=torch.uint8).cuda()
+    c = gpucrypt.Cipher("aes-128-ctr", KEY16, iv=IV, device="cuda")
+    with pytest.raises(ValueError, match="contiguous"):   # refused arguments leave the IV unused
+        c.encrypt(source.view(-1, 2)[:, 0])
+    first = c.encrypt(source)
+    torch.cuda.synchronize()
+    expected = PycaCipher(algorithms.AES(KEY16), modes.CTR(IV)).encryptor().update(data)
+    assert bytes(first.cpu().numpy()) == expected
+    with pytest.raises(gpucrypt.KeystreamReuseError):
+        c.encrypt(source)
+    fresh = os.urandom(16)
+    second = c.encrypt(source, iv=fresh)
+    assert bytes(c.decrypt(second, iv=fresh).cpu().numpy()) == data
+    assert bytes(c.decrypt(first).cpu().numpy()) == data
