@@ -169,7 +169,12 @@ shake_256 = _constructor("shake256", "shake_256")
 
 
 def _cuda_index(device: str) -> int:
-    return 0 if device == "cuda" else int(device.split(":", 1)[1])
+    prefix, _, index = device.partition(":")
+    if device == "cuda":
+        return 0
+    if prefix != "cuda" or not index.isdigit():
+        raise ValueError(f"unknown device {device!r}: expected auto, cpu, cuda or cuda:N")
+    return int(index)
 
 
 def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,  # noqa: A001 - hashlib-style name
