@@ -117,6 +117,8 @@ const HashSpec& find_spec(std::string_view name) {
     for (size_t i = 0; i < names.size(); ++i) names[i] = squash_name(all_specs()[i].info.name);
     return names;
   }();
+  for (const HashSpec& spec : all_specs())  // the canonical spelling, as the Python layer passes it
+    if (spec.info.name == name) return spec;
   const std::string squashed = squash_name(name);
   for (size_t i = 0; i < squashed_names.size(); ++i)
     if (squashed_names[i] == squashed) return all_specs()[i];
