@@ -26,6 +26,9 @@ _HASH_PARAMS = frozenset({"function_name", "customization", "block_size", "varia
 
 
 _INFO_BY_SPELLING: dict = {}   # every spelling seen -> the native description (a few dozen at most)
+# Spellings of fixed-size hashes seen -> (canonical name, digest size): hash()'s fast path.
+_FIXED_SIZE_BY_SPELLING: dict = {}
+_hash_once = _native.hash_once
 
 
 def _info(name) -> dict:
@@ -36,6 +39,8 @@ def _info(name) -> dict:
         info = _native.hash_info(name)   # ValueError naming the known hashes
         if len(_INFO_BY_SPELLING) < 256:
             _INFO_BY_SPELLING[name] = info
+            if info["digest_size"]:
+                _FIXED_SIZE_BY_SPELLING[name] = (info["name"], info["digest_size"])
     return info
 
 
@@ -185,12 +190,13 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
     over the whole GPU; the other names run as a batch of one. cSHAKE with a function name or
     customization string runs on the CPU (the GPU kernels implement plain SHAKE padding).
     """
-    info = _info(name)
-    if not params and (device == "auto" or device == "cpu") and length is None and info["digest_size"]:
+    fixed = _FIXED_SIZE_BY_SPELLING.get(name) if type(name) is str else None
+    if fixed is not None and length is None and not params and type(data) is bytes \
+            and (device == "auto" or device == "cpu"):
         # The common case, sha3-256 of some bytes, in one native call on a context kept per
         # thread (no copy to finalise, as digest() needs): small hashes cost what hashlib's do.
-        return _native.hash_once(info["name"], data if type(data) is bytes else _as_bytes_like(data, "data"),
-                                 info["digest_size"], "")
+        return _hash_once(fixed[0], data, fixed[1], "")
+    info = _info(name)
     unknown = params.keys() - _HASH_PARAMS
     if unknown:
         raise TypeError(f"hash() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
