@@ -43,8 +43,8 @@ def run_case(name):
                 nonce = os.urandom(12)
                 timings[device] = seconds_per_call(lambda d: aead.encrypt(nonce, d), data)
             else:
-                c = gpucrypt.Cipher(name, key, iv=os.urandom(16), device=device)
-                timings[device] = seconds_per_call(c.encrypt, data)
+                c, iv = gpucrypt.Cipher(name, key, device=device), os.urandom(16)
+                timings[device] = seconds_per_call(lambda d: c.encrypt(d, iv=iv), data)
         rows.append({"bytes": size, "cpu_GBps": size / timings["cpu"] / 1e9,
                      "gpu_GBps": size / timings["cuda:0"] / 1e9})
     crossover = None

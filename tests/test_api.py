@@ -22,8 +22,13 @@ def test_wrong_key_length_names_the_sizes(name, key_len):
 def test_iv_rules():
     with pytest.raises(ValueError, match="16-byte IV, got 12"):
         gpucrypt.Cipher("aes-128-cbc", bytes(16), iv=bytes(12))
+    # A Cipher without an IV takes one per call; a call without one names the fix.
+    no_iv = gpucrypt.Cipher("aes-128-ctr", bytes(16))
+    for call in (no_iv.encrypt, no_iv.decrypt):
+        with pytest.raises(ValueError, match="needs a 16-byte IV: pass iv="):
+            call(b"data")
     with pytest.raises(ValueError, match="16-byte IV, got 0"):
-        gpucrypt.Cipher("aes-128-ctr", bytes(16))
+        no_iv.encrypt(b"data", iv=b"")
     with pytest.raises(ValueError, match="takes no IV"):
         gpucrypt.Cipher("aes-128-ecb", bytes(16), iv=bytes(16))
     with pytest.raises(ValueError, match="16-byte tweak"):
@@ -87,7 +92,7 @@ def test_update_into():
     c = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16))
     buf = bytearray(64)
     n = c.encryptor().update_into(b"x" * 40, buf)
-    assert n == 40 and bytes(buf[:40]) == c.encrypt(b"x" * 40)
+    assert n == 40 and bytes(buf[:40]) == c.encrypt(b"x" * 40, iv=bytes(16))
 
 
 def test_text_is_refused():

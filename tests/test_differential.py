@@ -100,10 +100,10 @@ def test_split_updates_equal_one_shot(algorithm, vname, bits, mode):
     iv = None if mode == "ecb" else rng.randbytes(16)
     data = rng.randbytes(3000 + (rng.randrange(16) if mode not in ("ecb", "cbc") else 0))
     cipher = gpucrypt.Cipher(name, key, iv=iv, variant=vname)  # default padding
-    one_shot = cipher.encrypt(data)
+    one_shot = cipher.encrypt(data, iv=iv)   # the same IV on purpose: every split must agree
     for _ in range(5):
         cuts = sorted(rng.randrange(len(data) + 1) for _ in range(rng.randrange(1, 8)))
-        enc = cipher.encryptor()
+        enc = cipher.encryptor(iv=iv)
         pieces, start = [], 0
         for cut in cuts + [len(data)]:
             pieces.append(enc.update(data[start:cut]))

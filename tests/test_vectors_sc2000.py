@@ -14,7 +14,8 @@ NESSIE_FILE = "sc2000/sc2000-nessie-vectors.txt"
 
 
 def check_pair(cipher, plaintext: bytes, ciphertext: bytes, where: str):
-    assert cipher.encrypt(plaintext) == ciphertext, f"{where}: encrypt"
+    # The vector's own IV again, chosen explicitly (a Cipher hands out its IV once in CTR/OFB/CFB).
+    assert cipher.encrypt(plaintext, iv=cipher.iv) == ciphertext, f"{where}: encrypt"
     assert cipher.decrypt(ciphertext) == plaintext, f"{where}: decrypt"
 
 

@@ -72,6 +72,10 @@ class CipherStream {
   virtual void update(const uint8_t* in, uint8_t* out, size_t len) = 0;
   virtual const VariantInfo& variant() const = 0;
   virtual std::string device() const = 0;
+  // A new stream over the same key schedule and implementation, in `direction`, starting at
+  // `iv` (checked as create_cipher_stream checks it). Costs no key setup: one keyed Cipher
+  // encrypts many messages, each under its own IV. Safe to call from several threads.
+  virtual std::unique_ptr<CipherStream> restarted(Direction direction, ByteSpan iv) const = 0;
 };
 // device: "cpu", "cuda", "cuda:N" ("auto" is resolved by the caller). variant: "" for the
 // backend's default choice for this algorithm.

@@ -1,14 +1,104 @@
-"""Argument checks shared by every module that takes data from the caller."""
+"""Argument checks shared by every module that takes data, keys or lengths from the caller.
+
+Each rule lives here once, so ``Cipher``, ``AEAD``, the hashes, ``encrypt_many`` and the stream
+engine refuse the same mistakes with the same words, before anything reaches native code (where
+a bad value would surface as ``SystemError``, an "incompatible function arguments" ``TypeError``
+or, worse, be taken at face value: ``bytes(5)`` is five zero bytes, not an error).
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+
+from gpucrypt import _native
+
+__all__ = ["as_bytes_like", "owned_bytes", "optional_bytes", "check_length", "check_tag_length", "parse_cipher_name",
+           "GCM_MIN_TAG_LEN", "GCM_MAX_TAG_LEN"]
+
+# SP 800-38D 5.2.1.2 allows tags of 128, 120, 112, 104, 96 bits and, for some uses, 64 and 32;
+# every length in between is accepted too, as OpenSSL and pyca do.
+GCM_MIN_TAG_LEN, GCM_MAX_TAG_LEN = 4, 16
 
 
-def as_bytes_like(value, what):
+def _pyca_hint(value) -> str:
+    """For a pyca/cryptography object passed where gpucrypt wants bytes: how to say it here."""
+    if not type(value).__module__.startswith("cryptography."):
+        return ""
+    return (f" (a pyca/cryptography {type(value).__name__} object: gpucrypt takes a cipher name and raw "
+            "bytes, e.g. gpucrypt.Cipher('aes-256-ctr', key, iv=iv))")
+
+
+def as_bytes_like(value, what: str):
     """``value`` as something the native core reads as bytes (bytes and bytearray as they are,
-    any other buffer as a byte-wise memoryview); a clear TypeError for str and non-buffers."""
+    any other buffer as a byte-wise memoryview); a TypeError naming ``what`` for str, int (which
+    ``bytes()`` would turn into that many zero bytes) and anything else without the buffer
+    protocol."""
     if isinstance(value, (bytes, bytearray)):
         return value
     if isinstance(value, str):
-        raise TypeError(f"{what} must be bytes-like, not str")
+        raise TypeError(f"{what} must be bytes-like, not str (encode it first)")
     try:
         return memoryview(value).cast("B")
     except TypeError:
-        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
+        raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}{_pyca_hint(value)}") from None
+
+
+def owned_bytes(value, what: str) -> bytes:
+    """A private copy of a key, IV or nonce, checked as ``as_bytes_like``: later changes to the
+    caller's buffer cannot change what we encrypt with."""
+    value = as_bytes_like(value, what)
+    return value if isinstance(value, bytes) else bytes(value)
+
+
+def optional_bytes(value, what: str):
+    """``owned_bytes`` that lets None through (an IV that a mode does not take)."""
+    return None if value is None else owned_bytes(value, what)
+
+
+def check_length(value, what: str, minimum: int = 0) -> int:
+    """An integer length of at least ``minimum``: TypeError for non-integers, ValueError below
+    the minimum, OverflowError above what a C size can hold (rather than a native error)."""
+    try:
+        length = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer number of bytes, not {type(value).__name__}") from None
+    if length < minimum:
+        raise ValueError(f"{what} must be at least {minimum}, got {length}")
+    if length > sys.maxsize:
+        raise OverflowError(f"{what} of {length} bytes is more than this machine can address")
+    return length
+
+
+def check_tag_length(tag_length) -> int:
+    """A GCM tag length in bytes, 4..16 (``AEAD``, ``encrypt_many``/``decrypt_many`` and the
+    packed calls all check it here)."""
+    if isinstance(tag_length, bool) or not isinstance(tag_length, int) \
+            or not GCM_MIN_TAG_LEN <= tag_length <= GCM_MAX_TAG_LEN:
+        raise ValueError(f"tag_length must be {GCM_MIN_TAG_LEN}..{GCM_MAX_TAG_LEN} bytes, got {tag_length!r}")
+    return tag_length
+
+
+def _pyca_form(name, key, aead: bool) -> str:
+    """For pyca objects passed as name/key: the gpucrypt call to write instead."""
+    algorithm = getattr(name, "name", "?").lower()
+    key_bits = getattr(name, "key_size", None)
+    if aead:
+        return f"gpucrypt.AEAD('{algorithm}-{key_bits or 'KEYBITS'}-gcm', key)"
+    mode = getattr(key, "name", None)
+    if mode is not None and algorithm != "?":
+        if mode.lower() == "xts" and key_bits:
+            key_bits //= 2
+        return f"gpucrypt.Cipher('{algorithm}-{key_bits}-{mode.lower()}', key, iv=iv)"
+    return f"gpucrypt.Cipher('{algorithm}-{key_bits or 'KEYBITS'}-MODE', key, iv=iv)"
+
+
+def parse_cipher_name(name, key=None, aead: bool = False) -> dict:
+    """The native description of a cipher name (canonical, algorithm, key_bits, mode, key_len);
+    TypeError for a non-string, naming the string form when given pyca/cryptography objects."""
+    if isinstance(name, str):
+        return _native.parse_cipher_name(name)
+    if type(name).__module__.startswith("cryptography."):
+        raise TypeError(f"gpucrypt takes the cipher as a name string and the key and IV as bytes, not "
+                        f"pyca/cryptography objects: write {_pyca_form(name, key, aead)}")
+    raise TypeError(f"a cipher name is a str such as 'aes-256-ctr', not {type(name).__name__}")

@@ -32,6 +32,7 @@ from typing import Callable, Iterable, Optional, TextIO
 import gpucrypt
 from gpucrypt import _native
 from gpucrypt.info import resolve_device
+from gpucrypt.hashing import hash_name
 
 # Names gpucrypt.hash accepts (docs/python-api.md), hashlib spellings normalised first.
 HASH_NAMES = frozenset({
@@ -74,11 +75,12 @@ PYTHON_DESCRIPTION = ("rows marked (python): the same work through the Python AP
 
 
 def normalise_hash_name(name: str) -> str:
-    """`sha3_256` -> `sha3-256`, `shake_128` -> `shake128`; other names lower-cased."""
-    name = name.lower()
-    if name.startswith("shake_"):
-        return "shake" + name[len("shake_"):]
-    return name.replace("_", "-")
+    """`sha3_256` -> `sha3-256`, `shake_128` -> `shake128` (gpucrypt.hashing.hash_name, the one
+    place hash spellings are decided); names that are not hashes come back lower-cased."""
+    try:
+        return hash_name(name)
+    except ValueError:
+        return name.lower()
 
 
 def algorithm_kind(algorithm: str) -> str:

@@ -3,17 +3,39 @@
 The native core does raw modes on whole blocks or byte streams; this module adds what users of
 pyca/cryptography expect around it: PKCS#7 padding for ECB/CBC, encryptor/decryptor objects
 that accept any split of the input, and exceptions with clear messages.
+
+Two rules a pyca user might not expect, both for safety:
+
+* A ``Cipher`` in a keystream mode (CTR, OFB, CFB) encrypts once under the IV it was given;
+  a second ``encrypt()``/``encryptor()`` without a new ``iv=`` raises ``KeystreamReuseError``,
+  because two messages under one keystream give away their XOR. Decryption is unrestricted.
+* Every stateful object (encryptor/decryptor contexts, hash objects) may be shared between
+  threads: its methods hold a per-object lock, as hashlib's objects do.
 """
+
+from __future__ import annotations
+
+import threading
+from typing import Optional
 
 from gpucrypt import _native, gpu_arrays
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
-from gpucrypt._errors import InvalidTag
-from gpucrypt.info import resolve_device
+from gpucrypt._buffers import check_tag_length as _check_tag_length
+from gpucrypt._buffers import optional_bytes as _optional_bytes
+from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
+from gpucrypt._buffers import owned_bytes as _owned_bytes
+from gpucrypt._errors import InvalidTag, KeystreamReuseError
+from gpucrypt.info import fixed_device, resolve_device
+
+__all__ = ["AEAD", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
 
 BLOCK_LEN = 16
 _PADDED_MODES = ("ecb", "cbc")
+# Modes whose ciphertext is plaintext XOR a keystream fixed by (key, IV): one IV, one message.
+KEYSTREAM_MODES = ("ctr", "ofb", "cfb")
 # GCM's 32-bit block counter allows 2^32 - 2 blocks of data per (key, nonce) (SP 800-38D 5.2.1.1).
 GCM_MAX_PLAINTEXT_LEN = (2**32 - 2) * BLOCK_LEN
+_HOST_BUFFERS = (bytes, bytearray)   # never GPU arrays: skip the (slower) GPU-array probe
 
 
 def _pkcs7_pad(data_len_mod):
@@ -38,86 +60,175 @@ class Cipher:
 
     ``variant`` forces an implementation (see ``gpucrypt.variants()``); ``device`` is ``auto``,
     ``cpu``, ``cuda`` or ``cuda:N``. ECB and CBC pad with PKCS#7 unless ``padding=False``.
+
+    In CTR, OFB and CFB the constructor's ``iv`` encrypts one message (one ``encrypt()`` or one
+    ``encryptor()``); encrypt more with a fresh IV each: ``encrypt(data, iv=os.urandom(16))``.
+    The key schedule is set up once per object and shared by every call.
     """
 
-    def __init__(self, name, key, iv=None, device="auto", padding=None, variant=None):
-        info = _native.parse_cipher_name(name)
+    def __init__(self, name: str, key, iv=None, device: str = "auto", padding: Optional[bool] = None,
+                 variant: Optional[str] = None):
+        info = _parse_cipher_name(name, key)
         if info["mode"] == "gcm":
             raise ValueError(f"{info['canonical']} is an AEAD: use gpucrypt.AEAD")
-        self.name = info["canonical"]
-        self.mode = info["mode"]
+        self.name: str = info["canonical"]
+        self.mode: str = info["mode"]
+        self._algorithm = info["algorithm"]
         if padding is None:
             padding = self.mode in _PADDED_MODES
         elif padding and self.mode not in _PADDED_MODES:
             raise ValueError(f"{self.name}: padding applies to ECB and CBC only")
-        self.padding = bool(padding)
-        self._key = bytes(_as_bytes_like(key, "key"))
-        self._iv = None if iv is None else bytes(_as_bytes_like(iv, "iv"))
+        self.padding: bool = bool(padding)
+        self._key = _owned_bytes(key, "key")
+        self._iv = _optional_bytes(iv, "iv")
         self._variant = variant or ""
         self._device = device
+        self._lock = threading.Lock()
+        self._iv_used = False         # keystream modes: the constructor's IV has encrypted
+        self._keyed_streams = {}      # device -> a native stream whose key schedule calls share
         # Validate now (key/IV sizes, variant, device) so mistakes surface at construction.
-        probe = self._stream(True, 0)
-        self.variant = probe.variant
-        self.constant_time = probe.constant_time
-        self.device = probe.device
+        probe = self._keyed(resolve_device(device, 0, self._algorithm))
+        # The keyed stream every call uses when the device does not depend on the message size.
+        fixed = fixed_device(device, self._algorithm)
+        self._fixed_keyed = None if fixed is None else self._keyed(fixed)
+        self.variant: str = probe.variant
+        self.constant_time: bool = probe.constant_time
+        self.device: str = probe.device
 
-    def _stream(self, encrypt, num_bytes):
-        return _native.create_cipher_stream(
-            self.name, encrypt, self._key, self._iv, self._variant,
-            resolve_device(self._device, num_bytes, self.name.split("-")[0]),
-        )
+    @property
+    def iv(self) -> Optional[bytes]:
+        """The constructor's IV (None for ECB or when IVs are given per call). Passing it back,
+        ``encrypt(data, iv=c.iv)``, is the explicit way to encrypt under it again, e.g. to
+        check known answers; never do that for real messages in CTR/OFB/CFB."""
+        return self._iv
 
-    def encryptor(self):
-        return _Context(self, encrypt=True)
+    def __repr__(self) -> str:
+        return (f"<gpucrypt.Cipher {self.name} variant={self.variant} device={self.device}"
+                f"{' padding' if self.padding else ''}>")
 
-    def decryptor(self):
-        return _Context(self, encrypt=False)
+    def _keyed(self, device: str):
+        stream = self._keyed_streams.get(device)
+        if stream is None:
+            # Without a constructor IV (IVs given per call) the keyed stream starts at a zero IV
+            # that nothing encrypts with: every call restarts it at its own IV.
+            iv = self._iv if self._iv is not None or self.mode == "ecb" else bytes(BLOCK_LEN)
+            stream = _native.create_cipher_stream(self.name, True, self._key, iv, self._variant, device)
+            self._keyed_streams[device] = stream
+        return stream
 
-    def encrypt(self, data, out=None):
-        """Encrypts one message. A GPU array (``__cuda_array_interface__`` or a CUDA ``__dlpack__``:
-        CuPy, PyTorch, JAX) is
+    def _stream(self, encrypt: bool, num_bytes, iv):
+        if iv is None and self.mode != "ecb":
+            raise ValueError(f"{self.name} needs a 16-byte IV: pass iv= to this call or to Cipher()")
+        keyed = self._fixed_keyed
+        if keyed is None:
+            keyed = self._keyed(resolve_device(self._device, num_bytes, self._algorithm))
+        return keyed.restarted(encrypt, iv)
+
+    def _encryption_iv(self, iv):
+        """The IV for one encryption: a per-call ``iv`` as given (the caller's choice), else the
+        constructor's, which a keystream mode hands out once."""
+        if iv is not None:
+            return _owned_bytes(iv, "iv")
+        if self.mode in KEYSTREAM_MODES and self._iv is not None:
+            with self._lock:
+                if self._iv_used:
+                    raise KeystreamReuseError(
+                        f"{self.name}: this Cipher's IV has already encrypted a message; encrypting "
+                        f"another under it would reuse the keystream (ct1 XOR ct2 == pt1 XOR pt2). "
+                        f"Pass a fresh IV per message: encrypt(data, iv=os.urandom(16)) or "
+                        f"encryptor(iv=...), or make a new Cipher")
+                self._iv_used = True
+        return self._iv
+
+    def encryptor(self, iv=None) -> "CipherContext":
+        """A streaming encryptor (``update``, ``update_into``, ``finalize``) starting at ``iv``,
+        or at the constructor's IV (once, in CTR/OFB/CFB)."""
+        return CipherContext(self, True, self._encryption_iv(iv))
+
+    def decryptor(self, iv=None) -> "CipherContext":
+        """A streaming decryptor starting at ``iv`` or the constructor's IV (any number of times)."""
+        return CipherContext(self, False, self._iv if iv is None else _owned_bytes(iv, "iv"))
+
+    def encrypt(self, data, out=None, *, iv=None):
+        """Encrypts one message and returns the ciphertext (bytes), PKCS#7-padded in ECB/CBC
+        unless ``padding=False``. ``iv`` overrides the constructor's IV for this call (required
+        for every message after the first in CTR/OFB/CFB).
+
+        A GPU array (``__cuda_array_interface__`` or a CUDA ``__dlpack__``: CuPy, PyTorch, JAX) is
         processed on its GPU and stream with no host copy and no padding; the result is a new
         array of the same type, or ``out`` (which may be ``data`` itself)."""
-        if gpu_arrays.is_cuda_array(data):
-            return self._on_gpu(True, data, out)
+        if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
+            chosen_iv = self._encryption_iv(iv)
+            try:
+                return self._on_gpu(True, data, out, chosen_iv)
+            except (TypeError, ValueError):
+                # Refused arguments (a strided array, a missing out=): nothing was encrypted,
+                # so the constructor's IV is still unused.
+                if iv is None and self.mode in KEYSTREAM_MODES:
+                    self._iv_used = False
+                raise
         data = _as_bytes_like(data, "data")
-        ctx = _Context(self, encrypt=True, size_hint=len(data))
-        return ctx.update(data) + ctx.finalize()
+        return self._one_shot(True, data, self._encryption_iv(iv))
 
-    def decrypt(self, data, out=None):
-        if gpu_arrays.is_cuda_array(data):
-            return self._on_gpu(False, data, out)
+    def decrypt(self, data, out=None, *, iv=None):
+        """Decrypts one message (removing PKCS#7 padding in ECB/CBC unless ``padding=False``;
+        ``ValueError`` when it is invalid). ``iv`` overrides the constructor's IV for this call.
+        GPU arrays as in ``encrypt``."""
+        iv = self._iv if iv is None else _owned_bytes(iv, "iv")
+        if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
+            return self._on_gpu(False, data, out, iv)
         data = _as_bytes_like(data, "data")
-        ctx = _Context(self, encrypt=False, size_hint=len(data))
-        return ctx.update(data) + ctx.finalize()
+        return self._one_shot(False, data, iv)
 
-    def _on_gpu(self, encrypt, array, out):
+    def _one_shot(self, encrypt: bool, data, iv) -> bytes:
+        if not self.padding:   # raw modes: one native call
+            return self._stream(encrypt, len(data), iv).update(data)
+        context = CipherContext(self, encrypt, iv, num_bytes=len(data))
+        return context.update(data) + context.finalize()
+
+    def _on_gpu(self, encrypt, array, out, iv):
         if self.padding:
             raise ValueError(f"{self.name}: GPU arrays are processed without padding; pass padding=False")
-        return gpu_arrays.cipher(self.name, encrypt, self._key, self._iv, self._variant, self._device,
-                                 array, out)
+        return gpu_arrays.cipher(self.name, encrypt, self._key, iv, self._variant, self._device, array, out)
 
 
-class _Context:
-    """Streaming encryptor/decryptor: ``update(data)``, ``update_into(data, buf)``, ``finalize()``."""
+class CipherContext:
+    """Streaming encryptor/decryptor: ``update(data)``, ``update_into(data, buf)``, ``finalize()``.
 
-    def __init__(self, cipher, encrypt, size_hint=None):
+    Made by ``Cipher.encryptor()``/``decryptor()``. Safe to share between threads: each call
+    holds the context's lock, so concurrent ``update`` calls consume the keystream one after
+    another, never the same bytes twice (the order between threads is theirs to arrange).
+    """
+
+    def __init__(self, cipher: Cipher, encrypt: bool, iv, num_bytes: Optional[int] = None):
         self._cipher = cipher
         self._encrypt = encrypt
-        self._stream = cipher._stream(encrypt, size_hint)
+        self._stream = cipher._stream(encrypt, num_bytes, iv)
         self._block_mode = cipher.mode in _PADDED_MODES
         self._xts = cipher.mode == "xts"
         self._pending = bytearray()  # ECB/CBC: bytes not yet forming a whole block; XTS: the unit
         self._finalized = False
-        self.variant = self._stream.variant
+        self._lock = threading.Lock()
+        self.variant: str = self._stream.variant
+
+    def __repr__(self) -> str:
+        what = "encryptor" if self._encrypt else "decryptor"
+        state = " finalized" if self._finalized else ""
+        return f"<gpucrypt {self._cipher.name} {what} variant={self.variant}{state}>"
 
     def _check_open(self):
         if self._finalized:
             raise ValueError("context already finalized")
 
-    def update(self, data):
-        self._check_open()
+    def update(self, data) -> bytes:
+        """Processes ``data`` and returns the output ready so far (ECB/CBC hold back a partial
+        block, and a padded decryption its last block; XTS returns everything at finalize)."""
         data = _as_bytes_like(data, "data")
+        with self._lock:
+            self._check_open()
+            return self._update(data)
+
+    def _update(self, data) -> bytes:
         if self._xts:
             # XTS needs the whole data unit before ciphertext stealing can place the tail.
             self._pending += data
@@ -125,24 +236,53 @@ class _Context:
         if not self._block_mode:
             return self._stream.update(data)
         self._pending += data
-        usable = len(self._pending) - len(self._pending) % BLOCK_LEN
-        # A padded decryption keeps the last block back: it carries the padding.
-        if not self._encrypt and self._cipher.padding and usable == len(self._pending):
-            usable -= BLOCK_LEN
+        usable = self._usable_len(len(self._pending))
         if usable <= 0:
             return b""
         out = self._stream.update(memoryview(self._pending)[:usable])
         del self._pending[:usable]
         return out
 
-    def update_into(self, data, buf):
-        out = self.update(data)
-        memoryview(buf).cast("B")[: len(out)] = out
+    def _usable_len(self, num_bytes: int) -> int:
+        """ECB/CBC: how many of ``num_bytes`` can be processed now (whole blocks; a padded
+        decryption keeps the last block back, since it carries the padding)."""
+        usable = num_bytes - num_bytes % BLOCK_LEN
+        if not self._encrypt and self._cipher.padding and usable == num_bytes:
+            usable -= BLOCK_LEN
+        return usable
+
+    def update_into(self, data, buf) -> int:
+        """As ``update``, writing into ``buf`` (writable, at least ``len(data) + 15`` bytes, as
+        pyca asks); returns the number of bytes written. In CTR/OFB/CFB, and in ECB/CBC when no
+        partial block is pending, the output goes straight into ``buf`` (no copy)."""
+        data = _as_bytes_like(data, "data")
+        with self._lock:
+            self._check_open()
+            if not self._block_mode and not self._xts:
+                return self._stream.update_into(data, buf)
+            if self._block_mode and not self._pending:
+                usable = self._usable_len(len(data))
+                if usable > 0:
+                    view = memoryview(data)
+                    written = self._stream.update_into(view[:usable], buf)
+                    self._pending += view[usable:]
+                    return written
+            out = self._update(data)
+        target = memoryview(buf).cast("B")
+        if len(target) < len(out):
+            raise ValueError(f"buffer of {len(target)} bytes is too small for {len(out)} bytes of output")
+        target[: len(out)] = out
         return len(out)
 
-    def finalize(self):
-        self._check_open()
-        self._finalized = True
+    def finalize(self) -> bytes:
+        """Ends the message and returns the last output (padding added or checked in ECB/CBC);
+        the context cannot be used after."""
+        with self._lock:
+            self._check_open()
+            self._finalized = True
+            return self._finish()
+
+    def _finish(self) -> bytes:
         if self._xts:
             if len(self._pending) < BLOCK_LEN:
                 raise ValueError(f"{self._cipher.name} needs at least 16 bytes, got {len(self._pending)}")
@@ -169,36 +309,54 @@ class _Context:
 class AEAD:
     """GCM over AES, Camellia or SC2000: ``AEAD("aes-256-gcm", key).encrypt(nonce, data, aad)``.
 
-    ``encrypt`` returns ciphertext || tag; ``decrypt`` raises ``InvalidTag`` when the tag does not
-    verify (the comparison is constant-time).
+    ``encrypt`` returns ciphertext || tag; ``decrypt`` raises ``InvalidTag`` (a subclass of
+    ``cryptography.exceptions.InvalidTag``) when the tag does not verify (the comparison is
+    constant-time). Holds no per-message state: one object may serve many threads.
     """
 
-    def __init__(self, name, key, device="auto", tag_length=16, variant=None):
-        info = _native.parse_cipher_name(name)
+    def __init__(self, name: str, key, device: str = "auto", tag_length: int = 16,
+                 variant: Optional[str] = None):
+        info = _parse_cipher_name(name, aead=True)
         if info["mode"] != "gcm":
             raise ValueError(f"{info['canonical']} is not an AEAD; use a -gcm name such as aes-256-gcm")
-        if not isinstance(tag_length, int) or not 4 <= tag_length <= 16:
-            raise ValueError(f"tag_length must be 4..16 bytes, got {tag_length!r}")
-        self.name = info["canonical"]
-        self.tag_length = tag_length
+        self.name: str = info["canonical"]
+        self._algorithm = info["algorithm"]
+        self.tag_length: int = _check_tag_length(tag_length)
         self._device = device
-        self._key = bytes(_as_bytes_like(key, "key"))
+        self._key = _owned_bytes(key, "key")
         self._variant = variant or ""
         self._gcm_by_device = {}
+        self._fixed_gcm = None
+        fixed = fixed_device(device, self._algorithm)
+        self._fixed_gcm = None if fixed is None else self._gcm(0)
         probe = self._gcm(None)
-        self.variant = probe.variant
-        self.constant_time = probe.constant_time
-        self.device = probe.device
+        self.variant: str = probe.variant
+        self.constant_time: bool = probe.constant_time
+        self.device: str = probe.device
+
+    def __repr__(self) -> str:
+        return f"<gpucrypt.AEAD {self.name} tag_length={self.tag_length} variant={self.variant} device={self.device}>"
 
     def _gcm(self, num_bytes):
-        device = resolve_device(self._device, num_bytes, self.name.split("-")[0])
+        if self._fixed_gcm is not None:
+            return self._fixed_gcm
+        device = resolve_device(self._device, num_bytes, self._algorithm)
         gcm = self._gcm_by_device.get(device)
         if gcm is None:
             gcm = _native.create_gcm(self.name, self._key, self._variant, device)
             self._gcm_by_device[device] = gcm
         return gcm
 
-    def _check(self, nonce, aad):
+    def _fast_path(self, nonce, data, aad):
+        """The native GCM for the common small call (bytes nonce and data, no AAD, a device that
+        does not depend on the size), after the checks ``_check`` would make; else None."""
+        if type(data) is bytes and type(nonce) is bytes and aad is None and nonce \
+                and len(data) <= GCM_MAX_PLAINTEXT_LEN:
+            return self._fixed_gcm
+        return None
+
+    @staticmethod
+    def _check(nonce, aad):
         nonce = _as_bytes_like(nonce, "nonce")
         if len(nonce) == 0:
             raise ValueError("GCM nonce must be at least 1 byte (12 bytes recommended)")
@@ -207,9 +365,12 @@ class AEAD:
 
     def encrypt(self, nonce, data, aad=None, out=None):
         """Returns ciphertext || tag. For a GPU array (CuPy, PyTorch) returns ``(ciphertext_array,
-        tag)`` instead, computed on the array's GPU and stream."""
+        tag)`` instead, computed on the array's GPU and stream. Never reuse a nonce with a key."""
+        gcm = self._fast_path(nonce, data, aad)
+        if gcm is not None:
+            return gcm.seal(nonce, b"", data, self.tag_length)
         nonce, aad = self._check(nonce, aad)
-        if gpu_arrays.is_cuda_array(data):
+        if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             return gpu_arrays.seal(self.name, self._key, nonce, aad, self.tag_length, self._variant,
                                    self._device, data, out)
         data = _as_bytes_like(data, "data")
@@ -218,14 +379,21 @@ class AEAD:
         return self._gcm(len(data)).seal(nonce, aad, data, self.tag_length)
 
     def decrypt(self, nonce, data, aad=None, tag=None, out=None):
-        """For a GPU array, pass the ciphertext array and ``tag=``; the plaintext array is
-        returned, or InvalidTag raised (and nothing written)."""
+        """Returns the plaintext of ciphertext || tag, or raises ``InvalidTag``. For a GPU array,
+        pass the ciphertext array and ``tag=``; the plaintext array is returned, or InvalidTag
+        raised (and nothing written)."""
+        gcm = self._fast_path(nonce, data, aad)
+        if gcm is not None and tag is None and len(data) >= self.tag_length:
+            out = gcm.open(nonce, b"", data, self.tag_length)
+            if out is None:
+                raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
+            return out
         nonce, aad = self._check(nonce, aad)
-        if gpu_arrays.is_cuda_array(data):
+        if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             if tag is None:
                 raise ValueError("decrypting a GPU array needs tag=")
-            result = gpu_arrays.open_(self.name, self._key, nonce, aad, tag, self._variant, self._device,
-                                      data, out)
+            result = gpu_arrays.open_(self.name, self._key, nonce, aad, _as_bytes_like(tag, "tag"),
+                                      self._variant, self._device, data, out)
             if result is None:
                 raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
             return result
@@ -239,7 +407,7 @@ class AEAD:
             raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
         return out
 
-    def encrypt_many(self, nonces, messages, aad=None):
+    def encrypt_many(self, nonces, messages, aad=None) -> list:
         """Seals many messages under this key in one call (one native call, spread over cores
         or GPU threads); returns a list of ciphertext || tag. ``aad`` is shared by all messages.
         See gpucrypt.batch.encrypt_many."""
@@ -248,7 +416,7 @@ class AEAD:
         return batch.encrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
                                   device=self._device, variant=self._variant or None)
 
-    def decrypt_many(self, nonces, messages, aad=None):
+    def decrypt_many(self, nonces, messages, aad=None) -> list:
         """Opens many messages; raises InvalidTag (with ``.index``) for the first that fails."""
         from gpucrypt import batch
 

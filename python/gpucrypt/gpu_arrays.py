@@ -14,6 +14,7 @@ import math
 
 from gpucrypt import _native
 
+__all__ = ["is_cuda_array", "empty_like", "cipher", "seal", "open_"]
 
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13      # DLPack device types
 _LEGACY_DEFAULT_STREAM = 1             # DLPack's (and CAI's) name for it; handle 0 in the runtime

@@ -1,119 +1,239 @@
-"""Keccak-family hashes with a hashlib-shaped interface (``new``, ``hash``, ``hash_many``)."""
+"""Keccak-family hashes with a hashlib-shaped interface: ``new``, ``hash``, ``hash_many`` and
+hashlib's constructors (``sha3_256()``, ``shake_128()``, ...).
+
+Names are accepted in any spelling hashlib or the standards use (``sha3_256``, ``SHA3-256``,
+``shake_128``, ``shake128``): the native registry (src/hash/hash_registry.cpp) ignores case, ``-``
+and ``_``, and ``hash_name`` below is the one place Python asks it for the canonical spelling.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterable, Optional
 
 from gpucrypt import _native
+from gpucrypt._buffers import as_bytes_like as _as_bytes_like
+from gpucrypt._buffers import check_length as _check_length
 from gpucrypt.info import resolve_device
 
+__all__ = ["HashObject", "hash", "hash_many", "hash_name", "new",
+           "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256"]
+
 _TREE_HASHES = ("parallelhash", "kt")
+_DEFAULT_BLOCK_SIZE = 8192
+_ON_THE_CPU = (None, "auto", "cpu")   # devices that need no size to resolve for a hash
+_HASH_PARAMS = frozenset({"function_name", "customization", "block_size", "variant"})
 
 
-def _cuda_index(device):
-    return 0 if device == "cuda" else int(device.split(":", 1)[1])
+_INFO_BY_SPELLING: dict = {}   # every spelling seen -> the native description (a few dozen at most)
+# Spellings of fixed-size hashes seen -> (canonical name, digest size): hash()'s fast path.
+_FIXED_SIZE_BY_SPELLING: dict = {}
+_hash_once = _native.hash_once
 
 
-def _as_bytes(value, what):
-    if isinstance(value, str):
-        raise TypeError(f"{what} must be bytes-like, not str (encode it first)")
-    return value
+def _info(name) -> dict:
+    info = _INFO_BY_SPELLING.get(name) if isinstance(name, str) else None
+    if info is None:
+        if not isinstance(name, str):
+            raise TypeError(f"a hash name is a str such as 'sha3-256' or 'sha3_256', not {type(name).__name__}")
+        info = _native.hash_info(name)   # ValueError naming the known hashes
+        if len(_INFO_BY_SPELLING) < 256:
+            _INFO_BY_SPELLING[name] = info
+            if info["digest_size"]:
+                _FIXED_SIZE_BY_SPELLING[name] = (info["name"], info["digest_size"])
+    return info
 
 
-class _Hash:
-    """A running hash: ``update``, ``digest([length])``, ``hexdigest([length])``, ``copy``."""
+def hash_name(name: str) -> str:
+    """The canonical spelling of a hash name: ``hash_name("SHA3_256") == "sha3-256"``,
+    ``hash_name("shake_128") == "shake128"``. ValueError for names gpucrypt does not know."""
+    return _info(name)["name"]
 
-    def __init__(self, name, data=b"", function_name=b"", customization=b"", block_size=8192,
-                 variant=None, _ctx=None):
-        info = _native.hash_info(name)
+
+def _variable_length(info: dict) -> bool:
+    # XOFs, and ParallelHash, whose output length is an input of the function (digest_size 0).
+    return info["is_xof"] or info["digest_size"] == 0
+
+
+def _output_length(info: dict, length, call: str) -> int:
+    """The number of bytes to produce; ``call`` names what the user called, for the message."""
+    if _variable_length(info):
+        if length is None:
+            kind = "an XOF" if info["is_xof"] else "variable-length"
+            raise TypeError(f"{info['name']} is {kind}: {call} needs length= (the number of output bytes), "
+                            f"e.g. length=32")
+        return _check_length(length, "length")
+    if length is not None and length != info["digest_size"]:
+        raise ValueError(f"{info['name']} has a fixed digest size of {info['digest_size']} bytes (got length={length!r})")
+    return info["digest_size"]
+
+
+def _create(info: dict, function_name, customization, block_size, variant) -> object:
+    if (function_name or customization) and not info["takes_customization"]:
+        raise ValueError(f"{info['name']} takes no customization string")
+    if block_size != _DEFAULT_BLOCK_SIZE:
+        if not info["takes_block_size"]:
+            raise ValueError(f"{info['name']} takes no block_size")
+        block_size = _check_length(block_size, "block_size", minimum=1)
+    return _native.create_hash(info["name"], _as_bytes_like(function_name, "function_name"),
+                               _as_bytes_like(customization, "customization"), block_size, variant or "")
+
+
+class HashObject:
+    """A running hash, as hashlib's: ``update``, ``digest([length])``, ``hexdigest([length])``,
+    ``copy``; ``name``, ``digest_size``, ``block_size``, ``variant``.
+
+    Safe to share between threads: each method holds the object's lock, as hashlib's objects
+    do, so concurrent ``update`` calls are applied one after another, whole.
+    """
+
+    __slots__ = ("name", "_info", "_ctx", "_lock")
+
+    def __init__(self, name: str, data=b"", function_name=b"", customization=b"",
+                 block_size: int = _DEFAULT_BLOCK_SIZE, variant: Optional[str] = None, *,
+                 usedforsecurity: bool = True, _ctx=None):
+        info = _info(name)
         self.name = info["name"]
         self._info = info
-        if (function_name or customization) and not info["takes_customization"]:
-            raise ValueError(f"{self.name} takes no customization string")
-        if block_size != 8192 and not info["takes_block_size"]:
-            raise ValueError(f"{self.name} takes no block_size")
-        self._ctx = _ctx or _native.create_hash(
-            self.name, _as_bytes(function_name, "function_name"),
-            _as_bytes(customization, "customization"), block_size, variant or "")
+        self._ctx = _ctx or _create(info, function_name, customization, block_size, variant)
+        self._lock = threading.Lock()
         if data:
             self.update(data)
 
     @property
-    def digest_size(self):
+    def digest_size(self) -> int:
+        """Bytes ``digest()`` returns; 0 for XOFs and ParallelHash, whose length the caller picks."""
         return self._info["digest_size"]
 
     @property
-    def block_size(self):
+    def block_size(self) -> int:
+        """The sponge rate in bytes (hashlib's ``block_size``)."""
         return self._info["rate"]
 
     @property
-    def variant(self):
+    def variant(self) -> str:
+        """The implementation that runs: ``keccak_openssl`` or ``keccak_portable``."""
         return self._ctx.variant
 
-    def update(self, data):
-        self._ctx.update(_as_bytes(data, "data"))
+    def update(self, data) -> None:
+        """Absorbs ``data`` (any bytes-like object)."""
+        data = _as_bytes_like(data, "data")
+        with self._lock:
+            self._ctx.update(data)
 
-    def _length(self, length):
-        # XOFs, and ParallelHash whose output length is an input of the function (digest_size 0).
-        if self._info["is_xof"] or self.digest_size == 0:
-            if length is None:
-                kind = "an XOF" if self._info["is_xof"] else "variable-length"
-                raise TypeError(f"{self.name} is {kind}: digest() needs a length")
-            if length < 0:
-                raise ValueError("length must be >= 0")
-            return length
-        if length is not None and length != self.digest_size:
-            raise ValueError(f"{self.name} has a fixed digest size of {self.digest_size} bytes")
-        return self.digest_size
+    def digest(self, length: Optional[int] = None) -> bytes:
+        """The digest of everything absorbed so far; XOFs and ParallelHash need ``length`` (0 gives
+        ``b''`` as in hashlib). The object stays usable: more ``update`` calls may follow."""
+        length = _output_length(self._info, length, "digest()")
+        if length == 0:
+            return b""
+        with self._lock:
+            # Finalising a copy lets the caller keep updating, as hashlib allows.
+            return self._ctx.copy().finalize(length)
 
-    def digest(self, length=None):
-        # Finalising a copy lets the caller keep updating, as hashlib allows.
-        return self._ctx.copy().finalize(self._length(length))
-
-    def hexdigest(self, length=None):
+    def hexdigest(self, length: Optional[int] = None) -> str:
+        """``digest(length)`` as lower-case hex."""
         return self.digest(length).hex()
 
-    def copy(self):
-        return _Hash(self.name, _ctx=self._ctx.copy())
+    def copy(self) -> "HashObject":
+        """An independent object in the same state."""
+        with self._lock:
+            return HashObject(self.name, _ctx=self._ctx.copy())
+
+    def __repr__(self) -> str:
+        return f"<gpucrypt {self.name} hash object, variant {self.variant}>"
 
 
-def new(name, data=b"", **params):
-    """hashlib-style constructor: ``new("sha3-256")``, ``new("cshake128", customization=b"...")``.
+def new(name: str, data=b"", *, usedforsecurity: bool = True, **params) -> HashObject:
+    """hashlib-style constructor: ``new("sha3-256")``, ``new("sha3_256")``,
+    ``new("cshake128", customization=b"...")``.
 
     Parameters: ``function_name`` and ``customization`` (cSHAKE; ``customization`` also for
     ParallelHash and KangarooTwelve), ``block_size`` (ParallelHash, default 8192), ``variant``.
+    ``usedforsecurity`` is accepted and ignored, as hashlib does without a FIPS build.
     """
-    return _Hash(name, data, **params)
+    return HashObject(name, data, **params)
 
 
-def hash(name, data, length=None, device="auto", **params):  # noqa: A001 - hashlib-style name
+def _constructor(canonical: str, python_name: str):
+    def construct(data=b"", *, usedforsecurity: bool = True, variant: Optional[str] = None) -> HashObject:
+        return HashObject(canonical, data, variant=variant)
+
+    construct.__name__ = construct.__qualname__ = python_name
+    construct.__doc__ = (f"hashlib.{python_name} on gpucrypt: ``new({canonical!r}, data)``"
+                         + (" (an XOF: ``digest(length)``)." if canonical.startswith("shake") else "."))
+    return construct
+
+
+sha3_224 = _constructor("sha3-224", "sha3_224")
+sha3_256 = _constructor("sha3-256", "sha3_256")
+sha3_384 = _constructor("sha3-384", "sha3_384")
+sha3_512 = _constructor("sha3-512", "sha3_512")
+shake_128 = _constructor("shake128", "shake_128")
+shake_256 = _constructor("shake256", "shake_256")
+
+
+def _cuda_index(device: str) -> int:
+    prefix, _, index = device.partition(":")
+    if device == "cuda":
+        return 0
+    if prefix != "cuda" or not index.isdigit():
+        raise ValueError(f"unknown device {device!r}: expected auto, cpu, cuda or cuda:N")
+    return int(index)
+
+
+def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,  # noqa: A001 - hashlib-style name
+         usedforsecurity: bool = True, **params) -> bytes:
     """One-shot hash; XOFs (shake, cshake, parallelhash, kt) need ``length`` in bytes.
 
     ``device="cuda[:N]"`` hashes on a GPU: ParallelHash and KangarooTwelve spread their leaves
     over the whole GPU; the other names run as a batch of one. cSHAKE with a function name or
     customization string runs on the CPU (the GPU kernels implement plain SHAKE padding).
     """
-    h = new(name, **params)
-    target = resolve_device(device, len(memoryview(data)))
-    if target == "cpu" or (h.name.startswith("cshake") and (params.get("function_name") or params.get("customization"))):
-        h.update(data)
-        return h.digest(length)
-    out_len = h._length(length)
-    if h.name.startswith(_TREE_HASHES):
-        return _native.cuda_tree_hash(h.name, data, out_len, params.get("customization", b""),
-                                      params.get("block_size", 8192), _cuda_index(target))
-    return _native.cuda_hash_many(h.name, [data], out_len, _cuda_index(target))[0]
+    fixed = _FIXED_SIZE_BY_SPELLING.get(name) if type(name) is str else None
+    if fixed is not None and length is None and not params and type(data) is bytes \
+            and (device == "auto" or device == "cpu"):
+        # The common case, sha3-256 of some bytes, in one native call on a context kept per
+        # thread (no copy to finalise, as digest() needs): small hashes cost what hashlib's do.
+        return _hash_once(fixed[0], data, fixed[1], "")
+    info = _info(name)
+    unknown = params.keys() - _HASH_PARAMS
+    if unknown:
+        raise TypeError(f"hash() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    out_len = _output_length(info, length, f"hash({info['name']!r}, data)")
+    data = _as_bytes_like(data, "data")
+    target = "cpu" if device in _ON_THE_CPU else resolve_device(device, len(data))
+    if target == "cpu" and out_len and not params.keys() - {"variant"}:
+        return _native.hash_once(info["name"], data, out_len, params.get("variant") or "")
+    if target == "cpu" or (info["name"].startswith("cshake")
+                           and (params.get("function_name") or params.get("customization"))):
+        ctx = _create(info, params.get("function_name", b""), params.get("customization", b""),
+                      params.get("block_size", _DEFAULT_BLOCK_SIZE), params.get("variant"))
+        ctx.update(data)
+        return ctx.finalize(out_len) if out_len else b""
+    _create(info, params.get("function_name", b""), params.get("customization", b""),
+            params.get("block_size", _DEFAULT_BLOCK_SIZE), params.get("variant"))  # parameter errors
+    if out_len == 0:
+        return b""
+    if info["name"].startswith(_TREE_HASHES):
+        return _native.cuda_tree_hash(info["name"], data, out_len, params.get("customization", b""),
+                                      params.get("block_size", _DEFAULT_BLOCK_SIZE), _cuda_index(target))
+    return _native.cuda_hash_many(info["name"], [data], out_len, _cuda_index(target))[0]
 
 
-def hash_many(name, messages, length=None, variant=None, device="auto"):
+def hash_many(name: str, messages: Iterable, length: Optional[int] = None, variant: Optional[str] = None,
+              device: str = "auto") -> list:
     """Hashes many messages in one call (spread over cores or GPU threads); digests in order."""
-    info = _native.hash_info(name)
-    if info["is_xof"] or info["digest_size"] == 0:
-        if length is None:
-            raise TypeError(f"{info['name']} is an XOF: hash_many() needs a length")
-    elif length is not None and length != info["digest_size"]:
-        raise ValueError(f"{info['name']} has a fixed digest size of {info['digest_size']} bytes")
-    out_len = info["digest_size"] if length is None else length
-    messages = list(messages)
+    info = _info(name)
+    out_len = _output_length(info, length, "hash_many()")
+    messages = messages if isinstance(messages, list) else list(messages)
+    if out_len == 0:
+        return [b""] * len(messages)
+    if device in _ON_THE_CPU:
+        return _native.hash_many(info["name"], messages, out_len, variant or "")
     target = resolve_device(device, sum(len(memoryview(m)) for m in messages))
-    if target != "cpu":
-        if info["name"].startswith(_TREE_HASHES):
-            raise ValueError(f"hash_many on a GPU takes sponge hashes (sha3, shake, keccak), not {info['name']}")
-        return _native.cuda_hash_many(info["name"], messages, out_len, _cuda_index(target))
-    return _native.hash_many(info["name"], messages, out_len, variant or "")
+    if target == "cpu":
+        return _native.hash_many(info["name"], messages, out_len, variant or "")
+    if info["name"].startswith(_TREE_HASHES):
+        raise ValueError(f"hash_many on a GPU takes sponge hashes (sha3, shake, keccak), not {info['name']}")
+    return _native.cuda_hash_many(info["name"], messages, out_len, _cuda_index(target))

@@ -9,6 +9,8 @@ the Keccak team (keccak-256 of the empty string), RFC 9861 section 5 (KT128).
 from gpucrypt import _native
 from gpucrypt._errors import SelfTestError
 
+__all__ = ["selftest"]
+
 _ECB_VECTORS = [
     # (cipher, key, plaintext, ciphertext)
     ("aes-128-ecb", "000102030405060708090a0b0c0d0e0f", "00112233445566778899aabbccddeeff",

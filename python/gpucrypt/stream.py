@@ -37,6 +37,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from gpucrypt import _native
+from gpucrypt._buffers import as_bytes_like as _as_bytes_like
+from gpucrypt._buffers import check_length as _check_length
+from gpucrypt._buffers import optional_bytes as _optional_bytes
+from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
 
 __all__ = [
@@ -555,6 +559,7 @@ class MemorySink(io.RawIOBase):
 
 # ----------------------------------------------------------------------------- in-memory streams
 
+
 _PARALLEL = {("ecb", True), ("ecb", False), ("ctr", True), ("ctr", False), ("cbc", False), ("cfb", False)}
 
 
@@ -571,16 +576,19 @@ class StreamCipher:
 
     def __init__(self, name, key, iv=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
                  chunk_size=None, depth=None, variant=None, progress=None, cancel=None):
-        info = _native.parse_cipher_name(name)
+        info = _parse_cipher_name(name)
         self.name, self.mode = info["canonical"], info["mode"]
         if self.mode in ("gcm", "xts"):
             raise ValueError(f"{self.name}: streams are for ECB/CBC/CFB/OFB/CTR; use AEAD or the file format for "
                              "GCM and Cipher for an XTS data unit")
-        if chunk_size is not None and (chunk_size <= 0 or chunk_size % 16):
+        if chunk_size is not None and (_check_length(chunk_size, "chunk_size", minimum=1) % 16):
             raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
         self._encrypt = not decrypt
-        self._key = bytearray(key)
-        self._iv = None if iv is None else bytes(iv)
+        self._key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
+        self._iv = _optional_bytes(iv, "iv")
+        # update/finalize/close from several threads run one at a time (the chunk bookkeeping
+        # below is not atomic); the order between threads is theirs to arrange.
+        self._lock = threading.RLock()
         self._variant = variant or ""
         # Build one stream now so that key, IV, variant and device errors surface here.
         _native.create_cipher_stream(self.name, self._encrypt, self._key, self._iv, self._variant, "cpu")
@@ -653,6 +661,12 @@ class StreamCipher:
         return ready[0] if len(ready) == 1 else b"".join(ready)
 
     def update(self, data) -> bytes:
+        """Feeds ``data``; returns the output ready so far, in order."""
+        data = _as_bytes_like(data, "data")
+        with self._lock:
+            return self._update(data)
+
+    def _update(self, data) -> bytes:
         if self._finalized:
             raise ValueError("stream already finalized")
         view = memoryview(data).cast("B")
@@ -675,6 +689,11 @@ class StreamCipher:
         return self._take_ready()
 
     def finalize(self) -> bytes:
+        """Processes what is left and returns the rest of the output; stops the workers."""
+        with self._lock:
+            return self._finalize()
+
+    def _finalize(self) -> bytes:
         if self._finalized:
             raise ValueError("stream already finalized")
         try:
@@ -689,6 +708,10 @@ class StreamCipher:
 
     def close(self) -> None:
         """Stops the workers and wipes the key and staging buffers (finalize does this too)."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._finalized:
             return
         self._finalized = True
@@ -736,11 +759,11 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     device; CBC/CFB encryption and OFB run on one). Output equals ``Cipher(name, key, iv,
     padding=False)`` over the whole buffer.
     """
-    info = _native.parse_cipher_name(name)
+    info = _parse_cipher_name(name)
     canonical, mode = info["canonical"], info["mode"]
     if mode in ("gcm", "xts"):
         raise ValueError(f"{canonical}: transform_into is for ECB/CBC/CFB/OFB/CTR")
-    source = memoryview(data).cast("B")
+    source = memoryview(_as_bytes_like(data, "data")).cast("B")
     target = memoryview(bytearray(len(source)) if out is None else out).cast("B")
     if target.readonly:
         raise ValueError("out must be writable")
@@ -749,8 +772,10 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     if mode in ("ecb", "cbc") and len(source) % 16:
         raise ValueError(f"{canonical} without padding needs a multiple of 16 bytes")
     encrypt = not decrypt
-    key = bytearray(key)
-    iv = None if iv is None else bytes(iv)
+    key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
+    iv = _optional_bytes(iv, "iv")
+    if job_size is not None:
+        _check_length(job_size, "job_size", minimum=1)
     variant = variant or ""
     stats = stats if stats is not None else StreamStats()
     try:

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "backends/backend.hpp"
+#include "backends/block_engine.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 #include "modes/xts.hpp"
 
@@ -146,13 +147,7 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
   if (key.size() != name.key_len())
     throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
                                 "-byte key, got " + std::to_string(key.size()) + " bytes");
-  if (name.mode == Mode::ecb) {
-    if (!iv.empty()) throw std::invalid_argument(name.canonical + " takes no IV");
-  } else if (iv.size() != 16) {
-    throw std::invalid_argument(name.canonical + " needs a 16-byte " +
-                                (name.mode == Mode::xts ? std::string("tweak") : std::string("IV")) +
-                                ", got " + std::to_string(iv.size()) + " bytes");
-  }
+  check_cipher_iv(name, iv);
   if (name.mode == Mode::xts) {
     // IEEE 1619-2018 5.1 requires distinct halves; equal halves make XTS a weaker mode. Compared
     // in constant time, as everywhere else (the key is secret).

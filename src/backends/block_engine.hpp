@@ -48,6 +48,8 @@ class BlockEngine {
 // The streaming CipherStream over an engine: every backend's create_cipher_stream ends here.
 std::unique_ptr<CipherStream> make_engine_stream(const CipherName& name, Direction direction,
                                                  std::unique_ptr<BlockEngine> engine, ByteSpan iv);
+// The IV rule of every cipher stream (none for ECB, 16 bytes otherwise); std::invalid_argument.
+void check_cipher_iv(const CipherName& name, ByteSpan iv);
 
 namespace cpu {
 // CPU engines. key is the full key (both halves for XTS).

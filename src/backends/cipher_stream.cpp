@@ -60,10 +60,17 @@ void counter_add(const uint8_t counter[16], uint64_t n, uint8_t out[16]) {
 
 class EngineCipherStream final : public CipherStream {
  public:
-  EngineCipherStream(const CipherName& name, Direction direction, std::unique_ptr<BlockEngine> engine,
-                  ByteSpan iv)
+  // The engine is shared by every stream restarted from this one: its methods are const and
+  // safe to call from several threads (block_engine.hpp), and the key schedule is its state.
+  EngineCipherStream(const CipherName& name, Direction direction, std::shared_ptr<const BlockEngine> engine,
+                     ByteSpan iv)
       : name_(name), direction_(direction), engine_(std::move(engine)) {
     if (!iv.empty()) std::memcpy(reg_, iv.data(), 16);
+  }
+
+  std::unique_ptr<CipherStream> restarted(Direction direction, ByteSpan iv) const override {
+    check_cipher_iv(name_, iv);
+    return std::make_unique<EngineCipherStream>(name_, direction, engine_, iv);
   }
   ~EngineCipherStream() override {
     secure_zero(reg_, sizeof reg_);
@@ -216,7 +223,7 @@ class EngineCipherStream final : public CipherStream {
 
   CipherName name_;
   Direction direction_;
-  std::unique_ptr<BlockEngine> engine_;
+  std::shared_ptr<const BlockEngine> engine_;
   uint8_t reg_[16] = {};        // IV / chaining value / counter / XTS tweak
   uint8_t keystream_[16] = {};  // keystream of the partly used block (CFB, CTR)
   uint8_t pending_[16] = {};    // CFB: ciphertext bytes of the partly done block
@@ -224,6 +231,16 @@ class EngineCipherStream final : public CipherStream {
 };
 
 }  // namespace
+
+void check_cipher_iv(const CipherName& name, ByteSpan iv) {
+  if (name.mode == Mode::ecb) {
+    if (!iv.empty()) throw std::invalid_argument(name.canonical + " takes no IV");
+  } else if (iv.size() != 16) {
+    throw std::invalid_argument(name.canonical + " needs a 16-byte " +
+                                (name.mode == Mode::xts ? std::string("tweak") : std::string("IV")) +
+                                ", got " + std::to_string(iv.size()) + " bytes");
+  }
+}
 
 std::unique_ptr<CipherStream> make_engine_stream(const CipherName& name, Direction direction,
                                                  std::unique_ptr<BlockEngine> engine, ByteSpan iv) {

@@ -70,6 +70,11 @@ std::vector<std::string> hash_variants(std::string_view name);
 std::unique_ptr<HashContext> create_hash(std::string_view name, const HashParams& params,
                                          std::string_view variant = "");
 
+// hash_once hashes one message with default parameters into out (out_len bytes, checked as in
+// finalize), reusing a context kept per thread: the fast path of a one-shot hash.
+void hash_once(std::string_view name, std::string_view variant, const uint8_t* data, size_t len, uint8_t* out,
+               size_t out_len);
+
 // hash_many hashes num_messages independent messages (messages[i], lens[i] bytes; a null
 // pointer is fine for an empty message) into out + i * out_len_each, spread over the CPU thread
 // pool. Parameters and out_len_each are checked as in create_hash/finalize before any work.

@@ -94,6 +94,8 @@ void check_params(const HashSpec& spec, const HashParams& params) {
 std::unique_ptr<KeccakContext> create_checked(const HashSpec& spec, const HashParams& params,
                                               std::string_view variant) {
   check_params(spec, params);
+  if (variant.empty())  // the fastest, without building the list of alternatives
+    return openssl_available(spec) ? create_openssl(spec) : create_portable(spec, params);
   const std::vector<std::string> available = variants_of(spec);
   const std::string chosen = variant.empty() ? available.front() : std::string(variant);
   if (std::find(available.begin(), available.end(), chosen) == available.end()) {
@@ -109,9 +111,17 @@ std::unique_ptr<KeccakContext> create_checked(const HashSpec& spec, const HashPa
 }  // namespace
 
 const HashSpec& find_spec(std::string_view name) {
+  // Every one-shot hash looks its name up: squash the table's names once, not per call.
+  static const std::array<std::string, 18> squashed_names = [] {
+    std::array<std::string, 18> names;
+    for (size_t i = 0; i < names.size(); ++i) names[i] = squash_name(all_specs()[i].info.name);
+    return names;
+  }();
+  for (const HashSpec& spec : all_specs())  // the canonical spelling, as the Python layer passes it
+    if (spec.info.name == name) return spec;
   const std::string squashed = squash_name(name);
-  for (const HashSpec& spec : all_specs())
-    if (squash_name(spec.info.name) == squashed) return spec;
+  for (size_t i = 0; i < squashed_names.size(); ++i)
+    if (squashed_names[i] == squashed) return all_specs()[i];
   throw std::invalid_argument("unknown hash '" + std::string(name) + "'; known: " + known_names());
 }
 
@@ -164,6 +174,36 @@ std::vector<std::string> hash_variants(std::string_view name) {
 std::unique_ptr<HashContext> create_hash(std::string_view name, const HashParams& params,
                                          std::string_view variant) {
   return detail::create_checked(detail::find_spec(name), params, variant);
+}
+
+void hash_once(std::string_view name, std::string_view variant, const uint8_t* data, size_t len, uint8_t* out,
+               size_t out_len) {
+  const HashSpec& spec = detail::find_spec(name);
+  detail::check_output_length(spec, out_len);
+  // One context per thread, hash and variant: a one-shot hash of a small message then costs its
+  // permutations, not a context's allocation and set-up. The context is reset right after use,
+  // so no state derived from the message (Keccak-f is invertible) stays behind in it.
+  thread_local std::vector<std::pair<std::pair<const HashSpec*, std::string>, std::unique_ptr<detail::KeccakContext>>>
+      contexts;
+  detail::KeccakContext* context = nullptr;
+  for (auto& [key, cached] : contexts)
+    if (key.first == &spec && key.second == variant) context = cached.get();
+  if (context == nullptr) {
+    contexts.emplace_back(std::make_pair(&spec, std::string(variant)),
+                          detail::create_checked(spec, HashParams{}, variant));
+    context = contexts.back().second.get();
+  }
+  struct ResetAfterUse {
+    detail::KeccakContext* context;
+    ~ResetAfterUse() {
+      try {
+        context->reset();
+      } catch (...) {  // cannot happen for a context that worked; never throw from here
+      }
+    }
+  } reset_after_use{context};
+  context->update(data, len);
+  context->finalize(out, out_len);
 }
 
 void hash_many(std::string_view name, const HashParams& params, const uint8_t* const* messages,

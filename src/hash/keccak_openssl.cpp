@@ -25,9 +25,11 @@ namespace {
 // it (a FIPS-only configuration, say). Explicit fetching once avoids OpenSSL 3's implicit fetch
 // on every EVP_DigestInit_ex. The fetched objects live until exit: the map is never destroyed,
 // so contexts alive during static destruction stay valid (and leak checkers see it reachable).
+// Keyed by the name's address: the names are the spec table's literals, so no string is built
+// per lookup (every one-shot hash comes through here).
 const EVP_MD* fetch_md(const char* openssl_name) {
   static std::mutex mutex;
-  static auto* fetched = new std::unordered_map<std::string, EVP_MD*>();
+  static auto* fetched = new std::unordered_map<const char*, EVP_MD*>();
   std::lock_guard<std::mutex> lock(mutex);
   auto it = fetched->find(openssl_name);
   if (it == fetched->end()) it = fetched->emplace(openssl_name, EVP_MD_fetch(nullptr, openssl_name, nullptr)).first;

@@ -15,6 +15,8 @@ namespace gpucrypt::hash::detail {
 
 void KeccakSponge::restart() {
   gc_keccak_init(state_);
+  // A restarted sponge keeps nothing of the last message (hash_once reuses contexts).
+  std::memset(buffer_, 0, sizeof buffer_);
   num_buffered_ = 0;
 }
 

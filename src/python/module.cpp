@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <deque>
 
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash.hpp"
@@ -60,17 +61,28 @@ nb::dict variant_dict(const VariantInfo& v) {
   return d;
 }
 
+// Releasing and retaking the GIL costs about as much as encrypting a few hundred bytes on the
+// CPU, so small CPU calls keep it (they finish before another thread would get far); GPU calls
+// and large ones release it.
+constexpr size_t kMinBytesToReleaseGil = 4096;
+
 struct PyCipherStream {
   std::unique_ptr<CipherStream> stream;
+  bool on_cpu;
 
+  explicit PyCipherStream(std::unique_ptr<CipherStream> s)
+      : stream(std::move(s)), on_cpu(stream->device() == "cpu") {}
+
+  void run(const uint8_t* in, uint8_t* out, size_t len) {
+    if (on_cpu && len < kMinBytesToReleaseGil) return stream->update(in, out, len);
+    nb::gil_scoped_release release;
+    stream->update(in, out, len);
+  }
   nb::bytes update(nb::handle data) {
     BufferView in(data);
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(in.size(), &out);
-    {
-      nb::gil_scoped_release release;
-      stream->update(in.data(), out, in.size());
-    }
+    run(in.data(), out, in.size());
     return result;
   }
   size_t update_into(nb::handle data, nb::handle buffer) {
@@ -79,25 +91,38 @@ struct PyCipherStream {
     if (out.size() < in.size())
       throw std::invalid_argument("output buffer too small: " + std::to_string(out.size()) +
                                   " bytes for " + std::to_string(in.size()));
-    {
-      nb::gil_scoped_release release;
-      stream->update(in.data(), out.data(), in.size());
-    }
+    run(in.data(), out.data(), in.size());
     return in.size();
+  }
+  // A new stream over this one's key schedule (CipherStream::restarted).
+  PyCipherStream restarted(bool encrypt, nb::handle iv) const {
+    std::vector<uint8_t> iv_bytes;
+    if (!iv.is_none()) {
+      BufferView v(iv);
+      iv_bytes.assign(v.data(), v.data() + v.size());
+    }
+    return PyCipherStream(stream->restarted(encrypt ? Direction::encrypt : Direction::decrypt, iv_bytes));
   }
 };
 
 struct PyGcm {
   std::unique_ptr<GcmCipher> gcm;
+  bool on_cpu;
+
+  explicit PyGcm(std::unique_ptr<GcmCipher> g) : gcm(std::move(g)), on_cpu(gcm->device() == "cpu") {}
+
+  bool keeps_gil(size_t len) const { return on_cpu && len < kMinBytesToReleaseGil; }
 
   nb::bytes seal(nb::handle nonce, nb::handle aad, nb::handle plaintext, size_t tag_len) {
     BufferView n(nonce), a(aad), p(plaintext);
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(p.size() + tag_len, &out);
-    {
-      nb::gil_scoped_release release;
+    if (keeps_gil(p.size() + a.size())) {
       gcm->seal(n.span(), a.span(), p.span(), tag_len, out);
+      return result;
     }
+    nb::gil_scoped_release release;
+    gcm->seal(n.span(), a.span(), p.span(), tag_len, out);
     return result;
   }
   // Returns None when the tag does not verify; the Python layer raises InvalidTag.
@@ -107,7 +132,9 @@ struct PyGcm {
     uint8_t* out = nullptr;
     nb::bytes result = new_bytes(c.size() - tag_len, &out);
     bool ok;
-    {
+    if (keeps_gil(c.size() + a.size())) {
+      ok = gcm->open(n.span(), a.span(), c.span(), tag_len, out);
+    } else {
       nb::gil_scoped_release release;
       ok = gcm->open(n.span(), a.span(), c.span(), tag_len, out);
     }
@@ -181,6 +208,7 @@ NB_MODULE(_native, m) {
   nb::class_<PyCipherStream>(m, "CipherStream")
       .def("update", &PyCipherStream::update)
       .def("update_into", &PyCipherStream::update_into)
+      .def("restarted", &PyCipherStream::restarted, nb::arg("encrypt"), nb::arg("iv").none())
       .def_prop_ro("variant", [](const PyCipherStream& s) { return s.stream->variant().name; })
       .def_prop_ro("constant_time",
                    [](const PyCipherStream& s) { return s.stream->variant().constant_time; })
@@ -193,9 +221,9 @@ NB_MODULE(_native, m) {
       BufferView v(iv);
       iv_bytes.assign(v.data(), v.data() + v.size());
     }
-    return PyCipherStream{create_cipher_stream(parse_cipher_name(name),
+    return PyCipherStream(create_cipher_stream(parse_cipher_name(name),
                                                encrypt ? Direction::encrypt : Direction::decrypt,
-                                               k.span(), iv_bytes, variant, device)};
+                                               k.span(), iv_bytes, variant, device));
   }, nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"),
      nb::arg("device"));
 
@@ -208,7 +236,7 @@ NB_MODULE(_native, m) {
   m.def("create_gcm", [](std::string_view name, nb::handle key, std::string_view variant,
                          std::string_view device) {
     BufferView k(key);
-    return PyGcm{create_gcm(parse_cipher_name(name), k.span(), variant, device)};
+    return PyGcm(create_gcm(parse_cipher_name(name), k.span(), variant, device));
   });
 
   nb::class_<PyHash>(m, "Hash")
@@ -243,23 +271,70 @@ NB_MODULE(_native, m) {
   });
   m.def("hash_many", [](std::string_view name, nb::list messages, size_t out_len,
                         std::string_view variant) {
-    std::vector<std::unique_ptr<BufferView>> buffers;
-    std::vector<const uint8_t*> ptrs;
-    std::vector<size_t> lens;
-    for (nb::handle msg : messages) {
-      buffers.push_back(std::make_unique<BufferView>(msg));
-      ptrs.push_back(buffers.back()->data());
-      lens.push_back(buffers.back()->size());
+    // Per message: its bytes read in place (bytes objects without the buffer protocol) and its
+    // digest written straight into the bytes object returned, so 100k small messages cost no
+    // allocation beyond the digests themselves.
+    const size_t num_messages = nb::len(messages);
+    std::deque<BufferView> views;  // messages other than bytes; a deque never moves its elements
+    std::vector<const uint8_t*> ptrs(num_messages);
+    std::vector<size_t> lens(num_messages);
+    std::vector<uint8_t*> outs(num_messages);
+    nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(num_messages)));
+    if (!result.is_valid()) throw nb::python_error();
+    for (size_t i = 0; i < num_messages; ++i) {
+      nb::handle item = messages[i];
+      const ByteSpan message =
+          PyBytes_Check(item.ptr())
+              ? ByteSpan(reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(item.ptr())),
+                         static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())))
+              : views.emplace_back(item).span();
+      ptrs[i] = message.data();
+      lens[i] = message.size();
+      PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), new_bytes(out_len, &outs[i]).release().ptr());
     }
-    std::vector<uint8_t> out(out_len * ptrs.size());
+    std::vector<uint8_t> packed(out_len * num_messages);
     {
       nb::gil_scoped_release release;
-      hash::hash_many(name, hash::HashParams{}, ptrs.data(), lens.data(), ptrs.size(), out.data(),
+      hash::hash_many(name, hash::HashParams{}, ptrs.data(), lens.data(), num_messages, packed.data(),
                       out_len, variant);
+      for (size_t i = 0; i < num_messages; ++i) std::memcpy(outs[i], packed.data() + i * out_len, out_len);
     }
-    nb::list result;
-    for (size_t i = 0; i < ptrs.size(); ++i)
-      result.append(nb::bytes(reinterpret_cast<const char*>(out.data() + i * out_len), out_len));
+    return result;
+  });
+  // One-shot hash with default parameters: one call, the context finalised without a copy.
+  m.def("hash_once", [](std::string_view name, nb::handle data, size_t out_len, std::string_view variant) {
+    BufferView in(data);
+    uint8_t* out = nullptr;
+    nb::bytes result = new_bytes(out_len, &out);
+    if (in.size() < kMinBytesToReleaseGil) {
+      hash::hash_once(name, variant, in.data(), in.size(), out, out_len);
+    } else {
+      nb::gil_scoped_release release;
+      hash::hash_once(name, variant, in.data(), in.size(), out, out_len);
+    }
+    return result;
+  });
+  // Cuts `packed` into a list of bytes objects of max(0, lengths[i] + adjust) bytes each, back
+  // to back (encrypt_many's outputs: adjust = +tag length to seal, -tag length to open).
+  m.def("split_packed", [](nb::handle packed, nb::handle lengths, int64_t adjust) {
+    BufferView data(packed), length_view(lengths);
+    if (length_view.size() % sizeof(uint64_t) != 0) throw std::invalid_argument("split_packed: lengths must be a uint64 array");
+    const size_t num_items = length_view.size() / sizeof(uint64_t);
+    nb::list result = nb::steal<nb::list>(PyList_New(static_cast<Py_ssize_t>(num_items)));
+    if (!result.is_valid()) throw nb::python_error();
+    size_t offset = 0;
+    for (size_t i = 0; i < num_items; ++i) {
+      uint64_t length;
+      std::memcpy(&length, length_view.data() + i * sizeof length, sizeof length);
+      const int64_t wanted = static_cast<int64_t>(length) + adjust;
+      const size_t take = wanted > 0 ? static_cast<size_t>(wanted) : 0;
+      if (offset + take > data.size()) throw std::invalid_argument("split_packed: lengths exceed the data");
+      PyObject* item = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(data.data() + offset),
+                                                 static_cast<Py_ssize_t>(take));
+      if (!item) throw nb::python_error();
+      PyList_SET_ITEM(result.ptr(), static_cast<Py_ssize_t>(i), item);
+      offset += take;
+    }
     return result;
   });
 }

@@ -50,8 +50,10 @@ def _cpu_call(name: str, data: bytes):
     """(the call, its variant) on the CPU backend."""
     if name.startswith("keccak"):
         return (lambda: gpucrypt.hash(name, data, device="cpu")), gpucrypt.new(name).variant
-    cipher = gpucrypt.Cipher(name, os.urandom(calls.key_len(name)), iv=os.urandom(16), device="cpu")
-    return (lambda: cipher.encrypt(data)), cipher.variant
+    iv = os.urandom(16)
+    cipher = gpucrypt.Cipher(name, os.urandom(calls.key_len(name)), iv=iv, device="cpu")
+    # The same IV every repetition, named explicitly: a benchmark may reuse a keystream.
+    return (lambda: cipher.encrypt(data, iv=iv)), cipher.variant
 
 
 def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, condition: str = "none",

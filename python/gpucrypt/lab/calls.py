@@ -94,9 +94,9 @@ def cipher_case(name: str, device: str, num_bytes: int, variant: Optional[str] =
         data = _data(num_bytes, device, resident)
         if resident:
             out = _empty_like(data, device)
-            call = lambda: cipher.encrypt(data, out=out)  # noqa: E731
+            call = lambda: cipher.encrypt(data, out=out, iv=iv)  # noqa: E731
         else:
-            call = lambda: cipher.encrypt(data)  # noqa: E731
+            call = lambda: cipher.encrypt(data, iv=iv)  # noqa: E731
     return Case(call, used_variant, device if on_gpu else "cpu", KERNEL_EVENTS if resident else WALL_HOST,
                 resident, num_bytes)
 
