@@ -26,7 +26,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, fileformat, stream
+from gpucrypt import bench, fileformat, mpi, stream
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -530,8 +530,11 @@ def _escape_name(name: str) -> tuple[str, str]:
 @click.option("--function-name", "-N", default=None, metavar="TEXT", help="Function name N for cshake (UTF-8).")
 @click.option("--block-size", "-B", type=click.IntRange(min=1), default=None, metavar="BYTES",
               help="ParallelHash block size B (default 8192).")
+@click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")
+@mpi.cli_options
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
-def hash_command(algorithm, length, customization, function_name, block_size, files):
+def hash_command(algorithm, length, customization, function_name, block_size, show_stats, use_mpi, round_size,
+                 stats_json, files):
     """Print '<hex>  <file>' lines like sha3sum; stdin when no FILE or FILE is '-'."""
     name = bench.normalise_hash_name(algorithm)
     if name not in bench.HASH_NAMES:
@@ -546,6 +549,10 @@ def hash_command(algorithm, length, customization, function_name, block_size, fi
         ("function_name", None if function_name is None else function_name.encode("utf-8")),
         ("block_size", block_size)) if value is not None}
     gpucrypt.new(name, **keywords)   # parameter errors once, before any file is read
+    mpi.check_options(use_mpi, round_size, stats_json)
+    if use_mpi:
+        return mpi.run_hash(name, files or ("-",), length, keywords, round_size=round_size,
+                            show_stats=show_stats, stats_json=stats_json)
     failed = False
     for path in files or ("-",):
         try:
@@ -660,11 +667,18 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
 @click.option("--work-factor", type=click.IntRange(10, fileformat.MAX_SCRYPT_LOG2N),
               default=fileformat.DEFAULT_SCRYPT_LOG2N, show_default=True,
               help="scrypt cost as log2 N (passphrases only).")
+@mpi.cli_options
 def encrypt(input_path, output_path, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, chunk_size, work_factor):
+            passphrase_file, passphrase_env, key_file, chunk_size, work_factor, use_mpi, round_size, stats_json):
     """Encrypt FILE (or stdin) into the authenticated gpucrypt file format."""
     chunk_len = _parse_size(chunk_size)
     fileformat._check_chunk_size(chunk_len)
+    mpi.check_options(use_mpi, round_size, stats_json, devices)
+    if use_mpi:
+        return mpi.run_encrypt(input_path, output_path,
+                               lambda: _key_material(passphrase_file, passphrase_env, key_file, confirm=True),
+                               chunk_size=chunk_len, scrypt_log2n=work_factor, device=device, variant=variant,
+                               round_size=round_size, show_stats=show_stats, stats_json=stats_json)
     stream.resolve_devices(device, devices, cpu_share)   # device errors before any prompt
     material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True)
     _run_file_job("encrypt", input_path, output_path, progress, quiet, show_stats,
@@ -694,8 +708,9 @@ def _run_file_job(what, input_path, output_path, progress, quiet, show_stats, jo
 @_key_options
 @click.option("--max-work-factor", type=click.IntRange(1, 40), default=fileformat.MAX_SCRYPT_LOG2N,
               show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher.")
+@mpi.cli_options
 def decrypt(input_path, output_path, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, max_work_factor):
+            passphrase_file, passphrase_env, key_file, max_work_factor, use_mpi, round_size, stats_json):
     """Decrypt a gpucrypt file (FILE or stdin).
 
     With -o, OUT appears only once the whole file has authenticated. To stdout, each chunk is
@@ -705,6 +720,10 @@ def decrypt(input_path, output_path, device, quiet, progress, devices, cpu_share
     def key_for(header):
         return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header)
 
+    mpi.check_options(use_mpi, round_size, stats_json, devices)
+    if use_mpi:
+        return mpi.run_decrypt(input_path, output_path, key_for, max_scrypt_log2n=max_work_factor, device=device,
+                               variant=variant, round_size=round_size, show_stats=show_stats, stats_json=stats_json)
     stream.resolve_devices(device, devices, cpu_share)
     _run_file_job("decrypt", input_path, output_path, progress, quiet, show_stats,
                   lambda source, sink, bar, stats: fileformat.decrypt_stream(

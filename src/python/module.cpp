@@ -19,6 +19,7 @@ namespace gpucrypt::python {
 void register_cuda_bindings(nb::module_& m);
 void register_cuda_hash_bindings(nb::module_& m);
 void register_engine_bindings(nb::module_& m);
+void register_tree_bindings(nb::module_& m);
 }  // namespace gpucrypt::python
 
 namespace {
@@ -145,6 +146,7 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_cuda_bindings(m);
   gpucrypt::python::register_cuda_hash_bindings(m);
   gpucrypt::python::register_engine_bindings(m);
+  gpucrypt::python::register_tree_bindings(m);
 
   m.def("variants", [] {
     nb::list out;

@@ -1,0 +1,534 @@
+"""`mpirun -n N gpucrypt encrypt|decrypt|hash --mpi`: one file, N processes, MPI-IO.
+
+Every rank reads its own byte ranges of the input and writes its own ranges of the output with
+MPI-IO (collective `Read_at_all` / `Write_at_all`), at offsets computed from the chunk size
+(gpucrypt.chunks.Layout); nothing passes through rank 0 but the header and the key, derived
+once there (scrypt/HKDF, gpucrypt.fileformat) and broadcast. The work goes in rounds: in round
+k the ranks take consecutive slices of a window of chunks (rank r the r-th slice), so memory
+per rank is bounded by --round-size and every collective call covers one contiguous region.
+Each rank seals/opens on its node-local GPU (local rank from an MPI.COMM_TYPE_SHARED split,
+cuda:(local rank mod GPUs on the node)) or the CPU where there is none; --device overrides.
+
+Nothing lost (docs/mpi.md): the output is written to `.NAME.PID.RANDOM.gpucrypt-tmp` next to
+the target (PID: rank 0's), created 0600 by rank 0 and renamed over the target by rank 0 only
+after every rank reported success. After each step of each round the ranks agree (allgather of
+each rank's failure or None); the first failure (lowest chunk, then lowest rank) ends every
+rank, rank 0 removes the temporary file and prints the one message, the other ranks exit with
+the same status silently. A rank killed outright makes mpirun end the job; the temporary file
+then left behind carries rank 0's PID and is deleted by the next gpucrypt run that writes the
+same name (fileformat.remove_stale_temps).
+
+mpi4py is imported only when --mpi is used (importing it initialises MPI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import time
+from typing import Callable, Optional
+
+import click
+
+import gpucrypt
+from gpucrypt import _native, chunks, fileformat, stream
+
+__all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE"]
+
+DEFAULT_ROUND_SIZE = 64 << 20   # bytes each rank reads per round: its memory bound (input + output)
+FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill:RANK:ROUND" or "read-error:RANK:ROUND"
+STAGES = ("read_s", "h2d_s", "compute_s", "d2h_s", "write_s", "comm_s")
+
+
+class ClusterError(click.ClickException):
+    """The one failure every rank agreed on, raised on rank 0 (exit status `exit_code`)."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class _Agreed(Exception):
+    """A failure all ranks know about (raised on every rank by _Rank.agree)."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def cli_options(function):
+    """--mpi, --round-size and --stats-json for encrypt, decrypt and hash (gpucrypt.cli)."""
+    function = click.option("--stats-json", "stats_json", type=click.Path(dir_okay=False), default=None,
+                            metavar="FILE", help="With --mpi: write every rank's statistics to FILE "
+                                                 "(JSON, from rank 0).")(function)
+    function = click.option("--round-size", default=None, metavar="SIZE",
+                            help="With --mpi: bytes each rank reads per round, its memory bound "
+                                 "(default 64M).")(function)
+    function = click.option("--mpi", "use_mpi", is_flag=True,
+                            help="Run as one of the ranks of 'mpirun -n N gpucrypt ... --mpi': each rank "
+                                 "reads and writes its own part of FILE through MPI-IO (docs/mpi.md).")(function)
+    return function
+
+
+# ----------------------------------------------------------------------------- one rank
+
+class _Rank:
+    """This process's place in the job: communicator, device, statistics, failure agreement."""
+
+    def __init__(self, device: str, what: str):
+        from mpi4py import MPI      # initialises MPI (mpi4py's default error handling raises MPI.Exception)
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank = node.Get_rank()
+        node.Free()
+        self.device = _rank_device(device, self.local_rank)
+        self.what = what
+        self.round = 0
+        self.stats = {"rank": self.rank, "host": socket.gethostname(), "local_rank": self.local_rank,
+                      "device": self.device, "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
+                      **{stage: 0.0 for stage in STAGES}}
+        self._fault = _parse_fault(os.environ.get(FAULT_ENV_VAR), self.rank)
+
+    @contextlib.contextmanager
+    def timed(self, stage: str):
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stats[stage] += time.perf_counter() - began
+
+    def add_engine_info(self, engine_info: dict) -> None:
+        for stage in ("h2d_s", "compute_s", "d2h_s"):
+            self.stats[stage] += engine_info.get(stage, 0.0)
+
+    def fault(self, step: str) -> None:
+        """The test hook (GPUCRYPT_MPI_FAULT): a real SIGKILL, or an I/O error, at one round."""
+        if self._fault is None or self._fault[1] != self.round:
+            return
+        if self._fault[0] == "kill" and step == "read":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self._fault[0] == "read-error" and step == "read":
+            raise OSError(5, "injected I/O error (GPUCRYPT_MPI_FAULT)")
+
+    def agree(self, failure: Optional[tuple]) -> None:
+        """Every rank passes its failure (chunk index or None, message, exit status) or None;
+        if any rank failed, every rank raises _Agreed with the same message."""
+        with self.timed("comm_s"):
+            failures = self.comm.allgather(failure)
+        failed = [(f[0] if f[0] is not None else float("inf"), rank, f) for rank, f in enumerate(failures) if f]
+        if failed:
+            _, rank, (_, message, exit_code) = min(failed)
+            where = f" [rank {rank} of {self.size}]" if self.size > 1 else ""
+            raise _Agreed(message + where, exit_code)
+
+    def step(self, function: Callable, *args):
+        """Run a local step; return (result, failure) where failure is agree()'s argument."""
+        try:
+            return function(*args), None
+        except Exception as exc:        # reported to every rank, never lost
+            return None, _failure(exc)
+
+
+def _failure(exc: BaseException) -> tuple:
+    if isinstance(exc, _Agreed):
+        return None, str(exc), exc.exit_code
+    if isinstance(exc, click.ClickException):
+        return None, exc.format_message(), exc.exit_code
+    if isinstance(exc, OSError) and exc.strerror:
+        message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        message = str(exc) or type(exc).__name__
+    return getattr(exc, "chunk_index", None), message, 1
+
+
+def _parse_fault(text: Optional[str], rank: int) -> Optional[tuple]:
+    if not text:
+        return None
+    kind, fault_rank, fault_round = text.split(":")
+    return (kind, int(fault_round)) if int(fault_rank) == rank else None
+
+
+def _rank_device(requested: Optional[str], local_rank: int) -> str:
+    """auto/cuda: this node's GPU number local_rank mod GPUs (CPU without one, for auto);
+    cpu or cuda:N: as named."""
+    requested = (requested or "auto").strip().lower()
+    if requested not in ("auto", "cuda"):
+        return stream.normalise_device(requested)
+    gpus = [device["name"] for device in gpucrypt.devices() if device.get("kind") == "cuda"]
+    if gpus:
+        return gpus[local_rank % len(gpus)]
+    if requested == "cuda":
+        raise gpucrypt.DeviceError(f"no CUDA device on {socket.gethostname()}")
+    return "cpu"
+
+
+def _open_file(ctx: _Rank, path: str, amode: int):
+    """MPI.File.Open with errors returned as MPI.Exception (never aborting the job), as OSError
+    naming the user's path."""
+    MPI = ctx.MPI
+    try:
+        handle = MPI.File.Open(ctx.comm, path, amode)
+    except MPI.Exception as exc:
+        raise OSError(f"{path}: {exc.Get_error_string()}") from None
+    handle.Set_errhandler(MPI.ERRORS_RETURN)
+    return handle
+
+
+def _read_at(ctx: _Rank, handle, offset: int, buffer, path: str, collective: bool = True) -> None:
+    """Read exactly len(buffer) bytes at offset; collective (every rank calls it, 0 bytes is
+    fine) or, with collective=False, this rank alone."""
+    MPI = ctx.MPI
+    status = MPI.Status()
+    with ctx.timed("read_s"):
+        try:
+            (handle.Read_at_all if collective else handle.Read_at)(offset, [buffer, len(buffer), MPI.BYTE], status)
+        except MPI.Exception as exc:
+            raise OSError(f"{path}: read failed at offset {offset}: {exc.Get_error_string()}") from None
+    count = status.Get_count(MPI.BYTE)
+    if count != len(buffer):
+        raise OSError(f"{path}: short read at offset {offset} ({count} of {len(buffer)} bytes; "
+                      "did the file change?)")
+    ctx.stats["bytes_read"] += count
+
+
+def _write_at_all(ctx: _Rank, handle, offset: int, buffer, path: str) -> None:
+    MPI = ctx.MPI
+    status = MPI.Status()
+    with ctx.timed("write_s"):
+        try:
+            handle.Write_at_all(offset, [buffer, len(buffer), MPI.BYTE], status)
+        except MPI.Exception as exc:
+            raise OSError(f"{path}: write failed at offset {offset}: {exc.Get_error_string()}") from None
+    count = status.Get_count(MPI.BYTE)
+    if count != len(buffer):
+        raise OSError(f"{path}: short write at offset {offset} ({count} of {len(buffer)} bytes)")
+    ctx.stats["bytes_written"] += count
+
+
+def _rounds(num_items: int, per_rank: int, ctx: _Rank):
+    """(round, first item, count) of this rank for every round; every rank gets the same number
+    of rounds (collective I/O), with count 0 where its slice is past the end."""
+    window = per_rank * ctx.size
+    num_rounds = max(1, -(-num_items // window))
+    for round_index in range(num_rounds):
+        first = min(round_index * window + ctx.rank * per_rank, num_items)
+        yield round_index, first, min(per_rank, num_items - first)
+
+
+def _parse_round_size(text) -> int:
+    if text is None:
+        return DEFAULT_ROUND_SIZE
+    if isinstance(text, int):
+        return text
+    from gpucrypt.cli import _parse_size      # the one parser of SIZE arguments
+    return _parse_size(text)
+
+
+# ----------------------------------------------------------------------------- the output file
+
+class _Output:
+    """The temporary output: rank 0 creates it (0600, exclusive) and renames it into place."""
+
+    def __init__(self, ctx: _Rank, dst_path: str):
+        self.ctx, self.dst_path = ctx, dst_path
+        self.temp_path: Optional[str] = None
+
+    def create(self, input_path: str) -> str:
+        """Rank 0: refuse an output naming the input, clear stale temporaries, create ours."""
+        if os.path.exists(self.dst_path) and os.path.samefile(input_path, self.dst_path):
+            raise ValueError(f"{self.dst_path}: the output would overwrite the input")
+        directory = os.path.dirname(os.path.abspath(self.dst_path))
+        final_name = os.path.basename(self.dst_path)
+        fileformat.remove_stale_temps(directory, final_name)
+        path = os.path.join(directory, fileformat._temp_name(final_name))
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600))
+        self.temp_path = path
+        return path
+
+    def commit(self) -> None:
+        os.replace(self.temp_path, self.dst_path)
+        self.temp_path = None
+        fileformat._fsync_directory(os.path.dirname(os.path.abspath(self.dst_path)))
+
+    def discard(self) -> None:
+        if self.temp_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp_path)
+            self.temp_path = None
+
+
+def check_options(use_mpi: bool, round_size, stats_json, devices=None) -> None:
+    """The CLI's check that the --mpi-only options come with --mpi."""
+    if use_mpi and devices:
+        raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
+    if not use_mpi and (round_size is not None or stats_json is not None):
+        raise click.UsageError("--round-size and --stats-json are for --mpi runs")
+
+
+def _check_paths(input_path: Optional[str], output_path: Optional[str], needs_output: bool) -> None:
+    if input_path in (None, "-"):
+        raise click.UsageError("--mpi reads a named FILE (every rank reads its own part); not stdin")
+    if needs_output and output_path in (None, "-"):
+        raise click.UsageError("--mpi writes a named file: give -o OUT (every rank writes its own part)")
+
+
+def _finish(ctx: _Rank, body: Callable, show_stats: bool, stats_json: Optional[str], bytes_in_total: Callable):
+    """Run `body` on every rank; then agree, report and exit the same way on every rank."""
+    began = time.perf_counter()
+    failure = None
+    try:
+        body()
+    except _Agreed as exc:
+        failure = exc
+    ctx.stats["wall_s"] = time.perf_counter() - began
+    if failure is None:
+        _report(ctx, show_stats, stats_json, bytes_in_total())
+        return
+    if ctx.rank == 0:
+        raise ClusterError(str(failure), failure.exit_code)
+    raise SystemExit(failure.exit_code)     # rank 0 prints the one message
+
+
+def _report(ctx: _Rank, show_stats: bool, stats_json: Optional[str], total_bytes: int) -> None:
+    """Rank 0 gathers every rank's statistics: a table on stderr (--stats), JSON (--stats-json)."""
+    if not (show_stats or stats_json):
+        return
+    ctx.stats["rounds"] = ctx.round
+    records = ctx.comm.gather(ctx.stats, root=0)
+    if ctx.rank != 0:
+        return
+    wall = max(record["wall_s"] for record in records)
+    summary = {"command": ctx.what, "num_ranks": ctx.size, "bytes": total_bytes, "wall_s": wall,
+               "gb_per_s": total_bytes / wall / 1e9 if wall > 0 else None, "ranks": records}
+    if stats_json:
+        with open(stats_json, "w") as out:
+            json.dump(summary, out, indent=2)
+    if show_stats:
+        lines = [f"gpucrypt {ctx.what} --mpi: {ctx.size} ranks, {total_bytes} bytes in {wall:.3f} s"
+                 + (f" ({summary['gb_per_s']:.3f} GB/s)" if summary["gb_per_s"] else ""),
+                 f"{'rank':>4} {'host':<12} {'device':<8} {'rounds':>6} " + " ".join(f"{s[:-2]:>8}" for s in STAGES)
+                 + f" {'MB read':>9} {'MB written':>10}"]
+        for record in records:
+            lines.append(f"{record['rank']:>4} {record['host'][:12]:<12} {record['device']:<8} {record['rounds']:>6} "
+                         + " ".join(f"{record[s]:>8.3f}" for s in STAGES)
+                         + f" {record['bytes_read'] / 1e6:>9.1f} {record['bytes_written'] / 1e6:>10.1f}")
+        click.echo("\n".join(lines) + "\n(seconds; h2d/d2h are 0 on the CPU)", err=True)
+
+
+# ----------------------------------------------------------------------------- encrypt / decrypt
+
+def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: int, scrypt_log2n: int,
+                device: str = "auto", variant: Optional[str] = None, round_size=DEFAULT_ROUND_SIZE,
+                show_stats: bool = False, stats_json: Optional[str] = None) -> None:
+    """This rank's part of encrypting `input_path` into `output_path` (gpucrypt encrypt --mpi).
+    `key_material()` is called on rank 0 only (it may prompt or read a key file)."""
+    _check_paths(input_path, output_path, needs_output=True)
+
+    def setup():
+        suite = fileformat._SUITES_BY_NAME["aes-256-gcm"]
+        header, payload_key = fileformat._build_header(
+            suite, fileformat._normalise_key_material(key_material()), chunk_size, scrypt_log2n)
+        return header.prefix + header.mac, chunk_size, suite.aead_name, payload_key
+
+    _run_file_job("encrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json)
+
+
+def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_log2n: int,
+                device: str = "auto", variant: Optional[str] = None, round_size=DEFAULT_ROUND_SIZE,
+                show_stats: bool = False, stats_json: Optional[str] = None) -> None:
+    """This rank's part of decrypting `input_path` into `output_path` (gpucrypt decrypt --mpi).
+    Rank 0 reads and authenticates the header (`key_material(header)` on rank 0 only)."""
+    _check_paths(input_path, output_path, needs_output=True)
+
+    def setup():
+        with open(input_path, "rb") as source:
+            header = fileformat.read_header(source, max_scrypt_log2n)
+        payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
+        return None, header.chunk_size, fileformat._SUITES[header.suite_id].aead_name, payload_key
+
+    _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json)
+
+
+def _run_file_job(what, input_path, output_path, setup, device, variant, round_size, show_stats, stats_json):
+    ctx = _Rank(device, what)
+    output = _Output(ctx, output_path)
+    per_rank_bytes = _parse_round_size(round_size)
+    totals = {"bytes": 0}
+
+    def body():
+        # Rank 0: the output file and the key; then one broadcast of what every rank needs.
+        plan, failure = None, None
+        if ctx.rank == 0:
+            plan, failure = ctx.step(lambda: (output.create(input_path),) + setup())
+        with ctx.timed("comm_s"):
+            plan = ctx.comm.bcast(plan if failure is None else None, root=0)
+        ctx.agree(failure)
+        temp_path, header_bytes, chunk_len, aead_name, payload_key = plan
+        key = bytearray(payload_key)
+        del plan, payload_key
+        try:
+            _process_chunks(ctx, what, input_path, temp_path, header_bytes, chunk_len, aead_name, key,
+                            variant, per_rank_bytes, totals)
+        finally:
+            _native.wipe(key)
+        # Every rank wrote and closed its part: rank 0 names the file, then tells the others.
+        failure = None
+        if ctx.rank == 0:
+            _, failure = ctx.step(output.commit)
+        ctx.agree(failure)
+
+    try:
+        _finish(ctx, body, show_stats, stats_json, lambda: totals["bytes"])
+    finally:
+        if ctx.rank == 0:
+            output.discard()        # after any failure (interrupts included); a no-op after commit
+
+
+def _process_chunks(ctx, what, input_path, temp_path, header_bytes, chunk_len, aead_name, key, variant,
+                    per_rank_bytes, totals):
+    MPI = ctx.MPI
+    sealing = what == "encrypt"
+    source, failure = ctx.step(_open_file, ctx, input_path, MPI.MODE_RDONLY)
+    ctx.agree(failure)
+    sink, failure = ctx.step(_open_file, ctx, temp_path, MPI.MODE_WRONLY)
+    try:
+        ctx.agree(failure)
+    except _Agreed:
+        source.Close()
+        raise
+    try:
+        file_len = source.Get_size()
+        layout, failure = ctx.step(lambda: chunks.layout_for_plaintext(file_len, chunk_len) if sealing
+                                   else chunks.layout_for_file(file_len, chunk_len))
+        ctx.agree(failure)
+        totals["bytes"] = layout.plaintext_len
+        if sealing:
+            # Rank 0 writes the header; the others write nothing in this collective call.
+            header_view = memoryview(header_bytes if ctx.rank == 0 else b"")
+            ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, temp_path)[1])
+        per_rank = max(1, per_rank_bytes // (chunk_len + fileformat.TAG_LEN))
+        in_buffer = bytearray(per_rank * (chunk_len + fileformat.TAG_LEN))
+        out_buffer = bytearray(len(in_buffer))
+        for round_index, first, count in _rounds(layout.num_chunks, per_rank, ctx):
+            ctx.round = round_index
+            in_offset, in_len = (layout.plaintext_range if sealing else layout.sealed_range)(first, count)
+            out_offset, out_len = (layout.sealed_range if sealing else layout.plaintext_range)(first, count)
+            source_view = memoryview(in_buffer)[:in_len]
+            sink_view = memoryview(out_buffer)[:out_len]
+
+            def read_and_process():
+                _read_at(ctx, source, in_offset, source_view, input_path)
+                ctx.fault("read")
+                if count == 0:
+                    return
+                run = chunks.seal_chunks if sealing else chunks.open_chunks
+                used_variant, engine_info = run(aead_name, key, layout, first, count, source_view, sink_view,
+                                                device=ctx.device, variant=variant)
+                ctx.stats["variant"] = used_variant
+                ctx.add_engine_info(engine_info)
+
+            ctx.agree(ctx.step(read_and_process)[1])
+            ctx.agree(ctx.step(_write_at_all, ctx, sink, out_offset, sink_view, temp_path)[1])
+        ctx.round += 1
+
+        def sync():
+            with ctx.timed("write_s"):
+                sink.Sync()      # collective: every rank's writes reach the file before the rename
+
+        ctx.agree(ctx.step(sync)[1])
+    finally:
+        source.Close()
+        sink.Close()
+
+
+# ----------------------------------------------------------------------------- hash
+
+def run_hash(name: str, files, length: Optional[int], keywords: dict, *, round_size=DEFAULT_ROUND_SIZE,
+             show_stats: bool = False, stats_json: Optional[str] = None) -> None:
+    """This rank's part of `gpucrypt hash --mpi` for the tree hashes (ParallelHash, KT): the
+    whole leaves are hashed across ranks (src/hash tree_leaves), their chaining values gathered
+    in order on rank 0, which also hashes the head and tail (TreeHash); rank 0 prints the lines."""
+    customization = keywords.get("customization", b"")
+    block_size = keywords.get("block_size", 8192)
+    try:
+        _native.tree_shape(name, customization, block_size)
+    except ValueError:
+        raise click.UsageError(f"{name} is a sequential hash and cannot be split across ranks; use a tree "
+                               "hash under --mpi (parallelhash128/256, kt128/256)") from None
+    files = list(files)
+    for path in files:
+        _check_paths(path, None, needs_output=False)
+    ctx = _Rank("cpu", "hash")
+    per_rank_bytes = _parse_round_size(round_size)
+    totals = {"bytes": 0}
+    lines = []
+
+    def body():
+        for path in files:
+            digest = _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes, totals)
+            if ctx.rank == 0:
+                lines.append((digest, path))
+
+    _finish(ctx, body, show_stats, stats_json, lambda: totals["bytes"])
+    from gpucrypt.cli import _escape_name    # sha3sum's file name convention, in one place
+    for digest, path in lines:
+        prefix, shown_name = _escape_name(path)
+        click.echo(f"{prefix}{digest.hex()}  {shown_name}")
+
+
+def _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes, totals) -> Optional[bytes]:
+    MPI = ctx.MPI
+    head_len, leaf_len, _ = _native.tree_shape(name, customization, block_size)
+    source, failure = ctx.step(_open_file, ctx, path, MPI.MODE_RDONLY)
+    ctx.agree(failure)
+    try:
+        file_len = source.Get_size()
+        totals["bytes"] += file_len
+        head_len = min(head_len, file_len)
+        num_leaves = (file_len - head_len) // leaf_len
+        tail_offset = head_len + num_leaves * leaf_len
+        tree, failure = None, None
+        if ctx.rank == 0:
+            def start():
+                node = _native.TreeHash(name, customization, block_size)
+                head = bytearray(head_len)
+                _read_at(ctx, source, 0, head, path, collective=False)
+                node.update(head)
+                return node
+            tree, failure = ctx.step(start)
+        ctx.agree(failure)
+        per_rank = max(1, per_rank_bytes // leaf_len)
+        buffer = bytearray(per_rank * leaf_len)
+        for round_index, first, count in _rounds(num_leaves, per_rank, ctx):
+            ctx.round = round_index
+            view = memoryview(buffer)[:count * leaf_len]
+
+            def read_and_hash():
+                _read_at(ctx, source, head_len + first * leaf_len, view, path)
+                ctx.fault("read")
+                with ctx.timed("compute_s"):
+                    return _native.tree_leaves(name, customization, block_size, view) if count else b""
+
+            chaining_values, failure = ctx.step(read_and_hash)
+            ctx.agree(failure)
+            with ctx.timed("comm_s"):
+                gathered = ctx.comm.gather(chaining_values, root=0)
+            if ctx.rank == 0:
+                tree.absorb_chaining_values(b"".join(gathered))
+        digest, failure = None, None
+        if ctx.rank == 0:
+            def finish():
+                tail = bytearray(file_len - tail_offset)
+                _read_at(ctx, source, tail_offset, tail, path, collective=False)
+                tree.update(tail)
+                return tree.finalize(length)
+            digest, failure = ctx.step(finish)
+        ctx.agree(failure)
+        return digest
+    finally:
+        source.Close()
