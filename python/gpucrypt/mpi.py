@@ -167,14 +167,14 @@ def _rank_device(requested: Optional[str], local_rank: int) -> str:
     return "cpu"
 
 
-def _open_file(ctx: _Rank, path: str, amode: int):
+def _open_file(ctx: _Rank, path: str, amode: int, shown_path: Optional[str] = None):
     """MPI.File.Open with errors returned as MPI.Exception (never aborting the job), as OSError
-    naming the user's path."""
+    naming the user's path (`shown_path` for the temporary output)."""
     MPI = ctx.MPI
     try:
         handle = MPI.File.Open(ctx.comm, path, amode)
     except MPI.Exception as exc:
-        raise OSError(f"{path}: {exc.Get_error_string()}") from None
+        raise OSError(f"{shown_path or path}: {exc.Get_error_string()}") from None
     handle.Set_errhandler(MPI.ERRORS_RETURN)
     return handle
 
@@ -270,6 +270,16 @@ def check_options(use_mpi: bool, round_size, stats_json, devices=None) -> None:
         raise click.UsageError("--round-size and --stats-json are for --mpi runs")
 
 
+def _usage_check(ctx: _Rank, check: Callable) -> None:
+    """Usage errors are found by every rank alike: rank 0 reports, the others exit quietly (2)."""
+    try:
+        check()
+    except click.UsageError:
+        if ctx.rank != 0:
+            raise SystemExit(2) from None
+        raise
+
+
 def _check_paths(input_path: Optional[str], output_path: Optional[str], needs_output: bool) -> None:
     if input_path in (None, "-"):
         raise click.UsageError("--mpi reads a named FILE (every rank reads its own part); not stdin")
@@ -327,8 +337,6 @@ def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: 
                 show_stats: bool = False, stats_json: Optional[str] = None) -> None:
     """This rank's part of encrypting `input_path` into `output_path` (gpucrypt encrypt --mpi).
     `key_material()` is called on rank 0 only (it may prompt or read a key file)."""
-    _check_paths(input_path, output_path, needs_output=True)
-
     def setup():
         suite = fileformat._SUITES_BY_NAME["aes-256-gcm"]
         header, payload_key = fileformat._build_header(
@@ -343,8 +351,6 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
                 show_stats: bool = False, stats_json: Optional[str] = None) -> None:
     """This rank's part of decrypting `input_path` into `output_path` (gpucrypt decrypt --mpi).
     Rank 0 reads and authenticates the header (`key_material(header)` on rank 0 only)."""
-    _check_paths(input_path, output_path, needs_output=True)
-
     def setup():
         with open(input_path, "rb") as source:
             header = fileformat.read_header(source, max_scrypt_log2n)
@@ -356,6 +362,7 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
 
 def _run_file_job(what, input_path, output_path, setup, device, variant, round_size, show_stats, stats_json):
     ctx = _Rank(device, what)
+    _usage_check(ctx, lambda: _check_paths(input_path, output_path, needs_output=True))
     output = _Output(ctx, output_path)
     per_rank_bytes = _parse_round_size(round_size)
     totals = {"bytes": 0}
@@ -372,7 +379,7 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
         key = bytearray(payload_key)
         del plan, payload_key
         try:
-            _process_chunks(ctx, what, input_path, temp_path, header_bytes, chunk_len, aead_name, key,
+            _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key,
                             variant, per_rank_bytes, totals)
         finally:
             _native.wipe(key)
@@ -389,13 +396,13 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
             output.discard()        # after any failure (interrupts included); a no-op after commit
 
 
-def _process_chunks(ctx, what, input_path, temp_path, header_bytes, chunk_len, aead_name, key, variant,
+def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key, variant,
                     per_rank_bytes, totals):
     MPI = ctx.MPI
     sealing = what == "encrypt"
     source, failure = ctx.step(_open_file, ctx, input_path, MPI.MODE_RDONLY)
     ctx.agree(failure)
-    sink, failure = ctx.step(_open_file, ctx, temp_path, MPI.MODE_WRONLY)
+    sink, failure = ctx.step(_open_file, ctx, temp_path, MPI.MODE_WRONLY, output_path)
     try:
         ctx.agree(failure)
     except _Agreed:
@@ -410,7 +417,7 @@ def _process_chunks(ctx, what, input_path, temp_path, header_bytes, chunk_len, a
         if sealing:
             # Rank 0 writes the header; the others write nothing in this collective call.
             header_view = memoryview(header_bytes if ctx.rank == 0 else b"")
-            ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, temp_path)[1])
+            ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, output_path)[1])
         per_rank = max(1, per_rank_bytes // (chunk_len + fileformat.TAG_LEN))
         in_buffer = bytearray(per_rank * (chunk_len + fileformat.TAG_LEN))
         out_buffer = bytearray(len(in_buffer))
@@ -433,7 +440,7 @@ def _process_chunks(ctx, what, input_path, temp_path, header_bytes, chunk_len, a
                 ctx.add_engine_info(engine_info)
 
             ctx.agree(ctx.step(read_and_process)[1])
-            ctx.agree(ctx.step(_write_at_all, ctx, sink, out_offset, sink_view, temp_path)[1])
+            ctx.agree(ctx.step(_write_at_all, ctx, sink, out_offset, sink_view, output_path)[1])
         ctx.round += 1
 
         def sync():
@@ -455,15 +462,19 @@ def run_hash(name: str, files, length: Optional[int], keywords: dict, *, round_s
     in order on rank 0, which also hashes the head and tail (TreeHash); rank 0 prints the lines."""
     customization = keywords.get("customization", b"")
     block_size = keywords.get("block_size", 8192)
-    try:
-        _native.tree_shape(name, customization, block_size)
-    except ValueError:
-        raise click.UsageError(f"{name} is a sequential hash and cannot be split across ranks; use a tree "
-                               "hash under --mpi (parallelhash128/256, kt128/256)") from None
-    files = list(files)
-    for path in files:
-        _check_paths(path, None, needs_output=False)
     ctx = _Rank("cpu", "hash")
+
+    def check():
+        try:
+            _native.tree_shape(name, customization, block_size)
+        except ValueError:
+            raise click.UsageError(f"{name} is a sequential hash and cannot be split across ranks; use a tree "
+                                   "hash under --mpi (parallelhash128/256, kt128/256)") from None
+        for path in files:
+            _check_paths(path, None, needs_output=False)
+
+    files = list(files)
+    _usage_check(ctx, check)
     per_rank_bytes = _parse_round_size(round_size)
     totals = {"bytes": 0}
     lines = []
