@@ -38,7 +38,7 @@ from gpucrypt import _native, chunks, fileformat, stream
 
 __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE"]
 
-DEFAULT_ROUND_SIZE = 64 << 20   # bytes each rank reads per round: its memory bound (input + output)
+DEFAULT_ROUND_SIZE = 32 << 20   # bytes each rank reads per round; it holds 4 such buffers (2 in, 2 out)
 FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill:RANK:ROUND" or "read-error:RANK:ROUND"
 STAGES = ("read_s", "h2d_s", "compute_s", "d2h_s", "write_s", "comm_s")
 
@@ -65,8 +65,8 @@ def cli_options(function):
                             metavar="FILE", help="With --mpi: write every rank's statistics to FILE "
                                                  "(JSON, from rank 0).")(function)
     function = click.option("--round-size", default=None, metavar="SIZE",
-                            help="With --mpi: bytes each rank reads per round, its memory bound "
-                                 "(default 64M).")(function)
+                            help="With --mpi: bytes each rank reads per round (default 32M); a rank "
+                                 "holds four such buffers.")(function)
     function = click.option("--mpi", "use_mpi", is_flag=True,
                             help="Run as one of the ranks of 'mpirun -n N gpucrypt ... --mpi': each rank "
                                  "reads and writes its own part of FILE through MPI-IO (docs/mpi.md).")(function)
@@ -179,35 +179,46 @@ def _open_file(ctx: _Rank, path: str, amode: int, shown_path: Optional[str] = No
     return handle
 
 
-def _read_at(ctx: _Rank, handle, offset: int, buffer, path: str, collective: bool = True) -> None:
-    """Read exactly len(buffer) bytes at offset; collective (every rank calls it, 0 bytes is
-    fine) or, with collective=False, this rank alone."""
-    MPI = ctx.MPI
-    status = MPI.Status()
-    with ctx.timed("read_s"):
+class _Transfer:
+    """One MPI-IO read or write in flight; wait() completes it and checks it moved every byte."""
+
+    def __init__(self, ctx: _Rank, handle, offset: int, view, path: str, writing: bool, collective: bool = True):
+        MPI = ctx.MPI
+        self.ctx, self.offset, self.length, self.path, self.writing = ctx, offset, len(view), path, writing
+        if writing:
+            start = handle.Iwrite_at_all if collective else handle.Iwrite_at
+        else:
+            start = handle.Iread_at_all if collective else handle.Iread_at
         try:
-            (handle.Read_at_all if collective else handle.Read_at)(offset, [buffer, len(buffer), MPI.BYTE], status)
+            self.request = start(offset, [view, len(view), MPI.BYTE])
         except MPI.Exception as exc:
-            raise OSError(f"{path}: read failed at offset {offset}: {exc.Get_error_string()}") from None
-    count = status.Get_count(MPI.BYTE)
-    if count != len(buffer):
-        raise OSError(f"{path}: short read at offset {offset} ({count} of {len(buffer)} bytes; "
-                      "did the file change?)")
-    ctx.stats["bytes_read"] += count
+            raise self._error(exc.Get_error_string()) from None
+
+    def _error(self, reason: str) -> OSError:
+        return OSError(f"{self.path}: {'write' if self.writing else 'read'} failed at offset {self.offset}: {reason}")
+
+    def wait(self) -> None:
+        ctx, MPI = self.ctx, self.ctx.MPI
+        status = MPI.Status()
+        with ctx.timed("write_s" if self.writing else "read_s"):
+            try:
+                self.request.Wait(status)
+            except MPI.Exception as exc:
+                raise self._error(exc.Get_error_string()) from None
+        count = status.Get_count(MPI.BYTE)
+        if count != self.length:
+            raise self._error(f"{count} of {self.length} bytes" + ("" if self.writing else " (did the file change?)"))
+        ctx.stats["bytes_written" if self.writing else "bytes_read"] += count
 
 
-def _write_at_all(ctx: _Rank, handle, offset: int, buffer, path: str) -> None:
-    MPI = ctx.MPI
-    status = MPI.Status()
-    with ctx.timed("write_s"):
-        try:
-            handle.Write_at_all(offset, [buffer, len(buffer), MPI.BYTE], status)
-        except MPI.Exception as exc:
-            raise OSError(f"{path}: write failed at offset {offset}: {exc.Get_error_string()}") from None
-    count = status.Get_count(MPI.BYTE)
-    if count != len(buffer):
-        raise OSError(f"{path}: short write at offset {offset} ({count} of {len(buffer)} bytes)")
-    ctx.stats["bytes_written"] += count
+def _read_at(ctx: _Rank, handle, offset: int, view, path: str, collective: bool = True) -> None:
+    """A blocking read of exactly len(view) bytes; collective ones are called by every rank
+    (0 bytes is fine)."""
+    _Transfer(ctx, handle, offset, view, path, writing=False, collective=collective).wait()
+
+
+def _write_at_all(ctx: _Rank, handle, offset: int, view, path: str) -> None:
+    _Transfer(ctx, handle, offset, view, path, writing=True).wait()
 
 
 def _rounds(num_items: int, per_rank: int, ctx: _Rank):
@@ -408,6 +419,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
     except _Agreed:
         source.Close()
         raise
+    pools = contextlib.ExitStack()
     try:
         file_len = source.Get_size()
         layout, failure = ctx.step(lambda: chunks.layout_for_plaintext(file_len, chunk_len) if sealing
@@ -419,36 +431,72 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
             header_view = memoryview(header_bytes if ctx.rank == 0 else b"")
             ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, output_path)[1])
         per_rank = max(1, per_rank_bytes // (chunk_len + fileformat.TAG_LEN))
-        in_buffer = bytearray(per_rank * (chunk_len + fileformat.TAG_LEN))
-        out_buffer = bytearray(len(in_buffer))
-        for round_index, first, count in _rounds(layout.num_chunks, per_rank, ctx):
-            ctx.round = round_index
-            in_offset, in_len = (layout.plaintext_range if sealing else layout.sealed_range)(first, count)
-            out_offset, out_len = (layout.sealed_range if sealing else layout.plaintext_range)(first, count)
-            source_view = memoryview(in_buffer)[:in_len]
-            sink_view = memoryview(out_buffer)[:out_len]
+        rounds = list(_rounds(layout.num_chunks, per_rank, ctx))
+        # Two input and two output buffers: round k+1 is read and round k-1 written while round
+        # k is sealed/opened (nonblocking collective MPI-IO). Page-locked for a GPU (its copy
+        # engine reads and writes them directly); zeroed at the end either way.
+        pinned = ctx.device != "cpu"
+        buffer_len = per_rank * (chunk_len + fileformat.TAG_LEN)
+        in_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
+        out_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
+        in_buffers = [in_pool.acquire(), in_pool.acquire()]
+        out_buffers = [out_pool.acquire(), out_pool.acquire()]
+        input_range = layout.plaintext_range if sealing else layout.sealed_range
+        output_range = layout.sealed_range if sealing else layout.plaintext_range
 
-            def read_and_process():
-                _read_at(ctx, source, in_offset, source_view, input_path)
-                ctx.fault("read")
-                if count == 0:
-                    return
-                run = chunks.seal_chunks if sealing else chunks.open_chunks
-                used_variant, engine_info = run(aead_name, key, layout, first, count, source_view, sink_view,
-                                                device=ctx.device, variant=variant)
-                ctx.stats["variant"] = used_variant
-                ctx.add_engine_info(engine_info)
+        def start_read(k):
+            _, first, count = rounds[k]
+            offset, length = input_range(first, count)
+            pending[("read", k)] = _Transfer(ctx, source, offset, memoryview(in_buffers[k % 2])[:length],
+                                             input_path, writing=False)
 
-            ctx.agree(ctx.step(read_and_process)[1])
-            ctx.agree(ctx.step(_write_at_all, ctx, sink, out_offset, sink_view, output_path)[1])
-        ctx.round += 1
+        def start_write(k):
+            _, first, count = rounds[k]
+            offset, length = output_range(first, count)
+            pending[("write", k)] = _Transfer(ctx, sink, offset, memoryview(out_buffers[k % 2])[:length],
+                                              output_path, writing=True)
 
-        def sync():
+        def process(k):
+            _, first, count = rounds[k]
+            if k + 1 < len(rounds):
+                start_read(k + 1)        # posted by every rank in the same order, before any local failure
+            pending.pop(("read", k)).wait()
+            ctx.fault("read")
+            if ("write", k - 2) in pending:
+                pending.pop(("write", k - 2)).wait()      # its output buffer is this round's
+            if count == 0:
+                return
+            run = chunks.seal_chunks if sealing else chunks.open_chunks
+            used_variant, engine_info = run(aead_name, key, layout, first, count,
+                                            memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
+                                            memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
+                                            device=ctx.device, variant=variant)
+            ctx.stats["variant"] = used_variant
+            ctx.add_engine_info(engine_info)
+
+        def finish_writes():
+            for key_ in sorted(pending):
+                pending.pop(key_).wait()
             with ctx.timed("write_s"):
                 sink.Sync()      # collective: every rank's writes reach the file before the rename
 
-        ctx.agree(ctx.step(sync)[1])
+        pending: dict = {}
+        try:
+            ctx.agree(ctx.step(start_read, 0)[1])
+            for round_index in range(len(rounds)):
+                ctx.round = round_index
+                ctx.agree(ctx.step(process, round_index)[1])
+                ctx.agree(ctx.step(start_write, round_index)[1])
+            ctx.round = len(rounds)
+            ctx.agree(ctx.step(finish_writes)[1])
+        finally:
+            # After a failure every rank still completes what it started (the same collective
+            # requests on every rank) before the files close.
+            for transfer in pending.values():
+                with contextlib.suppress(Exception):
+                    transfer.request.Wait()
     finally:
+        pools.close()
         source.Close()
         sink.Close()
 
