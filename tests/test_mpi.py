@@ -198,6 +198,20 @@ def test_mpi_encrypt_opens_everywhere(tmp_path, key_file, num_ranks, size):
 
 
 @needs_mpirun
+def test_independent_io_round_trips(tmp_path, key_file):
+    """GPUCRYPT_MPI_IO=independent (Iread_at/Iwrite_at instead of the collective calls)."""
+    plaintext = os.urandom(_sizes()["ragged"])
+    (tmp_path / "in").write_bytes(plaintext)
+    env = {"GPUCRYPT_MPI_IO": "independent"}
+    stats_path = tmp_path / "stats.json"
+    _ok(mpi(3, "encrypt", str(tmp_path / "in"), "-o", str(tmp_path / "out.gc"), "--key-file", key_file,
+            "--round-size", ROUND, "--stats-json", str(stats_path), env=env))
+    assert {record["io"] for record in json.loads(stats_path.read_text())["ranks"]} == {"independent"}
+    _ok(mpi(2, "decrypt", str(tmp_path / "out.gc"), "-o", str(tmp_path / "back"), "--key-file", key_file, env=env))
+    assert (tmp_path / "back").read_bytes() == plaintext
+
+
+@needs_mpirun
 @pytest.mark.parametrize("num_ranks, size", [(3, "ragged"), (2, "exact"), (4, "empty")])
 def test_single_process_file_opens_under_mpi(tmp_path, num_ranks, size):
     """The reverse direction, with a passphrase: rank 0 alone runs scrypt and broadcasts the key."""

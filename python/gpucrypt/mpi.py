@@ -40,6 +40,9 @@ __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterErro
 
 DEFAULT_ROUND_SIZE = 32 << 20   # bytes each rank reads per round; it holds 4 such buffers (2 in, 2 out)
 FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill:RANK:ROUND" or "read-error:RANK:ROUND"
+# "collective" (default: *_at_all, MPI-IO may aggregate) or "independent" (*_at: each rank's
+# ranges are contiguous, so aggregation only adds copies on some MPI-IO layers; see docs/mpi.md).
+IO_ENV_VAR = "GPUCRYPT_MPI_IO"
 STAGES = ("read_s", "h2d_s", "compute_s", "d2h_s", "write_s", "comm_s")
 
 
@@ -93,6 +96,11 @@ class _Rank:
                       "device": self.device, "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
                       **{stage: 0.0 for stage in STAGES}}
         self._fault = _parse_fault(os.environ.get(FAULT_ENV_VAR), self.rank)
+        io_mode = os.environ.get(IO_ENV_VAR, "collective")
+        if io_mode not in ("collective", "independent"):
+            raise click.UsageError(f"{IO_ENV_VAR} must be collective or independent, not {io_mode!r}")
+        self.collective_io = io_mode == "collective"
+        self.stats["io"] = io_mode
 
     @contextlib.contextmanager
     def timed(self, stage: str):
@@ -184,6 +192,7 @@ class _Transfer:
 
     def __init__(self, ctx: _Rank, handle, offset: int, view, path: str, writing: bool, collective: bool = True):
         MPI = ctx.MPI
+        collective = collective and ctx.collective_io
         self.ctx, self.offset, self.length, self.path, self.writing = ctx, offset, len(view), path, writing
         if writing:
             start = handle.Iwrite_at_all if collective else handle.Iwrite_at
@@ -219,6 +228,12 @@ def _read_at(ctx: _Rank, handle, offset: int, view, path: str, collective: bool 
 
 def _write_at_all(ctx: _Rank, handle, offset: int, view, path: str) -> None:
     _Transfer(ctx, handle, offset, view, path, writing=True).wait()
+
+
+def _per_rank(num_items: int, item_len: int, round_bytes: int, ctx: _Rank) -> int:
+    """Items per rank per round: as many as --round-size holds, but no more than an even share,
+    so that a file smaller than ranks x round size still keeps every rank busy."""
+    return max(1, min(round_bytes // item_len, -(-num_items // ctx.size)))
 
 
 def _rounds(num_items: int, per_rank: int, ctx: _Rank):
@@ -430,7 +445,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
             # Rank 0 writes the header; the others write nothing in this collective call.
             header_view = memoryview(header_bytes if ctx.rank == 0 else b"")
             ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, output_path)[1])
-        per_rank = max(1, per_rank_bytes // (chunk_len + fileformat.TAG_LEN))
+        per_rank = _per_rank(layout.num_chunks, chunk_len + fileformat.TAG_LEN, per_rank_bytes, ctx)
         rounds = list(_rounds(layout.num_chunks, per_rank, ctx))
         # Two input and two output buffers: round k+1 is read and round k-1 written while round
         # k is sealed/opened (nonblocking collective MPI-IO). Page-locked for a GPU (its copy
@@ -561,7 +576,7 @@ def _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes
                 return node
             tree, failure = ctx.step(start)
         ctx.agree(failure)
-        per_rank = max(1, per_rank_bytes // leaf_len)
+        per_rank = _per_rank(num_leaves, leaf_len, per_rank_bytes, ctx)
         buffer = bytearray(per_rank * leaf_len)
         for round_index, first, count in _rounds(num_leaves, per_rank, ctx):
             ctx.round = round_index
