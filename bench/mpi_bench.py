@@ -12,7 +12,8 @@ the CPU); the N ranks all use that same device (every rank of one host shares it
 the wall clock of the whole command (process start, CUDA and MPI initialisation included) and
 the engine's own wall clock (--stats / --stats-json: the time from the first read to the last
 write), GB/s on each, the median of --repeats runs and the best, and for the MPI runs every
-rank's read / H2D / kernel / D2H / write / communication seconds. Every output is checked: the
+rank's read / H2D / kernel / D2H / write / communication seconds; the MPI runs are timed with
+collective MPI-IO and with independent MPI-IO (GPUCRYPT_MPI_IO). Every output is checked: the
 MPI file decrypts with the single-process tool to the input, and the reverse.
 """
 
@@ -59,8 +60,9 @@ def digest(path):
     return h.hexdigest()
 
 
-def env():
+def env(extra=None):
     variables = dict(os.environ)
+    variables.update(extra or {})
     variables["PYTHONPATH"] = os.pathsep.join(
         p for p in (os.path.dirname(os.path.dirname(gpucrypt.__file__)), variables.get("PYTHONPATH")) if p)
     variables.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -68,9 +70,9 @@ def env():
     return variables
 
 
-def run(command):
+def run(command, extra_env=None):
     began = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, env=env())
+    result = subprocess.run(command, capture_output=True, env=env(extra_env))
     wall = time.perf_counter() - began
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stderr.decode()[-3000:]}")
@@ -85,11 +87,11 @@ def single(op, source, target, key_file, device):
     return wall, stats.get("wall_s"), stats
 
 
-def ranks(op, n, source, target, key_file, device, round_size, stats_path):
+def ranks(op, n, source, target, key_file, device, round_size, stats_path, io_mode):
     command = [shutil.which("mpirun"), "--oversubscribe", "--bind-to", "none", "-n", str(n), sys.executable, "-m",
                "gpucrypt", op, source, "-o", target, "--key-file", key_file, "--device", device, "--mpi",
                "--round-size", round_size, "--stats-json", stats_path]
-    wall, _ = run(command)
+    wall, _ = run(command, {"GPUCRYPT_MPI_IO": io_mode})
     with open(stats_path) as stats_file:
         stats = json.load(stats_file)
     assert stats["num_ranks"] == n, stats
@@ -114,6 +116,8 @@ def main():
     parser.add_argument("--device", default=None, help="default cuda:0 with a GPU, else cpu")
     parser.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
     parser.add_argument("--round-size", default="32M")
+    parser.add_argument("--io", default="collective,independent",
+                        help="MPI-IO modes to time (GPUCRYPT_MPI_IO), comma-separated")
     args = parser.parse_args()
     if shutil.which("mpirun") is None:
         sys.exit("mpi_bench: mpirun not found (apt-get install openmpi-bin; pip install mpi4py)")
@@ -135,13 +139,13 @@ def main():
         write_random_file(plain, size)
         plain_digest = digest(plain)
 
-        def record(op, n, result):
+        def record(op, n, result, io_mode=None):
             engine = result["engine_s_median"]
-            row = {"op": op, "ranks": n, "device": device, **result,
+            row = {"op": op, "ranks": n, "io": io_mode, "device": device, **result,
                    "gb_per_s_wall": size / result["wall_s_median"] / 1e9,
                    "gb_per_s_engine": size / engine / 1e9 if engine else None}
             report["results"].append(row)
-            log(f"{op:<8} {'single' if n == 0 else f'{n} ranks':<8} wall {result['wall_s_median']:7.3f} s "
+            log(f"{op:<8} {'single' if n == 0 else f'{n} ranks':<8} {io_mode or '':<11} wall {result['wall_s_median']:7.3f} s "
                 f"({row['gb_per_s_wall']:6.2f} GB/s)  engine "
                 + (f"{engine:7.3f} s ({row['gb_per_s_engine']:6.2f} GB/s)" if engine else "n/a"))
             return row
@@ -152,10 +156,11 @@ def main():
             if op == "decrypt":
                 single("encrypt", plain, sealed, key_file, device)
             baseline[op] = record(op, 0, measure(args.repeats, lambda: single(op, source, target, key_file, device)))
-            for n in (int(r) for r in args.ranks.split(",")):
+            for io_mode, n in ((m, int(r)) for m in args.io.split(",") for r in args.ranks.split(",")):
                 stats_path = os.path.join(work, "stats.json")
                 row = record(op, n, measure(args.repeats, lambda: ranks(op, n, source, target, key_file, device,
-                                                                        args.round_size, stats_path)))
+                                                                        args.round_size, stats_path, io_mode)),
+                             io_mode)
                 base = baseline[op]
                 row["overhead_wall"] = row["wall_s_median"] / base["wall_s_median"] - 1
                 if row["engine_s_median"] and base["engine_s_median"]:
