@@ -352,3 +352,75 @@ def test_sequential_hash_is_refused_under_mpi(tmp_path):
     assert result.returncode == 2
     errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error:")]
     assert len(errors) == 1 and "cannot be split" in errors[0] and "kt128" in errors[0]
+
+
+# ----------------------------------------------------------------------------- two "hosts" over TCP
+
+@pytest.fixture(scope="module")
+def two_hosts(tmp_path_factory):
+    """Two "hosts" as network namespaces of this machine, 10.77.0.2 and 10.77.0.3, joined by a
+    bridge in a third namespace where mpirun runs; Open MPI reaches them through an rsh agent
+    that runs its daemon with `ip netns exec` (no sshd needed) and talks TCP between them. The
+    file system is shared, as a network file system would be. Root only."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("network namespaces need root and iproute2")
+    prefix = f"gc{os.getpid() % 100000}"
+    names = [f"{prefix}n{i}" for i in range(3)]     # n0: mpirun and the bridge; n1, n2: the hosts
+
+    def ip(*args):
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    try:
+        try:
+            ip("netns", "add", names[0])
+        except subprocess.CalledProcessError as exc:
+            pytest.skip(f"cannot create network namespaces here: {exc.stderr.decode().strip()}")
+        ip("netns", "add", names[1])
+        ip("netns", "add", names[2])
+        ip("-n", names[0], "link", "add", "br0", "type", "bridge")
+        ip("-n", names[0], "addr", "add", "10.77.0.1/24", "dev", "br0")
+        for namespace in names:
+            ip("-n", namespace, "link", "set", "lo", "up")
+        ip("-n", names[0], "link", "set", "br0", "up")
+        for i in (1, 2):
+            outside, inside = f"{prefix}v{i}", f"{prefix}p{i}"
+            ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+            ip("link", "set", outside, "netns", names[0])
+            ip("link", "set", inside, "netns", names[i])
+            ip("-n", names[0], "link", "set", outside, "master", "br0", "up")
+            ip("-n", names[i], "addr", "add", f"10.77.0.{i + 1}/24", "dev", inside)
+            ip("-n", names[i], "link", "set", inside, "up")
+        directory = tmp_path_factory.mktemp("hosts")
+        agent = directory / "netns-rsh"
+        agent.write_text("#!/bin/sh\n# Open MPI's rsh agent: HOST is a network namespace of this machine.\n"
+                         f'host=$1; shift\ncase $host in 10.77.0.2) ns={names[1]};; 10.77.0.3) ns={names[2]};; '
+                         '*) echo "unknown host $host" >&2; exit 1;; esac\nexec ip netns exec "$ns" /bin/sh -c "$*"\n')
+        agent.chmod(0o755)
+        hostfile = directory / "hostfile"
+        hostfile.write_text("10.77.0.2 slots=2\n10.77.0.3 slots=2\n")
+        yield ["ip", "netns", "exec", names[0], MPIRUN, "--hostfile", str(hostfile), "--mca", "plm_rsh_agent",
+               str(agent), "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "10.77.0.0/24",
+               "--mca", "oob_tcp_if_include", "10.77.0.0/24"]
+    finally:
+        for namespace in names:     # deleting a namespace deletes its end of each veth pair
+            subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+
+
+@needs_mpirun
+def test_two_hosts_over_tcp(tmp_path, key_file, two_hosts):
+    """2 ranks on each of two hosts, MPI over TCP between them: the file and the KT128 digest are
+    the single-process ones; the stats show two nodes (local ranks 0, 1 on each)."""
+    plaintext = os.urandom(3 * (1 << 20) + 4321)
+    (tmp_path / "in").write_bytes(plaintext)
+    stats_path = tmp_path / "stats.json"
+    command = [*two_hosts, "-n", "4", sys.executable, "-m", "gpucrypt"]
+    _ok(subprocess.run([*command, "encrypt", str(tmp_path / "in"), "-o", str(tmp_path / "out.gc"), "--key-file",
+                        key_file, "--round-size", ROUND, "--stats-json", str(stats_path), "--mpi"],
+                       capture_output=True, env=_env(), timeout=120))
+    records = sorted(json.loads(stats_path.read_text())["ranks"], key=lambda record: record["rank"])
+    assert [record["local_rank"] for record in records] == [0, 1, 0, 1]
+    _ok(single("decrypt", str(tmp_path / "out.gc"), "-o", str(tmp_path / "back"), "--key-file", key_file))
+    assert (tmp_path / "back").read_bytes() == plaintext
+    split = _ok(subprocess.run([*command, "hash", "-a", "kt128", str(tmp_path / "in"), "--round-size", "64K",
+                                "--mpi"], capture_output=True, env=_env(), timeout=120))
+    assert split.stdout == _ok(single("hash", "-a", "kt128", str(tmp_path / "in"))).stdout
