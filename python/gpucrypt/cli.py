@@ -550,6 +550,8 @@ def hash_command(algorithm, length, customization, function_name, block_size, sh
         ("block_size", block_size)) if value is not None}
     gpucrypt.new(name, **keywords)   # parameter errors once, before any file is read
     mpi.check_options(use_mpi, round_size, stats_json)
+    if show_stats and not use_mpi:
+        raise click.UsageError("hash --stats is for --mpi runs")
     if use_mpi:
         return mpi.run_hash(name, files or ("-",), length, keywords, round_size=round_size,
                             show_stats=show_stats, stats_json=stats_json)

@@ -1,11 +1,13 @@
 """`mpirun -n N gpucrypt encrypt|decrypt|hash --mpi`: one file, N processes, MPI-IO.
 
 Every rank reads its own byte ranges of the input and writes its own ranges of the output with
-MPI-IO (collective `Read_at_all` / `Write_at_all`), at offsets computed from the chunk size
-(gpucrypt.chunks.Layout); nothing passes through rank 0 but the header and the key, derived
-once there (scrypt/HKDF, gpucrypt.fileformat) and broadcast. The work goes in rounds: in round
-k the ranks take consecutive slices of a window of chunks (rank r the r-th slice), so memory
-per rank is bounded by --round-size and every collective call covers one contiguous region.
+MPI-IO (nonblocking collective `Iread_at_all` / `Iwrite_at_all`, or the independent calls with
+GPUCRYPT_MPI_IO=independent), at offsets computed from the chunk size (gpucrypt.chunks.Layout);
+nothing passes through rank 0 but the header and the key, derived once there (scrypt/HKDF,
+gpucrypt.fileformat) and broadcast. The work goes in rounds: in round k the ranks take
+consecutive slices of a window of chunks (rank r the r-th slice), so memory per rank is bounded
+by --round-size and every collective call covers one contiguous region; round k+1 is read and
+round k-1 written while round k is sealed or opened.
 Each rank seals/opens on its node-local GPU (local rank from an MPI.COMM_TYPE_SHARED split,
 cuda:(local rank mod GPUs on the node)) or the CPU where there is none; --device overrides.
 
