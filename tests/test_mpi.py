@@ -375,6 +375,11 @@ def two_hosts(tmp_path_factory):
             ip("netns", "add", names[0])
         except subprocess.CalledProcessError as exc:
             pytest.skip(f"cannot create network namespaces here: {exc.stderr.decode().strip()}")
+        try:
+            ip("-n", names[0], "link", "add", f"{prefix}probe", "type", "veth", "peer", "name", f"{prefix}peer")
+        except subprocess.CalledProcessError as exc:
+            pytest.skip(f"cannot create veth pairs here: {exc.stderr.decode().strip()}")
+        ip("-n", names[0], "link", "del", f"{prefix}probe")
         ip("netns", "add", names[1])
         ip("netns", "add", names[2])
         ip("-n", names[0], "link", "add", "br0", "type", "bridge")
