@@ -278,12 +278,17 @@ def test_truncated_file_is_refused(tmp_path, key_file, sealed_file):
 
 
 @needs_mpirun
-def test_io_error_on_one_rank_ends_all(tmp_path, key_file):
+@pytest.mark.parametrize("fault, message", [("read-error:2:1", b"injected read error"),
+                                            ("write-error:1:3", b"injected write error")])
+def test_io_error_on_one_rank_ends_all(tmp_path, key_file, fault, message):
+    """An I/O error on one rank (a read, or a write found failed when it completes two rounds
+    later, after the other ranks' writes of that round were posted): all end, nothing left."""
     (tmp_path / "in").write_bytes(os.urandom(1 << 20))
     result = mpi(3, "encrypt", str(tmp_path / "in"), "-o", str(tmp_path / "out.gc"), "--key-file", key_file,
-                 "--round-size", "64K", env={"GPUCRYPT_MPI_FAULT": "read-error:2:1"})
+                 "--round-size", "64K", env={"GPUCRYPT_MPI_FAULT": fault})
     assert result.returncode == 1
-    assert b"injected I/O error" in result.stderr and b"[rank 2 of 3]" in result.stderr
+    rank = fault.split(":")[1]
+    assert message in result.stderr and f"[rank {rank} of 3]".encode() in result.stderr
     _assert_nothing_written(tmp_path, "out.gc")
 
 

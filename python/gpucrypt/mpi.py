@@ -41,7 +41,7 @@ from gpucrypt import _native, chunks, fileformat, stream
 __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE"]
 
 DEFAULT_ROUND_SIZE = 32 << 20   # bytes each rank reads per round; it holds 4 such buffers (2 in, 2 out)
-FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill:RANK:ROUND" or "read-error:RANK:ROUND"
+FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill|read-error|write-error:RANK:ROUND"
 # "collective" (default: *_at_all, MPI-IO may aggregate) or "independent" (*_at: each rank's
 # ranges are contiguous, so aggregation only adds copies on some MPI-IO layers; see docs/mpi.md).
 IO_ENV_VAR = "GPUCRYPT_MPI_IO"
@@ -117,13 +117,14 @@ class _Rank:
             self.stats[stage] += engine_info.get(stage, 0.0)
 
     def fault(self, step: str) -> None:
-        """The test hook (GPUCRYPT_MPI_FAULT): a real SIGKILL, or an I/O error, at one round."""
+        """The test hook (GPUCRYPT_MPI_FAULT): a real SIGKILL after a read, or an I/O error
+        reported by a read or by a write's completion, in one round."""
         if self._fault is None or self._fault[1] != self.round:
             return
         if self._fault[0] == "kill" and step == "read":
             os.kill(os.getpid(), signal.SIGKILL)
-        if self._fault[0] == "read-error" and step == "read":
-            raise OSError(5, "injected I/O error (GPUCRYPT_MPI_FAULT)")
+        if self._fault[0] == f"{step}-error":
+            raise OSError(5, f"injected {step} error (GPUCRYPT_MPI_FAULT)")
 
     def agree(self, failure: Optional[tuple]) -> None:
         """Every rank passes its failure (chunk index or None, message, exit status) or None;
@@ -216,6 +217,8 @@ class _Transfer:
                 self.request.Wait(status)
             except MPI.Exception as exc:
                 raise self._error(exc.Get_error_string()) from None
+        if self.writing:
+            ctx.fault("write")
         count = status.Get_count(MPI.BYTE)
         if count != self.length:
             raise self._error(f"{count} of {self.length} bytes" + ("" if self.writing else " (did the file change?)"))
