@@ -401,14 +401,19 @@ def two_hosts(tmp_path_factory):
             ip("-n", names[i], "addr", "add", f"10.77.0.{i + 1}/24", "dev", inside)
             ip("-n", names[i], "link", "set", inside, "up")
         directory = tmp_path_factory.mktemp("hosts")
+        for namespace in names:
+            (directory / namespace).mkdir()
+        # Each "host" gets its own TMPDIR: they share this machine's name and /tmp, and Open MPI
+        # keys its session directory (PMIx's shared-memory store included) on the host name.
         agent = directory / "netns-rsh"
         agent.write_text("#!/bin/sh\n# Open MPI's rsh agent: HOST is a network namespace of this machine.\n"
                          f'host=$1; shift\ncase $host in 10.77.0.2) ns={names[1]};; 10.77.0.3) ns={names[2]};; '
-                         '*) echo "unknown host $host" >&2; exit 1;; esac\nexec ip netns exec "$ns" /bin/sh -c "$*"\n')
+                         '*) echo "unknown host $host" >&2; exit 1;; esac\n'
+                         f'TMPDIR={directory}/$ns exec ip netns exec "$ns" /bin/sh -c "$*"\n')
         agent.chmod(0o755)
         hostfile = directory / "hostfile"
         hostfile.write_text("10.77.0.2 slots=2\n10.77.0.3 slots=2\n")
-        yield ["ip", "netns", "exec", names[0], MPIRUN, "--hostfile", str(hostfile), "--mca", "plm_rsh_agent",
+        yield ["ip", "netns", "exec", names[0], "env", f"TMPDIR={directory / names[0]}", MPIRUN, "--hostfile", str(hostfile), "--mca", "plm_rsh_agent",
                str(agent), "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "10.77.0.0/24",
                "--mca", "oob_tcp_if_include", "10.77.0.0/24"]
     finally:
