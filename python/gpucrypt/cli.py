@@ -32,7 +32,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, checksums, fileformat, stream
+from gpucrypt import bench, checksums, fileformat, mpi, stream
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -853,12 +853,17 @@ _HASH_EPILOG = (
                    "stream through the stream engine's CPU worker on every setting; on cuda[:N], "
                    "parallelhash and kt hash a file's leaves on that GPU (the file is mapped into memory).")
 @click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
+@click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")
+@mpi.cli_options
 @click.argument("files", nargs=-1)
 def hash_command(algorithm, length, customization, function_name, block_size, check, tag, binary, text,
-                 ignore_missing, quiet, status, strict, warn, device, progress, files):
+                 ignore_missing, quiet, status, strict, warn, device, progress, show_stats, use_mpi, round_size,
+                 stats_json, files):
     """Print '<hex>  <file>' lines like sha3sum, or check them with -c; stdin when no FILE or FILE is '-'.
 
-    A missing file or a directory is reported and skipped; the exit status is then 1.
+    A missing file or a directory is reported and skipped; the exit status is then 1. Under
+    `mpirun -n N ... --mpi` the tree hashes (parallelhash, kt) split each file's leaves over the
+    ranks (docs/mpi.md).
     """
     name = _hash_name(algorithm or "sha3-256")
     if binary and text:
@@ -878,6 +883,14 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         ("customization", None if customization is None else customization.encode("utf-8")),
         ("function_name", None if function_name is None else function_name.encode("utf-8")),
         ("block_size", block_size)) if value is not None}
+    mpi.check_options(use_mpi, round_size, stats_json)
+    if show_stats and not use_mpi:
+        raise _usage_error("hash --stats is for --mpi runs")
+    if use_mpi:
+        if check or tag:
+            raise _usage_error("-c/--check and --tag are not available with --mpi")
+        return mpi.run_hash(name, files or ("-",), length, keywords, round_size=round_size,
+                            show_stats=show_stats, stats_json=stats_json)
     job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "cpu",
                    progress, quiet)
     if check:
@@ -1007,17 +1020,28 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
                    "grows 3-4x with each 2 steps; measured on a 2-core 2020s machine: 0.5 s at 16, "
                    "1.6 s at 18, 5.5 s at 20 (about 20 s at 22). Files above 22 are refused when "
                    "decrypting unless --max-work-factor allows them.")
+@mpi.cli_options
 def encrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, chunk_size, work_factor):
+            passphrase_file, passphrase_env, key_file, chunk_size, work_factor, use_mpi, round_size, stats_json):
     """Encrypt FILE (or stdin) into the authenticated gpucrypt file format."""
     chunk_len = _parse_size(chunk_size)
     if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
-    _checked_devices(device, devices, cpu_share)   # device errors before any prompt
-    overwrite = _may_overwrite(output_path, input_path, force)
+    mpi.check_options(use_mpi, round_size, stats_json, devices)
     if key_file is None:
         fileformat.check_scrypt_memory(work_factor)
+    if use_mpi:
+        # Every rank sees the same file system, so the overwrite rule is --force alone (no prompt:
+        # only rank 0 has a terminal).
+        _keep_secrets_out_of_dumps()
+        return mpi.run_encrypt(input_path, output_path,
+                               lambda: _key_material(passphrase_file, passphrase_env, key_file, confirm=True),
+                               chunk_size=chunk_len, scrypt_log2n=work_factor, device=device, variant=variant,
+                               round_size=round_size, show_stats=show_stats, stats_json=stats_json,
+                               overwrite=force)
+    _checked_devices(device, devices, cpu_share)   # device errors before any prompt
+    overwrite = _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
     material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True)
     _run_file_job("encrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
@@ -1055,8 +1079,9 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
                                       "cost needs more memory than is available is refused either way.")
 @click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
                                             "when it is intact and the key is right, 1 otherwise.")
+@mpi.cli_options
 def decrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, max_work_factor, check):
+            passphrase_file, passphrase_env, key_file, max_work_factor, check, use_mpi, round_size, stats_json):
     """Decrypt a gpucrypt file (FILE or stdin), or verify it with --check.
 
     With -o, OUT appears only once the whole file has authenticated. To stdout (and into a
@@ -1068,6 +1093,14 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 
     if check and output_path is not None:
         raise _usage_error("--check writes nothing; drop -o")
+    mpi.check_options(use_mpi, round_size, stats_json, devices)
+    if use_mpi:
+        if check:
+            raise _usage_error("--check is not available with --mpi")
+        _keep_secrets_out_of_dumps()
+        return mpi.run_decrypt(input_path, output_path, key_for, max_scrypt_log2n=max_work_factor, device=device,
+                               variant=variant, round_size=round_size, show_stats=show_stats, stats_json=stats_json,
+                               overwrite=force)
     _checked_devices(device, devices, cpu_share)
     overwrite = False if check else _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()

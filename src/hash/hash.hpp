@@ -83,3 +83,33 @@ void hash_many(std::string_view name, const HashParams& params, const uint8_t* c
                std::string_view variant = "");
 
 }  // namespace gpucrypt::hash
+
+namespace gpucrypt::hash {
+
+// Tree hashes (ParallelHash128/256 and their XOFs, KT128/256) split across processes, as
+// `gpucrypt hash --mpi` does; the tree rules themselves stay in src/hash (hash_tree.cpp).
+// The input is: a head of tree_shape().head_len bytes (KT: the first 8192 bytes open the final
+// node; ParallelHash: none), whole leaves of leaf_len bytes that any process may hash with
+// tree_leaves, and a tail (the rest, shorter than a leaf or not). A TreeHash takes the head
+// with update(), the chaining values of the whole leaves in order with
+// absorb_chaining_values(), then the tail with update() and finalize(): the digest is the one
+// create_hash gives for the whole input. Sequential hashes throw std::invalid_argument.
+struct TreeShape {
+  size_t head_len;
+  size_t leaf_len;
+  size_t chaining_value_len;
+};
+TreeShape tree_shape(std::string_view name, const HashParams& params);
+
+// tree_leaves writes the chaining values of num_leaves whole leaves (data: num_leaves * leaf_len
+// bytes) to out (num_leaves * chaining_value_len bytes), on the CPU thread pool.
+void tree_leaves(std::string_view name, const HashParams& params, const uint8_t* data, size_t num_leaves,
+                 uint8_t* out);
+
+// create_tree_hash: the final node (a HashContext of variant keccak_portable);
+// absorb_chaining_values on it must come right after the head or after earlier chaining values
+// (std::logic_error otherwise).
+std::unique_ptr<HashContext> create_tree_hash(std::string_view name, const HashParams& params);
+void absorb_chaining_values(HashContext& tree_hash, const uint8_t* chaining_values, uint64_t num_leaves);
+
+}  // namespace gpucrypt::hash

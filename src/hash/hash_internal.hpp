@@ -107,6 +107,14 @@ class LeafHasher {
   void finish(KeccakSponge& outer);
   uint64_t num_leaves() const { return num_leaves_; }
   void restart();
+  size_t leaf_len() const { return leaf_len_; }
+  size_t chaining_value_len() const { return cv_len_; }
+  // chaining_values hashes num_leaves whole leaves at data into out (cv_len bytes each), on the
+  // thread pool when there are enough; nothing is absorbed. absorb_chaining_values absorbs
+  // chaining values computed elsewhere (another process: gpucrypt hash --mpi) as if the leaves
+  // had been hashed here; it must come at a leaf boundary (std::logic_error otherwise).
+  void chaining_values(const uint8_t* data, size_t num_leaves, uint8_t* out) const;
+  void absorb_chaining_values(const uint8_t* chaining_values, uint64_t num_leaves, KeccakSponge& outer);
 
  private:
   void hash_whole_leaves(const uint8_t* data, size_t num_leaves, KeccakSponge& outer);
@@ -117,6 +125,20 @@ class LeafHasher {
   KeccakSponge leaf_;
   size_t leaf_filled_ = 0;
   uint64_t num_leaves_ = 0;
+};
+
+// The leaf hasher of a tree hash (ParallelHash: SHAKE leaves of B bytes; KT: TurboSHAKE leaves
+// of 8192 bytes): the one place that states each tree's leaf rules.
+LeafHasher make_leaf_hasher(const HashSpec& spec, const HashParams& params);
+// tree_head_len: the input bytes that open the final node before any leaf (KT 8192, else 0).
+size_t tree_head_len(const HashSpec& spec);
+
+// TreeNode is the final node of a tree hash context: chaining values of whole leaves hashed
+// elsewhere go in at a leaf boundary (see tree_hash.cpp).
+class TreeNode {
+ public:
+  virtual ~TreeNode() = default;
+  virtual void absorb_chaining_values(const uint8_t* chaining_values, uint64_t num_leaves) = 0;
 };
 
 // Factories, one per variant family. Both validate nothing: create_hash has done it.

@@ -6,6 +6,7 @@
 // chosen hash and its public parameters (see keccak.h and keccak_sponge.cpp).
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "../core/keccak.h"
@@ -44,19 +45,21 @@ class SpongeContext final : public KeccakContext {
 // ParallelHash: the input is cut into blocks of B bytes, each hashed with SHAKE to a chaining
 // value; the outer cSHAKE(N = "ParallelHash", S) absorbs left_encode(B), the chaining values,
 // right_encode(number of blocks) and right_encode(L in bits, or 0 for the XOF form).
-class ParallelHashContext final : public KeccakContext {
+class ParallelHashContext final : public KeccakContext, public TreeNode {
  public:
   ParallelHashContext(const HashSpec& spec, const HashParams& params)
       : KeccakContext(spec, variant_portable()),
         initial_(static_cast<int>(spec.info.rate), kSha3Rounds),
         outer_(initial_),
-        leaves_(params.block_size, static_cast<int>(spec.info.rate), GC_KECCAK_DOMAIN_SHAKE, kSha3Rounds,
-                spec.chaining_value_len) {
+        leaves_(make_leaf_hasher(spec, params)) {
     absorb_bytepad_prefix(initial_, "ParallelHash", params.customization);
     absorb_string(initial_, left_encode(params.block_size));
     outer_ = initial_;
   }
   std::unique_ptr<HashContext> clone() const override { return std::make_unique<ParallelHashContext>(*this); }
+  void absorb_chaining_values(const uint8_t* chaining_values, uint64_t num_leaves) override {
+    leaves_.absorb_chaining_values(chaining_values, num_leaves, outer_);
+  }
 
  protected:
   void absorb(const uint8_t* data, size_t len) override { leaves_.update(data, len, outer_); }
@@ -80,15 +83,26 @@ class ParallelHashContext final : public KeccakContext {
 // KangarooTwelve over S = M || C || length_encode(|C|). The first 8192 bytes of S always start
 // the final node, so they go straight into it; only at finalize is it known whether S fit in
 // one chunk (domain 07) or a tree follows (marker 03 00.., leaf chaining values, domain 06).
-class KangarooTwelveContext final : public KeccakContext {
+constexpr uint8_t kTreeMarker[8] = {0x03, 0, 0, 0, 0, 0, 0, 0};
+
+class KangarooTwelveContext final : public KeccakContext, public TreeNode {
  public:
   KangarooTwelveContext(const HashSpec& spec, const HashParams& params)
       : KeccakContext(spec, variant_portable()),
         customization_(params.customization),
         final_node_(static_cast<int>(spec.info.rate), kTurboShakeRounds),
-        leaves_(kKangarooChunkLen, static_cast<int>(spec.info.rate), GC_KECCAK_DOMAIN_KT_LEAF, kTurboShakeRounds,
-                spec.chaining_value_len) {}
+        leaves_(make_leaf_hasher(spec, params)) {}
   std::unique_ptr<HashContext> clone() const override { return std::make_unique<KangarooTwelveContext>(*this); }
+  // Leaves hashed elsewhere follow the first 8192 bytes of S (which open the final node) and
+  // end at a leaf boundary; the tree marker goes in before the first of them.
+  void absorb_chaining_values(const uint8_t* chaining_values, uint64_t num_leaves) override {
+    if (num_leaves == 0) return;
+    if (total_len_ < kKangarooChunkLen)
+      throw std::logic_error("KT: chaining values before the first 8192 bytes of the input");
+    if (total_len_ == kKangarooChunkLen) final_node_.absorb(kTreeMarker, sizeof kTreeMarker);
+    leaves_.absorb_chaining_values(chaining_values, num_leaves, final_node_);
+    total_len_ += static_cast<size_t>(num_leaves) * kKangarooChunkLen;
+  }
 
  protected:
   void absorb(const uint8_t* data, size_t len) override {
@@ -100,10 +114,7 @@ class KangarooTwelveContext final : public KeccakContext {
       len -= take;
     }
     if (len == 0) return;
-    if (total_len_ == kKangarooChunkLen) {
-      static const uint8_t kTreeMarker[8] = {0x03, 0, 0, 0, 0, 0, 0, 0};
-      final_node_.absorb(kTreeMarker, sizeof kTreeMarker);
-    }
+    if (total_len_ == kKangarooChunkLen) final_node_.absorb(kTreeMarker, sizeof kTreeMarker);
     leaves_.update(data, len, final_node_);
     total_len_ += len;
   }
@@ -137,6 +148,22 @@ class KangarooTwelveContext final : public KeccakContext {
 };
 
 }  // namespace
+
+LeafHasher make_leaf_hasher(const HashSpec& spec, const HashParams& params) {
+  const int rate = static_cast<int>(spec.info.rate);
+  switch (spec.construction) {
+    case Construction::parallel_hash:  // SP 800-185 6.3: leaves are cSHAKE with empty N, S = SHAKE
+      return LeafHasher(params.block_size, rate, GC_KECCAK_DOMAIN_SHAKE, kSha3Rounds, spec.chaining_value_len);
+    case Construction::kangaroo_twelve:  // RFC 9861 3.2: TurboSHAKE leaves, domain 0B
+      return LeafHasher(kKangarooChunkLen, rate, GC_KECCAK_DOMAIN_KT_LEAF, kTurboShakeRounds, spec.chaining_value_len);
+    default:
+      throw std::invalid_argument(spec.info.name + " is a sequential hash, not a tree hash");
+  }
+}
+
+size_t tree_head_len(const HashSpec& spec) {
+  return spec.construction == Construction::kangaroo_twelve ? kKangarooChunkLen : 0;
+}
 
 std::unique_ptr<KeccakContext> create_portable(const HashSpec& spec, const HashParams& params) {
   const int rate = static_cast<int>(spec.info.rate);

@@ -5,6 +5,7 @@
 // permutation comes from src/core/keccak.h, which is constant-time.
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "../backends/cpu/thread_pool.hpp"
@@ -139,38 +140,45 @@ void LeafHasher::finish(KeccakSponge& outer) {
   ++num_leaves_;
 }
 
-void LeafHasher::hash_whole_leaves(const uint8_t* data, size_t num_leaves, KeccakSponge& outer) {
+void LeafHasher::chaining_values(const uint8_t* data, size_t num_leaves, uint8_t* out) const {
   // Waking the pool costs tens of microseconds, about what 32 KiB of Keccak costs: below
-  // kMinParallelBytes one thread does it. A batch's chaining values are buffered, so batches
-  // are capped at kMaxBatchLeaves (4 MiB of 64-byte chaining values) and about
-  // kBatchInputBytes of input, which keeps each parallel_for long enough to be worth it.
+  // kMinParallelBytes one thread does it.
   constexpr size_t kMinParallelBytes = size_t{256} << 10;
-  constexpr size_t kBatchInputBytes = size_t{64} << 20;
-  constexpr size_t kMaxBatchLeaves = size_t{1} << 16;
   cpu::ThreadPool& pool = cpu::ThreadPool::global();
   const size_t num_threads = pool.num_threads();
   const int rate = leaf_.rate();
   const int num_rounds = leaf_.num_rounds();
-  std::vector<uint8_t> chaining_values;
+  auto hash_range = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      gc_keccak_sponge_oneshot(rate, domain_, data + i * leaf_len_, leaf_len_, out + i * cv_len_, cv_len_, num_rounds);
+  };
+  if (num_threads > 1 && num_leaves >= 2 * num_threads && num_leaves * leaf_len_ >= kMinParallelBytes) {
+    pool.parallel_for(num_leaves, 1, hash_range);
+  } else {
+    hash_range(0, num_leaves);
+  }
+}
 
+void LeafHasher::absorb_chaining_values(const uint8_t* chaining_values, uint64_t num_leaves, KeccakSponge& outer) {
+  if (leaf_filled_ != 0) throw std::logic_error("chaining values must be absorbed at a leaf boundary");
+  outer.absorb(chaining_values, static_cast<size_t>(num_leaves) * cv_len_);
+  num_leaves_ += num_leaves;
+}
+
+void LeafHasher::hash_whole_leaves(const uint8_t* data, size_t num_leaves, KeccakSponge& outer) {
+  // A batch's chaining values are buffered, so batches are capped at kMaxBatchLeaves (4 MiB of
+  // 64-byte chaining values) and about kBatchInputBytes of input, which keeps each parallel
+  // pass long enough to be worth waking the pool.
+  constexpr size_t kBatchInputBytes = size_t{64} << 20;
+  constexpr size_t kMaxBatchLeaves = size_t{1} << 16;
+  const size_t num_threads = cpu::ThreadPool::global().num_threads();
+  std::vector<uint8_t> buffer;
   while (num_leaves > 0) {
     const size_t wanted = std::max(2 * num_threads, std::min(kMaxBatchLeaves, kBatchInputBytes / leaf_len_));
     const size_t batch = std::min(num_leaves, wanted);
-    const bool parallel = num_threads > 1 && batch >= 2 * num_threads && batch * leaf_len_ >= kMinParallelBytes;
-    chaining_values.resize(batch * cv_len_);
-    uint8_t* const cvs = chaining_values.data();
-    auto hash_range = [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i)
-        gc_keccak_sponge_oneshot(rate, domain_, data + i * leaf_len_, leaf_len_, cvs + i * cv_len_, cv_len_,
-                                 num_rounds);
-    };
-    if (parallel) {
-      pool.parallel_for(batch, 1, hash_range);
-    } else {
-      hash_range(0, batch);
-    }
-    outer.absorb(cvs, batch * cv_len_);
-    num_leaves_ += batch;
+    buffer.resize(batch * cv_len_);
+    chaining_values(data, batch, buffer.data());
+    absorb_chaining_values(buffer.data(), batch, outer);
     data += batch * leaf_len_;
     num_leaves -= batch;
   }

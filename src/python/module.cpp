@@ -21,6 +21,7 @@ void register_cuda_bindings(nb::module_& m);
 void register_cuda_hash_bindings(nb::module_& m);
 void register_engine_bindings(nb::module_& m);
 void register_speed_bindings(nb::module_& m);
+void register_tree_bindings(nb::module_& m);
 }  // namespace gpucrypt::python
 
 namespace {
@@ -174,6 +175,7 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_cuda_hash_bindings(m);
   gpucrypt::python::register_engine_bindings(m);
   gpucrypt::python::register_speed_bindings(m);
+  gpucrypt::python::register_tree_bindings(m);
 
   m.def("variants", [] {
     nb::list out;

@@ -1,0 +1,635 @@
+"""`mpirun -n N gpucrypt encrypt|decrypt|hash --mpi`: one file, N processes, MPI-IO.
+
+Every rank reads its own byte ranges of the input and writes its own ranges of the output with
+MPI-IO (nonblocking collective `Iread_at_all` / `Iwrite_at_all`, or the independent calls with
+GPUCRYPT_MPI_IO=independent), at offsets computed from the chunk size (gpucrypt.chunks.Layout);
+nothing passes through rank 0 but the header and the key, derived once there (scrypt/HKDF,
+gpucrypt.fileformat) and broadcast. The work goes in rounds: in round k the ranks take
+consecutive slices of a window of chunks (rank r the r-th slice), so memory per rank is bounded
+by --round-size and every collective call covers one contiguous region; round k+1 is read and
+round k-1 written while round k is sealed or opened.
+Each rank seals/opens on its node-local GPU (local rank from an MPI.COMM_TYPE_SHARED split,
+cuda:(local rank mod GPUs on the node)) or the CPU where there is none; --device overrides.
+
+Nothing lost (docs/mpi.md): the output is written to `.NAME.PID.RANDOM.gpucrypt-tmp` next to
+the target (PID: rank 0's), created 0600 by rank 0 and renamed over the target by rank 0 only
+after every rank reported success. After each step of each round the ranks agree (allgather of
+each rank's failure or None); the first failure (lowest chunk, then lowest rank) ends every
+rank, rank 0 removes the temporary file and prints the one message, the other ranks exit with
+the same status silently. A rank killed outright makes mpirun end the job; the temporary file
+then left behind carries rank 0's PID and is deleted by the next gpucrypt run that writes the
+same name (fileformat.remove_stale_temps).
+
+mpi4py is imported only when --mpi is used (importing it initialises MPI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import signal
+import socket
+import time
+from typing import Callable, Optional
+
+import click
+
+import gpucrypt
+from gpucrypt import _native, chunks, fileformat, stream
+
+__all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE"]
+
+DEFAULT_ROUND_SIZE = 32 << 20   # bytes each rank reads per round; it holds 4 such buffers (2 in, 2 out)
+FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill|read-error|write-error:RANK:ROUND"
+# "collective" (default: *_at_all, MPI-IO may aggregate) or "independent" (*_at: each rank's
+# ranges are contiguous, so aggregation only adds copies on some MPI-IO layers; see docs/mpi.md).
+IO_ENV_VAR = "GPUCRYPT_MPI_IO"
+STAGES = ("read_s", "h2d_s", "compute_s", "d2h_s", "write_s", "comm_s")
+
+
+class ClusterError(click.ClickException):
+    """The one failure every rank agreed on, raised on rank 0 (exit status `exit_code`)."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class _Agreed(Exception):
+    """A failure all ranks know about (raised on every rank by _Rank.agree)."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def cli_options(function):
+    """--mpi, --round-size and --stats-json for encrypt, decrypt and hash (gpucrypt.cli)."""
+    function = click.option("--stats-json", "stats_json", type=click.Path(dir_okay=False), default=None,
+                            metavar="FILE", help="With --mpi: write every rank's statistics to FILE "
+                                                 "(JSON, from rank 0).")(function)
+    function = click.option("--round-size", default=None, metavar="SIZE",
+                            help="With --mpi: bytes each rank reads per round (default 32M); a rank "
+                                 "holds four such buffers.")(function)
+    function = click.option("--mpi", "use_mpi", is_flag=True,
+                            help="Run as one of the ranks of 'mpirun -n N gpucrypt ... --mpi': each rank "
+                                 "reads and writes its own part of FILE through MPI-IO (docs/mpi.md).")(function)
+    return function
+
+
+# ----------------------------------------------------------------------------- one rank
+
+class _Rank:
+    """This process's place in the job: communicator, device, statistics, failure agreement."""
+
+    def __init__(self, device: str, what: str):
+        from mpi4py import MPI      # initialises MPI (mpi4py's default error handling raises MPI.Exception)
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
+        self.local_rank = node.Get_rank()
+        node.Free()
+        self.device = _rank_device(device, self.local_rank)
+        self.what = what
+        self.round = 0
+        self.stats = {"rank": self.rank, "host": socket.gethostname(), "local_rank": self.local_rank,
+                      "device": self.device, "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
+                      **{stage: 0.0 for stage in STAGES}}
+        self._fault = _parse_fault(os.environ.get(FAULT_ENV_VAR), self.rank)
+        io_mode = os.environ.get(IO_ENV_VAR, "collective")
+        if io_mode not in ("collective", "independent"):
+            raise click.UsageError(f"{IO_ENV_VAR} must be collective or independent, not {io_mode!r}")
+        self.collective_io = io_mode == "collective"
+        self.stats["io"] = io_mode
+
+    @contextlib.contextmanager
+    def timed(self, stage: str):
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stats[stage] += time.perf_counter() - began
+
+    def add_engine_info(self, engine_info: dict) -> None:
+        for stage in ("h2d_s", "compute_s", "d2h_s"):
+            self.stats[stage] += engine_info.get(stage, 0.0)
+
+    def fault(self, step: str) -> None:
+        """The test hook (GPUCRYPT_MPI_FAULT): a real SIGKILL after a read, or an I/O error
+        reported by a read or by a write's completion, in one round."""
+        if self._fault is None or self._fault[1] != self.round:
+            return
+        if self._fault[0] == "kill" and step == "read":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if self._fault[0] == f"{step}-error":
+            raise OSError(5, f"injected {step} error (GPUCRYPT_MPI_FAULT)")
+
+    def agree(self, failure: Optional[tuple]) -> None:
+        """Every rank passes its failure (chunk index or None, message, exit status) or None;
+        if any rank failed, every rank raises _Agreed with the same message."""
+        with self.timed("comm_s"):
+            failures = self.comm.allgather(failure)
+        failed = [(f[0] if f[0] is not None else float("inf"), rank, f) for rank, f in enumerate(failures) if f]
+        if failed:
+            _, rank, (_, message, exit_code) = min(failed)
+            where = f" [rank {rank} of {self.size}]" if self.size > 1 else ""
+            raise _Agreed(message + where, exit_code)
+
+    def step(self, function: Callable, *args):
+        """Run a local step; return (result, failure) where failure is agree()'s argument."""
+        try:
+            return function(*args), None
+        except Exception as exc:        # reported to every rank, never lost
+            return None, _failure(exc)
+
+
+def _failure(exc: BaseException) -> tuple:
+    if isinstance(exc, _Agreed):
+        return None, str(exc), exc.exit_code
+    if isinstance(exc, click.ClickException):
+        return None, exc.format_message(), exc.exit_code
+    if isinstance(exc, OSError) and exc.strerror:
+        message = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    else:
+        message = str(exc) or type(exc).__name__
+    return getattr(exc, "chunk_index", None), message, 1
+
+
+def _parse_fault(text: Optional[str], rank: int) -> Optional[tuple]:
+    if not text:
+        return None
+    kind, fault_rank, fault_round = text.split(":")
+    return (kind, int(fault_round)) if int(fault_rank) == rank else None
+
+
+def _rank_device(requested: Optional[str], local_rank: int) -> str:
+    """auto/cuda: this node's GPU number local_rank mod GPUs (CPU without one, for auto);
+    cpu or cuda:N: as named."""
+    requested = (requested or "auto").strip().lower()
+    if requested not in ("auto", "cuda"):
+        return stream.normalise_device(requested)
+    gpus = [device["name"] for device in gpucrypt.devices() if device.get("kind") == "cuda"]
+    if gpus:
+        return gpus[local_rank % len(gpus)]
+    if requested == "cuda":
+        raise gpucrypt.DeviceError(f"no CUDA device on {socket.gethostname()}")
+    return "cpu"
+
+
+def _open_file(ctx: _Rank, path: str, amode: int, shown_path: Optional[str] = None):
+    """MPI.File.Open with errors returned as MPI.Exception (never aborting the job), as OSError
+    naming the user's path (`shown_path` for the temporary output)."""
+    MPI = ctx.MPI
+    try:
+        handle = MPI.File.Open(ctx.comm, path, amode)
+    except MPI.Exception as exc:
+        raise OSError(f"{shown_path or path}: {exc.Get_error_string()}") from None
+    handle.Set_errhandler(MPI.ERRORS_RETURN)
+    return handle
+
+
+class _Transfer:
+    """One MPI-IO read or write in flight; wait() completes it and checks it moved every byte."""
+
+    def __init__(self, ctx: _Rank, handle, offset: int, view, path: str, writing: bool, collective: bool = True):
+        MPI = ctx.MPI
+        collective = collective and ctx.collective_io
+        self.ctx, self.offset, self.length, self.path, self.writing = ctx, offset, len(view), path, writing
+        if writing:
+            start = handle.Iwrite_at_all if collective else handle.Iwrite_at
+        else:
+            start = handle.Iread_at_all if collective else handle.Iread_at
+        try:
+            self.request = start(offset, [view, len(view), MPI.BYTE])
+        except MPI.Exception as exc:
+            raise self._error(exc.Get_error_string()) from None
+
+    def _error(self, reason: str) -> OSError:
+        return OSError(f"{self.path}: {'write' if self.writing else 'read'} failed at offset {self.offset}: {reason}")
+
+    def wait(self) -> None:
+        ctx, MPI = self.ctx, self.ctx.MPI
+        status = MPI.Status()
+        with ctx.timed("write_s" if self.writing else "read_s"):
+            try:
+                self.request.Wait(status)
+            except MPI.Exception as exc:
+                raise self._error(exc.Get_error_string()) from None
+        if self.writing:
+            ctx.fault("write")
+        count = status.Get_count(MPI.BYTE)
+        if count != self.length:
+            raise self._error(f"{count} of {self.length} bytes" + ("" if self.writing else " (did the file change?)"))
+        ctx.stats["bytes_written" if self.writing else "bytes_read"] += count
+
+
+def _read_at(ctx: _Rank, handle, offset: int, view, path: str, collective: bool = True) -> None:
+    """A blocking read of exactly len(view) bytes; collective ones are called by every rank
+    (0 bytes is fine)."""
+    _Transfer(ctx, handle, offset, view, path, writing=False, collective=collective).wait()
+
+
+def _write_at_all(ctx: _Rank, handle, offset: int, view, path: str) -> None:
+    _Transfer(ctx, handle, offset, view, path, writing=True).wait()
+
+
+def _per_rank(num_items: int, item_len: int, round_bytes: int, ctx: _Rank) -> int:
+    """Items per rank per round: as many as --round-size holds, but no more than an even share,
+    so that a file smaller than ranks x round size still keeps every rank busy."""
+    return max(1, min(round_bytes // item_len, -(-num_items // ctx.size)))
+
+
+def _rounds(num_items: int, per_rank: int, ctx: _Rank):
+    """(round, first item, count) of this rank for every round; every rank gets the same number
+    of rounds (collective I/O), with count 0 where its slice is past the end."""
+    window = per_rank * ctx.size
+    num_rounds = max(1, -(-num_items // window))
+    for round_index in range(num_rounds):
+        first = min(round_index * window + ctx.rank * per_rank, num_items)
+        yield round_index, first, min(per_rank, num_items - first)
+
+
+def _parse_round_size(text) -> int:
+    if text is None:
+        return DEFAULT_ROUND_SIZE
+    if isinstance(text, int):
+        return text
+    from gpucrypt.cli import _parse_size      # the one parser of SIZE arguments
+    return _parse_size(text)
+
+
+# ----------------------------------------------------------------------------- the output file
+
+class _Output:
+    """The temporary output: rank 0 creates it (0600, exclusive) and renames it into place."""
+
+    def __init__(self, ctx: _Rank, dst_path: str, overwrite: bool = False):
+        self.ctx, self.dst_path, self.overwrite = ctx, dst_path, overwrite
+        self.final_path = dst_path
+        self.replaced_mode: Optional[tuple] = None   # (mode, uid, gid) of a file we replace
+        self.temp_path: Optional[str] = None
+
+    def create(self, input_path: str) -> str:
+        """Rank 0: refuse an output naming the input, a special file (MPI-IO writes at offsets,
+        which a device or FIFO cannot take) or, without --force, an existing file; clear stale
+        temporaries, create ours. A symlink is followed: its target is replaced, the link kept."""
+        if os.path.exists(self.dst_path) and os.path.samefile(input_path, self.dst_path):
+            raise ValueError(f"{self.dst_path}: the output would overwrite the input")
+        target = os.path.realpath(self.dst_path)
+        if os.path.exists(target):
+            info = os.stat(target)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError(f"{self.dst_path}: --mpi writes a regular file; this is not one")
+            if not self.overwrite:
+                raise ValueError(f"{self.dst_path}: already exists; use --force to overwrite it")
+            self.replaced_mode = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
+        self.final_path = target
+        directory = os.path.dirname(target)
+        final_name = os.path.basename(target)
+        fileformat.remove_stale_temps(directory, final_name)
+        path = os.path.join(directory, fileformat._temp_name(final_name))
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600))
+        self.temp_path = path
+        return path
+
+    def commit(self) -> None:
+        if self.replaced_mode is not None:   # a replaced file keeps its owner and mode
+            mode, uid, gid = self.replaced_mode
+            with contextlib.suppress(PermissionError):
+                os.chown(self.temp_path, uid, gid)
+            os.chmod(self.temp_path, mode)
+        os.replace(self.temp_path, self.final_path)
+        self.temp_path = None
+        fileformat._fsync_directory(os.path.dirname(self.final_path))
+
+    def discard(self) -> None:
+        if self.temp_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp_path)
+            self.temp_path = None
+
+
+def check_options(use_mpi: bool, round_size, stats_json, devices=None) -> None:
+    """The CLI's check that the --mpi-only options come with --mpi."""
+    if use_mpi and devices:
+        raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
+    if not use_mpi and (round_size is not None or stats_json is not None):
+        raise click.UsageError("--round-size and --stats-json are for --mpi runs")
+
+
+def _usage_check(ctx: _Rank, check: Callable) -> None:
+    """Usage errors are found by every rank alike: rank 0 reports, the others exit quietly (2)."""
+    try:
+        check()
+    except click.UsageError:
+        if ctx.rank != 0:
+            raise SystemExit(2) from None
+        raise
+
+
+def _check_paths(input_path: Optional[str], output_path: Optional[str], needs_output: bool) -> None:
+    if input_path in (None, "-"):
+        raise click.UsageError("--mpi reads a named FILE (every rank reads its own part); not stdin")
+    if needs_output and output_path in (None, "-"):
+        raise click.UsageError("--mpi writes a named file: give -o OUT (every rank writes its own part)")
+
+
+def _finish(ctx: _Rank, body: Callable, show_stats: bool, stats_json: Optional[str], bytes_in_total: Callable):
+    """Run `body` on every rank; then agree, report and exit the same way on every rank."""
+    began = time.perf_counter()
+    failure = None
+    try:
+        body()
+    except _Agreed as exc:
+        failure = exc
+    ctx.stats["wall_s"] = time.perf_counter() - began
+    if failure is None:
+        _report(ctx, show_stats, stats_json, bytes_in_total())
+        return
+    if ctx.rank == 0:
+        raise ClusterError(str(failure), failure.exit_code)
+    raise SystemExit(failure.exit_code)     # rank 0 prints the one message
+
+
+def _report(ctx: _Rank, show_stats: bool, stats_json: Optional[str], total_bytes: int) -> None:
+    """Rank 0 gathers every rank's statistics: a table on stderr (--stats), JSON (--stats-json)."""
+    if not (show_stats or stats_json):
+        return
+    ctx.stats["rounds"] = ctx.round
+    records = ctx.comm.gather(ctx.stats, root=0)
+    if ctx.rank != 0:
+        return
+    wall = max(record["wall_s"] for record in records)
+    summary = {"command": ctx.what, "num_ranks": ctx.size, "bytes": total_bytes, "wall_s": wall,
+               "gb_per_s": total_bytes / wall / 1e9 if wall > 0 else None, "ranks": records}
+    if stats_json:
+        with open(stats_json, "w") as out:
+            json.dump(summary, out, indent=2)
+    if show_stats:
+        lines = [f"gpucrypt {ctx.what} --mpi: {ctx.size} ranks, {total_bytes} bytes in {wall:.3f} s"
+                 + (f" ({summary['gb_per_s']:.3f} GB/s)" if summary["gb_per_s"] else ""),
+                 f"{'rank':>4} {'host':<12} {'device':<8} {'rounds':>6} " + " ".join(f"{s[:-2]:>8}" for s in STAGES)
+                 + f" {'MB read':>9} {'MB written':>10}"]
+        for record in records:
+            lines.append(f"{record['rank']:>4} {record['host'][:12]:<12} {record['device']:<8} {record['rounds']:>6} "
+                         + " ".join(f"{record[s]:>8.3f}" for s in STAGES)
+                         + f" {record['bytes_read'] / 1e6:>9.1f} {record['bytes_written'] / 1e6:>10.1f}")
+        click.echo("\n".join(lines) + "\n(seconds; h2d/d2h are 0 on the CPU)", err=True)
+
+
+# ----------------------------------------------------------------------------- encrypt / decrypt
+
+def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: int, scrypt_log2n: int,
+                device: str = "auto", variant: Optional[str] = None, round_size=DEFAULT_ROUND_SIZE,
+                show_stats: bool = False, stats_json: Optional[str] = None, overwrite: bool = False) -> None:
+    """This rank's part of encrypting `input_path` into `output_path` (gpucrypt encrypt --mpi).
+    `key_material()` is called on rank 0 only (it may prompt or read a key file)."""
+    def setup():
+        suite = fileformat._SUITES_BY_NAME["aes-256-gcm"]
+        header, payload_key = fileformat._build_header(
+            suite, fileformat._normalise_key_material(key_material()), chunk_size, scrypt_log2n)
+        return header.prefix + header.mac, chunk_size, suite.aead_name, payload_key
+
+    _run_file_job("encrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
+                  overwrite)
+
+
+def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_log2n: int,
+                device: str = "auto", variant: Optional[str] = None, round_size=DEFAULT_ROUND_SIZE,
+                show_stats: bool = False, stats_json: Optional[str] = None, overwrite: bool = False) -> None:
+    """This rank's part of decrypting `input_path` into `output_path` (gpucrypt decrypt --mpi).
+    Rank 0 reads and authenticates the header (`key_material(header)` on rank 0 only)."""
+    def setup():
+        with open(input_path, "rb") as source:
+            header = fileformat.read_header(source, max_scrypt_log2n)
+        payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
+        return None, header.chunk_size, fileformat._SUITES[header.suite_id].aead_name, payload_key
+
+    _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
+                  overwrite)
+
+
+def _run_file_job(what, input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
+                  overwrite=False):
+    ctx = _Rank(device, what)
+    _usage_check(ctx, lambda: _check_paths(input_path, output_path, needs_output=True))
+    output = _Output(ctx, output_path, overwrite)
+    per_rank_bytes = _parse_round_size(round_size)
+    totals = {"bytes": 0}
+
+    def body():
+        # Rank 0: the output file and the key; then one broadcast of what every rank needs.
+        plan, failure = None, None
+        if ctx.rank == 0:
+            plan, failure = ctx.step(lambda: (output.create(input_path),) + setup())
+        with ctx.timed("comm_s"):
+            plan = ctx.comm.bcast(plan if failure is None else None, root=0)
+        ctx.agree(failure)
+        temp_path, header_bytes, chunk_len, aead_name, payload_key = plan
+        key = bytearray(payload_key)
+        del plan, payload_key
+        try:
+            _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key,
+                            variant, per_rank_bytes, totals)
+        finally:
+            _native.wipe(key)
+        # Every rank wrote and closed its part: rank 0 names the file, then tells the others.
+        failure = None
+        if ctx.rank == 0:
+            _, failure = ctx.step(output.commit)
+        ctx.agree(failure)
+
+    try:
+        _finish(ctx, body, show_stats, stats_json, lambda: totals["bytes"])
+    finally:
+        if ctx.rank == 0:
+            output.discard()        # after any failure (interrupts included); a no-op after commit
+
+
+def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key, variant,
+                    per_rank_bytes, totals):
+    MPI = ctx.MPI
+    sealing = what == "encrypt"
+    source, failure = ctx.step(_open_file, ctx, input_path, MPI.MODE_RDONLY)
+    ctx.agree(failure)
+    sink, failure = ctx.step(_open_file, ctx, temp_path, MPI.MODE_WRONLY, output_path)
+    try:
+        ctx.agree(failure)
+    except _Agreed:
+        source.Close()
+        raise
+    pools = contextlib.ExitStack()
+    try:
+        file_len = source.Get_size()
+        layout, failure = ctx.step(lambda: chunks.layout_for_plaintext(file_len, chunk_len) if sealing
+                                   else chunks.layout_for_file(file_len, chunk_len))
+        ctx.agree(failure)
+        totals["bytes"] = layout.plaintext_len
+        if sealing:
+            # Rank 0 writes the header; the others write nothing in this collective call.
+            header_view = memoryview(header_bytes if ctx.rank == 0 else b"")
+            ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, output_path)[1])
+        per_rank = _per_rank(layout.num_chunks, chunk_len + fileformat.TAG_LEN, per_rank_bytes, ctx)
+        rounds = list(_rounds(layout.num_chunks, per_rank, ctx))
+        # Two input and two output buffers: round k+1 is read and round k-1 written while round
+        # k is sealed/opened (nonblocking collective MPI-IO). Page-locked for a GPU (its copy
+        # engine reads and writes them directly); zeroed at the end either way.
+        pinned = ctx.device != "cpu"
+        buffer_len = per_rank * (chunk_len + fileformat.TAG_LEN)
+        in_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
+        out_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
+        in_buffers = [in_pool.acquire(), in_pool.acquire()]
+        out_buffers = [out_pool.acquire(), out_pool.acquire()]
+        input_range = layout.plaintext_range if sealing else layout.sealed_range
+        output_range = layout.sealed_range if sealing else layout.plaintext_range
+
+        def start_read(k):
+            _, first, count = rounds[k]
+            offset, length = input_range(first, count)
+            pending[("read", k)] = _Transfer(ctx, source, offset, memoryview(in_buffers[k % 2])[:length],
+                                             input_path, writing=False)
+
+        def start_write(k):
+            _, first, count = rounds[k]
+            offset, length = output_range(first, count)
+            pending[("write", k)] = _Transfer(ctx, sink, offset, memoryview(out_buffers[k % 2])[:length],
+                                              output_path, writing=True)
+
+        def process(k):
+            _, first, count = rounds[k]
+            if k + 1 < len(rounds):
+                start_read(k + 1)        # posted by every rank in the same order, before any local failure
+            pending.pop(("read", k)).wait()
+            ctx.fault("read")
+            if ("write", k - 2) in pending:
+                pending.pop(("write", k - 2)).wait()      # its output buffer is this round's
+            if count == 0:
+                return
+            run = chunks.seal_chunks if sealing else chunks.open_chunks
+            used_variant, engine_info = run(aead_name, key, layout, first, count,
+                                            memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
+                                            memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
+                                            device=ctx.device, variant=variant)
+            ctx.stats["variant"] = used_variant
+            ctx.add_engine_info(engine_info)
+
+        def finish_writes():
+            for key_ in sorted(pending):
+                pending.pop(key_).wait()
+            with ctx.timed("write_s"):
+                sink.Sync()      # collective: every rank's writes reach the file before the rename
+
+        pending: dict = {}
+        try:
+            ctx.agree(ctx.step(start_read, 0)[1])
+            for round_index in range(len(rounds)):
+                ctx.round = round_index
+                ctx.agree(ctx.step(process, round_index)[1])
+                ctx.agree(ctx.step(start_write, round_index)[1])
+            ctx.round = len(rounds)
+            ctx.agree(ctx.step(finish_writes)[1])
+        finally:
+            # After a failure every rank still completes what it started (the same collective
+            # requests on every rank) before the files close.
+            for transfer in pending.values():
+                with contextlib.suppress(Exception):
+                    transfer.request.Wait()
+    finally:
+        pools.close()
+        source.Close()
+        sink.Close()
+
+
+# ----------------------------------------------------------------------------- hash
+
+def run_hash(name: str, files, length: Optional[int], keywords: dict, *, round_size=DEFAULT_ROUND_SIZE,
+             show_stats: bool = False, stats_json: Optional[str] = None) -> None:
+    """This rank's part of `gpucrypt hash --mpi` for the tree hashes (ParallelHash, KT): the
+    whole leaves are hashed across ranks (src/hash tree_leaves), their chaining values gathered
+    in order on rank 0, which also hashes the head and tail (TreeHash); rank 0 prints the lines."""
+    customization = keywords.get("customization", b"")
+    block_size = keywords.get("block_size", 8192)
+    ctx = _Rank("cpu", "hash")
+
+    def check():
+        try:
+            _native.tree_shape(name, customization, block_size)
+        except ValueError:
+            raise click.UsageError(f"{name} is a sequential hash and cannot be split across ranks; use a tree "
+                                   "hash under --mpi (parallelhash128/256, kt128/256)") from None
+        for path in files:
+            _check_paths(path, None, needs_output=False)
+
+    files = list(files)
+    _usage_check(ctx, check)
+    per_rank_bytes = _parse_round_size(round_size)
+    totals = {"bytes": 0}
+    lines = []
+
+    def body():
+        for path in files:
+            digest = _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes, totals)
+            if ctx.rank == 0:
+                lines.append((digest, path))
+
+    _finish(ctx, body, show_stats, stats_json, lambda: totals["bytes"])
+    from gpucrypt.cli import _escape_name    # sha3sum's file name convention, in one place
+    for digest, path in lines:
+        prefix, shown_name = _escape_name(path)
+        click.echo(f"{prefix}{digest.hex()}  {shown_name}")
+
+
+def _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes, totals) -> Optional[bytes]:
+    MPI = ctx.MPI
+    head_len, leaf_len, _ = _native.tree_shape(name, customization, block_size)
+    source, failure = ctx.step(_open_file, ctx, path, MPI.MODE_RDONLY)
+    ctx.agree(failure)
+    try:
+        file_len = source.Get_size()
+        totals["bytes"] += file_len
+        head_len = min(head_len, file_len)
+        num_leaves = (file_len - head_len) // leaf_len
+        tail_offset = head_len + num_leaves * leaf_len
+        tree, failure = None, None
+        if ctx.rank == 0:
+            def start():
+                node = _native.TreeHash(name, customization, block_size)
+                head = bytearray(head_len)
+                _read_at(ctx, source, 0, head, path, collective=False)
+                node.update(head)
+                return node
+            tree, failure = ctx.step(start)
+        ctx.agree(failure)
+        per_rank = _per_rank(num_leaves, leaf_len, per_rank_bytes, ctx)
+        buffer = bytearray(per_rank * leaf_len)
+        for round_index, first, count in _rounds(num_leaves, per_rank, ctx):
+            ctx.round = round_index
+            view = memoryview(buffer)[:count * leaf_len]
+
+            def read_and_hash():
+                _read_at(ctx, source, head_len + first * leaf_len, view, path)
+                ctx.fault("read")
+                with ctx.timed("compute_s"):
+                    return _native.tree_leaves(name, customization, block_size, view) if count else b""
+
+            chaining_values, failure = ctx.step(read_and_hash)
+            ctx.agree(failure)
+            with ctx.timed("comm_s"):
+                gathered = ctx.comm.gather(chaining_values, root=0)
+            if ctx.rank == 0:
+                tree.absorb_chaining_values(b"".join(gathered))
+        digest, failure = None, None
+        if ctx.rank == 0:
+            def finish():
+                tail = bytearray(file_len - tail_offset)
+                _read_at(ctx, source, tail_offset, tail, path, collective=False)
+                tree.update(tail)
+                return tree.finalize(length)
+            digest, failure = ctx.step(finish)
+        ctx.agree(failure)
+        return digest
+    finally:
+        source.Close()

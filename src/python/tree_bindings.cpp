@@ -1,0 +1,118 @@
+// tree_bindings.cpp: tree hashes cut at leaf boundaries (src/hash/hash.hpp, "Tree hashes") for
+// gpucrypt.mpi's `hash --mpi`. Plumbing only. module.cpp's NB_MODULE calls register_tree_bindings.
+//
+//   tree_shape(name, customization, block_size) -> (head_len, leaf_len, chaining_value_len);
+//     ValueError for a sequential hash.
+//   tree_leaves(name, customization, block_size, data) -> bytes: the chaining values of the
+//     whole leaves in data (its length a multiple of leaf_len), GIL released.
+//   TreeHash(name, customization, block_size): update(data), absorb_chaining_values(cvs),
+//     finalize(out_len) -> bytes: the final node.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "hash/hash.hpp"
+
+namespace nb = nanobind;
+
+namespace gpucrypt::python {
+
+void register_tree_bindings(nb::module_& m);
+
+namespace {
+
+// A read-only contiguous view of any buffer-protocol object, released on scope exit.
+class ReadView {
+ public:
+  explicit ReadView(nb::handle obj) {
+    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
+  }
+  ~ReadView() { PyBuffer_Release(&view_); }
+  ReadView(const ReadView&) = delete;
+  ReadView& operator=(const ReadView&) = delete;
+  const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
+  size_t size() const { return static_cast<size_t>(view_.len); }
+
+ private:
+  Py_buffer view_{};
+};
+
+hash::HashParams tree_params(nb::handle customization, size_t block_size) {
+  hash::HashParams params;
+  ReadView s(customization);
+  params.customization.assign(reinterpret_cast<const char*>(s.data()), s.size());
+  params.block_size = block_size;
+  return params;
+}
+
+nb::bytes new_bytes(size_t len, uint8_t** data) {
+  PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));
+  if (!obj) throw nb::python_error();
+  *data = reinterpret_cast<uint8_t*>(PyBytes_AsString(obj));
+  return nb::steal<nb::bytes>(obj);
+}
+
+struct PyTreeHash {
+  std::unique_ptr<hash::HashContext> ctx;
+  size_t chaining_value_len;
+
+  void update(nb::handle data) {
+    ReadView in(data);
+    nb::gil_scoped_release release;
+    ctx->update(in.data(), in.size());
+  }
+  void absorb_chaining_values(nb::handle chaining_values) {
+    ReadView in(chaining_values);
+    if (in.size() % chaining_value_len != 0)
+      throw std::invalid_argument("chaining values: length not a multiple of " + std::to_string(chaining_value_len));
+    hash::absorb_chaining_values(*ctx, in.data(), in.size() / chaining_value_len);
+  }
+  nb::bytes finalize(size_t out_len) {
+    uint8_t* out = nullptr;
+    nb::bytes result = new_bytes(out_len, &out);
+    ctx->finalize(out, out_len);
+    return result;
+  }
+};
+
+}  // namespace
+
+void register_tree_bindings(nb::module_& m) {
+  m.def("tree_shape", [](std::string_view name, nb::handle customization, size_t block_size) {
+    const hash::TreeShape shape = hash::tree_shape(name, tree_params(customization, block_size));
+    return std::make_tuple(shape.head_len, shape.leaf_len, shape.chaining_value_len);
+  });
+  m.def("tree_leaves", [](std::string_view name, nb::handle customization, size_t block_size, nb::handle data) {
+    const hash::HashParams params = tree_params(customization, block_size);
+    const hash::TreeShape shape = hash::tree_shape(name, params);
+    ReadView in(data);
+    if (in.size() % shape.leaf_len != 0)
+      throw std::invalid_argument("tree_leaves: data is not a whole number of " + std::to_string(shape.leaf_len) +
+                                  "-byte leaves");
+    const size_t num_leaves = in.size() / shape.leaf_len;
+    uint8_t* out = nullptr;
+    nb::bytes result = new_bytes(num_leaves * shape.chaining_value_len, &out);
+    {
+      nb::gil_scoped_release release;
+      hash::tree_leaves(name, params, in.data(), num_leaves, out);
+    }
+    return result;
+  });
+  nb::class_<PyTreeHash>(m, "TreeHash")
+      .def("__init__",
+           [](PyTreeHash* self, std::string_view name, nb::handle customization, size_t block_size) {
+             const hash::HashParams params = tree_params(customization, block_size);
+             new (self) PyTreeHash{hash::create_tree_hash(name, params),
+                                   hash::tree_shape(name, params).chaining_value_len};
+           })
+      .def("update", &PyTreeHash::update)
+      .def("absorb_chaining_values", &PyTreeHash::absorb_chaining_values)
+      .def("finalize", &PyTreeHash::finalize);
+}
+
+}  // namespace gpucrypt::python
