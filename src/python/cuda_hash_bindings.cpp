@@ -17,6 +17,7 @@
 
 #if defined(GPUCRYPT_WITH_CUDA)
 #include "backends/cuda/keccak_cuda.hpp"
+#include "python/buffer_view.hpp"
 #endif
 
 namespace nb = nanobind;
@@ -29,21 +30,6 @@ namespace {
 
 #if defined(GPUCRYPT_WITH_CUDA)
 
-// A read-only, C-contiguous view of any object with the buffer protocol.
-class BufferView {
- public:
-  explicit BufferView(nb::handle obj) {
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
-  }
-  ~BufferView() { PyBuffer_Release(&view_); }
-  BufferView(const BufferView&) = delete;
-  BufferView& operator=(const BufferView&) = delete;
-  const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
-  size_t size() const { return static_cast<size_t>(view_.len); }
-
- private:
-  Py_buffer view_{};
-};
 
 // cuda_hash_many(name, messages, out_len, device_index) -> list[bytes], one digest per message.
 nb::list cuda_hash_many(std::string_view name, nb::iterable messages, size_t out_len, int device_index) {

@@ -11,9 +11,11 @@
 
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash.hpp"
+#include "python/buffer_view.hpp"
 
 namespace nb = nanobind;
 using namespace gpucrypt;
+using gpucrypt::python::BufferView;
 
 // Bindings that live in their own files (CUDA device-pointer entry points, GPU hashing).
 namespace gpucrypt::python {
@@ -26,24 +28,6 @@ void register_tree_bindings(nb::module_& m);
 
 namespace {
 
-// A view of any object with the buffer protocol (bytes, bytearray, memoryview, numpy), read-only
-// or writable; released when the view goes out of scope.
-class BufferView {
- public:
-  explicit BufferView(nb::handle obj, bool writable = false) {
-    const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw nb::python_error();
-  }
-  ~BufferView() { PyBuffer_Release(&view_); }
-  BufferView(const BufferView&) = delete;
-  BufferView& operator=(const BufferView&) = delete;
-  uint8_t* data() const { return static_cast<uint8_t*>(view_.buf); }
-  size_t size() const { return static_cast<size_t>(view_.len); }
-  ByteSpan span() const { return {data(), size()}; }
-
- private:
-  Py_buffer view_{};
-};
 
 nb::bytes new_bytes(size_t len, uint8_t** data) {
   PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "hash/hash.hpp"
+#include "python/buffer_view.hpp"
 
 namespace nb = nanobind;
 
@@ -26,25 +27,10 @@ void register_tree_bindings(nb::module_& m);
 
 namespace {
 
-// A read-only contiguous view of any buffer-protocol object, released on scope exit.
-class ReadView {
- public:
-  explicit ReadView(nb::handle obj) {
-    if (PyObject_GetBuffer(obj.ptr(), &view_, PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
-  }
-  ~ReadView() { PyBuffer_Release(&view_); }
-  ReadView(const ReadView&) = delete;
-  ReadView& operator=(const ReadView&) = delete;
-  const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
-  size_t size() const { return static_cast<size_t>(view_.len); }
-
- private:
-  Py_buffer view_{};
-};
 
 hash::HashParams tree_params(nb::handle customization, size_t block_size) {
   hash::HashParams params;
-  ReadView s(customization);
+  BufferView s(customization);
   params.customization.assign(reinterpret_cast<const char*>(s.data()), s.size());
   params.block_size = block_size;
   return params;
@@ -62,12 +48,12 @@ struct PyTreeHash {
   size_t chaining_value_len;
 
   void update(nb::handle data) {
-    ReadView in(data);
+    BufferView in(data);
     nb::gil_scoped_release release;
     ctx->update(in.data(), in.size());
   }
   void absorb_chaining_values(nb::handle chaining_values) {
-    ReadView in(chaining_values);
+    BufferView in(chaining_values);
     if (in.size() % chaining_value_len != 0)
       throw std::invalid_argument("chaining values: length not a multiple of " + std::to_string(chaining_value_len));
     hash::absorb_chaining_values(*ctx, in.data(), in.size() / chaining_value_len);
@@ -90,7 +76,7 @@ void register_tree_bindings(nb::module_& m) {
   m.def("tree_leaves", [](std::string_view name, nb::handle customization, size_t block_size, nb::handle data) {
     const hash::HashParams params = tree_params(customization, block_size);
     const hash::TreeShape shape = hash::tree_shape(name, params);
-    ReadView in(data);
+    BufferView in(data);
     if (in.size() % shape.leaf_len != 0)
       throw std::invalid_argument("tree_leaves: data is not a whole number of " + std::to_string(shape.leaf_len) +
                                   "-byte leaves");
