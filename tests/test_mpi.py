@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -194,6 +195,42 @@ def test_mpi_encrypt_opens_everywhere(tmp_path, key_file, num_ranks, size):
             "--round-size", ROUND))
     assert (tmp_path / "other.bin").read_bytes() == plaintext
     assert source.read_bytes() == plaintext
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".gpucrypt-tmp")]
+
+
+@needs_mpirun
+def test_mpi_output_follows_the_overwrite_rules(tmp_path, key_file):
+    """--mpi keeps the single-process rules: an existing file needs --force (and keeps its mode),
+    a symlink's target is replaced with the link kept, a special file is refused untouched."""
+    plaintext = os.urandom(300_000)
+    source = tmp_path / "in.bin"
+    source.write_bytes(plaintext)
+    existing = tmp_path / "existing.gcx"
+    existing.write_bytes(b"keep me")
+    os.chmod(existing, 0o640)
+    args = [str(source), "--key-file", key_file, "--chunk-size", "64K", "--round-size", ROUND]
+
+    refused = mpi(2, "encrypt", *args, "-o", str(existing))
+    assert refused.returncode != 0 and b"already exists; use --force" in refused.stderr
+    assert existing.read_bytes() == b"keep me"
+
+    _ok(mpi(2, "encrypt", *args, "-o", str(existing), "--force"))
+    assert os.stat(existing).st_mode & 0o777 == 0o640
+    _ok(single("decrypt", str(existing), "-o", str(tmp_path / "back.bin"), "--key-file", key_file))
+    assert (tmp_path / "back.bin").read_bytes() == plaintext
+
+    target = tmp_path / "target.gcx"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.gcx"
+    link.symlink_to(target)
+    _ok(mpi(2, "encrypt", *args, "-o", str(link), "--force"))
+    assert link.is_symlink() and target.read_bytes() != b"old"
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    refused = mpi(2, "encrypt", *args, "-o", str(fifo), "--force")
+    assert refused.returncode != 0 and b"regular file" in refused.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".gpucrypt-tmp")]
 
 
