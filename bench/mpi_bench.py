@@ -80,8 +80,8 @@ def run(command, extra_env=None):
 
 
 def single(op, source, target, key_file, device):
-    command = [sys.executable, "-m", "gpucrypt", op, source, "-o", target, "--key-file", key_file, "-q",
-               "--device", device, "--stats"]
+    command = [sys.executable, "-m", "gpucrypt", op, source, "-o", target, "--force", "--key-file", key_file,
+               "-q", "--device", device, "--stats"]
     wall, result = run(command)
     stats = json.loads(result.stderr.decode().strip().splitlines()[-1])
     return wall, stats.get("wall_s"), stats
@@ -89,7 +89,7 @@ def single(op, source, target, key_file, device):
 
 def ranks(op, n, source, target, key_file, device, round_size, stats_path, io_mode):
     command = [shutil.which("mpirun"), "--oversubscribe", "--bind-to", "none", "-n", str(n), sys.executable, "-m",
-               "gpucrypt", op, source, "-o", target, "--key-file", key_file, "--device", device, "--mpi",
+               "gpucrypt", op, source, "-o", target, "--force", "--key-file", key_file, "--device", device, "--mpi",
                "--round-size", round_size, "--stats-json", stats_path]
     wall, _ = run(command, {"GPUCRYPT_MPI_IO": io_mode})
     with open(stats_path) as stats_file:

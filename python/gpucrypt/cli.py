@@ -883,16 +883,16 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         ("customization", None if customization is None else customization.encode("utf-8")),
         ("function_name", None if function_name is None else function_name.encode("utf-8")),
         ("block_size", block_size)) if value is not None}
+    job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "cpu",
+                   progress, quiet)
     mpi.check_options(use_mpi, round_size, stats_json)
     if show_stats and not use_mpi:
         raise _usage_error("hash --stats is for --mpi runs")
     if use_mpi:
         if check or tag:
             raise _usage_error("-c/--check and --tag are not available with --mpi")
-        return mpi.run_hash(name, files or ("-",), length, keywords, round_size=round_size,
+        return mpi.run_hash(name, files or ("-",), job.length, keywords, round_size=round_size,
                             show_stats=show_stats, stats_json=stats_json)
-    job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "cpu",
-                   progress, quiet)
     if check:
         good = _check_sums(job, algorithm is not None, files or ("-",), quiet=quiet, status=status,
                            strict=strict, ignore_missing=ignore_missing, warn=warn)

@@ -37,7 +37,7 @@ from typing import Callable, Optional
 import click
 
 import gpucrypt
-from gpucrypt import _native, chunks, fileformat, stream
+from gpucrypt import _native, checksums, chunks, fileformat, stream
 
 __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE"]
 
@@ -576,10 +576,8 @@ def run_hash(name: str, files, length: Optional[int], keywords: dict, *, round_s
                 lines.append((digest, path))
 
     _finish(ctx, body, show_stats, stats_json, lambda: totals["bytes"])
-    from gpucrypt.cli import _escape_name    # sha3sum's file name convention, in one place
-    for digest, path in lines:
-        prefix, shown_name = _escape_name(path)
-        click.echo(f"{prefix}{digest.hex()}  {shown_name}")
+    for digest, path in lines:     # sha3sum's line format, in one place (gpucrypt.checksums)
+        click.echo(checksums.format_line(name, digest.hex(), path))
 
 
 def _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes, totals) -> Optional[bytes]:
