@@ -89,6 +89,8 @@ def test_dlpack_only_arrays_are_processed_on_the_gpu(name):
     expected = gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu").encrypt(data)
     assert bytes(target.cpu().numpy()) == expected
     with pytest.raises(ValueError, match="contiguous"):
-        cipher.encrypt(_DLPackOnly(source.view(-1, 2)[:, 0]), out=_DLPackOnly(target[: len(data) // 2]))
+        # iv= names the IV again on purpose: these calls must fail on their arguments, not on the
+        # keystream-reuse rule the first encrypt() armed.
+        cipher.encrypt(_DLPackOnly(source.view(-1, 2)[:, 0]), out=_DLPackOnly(target[: len(data) // 2]), iv=iv)
     with pytest.raises(TypeError, match="out="):
-        cipher.encrypt(_DLPackOnly(source))
+        cipher.encrypt(_DLPackOnly(source), iv=iv)
