@@ -3,7 +3,12 @@ D2H), with and without overlap; data larger than GPU memory; the MPI cluster tab
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 
 import gpucrypt
@@ -11,6 +16,7 @@ from gpucrypt import stream
 from gpucrypt.lab import plots
 from gpucrypt.lab.framework import MIB, experiment, human_bytes, random_bytes
 from gpucrypt.lab.sensors import meminfo_bytes
+from gpucrypt.mpi import STAGES as RANK_STAGES
 
 NAME = "aes-128-ecb"
 STAGES = ("h2d_s", "compute_s", "d2h_s")
@@ -90,12 +96,14 @@ def fragments(lab):
                        stage_labels, {stage: [split[l][biggest][stage] for l in stage_labels] for stage in STAGES},
                        "seconds")
     _beyond_gpu_memory(lab, key)
-    lab.skip("cluster table (send / H2D / encrypt / D2H / receive over MPI ranks)",
-             "the MPI mode does not exist yet (its ranks plug in here)")
+    _cluster(lab, device)
     lab.changed("Fragments of one stream overlap their copies with other fragments' kernels in the "
                 "stream engine (three jobs in flight per GPU); the sequential column reproduces "
                 "their one-after-another loop. PCIe 5 and HBM make copies and kernels tens of times "
                 "faster than on the 560 Ti, so the totals are in milliseconds.")
+    lab.changed("Their cluster scattered and gathered every byte through rank 0 over 1 Gbit Ethernet; "
+                "our ranks read and write their own byte ranges of one file with MPI-IO, so only the "
+                "header and the key cross the communicator.")
 
 
 def _beyond_gpu_memory(lab, key: bytes) -> None:
@@ -116,3 +124,54 @@ def _beyond_gpu_memory(lab, key: bytes) -> None:
                device=lab.gpu, variant=result["variant"], samples=[result["total_s"]], algorithm=NAME, bytes=data_len)
     lab.table("larger than GPU memory", ["data", "seconds", "GB/s"],
               [[human_bytes(data_len), result["total_s"], data_len / result["total_s"] / 1e9]])
+
+
+def _cluster(lab, device: str) -> None:
+    """Their cluster table for ours: `mpirun -n N gpucrypt encrypt --mpi` on this machine's
+    ranks (every rank reads and writes its own part with MPI-IO; nothing passes through rank 0),
+    each stage the slowest rank's seconds. More nodes are measured when lent (docs/mpi.md)."""
+    part = "cluster table (read / H2D / encrypt / D2H / write / communication per rank count)"
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        lab.skip(part, "mpirun is not installed (Open MPI: apt-get install openmpi-bin)")
+        return
+    try:
+        import mpi4py  # noqa: F401  (the ranks need it)
+    except ImportError:
+        lab.skip(part, "mpi4py is not installed (pip install 'gpucrypt[mpi]')")
+        return
+    data_len = 8 * MIB if lab.quick else 1 << 30
+    rank_counts = (1, 2) if lab.quick else (1, 2, 4)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               PYTHONPATH=os.pathsep.join(filter(None, (os.path.dirname(os.path.dirname(gpucrypt.__file__)),
+                                                        os.environ.get("PYTHONPATH")))))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="gpucrypt-lab-mpi-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as work:
+        plain, key = os.path.join(work, "plain"), os.path.join(work, "key")
+        with open(plain, "wb") as out:
+            out.write(random_bytes(data_len))
+        with open(key, "wb") as out:
+            out.write(os.urandom(32))
+        for num_ranks in rank_counts:
+            stats_path = os.path.join(work, f"stats-{num_ranks}.json")
+            command = [mpirun, "--oversubscribe", "-n", str(num_ranks), sys.executable, "-m", "gpucrypt", "encrypt",
+                       plain, "-o", os.path.join(work, "sealed"), "--force", "--key-file", key, "--device", device,
+                       "--mpi", "--stats-json", stats_path]
+            start = time.perf_counter()
+            result = subprocess.run(command, capture_output=True, env=env, timeout=600)
+            wall = time.perf_counter() - start
+            if result.returncode != 0:
+                lab.skip(f"{part}: {num_ranks} ranks", "failed: " + result.stderr.decode(errors="replace").strip()[:300])
+                continue
+            with open(stats_path) as stats_file:
+                summary = json.load(stats_file)
+            slowest = {stage: max(record[stage] for record in summary["ranks"]) for stage in RANK_STAGES}
+            lab.record("mpirun encrypt --mpi", timed="wall clock of mpirun (process start included); stages: "
+                       "the slowest rank's seconds from --stats-json", device=device, variant="aes_gcm (file format)",
+                       samples=[wall], ranks=num_ranks, bytes=data_len, stages=slowest,
+                       engine_wall_s=summary["wall_s"])
+            rows.append([num_ranks, human_bytes(data_len), wall, summary["wall_s"]]
+                        + [slowest[stage] for stage in RANK_STAGES])
+    if rows:
+        lab.table("cluster table: mpirun -n N gpucrypt encrypt --mpi on this machine (seconds; stages: slowest rank)",
+                  ["ranks", "data", "mpirun wall", "job wall"] + [stage[:-2] for stage in RANK_STAGES], rows)
