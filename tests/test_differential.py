@@ -36,6 +36,19 @@ def _variants(algorithm):
     return [v["name"] for v in gpucrypt.variants(backend="cpu", algorithm=algorithm)]
 
 
+def _cipher_variants(algorithm):
+    """The variants that implement the raw cipher modes (aes_vaes_gcm is GCM only)."""
+    def implements(vname):
+        try:
+            gpucrypt.Cipher(f"{algorithm}-128-ctr", bytes(16), iv=bytes(16), variant=vname)
+        except ValueError as error:
+            if "does not implement" in str(error):
+                return False
+            raise
+        return True
+    return [vname for vname in _variants(algorithm) if implements(vname)]
+
+
 def _pyca(algorithm, key, mode, iv):
     algo = {"aes": algorithms.AES, "camellia": Camellia}[algorithm](key)
     m = {
@@ -51,7 +64,7 @@ def _pyca(algorithm, key, mode, iv):
 
 def _cases():
     for algorithm in ("aes", "camellia"):
-        for vname in _variants(algorithm):
+        for vname in _cipher_variants(algorithm):
             for bits in (128, 192, 256):
                 for mode in MODES:
                     if mode == "xts" and (bits == 192 or algorithm != "aes"):
@@ -121,7 +134,7 @@ def test_split_updates_equal_one_shot(algorithm, vname, bits, mode):
         assert b"".join(out) == data
 
 
-@pytest.mark.parametrize("vname", _variants("aes"))
+@pytest.mark.parametrize("vname", _cipher_variants("aes"))
 @pytest.mark.parametrize("start", [2**32 - 2, 2**64 - 3, 2**128 - 2])
 def test_ctr_counter_wraps_like_openssl(vname, start):
     """CTR's counter is the whole 128-bit block: carries cross 32- and 64-bit words and the

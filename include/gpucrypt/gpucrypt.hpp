@@ -43,6 +43,9 @@ struct VariantInfo {
   std::string algorithm;  // "aes", "camellia", "sc2000", "keccak"
   bool constant_time;     // no secret-dependent branches, indices or table lookups
   std::string technique;  // one line for `gpucrypt info`
+  // The one mode this variant implements ("gcm" for aes_vaes_gcm), or "" for every mode of its
+  // algorithm that its backend offers.
+  std::string only_mode = "";
 };
 std::vector<VariantInfo> list_variants();
 

@@ -99,7 +99,7 @@ def chunk_failure(index: int, layout: Layout) -> DecryptionError:
 
 def _variant(aead_name: str, device: str, variant: Optional[str]) -> str:
     # Constant-time by default on every device, as the single-process stream does.
-    return variant or info.constant_time_variant(aead_name.split("-")[0], device)
+    return variant or info.constant_time_variant(aead_name.split("-")[0], device, mode="gcm")
 
 
 def seal_chunks(aead_name: str, key, layout: Layout, first_index: int, count: int, plaintext, out, *,

@@ -384,7 +384,7 @@ class _ChunkEngine:
         self.aead_name = suite.aead_name
         self.key = bytearray(payload_key)
         algorithm = suite.aead_name.split("-")[0]
-        self.variants = {d: variant or info.constant_time_variant(algorithm, d) for d in devices}
+        self.variants = {d: variant or info.constant_time_variant(algorithm, d, mode="gcm") for d in devices}
         self.stats = stats
 
     def _record(self, device, variant, info):

@@ -90,18 +90,21 @@ def _auto_gpu_min_bytes(algorithm):
     return AUTO_GPU_MIN_BYTES.get(algorithm)
 
 
-def constant_time_variant(algorithm: str, device: str = "cpu") -> str:
+def constant_time_variant(algorithm: str, device: str = "cpu", mode: Optional[str] = None) -> str:
     """The fastest constant-time variant of ``algorithm`` on ``device``'s backend.
 
-    What the file format uses unless told otherwise: on the CPU ``aes_openssl`` (AES-NI) where
-    OpenSSL is linked, else ``aes_bitsliced``; on CUDA the bitsliced kernels. Table-based
+    ``mode`` (e.g. ``"gcm"``) admits variants made for that mode only (``aes_vaes_gcm``); without
+    it the variant must implement every mode. What the file format uses unless told otherwise
+    (mode ``"gcm"``): on the CPU ``aes_vaes_gcm`` where the CPU has VAES, else ``aes_openssl``
+    (AES-NI) where OpenSSL is linked, else ``aes_bitsliced``; on CUDA the bitsliced kernels. Table-based
     variants index tables with secret bytes (cache-timing leaks, Jiang/Fei/Kaeli HPCA 2016), so
     they are used for files only when named explicitly. Raises ``ValueError`` when the backend
     has no constant-time implementation of the algorithm (Camellia and SC2000 have none).
     """
     backend = "cpu" if device == "cpu" else "cuda"
     for variant in variants(backend=backend, algorithm=algorithm):  # fastest first
-        if variant["constant_time"]:
+        only_mode = variant.get("only_mode")
+        if variant["constant_time"] and (only_mode is None or only_mode == mode):
             return variant["name"]
     raise ValueError(f"no constant-time {algorithm} variant on {device}; name a variant explicitly "
                      "to accept a table-based one")

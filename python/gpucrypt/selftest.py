@@ -77,15 +77,18 @@ def _run_device(device, report):
         for cipher, key, pt, ct in _ECB_VECTORS:
             if not cipher.startswith(v["algorithm"] + "-"):
                 continue
-            enc = _native.create_cipher_stream(cipher, True, bytes.fromhex(key), None, name, device)
+            enc = _stream_or_none(cipher, True, bytes.fromhex(key), None, name, device)
+            if enc is None:
+                continue  # a variant for one mode only (aes_vaes_gcm is GCM only)
             got = enc.update(bytes.fromhex(pt)).hex()
             _check(report, device, name, cipher + " encrypt", got, ct)
             dec = _native.create_cipher_stream(cipher, False, bytes.fromhex(key), None, name, device)
             _check(report, device, name, cipher + " decrypt", dec.update(bytes.fromhex(ct)).hex(), pt)
         if v["algorithm"] == "aes":
             cipher, key, iv, pt, ct = _CTR_VECTOR
-            enc = _native.create_cipher_stream(cipher, True, bytes.fromhex(key), bytes.fromhex(iv), name, device)
-            _check(report, device, name, cipher, enc.update(bytes.fromhex(pt)).hex(), ct)
+            enc = _stream_or_none(cipher, True, bytes.fromhex(key), bytes.fromhex(iv), name, device)
+            if enc is not None:
+                _check(report, device, name, cipher, enc.update(bytes.fromhex(pt)).hex(), ct)
             cipher, key, nonce, pt, ct = _GCM_VECTOR
             try:
                 gcm = _native.create_gcm(cipher, bytes.fromhex(key), name, device)
@@ -93,6 +96,16 @@ def _run_device(device, report):
                 continue
             got = gcm.seal(bytes.fromhex(nonce), b"", bytes.fromhex(pt), 16).hex()
             _check(report, device, name, cipher, got, ct)
+
+
+def _stream_or_none(cipher, encrypt, key, iv, variant, device):
+    """The variant's stream for `cipher`, or None when the variant does not implement that mode."""
+    try:
+        return _native.create_cipher_stream(cipher, encrypt, key, iv, variant, device)
+    except ValueError as error:
+        if "does not implement" in str(error):
+            return None
+        raise
 
 
 def selftest(devices=None, raise_on_failure=True):

@@ -27,6 +27,7 @@
 #include <mutex>
 
 #include "backends/cpu/openssl_gcm.hpp"
+#include "backends/cpu/vaes_gcm.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
@@ -312,26 +313,33 @@ class OpenSslCipherRunner final : public SuiteRunner {
   bool can_split_;
 };
 
-struct OpenSslGcmScratch final : Scratch {
-  cpu::OpenSslGcmContext context;  // wiped by OpenSSL when freed
+#endif  // GPUCRYPT_WITH_OPENSSL
+
+template <class Context>
+struct GcmScratch final : Scratch {
+  Context context;  // wipes its key schedule when freed
   uint32_t loaded_key = kNoKey;
 };
 
-// openssl_gcm.hpp: keyed once per key and thread; open verifies the tag before it writes.
-class OpenSslGcmRunner final : public SuiteRunner {
+// AES-GCM through a keyed context (openssl_gcm.hpp or vaes_gcm.hpp): keyed once per key and
+// thread; open verifies the tag before it writes. Nonces longer than kMaxIvLen (OpenSSL refuses
+// over 128 bytes) go through the constant-time bitsliced AES, so the variant keeps its
+// constant-time property and the full IV range.
+template <class Context, size_t kMaxIvLen>
+class GcmRunner final : public SuiteRunner {
  public:
-  OpenSslGcmRunner(const Suite&, const VariantInfo& variant) : SuiteRunner(variant) {}
+  GcmRunner(const Suite&, const VariantInfo& variant) : SuiteRunner(variant) {}
 
   void run(const TaskContext& t) override {
     const Suite& suite = t.suite();
     const BatchRequest& r = t.request;
-    if (r.iv_len > cpu::kOpenSslGcmMaxIvLen) return long_nonce(t);
+    if (r.iv_len > kMaxIvLen) return long_nonce(t);
     const bool seal = suite.operation == Operation::seal;
     if (!seal && r.input_len < suite.tag_len) {
       t.result.status[t.request_index] = RequestStatus::authentication_failed;
       return;
     }
-    auto& s = t.thread.scratch<OpenSslGcmScratch>(r.suite);
+    auto& s = t.thread.scratch<GcmScratch<Context>>(r.suite);
     if (s.loaded_key != r.key) {
       s.context.set_key(suite.cipher.key_bits, t.key_bytes());
       s.loaded_key = r.key;
@@ -347,8 +355,6 @@ class OpenSslGcmRunner final : public SuiteRunner {
   }
 
  private:
-  // Nonces OpenSSL refuses: as in gcm_cpu.cpp, through the constant-time bitsliced AES, so the
-  // variant keeps its constant-time property.
   static void long_nonce(const TaskContext& t) {
     using namespace gpucrypt::modes;
     const Suite& suite = t.suite();
@@ -367,7 +373,6 @@ class OpenSslGcmRunner final : public SuiteRunner {
   }
 };
 
-#endif  // GPUCRYPT_WITH_OPENSSL
 
 // ----------------------------------------------------------------------------- hashes
 
@@ -397,10 +402,13 @@ std::unique_ptr<SuiteRunner> make_runner(const Suite& suite) {
   const VariantInfo& v = cpu::select_variant_for(suite.cipher, suite.variant);
 #if defined(GPUCRYPT_WITH_OPENSSL)
   if (v.name.ends_with("_openssl")) {
-    if (suite.cipher.mode == Mode::gcm) return std::make_unique<OpenSslGcmRunner>(suite, v);
+    if (suite.cipher.mode == Mode::gcm)
+      return std::make_unique<GcmRunner<cpu::OpenSslGcmContext, cpu::kOpenSslGcmMaxIvLen>>(suite, v);
     return std::make_unique<OpenSslCipherRunner>(suite, v);
   }
 #endif
+  if (v.name == "aes_vaes_gcm")
+    return std::make_unique<GcmRunner<cpu::vaes_gcm::Context, SIZE_MAX>>(suite, v);
   if (v.name == "aes_ttable") return portable<AesTTable<>>(suite, v);
   if (v.name == "aes_bitsliced") return portable<AesBitsliced<>>(suite, v);
   if (v.name == "camellia_ttable") return portable<CamelliaTTable>(suite, v);

@@ -43,6 +43,7 @@ nb::dict variant_dict(const VariantInfo& v) {
   d["algorithm"] = v.algorithm;
   d["constant_time"] = v.constant_time;
   d["technique"] = v.technique;
+  d["only_mode"] = v.only_mode.empty() ? nb::none() : nb::cast(v.only_mode);
   return d;
 }
 

@@ -2,6 +2,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/block_engine.hpp"
+#include "backends/cpu/vaes_gcm.hpp"
 
 namespace gpucrypt::cpu {
 
@@ -9,6 +10,12 @@ const std::vector<VariantInfo>& registered_variants() {
   // Order within an algorithm is preference order: select_variant takes the first.
   static const std::vector<VariantInfo> all = [] {
     std::vector<VariantInfo> v;
+    // GCM only (vaes_gcm.hpp); registered where this CPU runs it, and first, so AES-GCM picks it.
+    if (const vaes_gcm::Kernels* kernels = vaes_gcm::best_kernels())
+      v.push_back({"aes_vaes_gcm", "cpu", "aes", true,
+                   std::string("AES-GCM only: VAES + VPCLMULQDQ (") + kernels->name +
+                       "), 16 blocks a step, aggregated GHASH reduction",
+                   "gcm"});
 #if defined(GPUCRYPT_WITH_OPENSSL)
     v.push_back({"aes_openssl", "cpu", "aes", true,
                  "OpenSSL libcrypto EVP (AES-NI/VAES), split over all cores"});
@@ -62,6 +69,7 @@ const VariantInfo& select_variant(Algorithm algorithm, std::string_view requeste
 const VariantInfo& select_variant_for(const CipherName& name, std::string_view requested) {
   const VariantInfo& v = select_variant(name.algorithm, requested);
   auto implements = [&](const VariantInfo& candidate) {
+    if (!candidate.only_mode.empty()) return candidate.only_mode == mode_name(name.mode);
     if (!candidate.name.ends_with("_openssl")) return true;
     if (name.mode == Mode::gcm) return name.algorithm == Algorithm::aes;
     return openssl_supports(name);
