@@ -48,6 +48,11 @@ struct VariantInfo {
   std::string only_mode = "";
 };
 std::vector<VariantInfo> list_variants();
+// The fastest constant-time variant of `algorithm` on `device`'s backend ("cpu", "cuda:0", ...)
+// that implements `mode` ("" = every mode: variants made for one mode only are skipped). What the
+// file format runs unless told otherwise. Throws std::invalid_argument when there is none
+// (Camellia and SC2000 have no constant-time variant).
+std::string constant_time_variant(std::string_view algorithm, std::string_view device, std::string_view mode = "");
 
 struct DeviceInfo {
   std::string name;  // "cpu", "cuda:0"

@@ -6,8 +6,8 @@ i lies in the plaintext and in the file follows from the input length alone. Tha
 several processes (gpucrypt.mpi: `mpirun ... gpucrypt encrypt --mpi`) each seal or open their
 own chunk range and read and write it in place. This module holds those rules once:
 `Layout` (how many chunks, where each one is, what a valid file length is), `chunk_nonces`
-and `seal_chunks` / `open_chunks` for one range on one device, on the batch engine
-(gpucrypt.batch.seal_packed / open_packed). Header building and parsing, key derivation and the
+and `seal_chunks` / `open_chunks` for one range on one device, which run the library's
+format::seal_chunks / open_chunks (include/gpucrypt/format.hpp) on the batch engine. Header building and parsing, key derivation and the
 single-chunk nonce rule stay in gpucrypt.fileformat and are used from there.
 """
 
@@ -17,7 +17,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Optional
 
-from gpucrypt import batch, info
+from gpucrypt import _native
 from gpucrypt.fileformat import HEADER_LEN, NONCE_LEN, TAG_LEN, DecryptionError, chunk_nonce
 
 __all__ = ["Layout", "layout_for_plaintext", "layout_for_file", "chunk_nonces", "chunk_failure",
@@ -97,38 +97,36 @@ def chunk_failure(index: int, layout: Layout) -> DecryptionError:
                            index)
 
 
-def _variant(aead_name: str, device: str, variant: Optional[str]) -> str:
-    # Constant-time by default on every device, as the single-process stream does.
-    return variant or info.constant_time_variant(aead_name.split("-")[0], device, mode="gcm")
+def _check_suite(aead_name: str) -> None:
+    if aead_name != "aes-256-gcm":  # suite 1, the only one of format version 1
+        raise ValueError(f"the file format's chunks are aes-256-gcm, not {aead_name}")
 
 
 def seal_chunks(aead_name: str, key, layout: Layout, first_index: int, count: int, plaintext, out, *,
                 device: str = "cpu", variant: Optional[str] = None) -> tuple[str, dict]:
     """Seal chunks first_index .. first_index + count - 1 (`plaintext`: exactly their bytes, as
     layout.plaintext_range gives them) into `out`, which receives them exactly as they lie in the
-    file at layout.sealed_range(). The last chunk of the file is sealed as final. Returns
-    (variant, engine info: h2d_s / compute_s / d2h_s where the device reports them)."""
+    file at layout.sealed_range(). The last chunk of the file is sealed as final. Runs the
+    library's format::seal_chunks (include/gpucrypt/format.hpp) on the batch engine, by default on
+    the device's constant-time variant. Returns (variant, engine info)."""
+    _check_suite(aead_name)
     _check_range(layout, first_index, count, len(plaintext), sealed=False)
-    _, used_variant, engine_info = batch.seal_packed(
-        aead_name, key, chunk_nonces(first_index, count, layout), NONCE_LEN, plaintext,
-        layout.chunk_lengths(first_index, count, sealed=False), out, device=device,
-        variant=_variant(aead_name, device, variant))
-    return used_variant, engine_info
+    return _native.format_seal_chunks(key, layout.chunk_size, layout.plaintext_len, first_index, count,
+                                      plaintext, out, device, variant or "")
 
 
 def open_chunks(aead_name: str, key, layout: Layout, first_index: int, count: int, sealed, out, *,
                 device: str = "cpu", variant: Optional[str] = None) -> tuple[str, dict]:
     """Open sealed chunks first_index .. first_index + count - 1 (`sealed`: their bytes from
-    layout.sealed_range) into `out` (their plaintext, back to back). Raises DecryptionError naming the first chunk that failed authentication; the
-    ranges of failed chunks in `out` are left untouched (no unauthenticated plaintext)."""
+    layout.sealed_range) into `out` (their plaintext, back to back). Raises DecryptionError naming
+    the first chunk that failed authentication; the ranges of failed chunks in `out` are left
+    untouched (no unauthenticated plaintext)."""
+    _check_suite(aead_name)
     _check_range(layout, first_index, count, len(sealed), sealed=True)
-    _, status, used_variant, engine_info = batch.open_packed(
-        aead_name, key, chunk_nonces(first_index, count, layout), NONCE_LEN, sealed,
-        layout.chunk_lengths(first_index, count, sealed=True), out, device=device,
-        variant=_variant(aead_name, device, variant))
-    failed = next((i for i, code in enumerate(status) if code), None)
+    used_variant, engine_info, failed = _native.format_open_chunks(
+        key, layout.chunk_size, layout.plaintext_len, first_index, count, sealed, out, device, variant or "")
     if failed is not None:
-        raise chunk_failure(first_index + failed, layout)
+        raise chunk_failure(failed, layout)
     return used_variant, engine_info
 
 

@@ -101,10 +101,4 @@ def constant_time_variant(algorithm: str, device: str = "cpu", mode: Optional[st
     they are used for files only when named explicitly. Raises ``ValueError`` when the backend
     has no constant-time implementation of the algorithm (Camellia and SC2000 have none).
     """
-    backend = "cpu" if device == "cpu" else "cuda"
-    for variant in variants(backend=backend, algorithm=algorithm):  # fastest first
-        only_mode = variant.get("only_mode")
-        if variant["constant_time"] and (only_mode is None or only_mode == mode):
-            return variant["name"]
-    raise ValueError(f"no constant-time {algorithm} variant on {device}; name a variant explicitly "
-                     "to accept a table-based one")
+    return _native.constant_time_variant(algorithm, device, mode or "")

@@ -117,6 +117,16 @@ std::vector<VariantInfo> list_variants() {
   return all;
 }
 
+std::string constant_time_variant(std::string_view algorithm, std::string_view device, std::string_view mode) {
+  const std::string_view backend = device.substr(0, device.find(':'));
+  for (const VariantInfo& v : list_variants())  // fastest first within a backend and algorithm
+    if (v.backend == backend && v.algorithm == algorithm && v.constant_time &&
+        (v.only_mode.empty() || v.only_mode == mode))
+      return v.name;
+  throw std::invalid_argument("no constant-time " + std::string(algorithm) + " variant on " + std::string(device) +
+                              "; name a variant explicitly to accept a table-based one");
+}
+
 std::string cuda_unavailable_reason() {
 #if defined(GPUCRYPT_WITH_CUDA)
   return cuda::unavailable_reason();

@@ -24,6 +24,7 @@ void register_cuda_hash_bindings(nb::module_& m);
 void register_engine_bindings(nb::module_& m);
 void register_speed_bindings(nb::module_& m);
 void register_tree_bindings(nb::module_& m);
+void register_format_bindings(nb::module_& m);
 }  // namespace gpucrypt::python
 
 namespace {
@@ -161,7 +162,9 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_engine_bindings(m);
   gpucrypt::python::register_speed_bindings(m);
   gpucrypt::python::register_tree_bindings(m);
+  gpucrypt::python::register_format_bindings(m);
 
+  m.def("constant_time_variant", &constant_time_variant, nb::arg("algorithm"), nb::arg("device"), nb::arg("mode") = "");
   m.def("variants", [] {
     nb::list out;
     for (const auto& v : list_variants()) out.append(variant_dict(v));

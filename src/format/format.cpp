@@ -1,0 +1,372 @@
+// format.cpp: see include/gpucrypt/format.hpp and docs/file-format.md.
+//
+// Constant-time: the header MAC comparison is modes::constant_time_equal; HKDF/HMAC are
+// OpenSSL's; chunks run on a constant-time variant unless the caller names another; branches
+// depend only on lengths and chunk indices.
+#include "gpucrypt/format.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine/batch.hpp"
+#include "modes/block_cipher.hpp"
+
+#if defined(GPUCRYPT_WITH_OPENSSL)
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/kdf.h>
+#include <openssl/rand.h>
+#endif
+
+namespace gpucrypt::format {
+
+namespace {
+
+constexpr char kMagic[8] = {'G', 'P', 'U', 'C', 'R', 'Y', 'P', 'T'};
+constexpr uint8_t kVersion = 1;
+constexpr uint8_t kSuiteAes256Gcm = 1;
+constexpr uint8_t kKdfScrypt = 1;
+constexpr uint8_t kKdfRawKey = 2;
+constexpr size_t kPrefixLen = 48;  // the header bytes the MAC covers
+constexpr size_t kSaltOffset = 16;
+constexpr size_t kSaltLen = 32;
+constexpr char kHkdfInfoLabel[] = "gpucrypt/v1/keys";
+constexpr char kAead[] = "aes-256-gcm";
+
+uint32_t load_be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
+void store_be32(uint8_t* p, uint32_t v) {
+  for (int i = 3; i >= 0; --i, v >>= 8) p[i] = uint8_t(v);
+}
+
+void check_key(ByteSpan key) {
+  if (key.size() != kKeyLen)
+    throw FormatError("the file format's raw key is " + std::to_string(kKeyLen) + " bytes, got " +
+                      std::to_string(key.size()));
+}
+
+// (header MAC key, payload key) = HKDF-SHA256(ikm, salt, "gpucrypt/v1/keys" || prefix), 64 bytes.
+void derive_keys(ByteSpan ikm, const uint8_t* prefix, uint8_t mac_key[kKeyLen], uint8_t payload_key[kKeyLen]) {
+#if defined(GPUCRYPT_WITH_OPENSSL)
+  std::vector<uint8_t> info(kHkdfInfoLabel, kHkdfInfoLabel + sizeof kHkdfInfoLabel - 1);
+  info.insert(info.end(), prefix, prefix + kPrefixLen);
+  uint8_t okm[2 * kKeyLen];
+  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  EVP_KDF_CTX* ctx = kdf ? EVP_KDF_CTX_new(kdf) : nullptr;
+  EVP_KDF_free(kdf);
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(ikm.data()), ikm.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<uint8_t*>(prefix + kSaltOffset), kSaltLen),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
+      OSSL_PARAM_construct_end()};
+  const bool ok = ctx && EVP_KDF_derive(ctx, okm, sizeof okm, params) == 1;
+  EVP_KDF_CTX_free(ctx);
+  if (!ok) throw std::runtime_error("HKDF-SHA256 failed (OpenSSL)");
+  std::memcpy(mac_key, okm, kKeyLen);
+  std::memcpy(payload_key, okm + kKeyLen, kKeyLen);
+  secure_zero(okm, sizeof okm);
+#else
+  (void)ikm, (void)prefix, (void)mac_key, (void)payload_key;
+  throw std::runtime_error("the file format's header needs OpenSSL (HKDF, HMAC); this build has none");
+#endif
+}
+
+void header_mac(const uint8_t mac_key[kKeyLen], const uint8_t* prefix, uint8_t mac[32]) {
+#if defined(GPUCRYPT_WITH_OPENSSL)
+  unsigned int mac_len = 0;
+  if (!HMAC(EVP_sha256(), mac_key, kKeyLen, prefix, kPrefixLen, mac, &mac_len) || mac_len != 32)
+    throw std::runtime_error("HMAC-SHA256 failed (OpenSSL)");
+#else
+  (void)mac_key, (void)prefix, (void)mac;
+#endif
+}
+
+std::string chunk_range_name(uint64_t first, uint64_t count) {
+  return "chunks " + std::to_string(first) + ".." + std::to_string(first + count - 1);
+}
+
+void check_range(const Layout& layout, uint64_t first, uint64_t count, size_t data_len, bool sealed) {
+  if (first + count > layout.num_chunks() || first + count < first)
+    throw std::invalid_argument(chunk_range_name(first, count) + " are outside this file's " +
+                                std::to_string(layout.num_chunks()) + " chunks");
+  const uint64_t expected = (sealed ? layout.sealed_range(first, count) : layout.plaintext_range(first, count)).second;
+  if (data_len != expected)
+    throw std::invalid_argument(chunk_range_name(first, count) + " are " + std::to_string(expected) + " bytes, got " +
+                                std::to_string(data_len));
+}
+
+DecryptionError chunk_failure(uint64_t index, const Layout& layout) {
+  if (index + 1 == layout.num_chunks())
+    return DecryptionError("chunk " + std::to_string(index) +
+                               " failed authentication as the final chunk (file truncated, modified, or followed "
+                               "by extra data)",
+                           index);
+  return DecryptionError("chunk " + std::to_string(index) + " failed authentication (modified, reordered or duplicated chunk)",
+                         index);
+}
+
+// One batch of `count` chunks through the engine; returns (result, variant).
+engine::BatchResult run_chunks(bool seal, ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
+                               ByteSpan input, MutableByteSpan out, std::string_view device, std::string_view variant) {
+  engine::BatchBuilder builder;
+  builder.reserve(count);
+  engine::Suite suite;
+  suite.operation = seal ? engine::Operation::seal : engine::Operation::open;
+  suite.cipher = parse_cipher_name(kAead);
+  suite.tag_len = kTagLen;
+  suite.variant = variant.empty() ? constant_time_variant("aes", device, "gcm") : std::string(variant);
+  const uint32_t suite_index = builder.add_suite(suite);
+  std::vector<uint8_t> nonces(count * kNonceLen);
+  uint64_t offset = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t index = first + i;
+    chunk_nonce(index, index + 1 == layout.num_chunks(), nonces.data() + i * kNonceLen);
+    const uint64_t len = layout.chunk_plaintext_len(index) + (seal ? 0 : kTagLen);
+    builder.add_packed(suite_index, payload_key, ByteSpan(nonces.data() + i * kNonceLen, kNonceLen), {}, offset, len);
+    offset += len;
+  }
+  engine::BatchPlan plan = builder.build_packed(input, out);
+  return engine::run_batch(plan, device);
+}
+
+}  // namespace
+
+std::pair<uint64_t, uint64_t> Layout::plaintext_range(uint64_t first, uint64_t count) const {
+  const uint64_t offset = first * chunk_len;
+  const uint64_t available = plaintext_len > offset ? plaintext_len - offset : 0;
+  return {offset, std::min<uint64_t>(count * chunk_len, available)};
+}
+
+std::pair<uint64_t, uint64_t> Layout::sealed_range(uint64_t first, uint64_t count) const {
+  const auto [offset, length] = plaintext_range(first, count);
+  return {kHeaderLen + offset + kTagLen * first, length + kTagLen * count};
+}
+
+void check_chunk_len(uint64_t chunk_len) {
+  if (chunk_len < kMinChunkLen || chunk_len > kMaxChunkLen)
+    throw FormatError("chunk length " + std::to_string(chunk_len) + " is outside " + std::to_string(kMinChunkLen) +
+                      ".." + std::to_string(kMaxChunkLen));
+}
+
+Layout layout_for_file(uint64_t file_len, uint32_t chunk_len) {
+  check_chunk_len(chunk_len);
+  if (file_len < kHeaderLen) throw FormatError("file shorter than its " + std::to_string(kHeaderLen) + "-byte header");
+  const uint64_t body_len = file_len - kHeaderLen, full_len = uint64_t(chunk_len) + kTagLen;
+  const uint64_t num_full = body_len / full_len, rest = body_len % full_len;
+  if (rest == 0)
+    throw DecryptionError("file truncated: the final chunk is missing (" +
+                              (num_full ? "after chunk " + std::to_string(num_full - 1) : std::string("after the header")) +
+                              ")",
+                          num_full);
+  if (rest < kTagLen)
+    throw DecryptionError("file truncated: chunk " + std::to_string(num_full) + " has " + std::to_string(rest) +
+                              " bytes, fewer than its " + std::to_string(kTagLen) + "-byte tag",
+                          num_full);
+  return Layout{chunk_len, num_full * chunk_len + rest - kTagLen};
+}
+
+void chunk_nonce(uint64_t index, bool is_final, uint8_t nonce[kNonceLen]) {
+  // 11-byte big-endian index: a uint64_t index fills the low 8 bytes, the top 3 are zero.
+  std::memset(nonce, 0, kNonceLen);
+  for (int i = 10; i >= 3; --i, index >>= 8) nonce[i] = uint8_t(index);
+  nonce[11] = is_final ? 1 : 0;
+}
+
+ChunkRun run_of(const engine::BatchResult& result) {
+  return {result.suite_variants.empty() ? "" : result.suite_variants[0], result.timings.h2d_s, result.timings.compute_s,
+          result.timings.d2h_s};
+}
+
+ChunkRun seal_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count, ByteSpan plaintext,
+                        MutableByteSpan out, std::string_view device, std::string_view variant) {
+  check_range(layout, first, count, plaintext.size(), false);
+  if (out.size() < layout.sealed_range(first, count).second)
+    throw std::invalid_argument("seal_chunks: output buffer too small");
+  engine::BatchResult result = run_chunks(true, payload_key, layout, first, count, plaintext, out, device, variant);
+  for (size_t i = 0; i < result.status.size(); ++i)
+    if (result.status[i] != engine::RequestStatus::ok) throw std::runtime_error(chunk_range_name(first + i, 1) + ": seal failed");
+  return run_of(result);
+}
+
+ChunkRun open_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count, ByteSpan sealed,
+                        MutableByteSpan out, std::string_view device, std::string_view variant) {
+  check_range(layout, first, count, sealed.size(), true);
+  if (out.size() < layout.plaintext_range(first, count).second)
+    throw std::invalid_argument("open_chunks: output buffer too small");
+  engine::BatchResult result = run_chunks(false, payload_key, layout, first, count, sealed, out, device, variant);
+  for (size_t i = 0; i < result.status.size(); ++i)
+    if (result.status[i] != engine::RequestStatus::ok) throw chunk_failure(first + i, layout);
+  return run_of(result);
+}
+
+std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uint8_t payload_key[kKeyLen]) {
+  check_key(key);
+  check_chunk_len(chunk_len);
+  std::vector<uint8_t> header(kHeaderLen, 0);
+  std::memcpy(header.data(), kMagic, sizeof kMagic);
+  header[8] = kVersion;
+  header[9] = kSuiteAes256Gcm;
+  header[10] = kKdfRawKey;
+  header[11] = 0;
+  store_be32(header.data() + 12, chunk_len);
+#if defined(GPUCRYPT_WITH_OPENSSL)
+  if (RAND_bytes(header.data() + kSaltOffset, kSaltLen) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
+#endif
+  uint8_t mac_key[kKeyLen];
+  derive_keys(key, header.data(), mac_key, payload_key);
+  header_mac(mac_key, header.data(), header.data() + kPrefixLen);
+  secure_zero(mac_key, sizeof mac_key);
+  return header;
+}
+
+uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key[kKeyLen]) {
+  if (header.size() < kHeaderLen)
+    throw FormatError("not a gpucrypt file: " + std::to_string(header.size()) + " bytes, fewer than the " +
+                      std::to_string(kHeaderLen) + "-byte header");
+  if (std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) throw FormatError("not a gpucrypt file (bad magic)");
+  if (header[8] != kVersion) throw FormatError("unsupported format version " + std::to_string(header[8]));
+  if (header[9] != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(header[9]));
+  if (header[10] == kKdfScrypt)
+    throw FormatError("this file was encrypted with a passphrase (scrypt); give the passphrase, not a key");
+  if (header[10] != kKdfRawKey) throw FormatError("unknown key derivation " + std::to_string(header[10]));
+  if (header[11] != 0) throw FormatError("kdf 2 (raw key) takes parameter 0, got " + std::to_string(header[11]));
+  const uint32_t chunk_len = load_be32(header.data() + 12);
+  check_chunk_len(chunk_len);
+  check_key(key);
+  uint8_t mac_key[kKeyLen], mac[32];
+  derive_keys(key, header.data(), mac_key, payload_key);
+  header_mac(mac_key, header.data(), mac);
+  secure_zero(mac_key, sizeof mac_key);
+  if (!modes::constant_time_equal(mac, header.data() + kPrefixLen, sizeof mac)) {
+    secure_zero(payload_key, kKeyLen);
+    throw DecryptionError("wrong passphrase or key (header authentication failed; the header may also have been modified)",
+                          UINT64_MAX);
+  }
+  return chunk_len;
+}
+
+// ---- streaming ---------------------------------------------------------------------------------
+
+// A one-chunk layout view: chunk `index` of a stream whose length is not known yet. A chunk is
+// sealed or opened alone as the only chunk of a range, with the final flag given explicitly.
+namespace {
+void seal_one(ByteSpan payload_key, uint64_t index, bool is_final, uint32_t chunk_len, ByteSpan plaintext,
+                     uint8_t* out, std::string_view device, std::string_view variant) {
+  // A layout in which chunk `index` has plaintext.size() bytes and is final exactly when asked.
+  const Layout layout{chunk_len, index * uint64_t(chunk_len) + plaintext.size() + (is_final ? 0 : chunk_len)};
+  seal_chunks(payload_key, layout, index, 1, plaintext, MutableByteSpan(out, plaintext.size() + kTagLen), device, variant);
+}
+}  // namespace
+
+Sealer::Sealer(ByteSpan key, uint32_t chunk_len, std::string_view device, std::string_view variant)
+    : chunk_len_(chunk_len), device_(device), variant_(variant) {
+  header_ = build_header_with_key(key, chunk_len, payload_key_);
+  pending_.reserve(chunk_len);
+}
+
+Sealer::~Sealer() {
+  secure_zero(payload_key_, sizeof payload_key_);
+  secure_zero(pending_.data(), pending_.size());
+}
+
+void Sealer::seal_pending(bool is_final, std::vector<uint8_t>& out) {
+  const size_t at = out.size();
+  out.resize(at + pending_.size() + kTagLen);
+  seal_one(ByteSpan(payload_key_, kKeyLen), next_index_, is_final, chunk_len_, pending_, out.data() + at, device_,
+           variant_);
+  ++next_index_;
+  secure_zero(pending_.data(), pending_.size());
+  pending_.clear();
+}
+
+void Sealer::update(ByteSpan data, std::vector<uint8_t>& out) {
+  if (finished_) throw std::logic_error("Sealer::update after finish");
+  while (!data.empty()) {
+    // A full chunk is sealed as non-final only when more data follows it: keep it until then.
+    if (pending_.size() == chunk_len_) seal_pending(false, out);
+    const size_t take = std::min<size_t>(data.size(), chunk_len_ - pending_.size());
+    pending_.insert(pending_.end(), data.begin(), data.begin() + take);
+    data = data.subspan(take);
+  }
+}
+
+void Sealer::finish(std::vector<uint8_t>& out) {
+  if (finished_) throw std::logic_error("Sealer::finish twice");
+  if (pending_.size() == chunk_len_) seal_pending(false, out);  // a full chunk is never final
+  seal_pending(true, out);
+  finished_ = true;
+}
+
+Opener::Opener(ByteSpan key, std::string_view device, std::string_view variant)
+    : key_(key.begin(), key.end()), device_(device), variant_(variant) {
+  check_key(key);
+}
+
+Opener::~Opener() {
+  secure_zero(key_.data(), key_.size());
+  secure_zero(payload_key_, sizeof payload_key_);
+}
+
+void Opener::open_chunk(ByteSpan sealed, bool is_final, std::vector<uint8_t>& out) {
+  const size_t plain_len = sealed.size() - kTagLen;
+  const Layout layout{chunk_len_, next_index_ * uint64_t(chunk_len_) + plain_len + (is_final ? 0 : chunk_len_)};
+  const size_t at = out.size();
+  out.resize(at + plain_len);
+  try {
+    open_chunks(ByteSpan(payload_key_, kKeyLen), layout, next_index_, 1, sealed, MutableByteSpan(out.data() + at, plain_len),
+                device_, variant_);
+  } catch (...) {
+    out.resize(at);  // nothing of a failed chunk is released
+    throw;
+  }
+  ++next_index_;
+}
+
+void Opener::update(ByteSpan data, std::vector<uint8_t>& out) {
+  if (finished_) throw std::logic_error("Opener::update after finish");
+  pending_.insert(pending_.end(), data.begin(), data.end());
+  size_t used = 0;
+  if (!have_header_) {
+    if (pending_.size() < kHeaderLen) return;
+    chunk_len_ = open_header_with_key(ByteSpan(pending_.data(), kHeaderLen), key_, payload_key_);
+    have_header_ = true;
+    used = kHeaderLen;
+  }
+  const size_t full = size_t(chunk_len_) + kTagLen;
+  // A full-length chunk is not final only if at least one more byte follows it.
+  while (pending_.size() - used > full) {
+    open_chunk(ByteSpan(pending_.data() + used, full), false, out);
+    used += full;
+  }
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(used));
+}
+
+void Opener::finish(std::vector<uint8_t>& out) {
+  if (finished_) throw std::logic_error("Opener::finish twice");
+  finished_ = true;
+  if (!have_header_)
+    throw FormatError("not a gpucrypt file: " + std::to_string(pending_.size()) + " bytes, fewer than the " +
+                      std::to_string(kHeaderLen) + "-byte header");
+  const size_t full = size_t(chunk_len_) + kTagLen;
+  if (pending_.empty())
+    throw DecryptionError("file truncated: the final chunk is missing (" +
+                              (next_index_ ? "after chunk " + std::to_string(next_index_ - 1) : std::string("after the header")) +
+                              ")",
+                          next_index_);
+  if (pending_.size() == full) {
+    // A full chunk at the end: it is not final (full chunks never are), so the final one is missing.
+    open_chunk(pending_, false, out);
+    throw DecryptionError("file truncated: the final chunk is missing (after chunk " + std::to_string(next_index_ - 1) + ")",
+                          next_index_);
+  }
+  if (pending_.size() < kTagLen)
+    throw DecryptionError("file truncated: chunk " + std::to_string(next_index_) + " has " + std::to_string(pending_.size()) +
+                              " bytes, fewer than its " + std::to_string(kTagLen) + "-byte tag",
+                          next_index_);
+  open_chunk(pending_, true, out);
+  pending_.clear();
+}
+
+}  // namespace gpucrypt::format
