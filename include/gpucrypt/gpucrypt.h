@@ -1,0 +1,86 @@
+/* gpucrypt.h: the C API. Opaque handles and status codes, like zstd.h and blake3.h; a thin layer
+ * over the C++ API (gpucrypt.hpp, format.hpp). Every function returns GC_OK or a negative
+ * gc_status; gc_last_error() gives the message of the calling thread's last failure (it names
+ * the problem, never key material). Handles own copies of their keys and wipe them when freed.
+ * Link with libgpucrypt_core (and libcrypto, pthreads) — see examples/encrypt_file.c.
+ */
+#ifndef GPUCRYPT_H
+#define GPUCRYPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gc_status {
+  GC_OK = 0,
+  GC_ERROR_ARGUMENT = -1,       /* a bad name, length, key size or handle */
+  GC_ERROR_AUTHENTICATION = -2, /* a GCM tag or a file chunk did not verify: nothing was released */
+  GC_ERROR_FORMAT = -3,         /* not a gpucrypt file, or a header this library cannot read */
+  GC_ERROR_DEVICE = -4,         /* the device is missing or failed */
+  GC_ERROR_MEMORY = -5,
+  GC_ERROR_INTERNAL = -6
+} gc_status;
+
+/* The message of this thread's last failure ("" if none). Valid until the next call. */
+const char* gc_last_error(void);
+
+/* ---- raw cipher streams: "aes-256-ctr", "camellia-128-cbc", ... on "cpu", "cuda:0", ... ---- */
+typedef struct gc_cipher gc_cipher;
+/* encrypt: 1 or 0. iv may be NULL for ECB. variant: NULL or "" for the device's default. */
+gc_status gc_cipher_new(gc_cipher** out, const char* name, int encrypt, const uint8_t* key, size_t key_len,
+                        const uint8_t* iv, size_t iv_len, const char* device, const char* variant);
+/* Raw (unpadded) update: ECB/CBC whole blocks, CFB/OFB/CTR any length; in == out allowed. */
+gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len);
+void gc_cipher_free(gc_cipher* cipher);
+
+/* ---- AEAD (GCM over AES, Camellia or SC2000) ---- */
+typedef struct gc_aead gc_aead;
+gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,
+                      const char* variant);
+/* out receives len + tag_len bytes (ciphertext || tag). */
+gc_status gc_aead_seal(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, const uint8_t* aad, size_t aad_len,
+                       const uint8_t* in, size_t len, size_t tag_len, uint8_t* out);
+/* in holds ciphertext || tag (len bytes); out receives len - tag_len bytes only if the tag verifies,
+ * else GC_ERROR_AUTHENTICATION and out is untouched. */
+gc_status gc_aead_open(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, const uint8_t* aad, size_t aad_len,
+                       const uint8_t* in, size_t len, size_t tag_len, uint8_t* out);
+void gc_aead_free(gc_aead* aead);
+
+/* ---- hashes: "sha3-256", "shake128" (out_len any), "kt128", ... one shot on the CPU ---- */
+gc_status gc_hash(const char* name, const uint8_t* data, size_t len, uint8_t* out, size_t out_len);
+
+/* ---- the gpucrypt file format with a raw 32-byte key (kdf 2; docs/file-format.md) ---- */
+#define GC_FILE_HEADER_LEN 80
+#define GC_FILE_KEY_LEN 32
+#define GC_FILE_DEFAULT_CHUNK_LEN 65536
+typedef struct gc_file_sealer gc_file_sealer;
+typedef struct gc_file_opener gc_file_opener;
+/* chunk_len: 0 for the default. device/variant: NULL for "cpu" / its constant-time AES. */
+gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t key_len, uint32_t chunk_len,
+                             const char* device, const char* variant);
+/* The 80-byte header, to be written first. */
+const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer);
+/* Feed plaintext; *out_len bytes of the file's next bytes are at *out until the next call. */
+gc_status gc_file_sealer_update(gc_file_sealer* sealer, const uint8_t* in, size_t len, const uint8_t** out,
+                                size_t* out_len);
+/* After the last update: the rest of the file (the final chunk). */
+gc_status gc_file_sealer_finish(gc_file_sealer* sealer, const uint8_t** out, size_t* out_len);
+void gc_file_sealer_free(gc_file_sealer* sealer);
+
+gc_status gc_file_opener_new(gc_file_opener** out, const uint8_t* key, size_t key_len, const char* device,
+                             const char* variant);
+/* Feed the file's bytes in order; *out receives plaintext only of chunks that authenticated. */
+gc_status gc_file_opener_update(gc_file_opener* opener, const uint8_t* in, size_t len, const uint8_t** out,
+                                size_t* out_len);
+/* At end of input: the final chunk's plaintext, or GC_ERROR_AUTHENTICATION (truncated, extended,
+ * modified). Only a GC_OK from finish says the whole file was intact. */
+gc_status gc_file_opener_finish(gc_file_opener* opener, const uint8_t** out, size_t* out_len);
+void gc_file_opener_free(gc_file_opener* opener);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GPUCRYPT_H */

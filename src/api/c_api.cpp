@@ -1,0 +1,231 @@
+// c_api.cpp: include/gpucrypt/gpucrypt.h over the C++ API. Exceptions become status codes and a
+// per-thread message; nothing throws across the C boundary.
+// Constant-time: adds no branch or index on secrets (it forwards to the chosen variant).
+#include "gpucrypt/gpucrypt.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "gpucrypt/format.hpp"
+#include "gpucrypt/gpucrypt.hpp"
+#include "hash/hash.hpp"
+
+struct gc_cipher {
+  std::unique_ptr<gpucrypt::CipherStream> stream;
+};
+struct gc_aead {
+  std::unique_ptr<gpucrypt::GcmCipher> gcm;
+};
+struct gc_file_sealer {
+  std::unique_ptr<gpucrypt::format::Sealer> sealer;
+  std::vector<uint8_t> out;
+};
+struct gc_file_opener {
+  std::unique_ptr<gpucrypt::format::Opener> opener;
+  std::vector<uint8_t> out;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs `body`, mapping each exception type to its status (most specific first).
+template <class Body>
+gc_status guarded(Body&& body) {
+  try {
+    last_error.clear();
+    body();
+    return GC_OK;
+  } catch (const gpucrypt::format::DecryptionError& e) {
+    last_error = e.what();
+    return GC_ERROR_AUTHENTICATION;
+  } catch (const gpucrypt::format::FormatError& e) {
+    last_error = e.what();
+    return GC_ERROR_FORMAT;
+  } catch (const gpucrypt::DeviceError& e) {
+    last_error = e.what();
+    return GC_ERROR_DEVICE;
+  } catch (const std::invalid_argument& e) {
+    last_error = e.what();
+    return GC_ERROR_ARGUMENT;
+  } catch (const std::bad_alloc&) {
+    last_error = "out of memory";
+    return GC_ERROR_MEMORY;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return GC_ERROR_INTERNAL;
+  } catch (...) {
+    last_error = "unknown error";
+    return GC_ERROR_INTERNAL;
+  }
+}
+
+std::string_view or_default(const char* s, std::string_view fallback = "") { return s && *s ? s : fallback; }
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+gpucrypt::ByteSpan span(const uint8_t* p, size_t n) { return {p, n}; }
+
+}  // namespace
+
+extern "C" {
+
+const char* gc_last_error(void) { return last_error.c_str(); }
+
+gc_status gc_cipher_new(gc_cipher** out, const char* name, int encrypt, const uint8_t* key, size_t key_len,
+                        const uint8_t* iv, size_t iv_len, const char* device, const char* variant) {
+  return guarded([&] {
+    require(out && name && (key || !key_len) && (iv || !iv_len), "gc_cipher_new: null argument");
+    auto handle = std::make_unique<gc_cipher>();
+    handle->stream = gpucrypt::create_cipher_stream(
+        gpucrypt::parse_cipher_name(name), encrypt ? gpucrypt::Direction::encrypt : gpucrypt::Direction::decrypt,
+        span(key, key_len), span(iv, iv_len), or_default(variant), or_default(device, "cpu"));
+    *out = handle.release();
+  });
+}
+
+gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len) {
+  return guarded([&] {
+    require(cipher && ((in && out) || !len), "gc_cipher_update: null argument");
+    cipher->stream->update(in, out, len);
+  });
+}
+
+void gc_cipher_free(gc_cipher* cipher) { delete cipher; }
+
+gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,
+                      const char* variant) {
+  return guarded([&] {
+    require(out && name && key, "gc_aead_new: null argument");
+    auto handle = std::make_unique<gc_aead>();
+    handle->gcm = gpucrypt::create_gcm(gpucrypt::parse_cipher_name(name), span(key, key_len), or_default(variant),
+                                       or_default(device, "cpu"));
+    *out = handle.release();
+  });
+}
+
+gc_status gc_aead_seal(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, const uint8_t* aad, size_t aad_len,
+                       const uint8_t* in, size_t len, size_t tag_len, uint8_t* out) {
+  return guarded([&] {
+    require(aead && nonce && out && (in || !len) && (aad || !aad_len), "gc_aead_seal: null argument");
+    aead->gcm->seal(span(nonce, nonce_len), span(aad, aad_len), span(in, len), tag_len, out);
+  });
+}
+
+gc_status gc_aead_open(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, const uint8_t* aad, size_t aad_len,
+                       const uint8_t* in, size_t len, size_t tag_len, uint8_t* out) {
+  bool ok = false;
+  const gc_status status = guarded([&] {
+    require(aead && nonce && in && (out || len <= tag_len) && (aad || !aad_len), "gc_aead_open: null argument");
+    ok = aead->gcm->open(span(nonce, nonce_len), span(aad, aad_len), span(in, len), tag_len, out);
+  });
+  if (status != GC_OK) return status;
+  if (!ok) {
+    last_error = "authentication failed: wrong key, nonce, AAD or tag, or modified data";
+    return GC_ERROR_AUTHENTICATION;
+  }
+  return GC_OK;
+}
+
+void gc_aead_free(gc_aead* aead) { delete aead; }
+
+gc_status gc_hash(const char* name, const uint8_t* data, size_t len, uint8_t* out, size_t out_len) {
+  return guarded([&] {
+    require(name && out && (data || !len), "gc_hash: null argument");
+    gpucrypt::hash::hash_once(name, "", data, len, out, out_len);
+  });
+}
+
+gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t key_len, uint32_t chunk_len,
+                             const char* device, const char* variant) {
+  return guarded([&] {
+    require(out && key, "gc_file_sealer_new: null argument");
+    auto handle = std::make_unique<gc_file_sealer>();
+    handle->sealer = std::make_unique<gpucrypt::format::Sealer>(
+        span(key, key_len), chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen, or_default(device, "cpu"),
+        or_default(variant));
+    *out = handle.release();
+  });
+}
+
+const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer) {
+  return sealer ? sealer->sealer->header().data() : nullptr;
+}
+
+gc_status gc_file_sealer_update(gc_file_sealer* sealer, const uint8_t* in, size_t len, const uint8_t** out,
+                                size_t* out_len) {
+  return guarded([&] {
+    require(sealer && out && out_len && (in || !len), "gc_file_sealer_update: null argument");
+    sealer->out.clear();
+    sealer->sealer->update(span(in, len), sealer->out);
+    *out = sealer->out.data();
+    *out_len = sealer->out.size();
+  });
+}
+
+gc_status gc_file_sealer_finish(gc_file_sealer* sealer, const uint8_t** out, size_t* out_len) {
+  return guarded([&] {
+    require(sealer && out && out_len, "gc_file_sealer_finish: null argument");
+    sealer->out.clear();
+    sealer->sealer->finish(sealer->out);
+    *out = sealer->out.data();
+    *out_len = sealer->out.size();
+  });
+}
+
+void gc_file_sealer_free(gc_file_sealer* sealer) {
+  if (!sealer) return;
+  gpucrypt::secure_zero(sealer->out.data(), sealer->out.size());
+  delete sealer;
+}
+
+gc_status gc_file_opener_new(gc_file_opener** out, const uint8_t* key, size_t key_len, const char* device,
+                             const char* variant) {
+  return guarded([&] {
+    require(out && key, "gc_file_opener_new: null argument");
+    auto handle = std::make_unique<gc_file_opener>();
+    handle->opener = std::make_unique<gpucrypt::format::Opener>(span(key, key_len), or_default(device, "cpu"),
+                                                                or_default(variant));
+    *out = handle.release();
+  });
+}
+
+gc_status gc_file_opener_update(gc_file_opener* opener, const uint8_t* in, size_t len, const uint8_t** out,
+                                size_t* out_len) {
+  return guarded([&] {
+    require(opener && out && out_len && (in || !len), "gc_file_opener_update: null argument");
+    gpucrypt::secure_zero(opener->out.data(), opener->out.size());
+    opener->out.clear();
+    *out = nullptr;
+    *out_len = 0;
+    opener->opener->update(span(in, len), opener->out);
+    *out = opener->out.data();
+    *out_len = opener->out.size();
+  });
+}
+
+gc_status gc_file_opener_finish(gc_file_opener* opener, const uint8_t** out, size_t* out_len) {
+  return guarded([&] {
+    require(opener && out && out_len, "gc_file_opener_finish: null argument");
+    gpucrypt::secure_zero(opener->out.data(), opener->out.size());
+    opener->out.clear();
+    *out = nullptr;
+    *out_len = 0;
+    opener->opener->finish(opener->out);
+    *out = opener->out.data();
+    *out_len = opener->out.size();
+  });
+}
+
+void gc_file_opener_free(gc_file_opener* opener) {
+  if (!opener) return;
+  gpucrypt::secure_zero(opener->out.data(), opener->out.size());
+  delete opener;
+}
+
+}  // extern "C"
