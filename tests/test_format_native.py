@@ -110,3 +110,37 @@ def test_chunk_ranges_at_their_offsets_equal_the_stream():
         chunks.open_chunks("aes-256-gcm", payload_key, layout, 3, 2, part, plain)
     assert failure.value.chunk_index == 4
     assert bytes(plain[4096:]) == b"\x77" * 4096  # the failed chunk's range is untouched
+
+
+def _cuda_devices():
+    import gpucrypt
+
+    return [d["name"] for d in gpucrypt.devices() if d["kind"] == "cuda"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda_devices(), reason="no CUDA device")
+def test_chunk_ranges_on_the_gpu_equal_the_cpu():
+    """format::seal_chunks / open_chunks on a GPU (its constant-time variant): the same bytes as
+    on the CPU, and a failed chunk named and left unwritten."""
+    from gpucrypt import chunks
+
+    gpu = _cuda_devices()[0]
+    data = os.urandom(300 * 4096 + 77)
+    layout = chunks.layout_for_plaintext(len(data), 4096)
+    payload_key = os.urandom(32)
+    sealed_len = layout.sealed_range(0, layout.num_chunks)[1]
+    on_cpu, on_gpu = bytearray(sealed_len), bytearray(sealed_len)
+    chunks.seal_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, data, on_cpu)
+    variant, _ = chunks.seal_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, data, on_gpu, device=gpu)
+    assert on_gpu == on_cpu
+    import gpucrypt
+    assert next(v for v in gpucrypt.variants() if v["name"] == variant and v["backend"] == "cuda")["constant_time"]
+    plain = bytearray(len(data))
+    chunks.open_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
+    assert plain == data
+    on_gpu[(4096 + 16) * 7 + 9] ^= 1
+    plain = bytearray(b"\x33" * len(data))
+    with pytest.raises(fileformat.DecryptionError, match="chunk 7 failed"):
+        chunks.open_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
+    assert plain[7 * 4096:8 * 4096] == b"\x33" * 4096
