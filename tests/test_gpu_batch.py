@@ -277,7 +277,7 @@ def test_file_format_on_gpu_and_cpu_together(cpu_share):
     assert set(CUDA_DEVICES) & used
     assert ("cpu" in used) == (cpu_share != 0)
     for name in used:
-        assert stats.devices[name].variant == stream.constant_time_variant("aes", name)
+        assert stats.devices[name].variant == stream.constant_time_variant("aes", name, mode="gcm")
     out = io.BytesIO()
     fileformat.decrypt_stream(io.BytesIO(sealed.getvalue()), out, KEY, devices=CUDA_DEVICES, cpu_share=cpu_share,
                               job_size=1 << 20)
