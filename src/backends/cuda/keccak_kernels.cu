@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
@@ -45,9 +46,9 @@ constexpr int kThreadsPerBlock = 128;
 // enough that a PCIe transfer (about 1.2 ms at 55 GB/s) dwarfs the per-batch overhead.
 constexpr size_t kStagingBytes = size_t{64} << 20;
 constexpr size_t kMaxBatchMessages = size_t{1} << 20;
-// Device-resident trees: leaves per launch. 1 GiB of 8 KiB leaves is 131072 leaves, about two
-// waves of the GPU, so a whole tree of that size goes in one launch.
-constexpr size_t kMaxLeavesPerLaunch = size_t{1} << 21;
+// Device-resident trees go in segments of this many input bytes, so the host's absorb of the
+// final node (the bound on a whole tree) overlaps the leaves: 8192 KT leaves, about 60 us of GPU.
+constexpr size_t kDeviceSegmentBytes = size_t{64} << 20;
 
 // ------------------------------------------------------------------------------------------
 // Device code
@@ -423,50 +424,80 @@ void absorb_string(KeccakSponge& sponge, const std::string& bytes) {
 
 // hash_leaves_into hashes the leaves of input[begin, begin + range_len) (leaf_len bytes each, the
 // last one shorter when range_len is not a multiple) on the GPU and absorbs their chaining values,
-// in order, into `node`. Segments alternate between the two slots, so the host absorbs segment
-// k while the GPU (and, for host input, PCIe) works on segment k + 1. Returns the leaf count.
+// in order, into `node`. Returns the leaf count.
+//
+// The final node's absorb is serial (one sponge over every chaining value: 4 MiB for a 1 GiB
+// KT128 tree, about 25 000 permutations on one core) and is what bounds a whole tree, so it runs
+// on its own thread, overlapped with everything else: segments alternate between the two slots;
+// while the absorb thread takes segment k's chaining values, this thread stages segment k + 2
+// into page-locked memory (host input) and the GPU hashes segment k + 1. A slot's chaining values
+// are overwritten only after their absorb finished. Device-resident input goes in segments too
+// (kDeviceSegmentBytes), so that the absorb starts long before the last leaf is hashed.
 uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t begin, size_t range_len,
                           KeccakSponge& node, DeviceContext& context) {
   if (range_len == 0) return 0;
   const uint64_t num_leaves = (range_len + shape.leaf_len - 1) / shape.leaf_len;
   const uint64_t leaves_per_segment =
-      input.on_device ? kMaxLeavesPerLaunch : std::max<uint64_t>(1, kStagingBytes / shape.leaf_len);
+      std::max<uint64_t>(1, (input.on_device ? kDeviceSegmentBytes : kStagingBytes) / shape.leaf_len);
 
-  auto collect = [&](Slot& slot) {
+  std::future<void> absorbing;  // the absorb of the most recently collected slot
+  const Slot* absorbing_slot = nullptr;
+  auto finish_absorb = [&] {
+    if (absorbing.valid()) absorbing.get();  // rethrows what the absorb threw
+    absorbing_slot = nullptr;
+  };
+  auto collect = [&](Slot& slot) {  // the slot's chaining values start absorbing, in order
     if (!slot.pending) return;
     check(cudaEventSynchronize(slot.done), "waiting for tree leaves");
-    node.absorb(slot.host_out.data(), slot.count * shape.cv_len);
+    finish_absorb();
+    const uint8_t* cvs = slot.host_out.data();
+    const size_t cvs_len = slot.count * shape.cv_len;
+    absorbing = std::async(std::launch::async, [&node, cvs, cvs_len] { node.absorb(cvs, cvs_len); });
+    absorbing_slot = &slot;
     slot.pending = false;
   };
 
   unsigned segment = 0;
-  for (uint64_t first_leaf = 0; first_leaf < num_leaves; first_leaf += leaves_per_segment, ++segment) {
-    Slot& slot = context.slots[segment % 2];
-    collect(slot);
-    const uint64_t count = std::min(leaves_per_segment, num_leaves - first_leaf);
-    const size_t segment_offset = static_cast<size_t>(first_leaf * shape.leaf_len);
-    const size_t segment_len = std::min(static_cast<size_t>(count * shape.leaf_len), range_len - segment_offset);
-    const uint8_t* leaves = input.data + begin + segment_offset;
-    if (!input.on_device) {
-      uint8_t* staging = slot.host_in.reserve(segment_len);
-      cpu::parallel_copy(staging, leaves, segment_len);
-      uint8_t* device_in = slot.dev_in.reserve(segment_len);
-      check(cudaMemcpyAsync(device_in, staging, segment_len, cudaMemcpyHostToDevice, slot.stream),
-            "cudaMemcpyAsync (tree leaves)");
-      leaves = device_in;
+  try {
+    for (uint64_t first_leaf = 0; first_leaf < num_leaves; first_leaf += leaves_per_segment, ++segment) {
+      Slot& slot = context.slots[segment % 2];
+      collect(slot);
+      const uint64_t count = std::min(leaves_per_segment, num_leaves - first_leaf);
+      const size_t segment_offset = static_cast<size_t>(first_leaf * shape.leaf_len);
+      const size_t segment_len = std::min(static_cast<size_t>(count * shape.leaf_len), range_len - segment_offset);
+      const uint8_t* leaves = input.data + begin + segment_offset;
+      uint8_t* staging = nullptr;
+      if (!input.on_device) {
+        staging = slot.host_in.reserve(segment_len);
+        cpu::parallel_copy(staging, leaves, segment_len);  // overlaps the absorb just started
+      }
+      // This slot's host_out is about to be overwritten: its absorb (if that is the running one)
+      // must be done first.
+      if (absorbing_slot == &slot) finish_absorb();
+      if (!input.on_device) {
+        uint8_t* device_in = slot.dev_in.reserve(segment_len);
+        check(cudaMemcpyAsync(device_in, staging, segment_len, cudaMemcpyHostToDevice, slot.stream),
+              "cudaMemcpyAsync (tree leaves)");
+        leaves = device_in;
+      }
+      const size_t cvs_len = static_cast<size_t>(count) * shape.cv_len;
+      uint8_t* device_cvs = slot.dev_out.reserve(cvs_len);
+      launch_leaves(shape.rate, shape.leaf_rounds, leaves, segment_len, shape.leaf_len, count, device_cvs,
+                    shape.cv_len, shape.leaf_domain, slot.stream);
+      check(cudaMemcpyAsync(slot.host_out.reserve(cvs_len), device_cvs, cvs_len, cudaMemcpyDeviceToHost,
+                            slot.stream),
+            "cudaMemcpyAsync (chaining values)");
+      check(cudaEventRecord(slot.done, slot.stream), "cudaEventRecord");
+      slot.count = static_cast<size_t>(count);
+      slot.pending = true;
     }
-    const size_t cvs_len = static_cast<size_t>(count) * shape.cv_len;
-    uint8_t* device_cvs = slot.dev_out.reserve(cvs_len);
-    launch_leaves(shape.rate, shape.leaf_rounds, leaves, segment_len, shape.leaf_len, count, device_cvs,
-                  shape.cv_len, shape.leaf_domain, slot.stream);
-    check(cudaMemcpyAsync(slot.host_out.reserve(cvs_len), device_cvs, cvs_len, cudaMemcpyDeviceToHost, slot.stream),
-          "cudaMemcpyAsync (chaining values)");
-    check(cudaEventRecord(slot.done, slot.stream), "cudaEventRecord");
-    slot.count = static_cast<size_t>(count);
-    slot.pending = true;
+    collect(context.slots[segment % 2]);  // the older of the two in flight first
+    collect(context.slots[(segment + 1) % 2]);
+    finish_absorb();
+  } catch (...) {
+    if (absorbing.valid()) absorbing.wait();  // never leave a thread reading a slot we give back
+    throw;
   }
-  collect(context.slots[segment % 2]);  // the older of the two in flight first
-  collect(context.slots[(segment + 1) % 2]);
   return num_leaves;
 }
 
