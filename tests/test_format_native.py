@@ -144,3 +144,18 @@ def test_chunk_ranges_on_the_gpu_equal_the_cpu():
     with pytest.raises(fileformat.DecryptionError, match="chunk 7 failed"):
         chunks.open_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
     assert plain[7 * 4096:8 * 4096] == b"\x33" * 4096
+
+
+def test_whole_runs_of_chunks_in_one_update():
+    # One update holding many chunks seals and opens them as one run (Sealer/Opener::update):
+    # the bytes are the spec's, and a modified chunk inside a run is named.
+    data = os.urandom(9 * 4096 + 3)
+    blob = native_seal(data, chunk_len=4096, pieces=len(data))
+    assert spec_decrypt(blob, key=KEY) == data
+    assert native_open(blob, step=len(blob)) == data
+    tampered = bytearray(blob)
+    tampered[80 + 5 * (4096 + 16) + 7] ^= 1
+    with pytest.raises(ValueError, match="chunk 5 failed authentication"):
+        native_open(bytes(tampered), step=len(blob))
+    exact = native_seal(os.urandom(8 * 4096), chunk_len=4096, pieces=8 * 4096)  # ends with an empty final chunk
+    assert len(exact) == 80 + 8 * 4096 + 9 * 16
