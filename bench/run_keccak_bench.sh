@@ -34,7 +34,7 @@ if [[ -z "$binary" ]]; then
   binary="$build_dir/keccak_bench"
   echo "building $binary with $nvcc" >&2
   "$nvcc" -std=c++20 -O3 -arch=sm_90 -Iinclude -Isrc -Xptxas -warn-spills \
-    bench/keccak_bench.cu src/hash/*.cpp src/backends/cpu/thread_pool.cpp -o "$binary"
+    bench/keccak_bench.cu src/backends/cuda/cuda_check.cu src/hash/*.cpp src/backends/cpu/thread_pool.cpp -o "$binary"
 fi
 
 if [[ "$run_check" == 1 ]]; then

@@ -1,4 +1,4 @@
-// cuda_check.hpp: the one way the CUDA code checks the runtime (device.cu defines it).
+// cuda_check.hpp: the one way the CUDA code checks the runtime (cuda_check.cu defines it).
 //
 // The runtime keeps a per-thread "last error" that a failed call sets even when it returns the
 // error too, and that the next cudaGetLastError reports. A failed cudaMalloc (out of memory) left
