@@ -244,3 +244,25 @@ def test_dlpack_capsules_are_read_without_being_consumed():
     assert not gpu_arrays.is_cuda_array(array)
     with pytest.raises(ValueError):
         _native.dlpack_tensor_info(object())
+
+
+def test_one_device_name_parser_for_every_entry_point():
+    """gpucrypt.hpp's parse_device_name decides for the API, the batch engine, the stream engine
+    and the CLI: the same names pass and the same names fail with the same message everywhere."""
+    from gpucrypt import _native, batch, stream
+
+    assert _native.parse_device_name("CUDA") == ("cuda", 0, "cuda:0")
+    assert _native.parse_device_name("cuda:3") == ("cuda", 3, "cuda:3")
+    assert stream.normalise_device(" Cuda:2 ") == "cuda:2"
+    for bad in ("gpu", "cuda:", "cuda:x", "cuda:-1", "cpu:0", "opencl:0x"):
+        with pytest.raises(ValueError, match=f"unknown device '{bad}'"):
+            _native.parse_device_name(bad)
+        with pytest.raises(ValueError, match="unknown device"):
+            gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=bad)
+        with pytest.raises(ValueError, match="unknown device"):
+            stream.normalise_device(bad)
+        b = batch.Batch(bad) if "device" in batch.Batch.__init__.__code__.co_varnames else None
+        if b is not None:
+            b.add("aes-128-ctr", bytes(16), b"x", iv=bytes(16))
+            with pytest.raises(ValueError, match="unknown device"):
+                b.run()

@@ -54,6 +54,18 @@ std::vector<VariantInfo> list_variants();
 // (Camellia and SC2000 have no constant-time variant).
 std::string constant_time_variant(std::string_view algorithm, std::string_view device, std::string_view mode = "");
 
+// A device name taken apart: "cpu", or "cuda" / "cuda:N" ("cuda" is "cuda:0"); case-insensitive.
+struct DeviceName {
+  std::string kind;       // "cpu" or "cuda"
+  int index = 0;          // N; 0 for the CPU
+  std::string canonical;  // "cpu", "cuda:0"
+};
+// The one device-name parser: every entry point (the API, the batch engine, speed, the Python
+// package and its CLI) goes through it. Throws std::invalid_argument("unknown device 'x':
+// expected cpu, cuda or cuda:N"); whether the device exists is the backend's check. "auto" is
+// not a device: callers resolve it first (python/gpucrypt/info.py).
+DeviceName parse_device_name(std::string_view device);
+
 struct DeviceInfo {
   std::string name;  // "cpu", "cuda:0"
   std::string kind;  // "cpu" or "cuda"

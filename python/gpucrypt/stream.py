@@ -81,13 +81,9 @@ def parse_cpu_share(value) -> Union[str, float, None]:
 
 
 def normalise_device(name: str) -> str:
-    """'cpu', 'cuda:N' ('cuda' is 'cuda:0'); ValueError for anything else."""
-    name = name.strip().lower()
-    if name == "cuda":
-        return "cuda:0"
-    if name != "cpu" and not (name.startswith("cuda:") and name[5:].isdigit()):
-        raise ValueError(f"unknown device {name!r}: expected cpu, cuda or cuda:N")
-    return name
+    """'cpu', 'cuda:N' ('cuda' is 'cuda:0'); ValueError for anything else. The library's one
+    device-name parser (gpucrypt.hpp, parse_device_name) decides."""
+    return _native.parse_device_name(name.strip())[2]
 
 
 def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,

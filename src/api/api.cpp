@@ -27,33 +27,27 @@ std::string lower(std::string_view s) {
                               "cfb, ofb, ctr, xts, gcm)");
 }
 
-// Parses "cuda", "cuda:N"; returns the device index.
-int cuda_index(std::string_view device) {
-  if (device == "cuda") return 0;
-  int index = -1;
-  auto digits = device.substr(5);
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || index < 0)
-    throw std::invalid_argument("unknown device '" + std::string(device) +
-                                "': expected cpu, cuda or cuda:N");
-  return index;
-}
-
-enum class DeviceKind { cpu, cuda };
-DeviceKind device_kind(std::string_view device) {
-  if (device == "cpu") return DeviceKind::cpu;
-  if (device.substr(0, 4) == "cuda" && (device.size() == 4 || device[4] == ':'))
-    return DeviceKind::cuda;
-  throw std::invalid_argument("unknown device '" + std::string(device) +
-                              "': expected cpu, cuda or cuda:N");
-}
-
 [[noreturn]] void no_cuda(std::string_view device) {
   throw DeviceError("device '" + std::string(device) + "' is not available: " +
                     cuda_unavailable_reason());
 }
 
 }  // namespace
+
+DeviceName parse_device_name(std::string_view device) {
+  const std::string name = lower(device);
+  auto unknown = [&]() -> DeviceName {
+    throw std::invalid_argument("unknown device '" + std::string(device) + "': expected cpu, cuda or cuda:N");
+  };
+  if (name == "cpu") return {"cpu", 0, "cpu"};
+  if (name == "cuda") return {"cuda", 0, "cuda:0"};
+  if (!name.starts_with("cuda:")) return unknown();
+  int index = -1;
+  const char* digits = name.data() + 5;
+  const auto [end, error] = std::from_chars(digits, name.data() + name.size(), index);
+  if (name.size() == 5 || error != std::errc() || end != name.data() + name.size() || index < 0) return unknown();
+  return {"cuda", index, "cuda:" + std::to_string(index)};
+}
 
 std::string_view algorithm_name(Algorithm a) {
   switch (a) {
@@ -164,14 +158,12 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
     if (!modes::xts_key_halves_differ(key.data(), key.size()))
       throw std::invalid_argument(name.canonical + ": the two key halves must differ");
   }
-  if (device_kind(device) == DeviceKind::cpu)
-    return cpu::create_cipher_stream(name, direction, key, iv, variant);
+  const DeviceName where = parse_device_name(device);  // a malformed name is the caller's error, GPU or not
+  if (where.kind == "cpu") return cpu::create_cipher_stream(name, direction, key, iv, variant);
 #if defined(GPUCRYPT_WITH_CUDA)
-  const int index = cuda_index(device);  // a malformed name is the caller's error, GPU or not
   if (cuda::device_count() == 0) no_cuda(device);
-  return cuda::create_cipher_stream(name, direction, key, iv, variant, index);
+  return cuda::create_cipher_stream(name, direction, key, iv, variant, where.index);
 #else
-  (void)cuda_index(device);
   no_cuda(device);
 #endif
 }
@@ -183,13 +175,12 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
   if (key.size() != name.key_len())
     throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
                                 "-byte key, got " + std::to_string(key.size()) + " bytes");
-  if (device_kind(device) == DeviceKind::cpu) return cpu::create_gcm(name, key, variant);
+  const DeviceName where = parse_device_name(device);
+  if (where.kind == "cpu") return cpu::create_gcm(name, key, variant);
 #if defined(GPUCRYPT_WITH_CUDA)
-  const int index = cuda_index(device);
   if (cuda::device_count() == 0) no_cuda(device);
-  return cuda::create_gcm(name, key, variant, index);
+  return cuda::create_gcm(name, key, variant, where.index);
 #else
-  (void)cuda_index(device);
   no_cuda(device);
 #endif
 }

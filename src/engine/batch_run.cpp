@@ -95,14 +95,12 @@ BatchResult run_batch(const BatchPlan& plan, std::string_view device, std::strin
   if (executor == "generic") return run_batch_generic(plan, device);
   if (!executor.empty())
     throw std::invalid_argument("unknown batch executor '" + std::string(executor) + "' (known: generic)");
-  if (device == "cpu") return cpu_executor::run_batch(plan);
-  if (device.substr(0, 4) != "cuda" || (device.size() > 4 && device[4] != ':'))
-    throw std::invalid_argument("unknown device '" + std::string(device) + "': expected cpu, cuda or cuda:N");
+  const DeviceName where = parse_device_name(device);
+  if (where.kind == "cpu") return cpu_executor::run_batch(plan);
 #if defined(GPUCRYPT_WITH_CUDA) && defined(GPUCRYPT_WITH_CUDA_BATCH)
-  const int device_index = device.size() > 5 ? std::stoi(std::string(device.substr(5))) : 0;
-  return cuda::run_batch(plan, device_index);
+  return cuda::run_batch(plan, where.index);
 #else
-  return run_batch_generic(plan, device);
+  return run_batch_generic(plan, where.canonical);
 #endif
 }
 

@@ -164,6 +164,10 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_tree_bindings(m);
   gpucrypt::python::register_format_bindings(m);
 
+  m.def("parse_device_name", [](std::string_view device) {
+    const DeviceName d = parse_device_name(device);
+    return nb::make_tuple(d.kind, d.index, d.canonical);
+  });
   m.def("constant_time_variant", &constant_time_variant, nb::arg("algorithm"), nb::arg("device"), nb::arg("mode") = "");
   m.def("variants", [] {
     nb::list out;
