@@ -39,7 +39,7 @@ std::string_view mode_name(Mode m);
 // One implementation of one primitive on one backend, named by technique.
 struct VariantInfo {
   std::string name;       // "aes_openssl", "aes_ttable", "aes_bitsliced", "aes_ttable_smem32", ...
-  std::string backend;    // "cpu" or "cuda"
+  std::string backend;    // "cpu", "cuda" or "opencl"
   std::string algorithm;  // "aes", "camellia", "sc2000", "keccak"
   bool constant_time;     // no secret-dependent branches, indices or table lookups
   std::string technique;  // one line for `gpucrypt info`
@@ -54,21 +54,22 @@ std::vector<VariantInfo> list_variants();
 // (Camellia and SC2000 have no constant-time variant).
 std::string constant_time_variant(std::string_view algorithm, std::string_view device, std::string_view mode = "");
 
-// A device name taken apart: "cpu", or "cuda" / "cuda:N" ("cuda" is "cuda:0"); case-insensitive.
+// A device name taken apart: "cpu", "cuda" / "cuda:N" ("cuda" is "cuda:0"), or "opencl" /
+// "opencl:N" (OpenCL devices numbered across platforms); case-insensitive.
 struct DeviceName {
-  std::string kind;       // "cpu" or "cuda"
+  std::string kind;       // "cpu", "cuda" or "opencl"
   int index = 0;          // N; 0 for the CPU
   std::string canonical;  // "cpu", "cuda:0"
 };
 // The one device-name parser: every entry point (the API, the batch engine, speed, the Python
 // package and its CLI) goes through it. Throws std::invalid_argument("unknown device 'x':
-// expected cpu, cuda or cuda:N"); whether the device exists is the backend's check. "auto" is
+// expected cpu, cuda, cuda:N, opencl or opencl:N"); whether the device exists is the backend's check. "auto" is
 // not a device: callers resolve it first (python/gpucrypt/info.py).
 DeviceName parse_device_name(std::string_view device);
 
 struct DeviceInfo {
-  std::string name;  // "cpu", "cuda:0"
-  std::string kind;  // "cpu" or "cuda"
+  std::string name;  // "cpu", "cuda:0", "opencl:0"
+  std::string kind;  // "cpu", "cuda" or "opencl"
   std::string description;
   int num_compute_units = 0;  // cores or SMs
   size_t memory_bytes = 0;
@@ -76,6 +77,9 @@ struct DeviceInfo {
 std::vector<DeviceInfo> list_devices();
 // Why CUDA is unavailable ("" when at least one device works).
 std::string cuda_unavailable_reason();
+// Why OpenCL is unavailable: no headers at build time, no ICD loader, platform or device ("" when
+// at least one OpenCL device is listed).
+std::string opencl_unavailable_reason();
 
 class DeviceError : public std::runtime_error {
  public:
@@ -97,7 +101,7 @@ class CipherStream {
   // encrypts many messages, each under its own IV. Safe to call from several threads.
   virtual std::unique_ptr<CipherStream> restarted(Direction direction, ByteSpan iv) const = 0;
 };
-// device: "cpu", "cuda", "cuda:N" ("auto" is resolved by the caller). variant: "" for the
+// device: "cpu", "cuda", "cuda:N", "opencl", "opencl:N" ("auto" is resolved by the caller). variant: "" for the
 // backend's default choice for this algorithm.
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
                                                    ByteSpan key, ByteSpan iv,

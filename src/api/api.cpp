@@ -7,6 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/block_engine.hpp"
+#include "backends/opencl/opencl.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 #include "modes/xts.hpp"
 
@@ -32,21 +33,30 @@ std::string lower(std::string_view s) {
                     cuda_unavailable_reason());
 }
 
+[[maybe_unused]] [[noreturn]] void no_opencl(std::string_view device) {
+  throw DeviceError("device '" + std::string(device) + "' is not available: " + opencl_unavailable_reason());
+}
+
 }  // namespace
 
 DeviceName parse_device_name(std::string_view device) {
   const std::string name = lower(device);
   auto unknown = [&]() -> DeviceName {
-    throw std::invalid_argument("unknown device '" + std::string(device) + "': expected cpu, cuda or cuda:N");
+    throw std::invalid_argument("unknown device '" + std::string(device) +
+                                "': expected cpu, cuda, cuda:N, opencl or opencl:N");
   };
   if (name == "cpu") return {"cpu", 0, "cpu"};
-  if (name == "cuda") return {"cuda", 0, "cuda:0"};
-  if (!name.starts_with("cuda:")) return unknown();
-  int index = -1;
-  const char* digits = name.data() + 5;
-  const auto [end, error] = std::from_chars(digits, name.data() + name.size(), index);
-  if (name.size() == 5 || error != std::errc() || end != name.data() + name.size() || index < 0) return unknown();
-  return {"cuda", index, "cuda:" + std::to_string(index)};
+  for (const std::string kind : {"cuda", "opencl"}) {
+    if (name == kind) return {kind, 0, kind + ":0"};
+    if (!name.starts_with(kind + ":")) continue;
+    int index = -1;
+    const char* digits = name.data() + kind.size() + 1;
+    const auto [end, error] = std::from_chars(digits, name.data() + name.size(), index);
+    if (digits == name.data() + name.size() || error != std::errc() || end != name.data() + name.size() || index < 0)
+      return unknown();
+    return {kind, index, kind + ":" + std::to_string(index)};
+  }
+  return unknown();
 }
 
 std::string_view algorithm_name(Algorithm a) {
@@ -108,6 +118,9 @@ std::vector<VariantInfo> list_variants() {
 #if defined(GPUCRYPT_WITH_CUDA)
   for (auto& v : cuda::variants()) all.push_back(v);
 #endif
+#if defined(GPUCRYPT_WITH_OPENCL)
+  for (auto& v : opencl::variants()) all.push_back(v);
+#endif
   return all;
 }
 
@@ -129,6 +142,14 @@ std::string cuda_unavailable_reason() {
 #endif
 }
 
+std::string opencl_unavailable_reason() {
+#if defined(GPUCRYPT_WITH_OPENCL)
+  return opencl::unavailable_reason();
+#else
+  return "this build of gpucrypt has no OpenCL backend (built without the OpenCL headers)";
+#endif
+}
+
 std::vector<DeviceInfo> list_devices() {
   DeviceInfo cpu_device;
   cpu_device.name = "cpu";
@@ -138,6 +159,9 @@ std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> all{cpu_device};
 #if defined(GPUCRYPT_WITH_CUDA)
   for (auto& d : cuda::devices()) all.push_back(d);
+#endif
+#if defined(GPUCRYPT_WITH_OPENCL)
+  for (auto& d : opencl::devices()) all.push_back(d);
 #endif
   return all;
 }
@@ -160,6 +184,13 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
   }
   const DeviceName where = parse_device_name(device);  // a malformed name is the caller's error, GPU or not
   if (where.kind == "cpu") return cpu::create_cipher_stream(name, direction, key, iv, variant);
+  if (where.kind == "opencl") {
+#if defined(GPUCRYPT_WITH_OPENCL)
+    return opencl::create_cipher_stream(name, direction, key, iv, variant, where.index);
+#else
+    no_opencl(device);
+#endif
+  }
 #if defined(GPUCRYPT_WITH_CUDA)
   if (cuda::device_count() == 0) no_cuda(device);
   return cuda::create_cipher_stream(name, direction, key, iv, variant, where.index);
@@ -177,6 +208,13 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                 "-byte key, got " + std::to_string(key.size()) + " bytes");
   const DeviceName where = parse_device_name(device);
   if (where.kind == "cpu") return cpu::create_gcm(name, key, variant);
+  if (where.kind == "opencl") {
+#if defined(GPUCRYPT_WITH_OPENCL)
+    return opencl::create_gcm(name, key, variant, where.index);
+#else
+    no_opencl(device);
+#endif
+  }
 #if defined(GPUCRYPT_WITH_CUDA)
   if (cuda::device_count() == 0) no_cuda(device);
   return cuda::create_gcm(name, key, variant, where.index);

@@ -64,7 +64,7 @@ typedef struct camellia_tables {
 /* Entry x of the S-box word table, from the SP tables (GC_CAMELLIA_SP_DATA order): byte 0 = s1(x)
  * (SP1110's second byte), byte 1 = s2(x), byte 2 = s3(x), byte 3 = s4(x) (the low bytes of
  * SP0222, SP3033, SP4404). */
-GC_FN uint32_t camellia_sbox_word(const GC_TABLE uint32_t* sp_all, int x) {
+GC_FN uint32_t camellia_sbox_word(const GC_CONSTANT uint32_t* sp_all, int x) {
   return ((sp_all[x] >> 8) & 0xffu) | (sp_all[GC_CAMELLIA_SP_TABLE_WORDS + x] & 0xffu) << 8 |
          (sp_all[2 * GC_CAMELLIA_SP_TABLE_WORDS + x] & 0xffu) << 16 |
          (sp_all[3 * GC_CAMELLIA_SP_TABLE_WORDS + x] & 0xffu) << 24;

@@ -22,6 +22,11 @@
 // in == out is allowed everywhere.
 #pragma once
 
+#if !defined(__CUDA_ARCH__)
+#include <stdexcept>
+#include <string>
+#endif
+
 #include "../core/counter.h"
 #include "../core/gf128.h"
 #include "block_cipher.hpp"
@@ -42,6 +47,23 @@ GC_METHOD ModeStatus gcm_check_lengths(uint64_t iv_len, uint64_t aad_len, uint64
   if (aad_len > kGcmMaxAadLen || data_len > kGcmMaxDataLen) return ModeStatus::message_too_long;
   return ModeStatus::ok;
 }
+
+#if !defined(__CUDA_ARCH__)
+// gcm_check_arguments: the limits above as the error every backend's GCM raises
+// (std::invalid_argument naming the limit). Host only.
+inline void gcm_check_arguments(uint64_t iv_len, uint64_t aad_len, uint64_t data_len, size_t tag_len) {
+  switch (gcm_check_lengths(iv_len, aad_len, data_len, tag_len)) {
+    case ModeStatus::ok: return;
+    case ModeStatus::invalid_iv_length:
+      throw std::invalid_argument("GCM nonce must be at least 1 byte (12 bytes recommended)");
+    case ModeStatus::invalid_tag_length:
+      throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(tag_len));
+    default:
+      throw std::invalid_argument(aad_len > kGcmMaxAadLen ? "GCM AAD is longer than 2^61-1 bytes"
+                                                          : "GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce");
+  }
+}
+#endif
 
 // GcmContext: everything derived from (key, IV). Holds secrets (H, E(J0)): wipe after use.
 struct GcmContext {

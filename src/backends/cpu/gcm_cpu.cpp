@@ -14,16 +14,13 @@
 #include "backends/cpu/openssl_gcm.hpp"
 #include "backends/cpu/vaes_gcm.hpp"
 #include "backends/cpu/variants.hpp"
+#include "modes/gcm.hpp"
 
 namespace gpucrypt::cpu {
 
 namespace {
 
-void check_gcm_arguments(ByteSpan nonce, size_t tag_len) {
-  if (nonce.empty()) throw std::invalid_argument("GCM nonce must be at least 1 byte");
-  if (tag_len < 4 || tag_len > 16)
-    throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(tag_len));
-}
+void check_gcm_arguments(ByteSpan nonce, size_t tag_len) { modes::gcm_check_arguments(nonce.size(), 0, 0, tag_len); }
 
 // aes_vaes_gcm: one keyed context serves every thread (it keeps no state between calls).
 class VaesGcm final : public GcmCipher {

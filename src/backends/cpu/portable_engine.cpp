@@ -158,13 +158,7 @@ class PortableGcm final : public GcmCipher {
 
  private:
   GcmContext setup(ByteSpan nonce, size_t aad_len, size_t data_len, size_t tag_len) const {
-    const ModeStatus status = gcm_check_lengths(nonce.size(), aad_len, data_len, tag_len);
-    if (status == ModeStatus::invalid_iv_length)
-      throw std::invalid_argument("GCM nonce must be at least 1 byte");
-    if (status == ModeStatus::invalid_tag_length)
-      throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(tag_len));
-    if (status != ModeStatus::ok)
-      throw std::invalid_argument("GCM message too long: at most 2^32-2 blocks of data per nonce");
+    gcm_check_arguments(nonce.size(), aad_len, data_len, tag_len);
     GcmContext context;
     gcm_setup(cipher_, nonce.data(), nonce.size(), &context);
     return context;

@@ -579,12 +579,7 @@ class CudaEngine final : public BlockEngine {
 // ---- GCM ------------------------------------------------------------------------------------
 
 void check_gcm_arguments(ByteSpan nonce, size_t aad_len, size_t data_len, size_t tag_len) {
-  if (nonce.empty()) throw std::invalid_argument("GCM nonce must be at least 1 byte (12 bytes recommended)");
-  if (tag_len < modes::kGcmMinTagLen || tag_len > modes::kGcmMaxTagLen)
-    throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(tag_len));
-  if (data_len > modes::kGcmMaxDataLen)
-    throw std::invalid_argument("GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce");
-  if (aad_len > modes::kGcmMaxAadLen) throw std::invalid_argument("GCM AAD is longer than 2^61-1 bytes");
+  modes::gcm_check_arguments(nonce.size(), aad_len, data_len, tag_len);
 }
 
 // What the GPU GCM needs per key: the keyed cipher, H and its powers, host single blocks.

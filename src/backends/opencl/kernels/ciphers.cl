@@ -1,0 +1,344 @@
+/* ciphers.cl: the block-cipher modes in OpenCL C over the src/core primitives.
+ *
+ * Built at run time (src/backends/opencl/program_cache.cpp inlines the #include lines from the
+ * same src/core/*.h files the CPU and CUDA backends compile) once per (device, variant, key size,
+ * table copies); the build options choose the cipher:
+ *   GC_CIPHER_AES_TTABLE      aes.h, Te0/Td0 in local memory            NOT constant-time
+ *   GC_CIPHER_AES_BITSLICED   aes_bitsliced.h, no tables at all          constant-time
+ *   GC_CIPHER_CAMELLIA        camellia.h, S-box words in local memory    NOT constant-time
+ *   GC_CIPHER_SC2000          sc2000.h, MS tables in local memory        NOT constant-time
+ * plus GC_ROUNDS / GC_KEY_BITS (a literal, so round loops unroll and round keys sit in registers)
+ * and GC_TABLE_COPIES: how many copies of each table a work-group keeps in local memory (the host
+ * builds the encryption and decryption kernels as two programs when their policies differ: AES's
+ * two decryption tables need twice the room), interleaved so that entry i of copy c is word i * copies + c and work-item L reads
+ * copy L % copies: on a GPU with 32 local-memory banks, 32 copies mean a lookup never waits for
+ * another work-item's (the CUDA variants' layout, launch policy in opencl_device.cpp); a CPU
+ * device takes one copy. The table variants' lookups depend on secret bytes: cache or bank timing
+ * can leak key and data (Jiang, Fei, Kaeli, HPCA 2016). The kernels add no secret-dependent
+ * branch or index of their own: lengths and block indices are public.
+ *
+ * Data are 16-byte blocks (uint4, little-endian words = gc_block). Each work-item takes units of
+ * GC_UNIT_BLOCKS consecutive blocks (2 for the bitsliced AES, which encrypts two at once), grid
+ * striding over the units. Modes here: ECB, CTR (128-bit counter, or GCM's 32-bit one), CBC and
+ * CFB decryption, XTS whole blocks (ciphertext stealing is the host's, on the same primitive),
+ * the serial modes one message per work-item, and GHASH partial sums for GCM.
+ */
+#include "core/platform.h"
+#include "core/counter.h"
+#include "core/gf128.h"
+
+#ifndef GC_TABLE_COPIES
+  #define GC_TABLE_COPIES 1
+#endif
+
+#if defined(GC_CIPHER_AES_TTABLE)
+  #define GC_TABLE __local
+  #define GC_UNIT_BLOCKS 1
+  #define GC_ENC_TABLE_WORDS 256 /* Te0 */
+  #define GC_DEC_TABLE_WORDS 512 /* Td0, inverse S-box words */
+  #define GC_AES_TABLE_STRIDE GC_TABLE_COPIES
+  #include "core/aes.h"
+  __constant uint gc_te0_data[256] = {GC_AES_TE0_DATA};
+  __constant uint gc_td0_data[256] = {GC_AES_TD0_DATA};
+  __constant uint gc_inv_sbox_words_data[256] = {GC_AES_INV_SBOX_WORDS_DATA};
+  typedef aes_key_schedule gc_key;
+  /* The key blob holds the encryption schedule, then the decryption one. */
+  #define GC_DEC_KEY_OFFSET_WORDS (sizeof(aes_key_schedule) / 4)
+  typedef struct { __local const uint* te0; } gc_enc_tables;
+  typedef struct { __local const uint* td0; __local const uint* inv; } gc_dec_tables;
+  GC_FN uint gc_enc_table_word(int i) { return gc_te0_data[i]; }
+  GC_FN uint gc_dec_table_word(int i) { return i < 256 ? gc_td0_data[i] : gc_inv_sbox_words_data[i - 256]; }
+  GC_FN gc_enc_tables gc_enc_tables_at(__local const uint* t) { gc_enc_tables r; r.te0 = t; return r; }
+  GC_FN gc_dec_tables gc_dec_tables_at(__local const uint* t) {
+    gc_dec_tables r; r.td0 = t; r.inv = t + 256 * GC_TABLE_COPIES; return r;
+  }
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) {
+    b[0] = aes_ttable_encrypt_rounds(t->te0, k, b[0], GC_ROUNDS);
+  }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) {
+    b[0] = aes_ttable_decrypt_rounds(t->td0, t->inv, k, b[0], GC_ROUNDS);
+  }
+#elif defined(GC_CIPHER_AES_BITSLICED)
+  #define GC_UNIT_BLOCKS AES_BITSLICED_BLOCKS
+  #define GC_ENC_TABLE_WORDS 1
+  #define GC_DEC_TABLE_WORDS 1
+  #include "core/aes_bitsliced.h"
+  typedef aes_bitsliced_key gc_key;
+  #define GC_DEC_KEY_OFFSET_WORDS 0 /* one schedule serves both directions */
+  typedef struct { int unused; } gc_enc_tables;
+  typedef gc_enc_tables gc_dec_tables;
+  GC_FN uint gc_enc_table_word(int i) { return 0; }
+  GC_FN uint gc_dec_table_word(int i) { return 0; }
+  GC_FN gc_enc_tables gc_enc_tables_at(__local const uint* t) { gc_enc_tables r; r.unused = 0; return r; }
+  GC_FN gc_dec_tables gc_dec_tables_at(__local const uint* t) { gc_dec_tables r; r.unused = 0; return r; }
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) {
+    aes_bitsliced_encrypt_rounds(k, b, GC_ROUNDS);
+  }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) {
+    aes_bitsliced_decrypt_rounds(k, b, GC_ROUNDS);
+  }
+#elif defined(GC_CIPHER_CAMELLIA)
+  #define GC_TABLE __local
+  #define GC_UNIT_BLOCKS 1
+  #define GC_ENC_TABLE_WORDS 256 /* S-box words: byte j = s_{j+1}(x) */
+  #define GC_DEC_TABLE_WORDS 256
+  #define GC_CAMELLIA_SBOX_WORDS 1
+  #define GC_CAMELLIA_TABLE_STRIDE GC_TABLE_COPIES
+  #include "core/camellia.h"
+  __constant uint gc_camellia_sp_data[GC_CAMELLIA_SP_WORDS] = {GC_CAMELLIA_SP_DATA};
+  typedef camellia_key_schedule gc_key;
+  #define GC_DEC_KEY_OFFSET_WORDS 0
+  typedef camellia_tables gc_enc_tables;
+  typedef camellia_tables gc_dec_tables;
+  GC_FN uint gc_enc_table_word(int i) { return camellia_sbox_word(gc_camellia_sp_data, i); }
+  GC_FN uint gc_dec_table_word(int i) { return camellia_sbox_word(gc_camellia_sp_data, i); }
+  GC_FN camellia_tables gc_enc_tables_at(__local const uint* t) {
+    camellia_tables r; r.sp1110 = r.sp0222 = r.sp3033 = r.sp4404 = t; r.sbox_words = t; return r;
+  }
+  GC_FN camellia_tables gc_dec_tables_at(__local const uint* t) { return gc_enc_tables_at(t); }
+  /* The key size as a literal: camellia_crypt's group loop then has a constant trip count. */
+  GC_FN void gc_literal_key_size(gc_key* k) { k->key_bits = GC_KEY_BITS; k->num_subkeys = GC_KEY_BITS == 128 ? 26 : 34; }
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_encrypt(t, k, b[0]); }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_decrypt(t, k, b[0]); }
+  #define GC_HAS_LITERAL_KEY_SIZE 1
+#elif defined(GC_CIPHER_SC2000)
+  #define GC_TABLE __local
+  #define GC_UNIT_BLOCKS 1
+  #define GC_ENC_TABLE_WORDS GC_SC2000_MS_WORDS
+  #define GC_DEC_TABLE_WORDS GC_SC2000_MS_WORDS
+  #include "core/sc2000.h"
+  __constant uint gc_sc2000_ms_data[GC_SC2000_MS_WORDS] = {GC_SC2000_MS_DATA};
+  typedef sc2000_key_schedule gc_key;
+  #define GC_DEC_KEY_OFFSET_WORDS 0
+  typedef sc2000_tables gc_enc_tables;
+  typedef sc2000_tables gc_dec_tables;
+  GC_FN uint gc_enc_table_word(int i) { return gc_sc2000_ms_data[i]; }
+  GC_FN uint gc_dec_table_word(int i) { return gc_sc2000_ms_data[i]; }
+  /* sc2000.h indexes its tables without a stride: one copy, whatever the policy says. */
+  #undef GC_TABLE_COPIES
+  #define GC_TABLE_COPIES 1
+  GC_FN sc2000_tables gc_enc_tables_at(__local const uint* t) { return sc2000_tables_at(t); }
+  GC_FN sc2000_tables gc_dec_tables_at(__local const uint* t) { return sc2000_tables_at(t); }
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_encrypt(t, k, b[0]); }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_decrypt(t, k, b[0]); }
+#else
+  #error "build ciphers.cl with one of GC_CIPHER_AES_TTABLE, GC_CIPHER_AES_BITSLICED, GC_CIPHER_CAMELLIA, GC_CIPHER_SC2000"
+#endif
+
+#ifndef GC_HAS_LITERAL_KEY_SIZE
+  GC_FN void gc_literal_key_size(gc_key* k) {}
+#endif
+
+#define GC_ENC_LOCAL_WORDS (GC_ENC_TABLE_WORDS * GC_TABLE_COPIES)
+#define GC_DEC_LOCAL_WORDS (GC_DEC_TABLE_WORDS * GC_TABLE_COPIES)
+
+/* Fills a work-group's table copies from constant memory; every work-item takes part. */
+GC_FN void gc_fill_enc_tables(__local uint* tables) {
+  for (uint w = get_local_id(0); w < GC_ENC_LOCAL_WORDS; w += get_local_size(0))
+    tables[w] = gc_enc_table_word((int)(w / GC_TABLE_COPIES));
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+GC_FN void gc_fill_dec_tables(__local uint* tables) {
+  for (uint w = get_local_id(0); w < GC_DEC_LOCAL_WORDS; w += get_local_size(0)) {
+    /* Table t (0 or 1 for AES's Td0 and inverse S-box) occupies 256 * copies words. */
+    const uint per_table = 256u * GC_TABLE_COPIES;
+    const uint table = w / per_table, within = w % per_table;
+    tables[w] = gc_dec_table_word((int)(table * 256u + within / GC_TABLE_COPIES));
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* The work-item's own table copy (see top). */
+#define GC_ENC_CONTEXT(tables, key_blob, t, k)                               \
+  __local uint tables[GC_ENC_LOCAL_WORDS];                                  \
+  gc_fill_enc_tables(tables);                                               \
+  const gc_enc_tables t = gc_enc_tables_at(tables + get_local_id(0) % GC_TABLE_COPIES); \
+  gc_key k = *(__global const gc_key*)(key_blob);                           \
+  gc_literal_key_size(&k)
+#define GC_DEC_CONTEXT(tables, key_blob, t, k)                               \
+  __local uint tables[GC_DEC_LOCAL_WORDS];                                  \
+  gc_fill_dec_tables(tables);                                               \
+  const gc_dec_tables t = gc_dec_tables_at(tables + get_local_id(0) % GC_TABLE_COPIES); \
+  gc_key k = *(__global const gc_key*)((key_blob) + GC_DEC_KEY_OFFSET_WORDS); \
+  gc_literal_key_size(&k)
+
+GC_FN gc_block gc_from_uint4(uint4 v) { gc_block b; b.w[0] = v.x; b.w[1] = v.y; b.w[2] = v.z; b.w[3] = v.w; return b; }
+GC_FN uint4 gc_to_uint4(gc_block b) { return (uint4)(b.w[0], b.w[1], b.w[2], b.w[3]); }
+GC_FN gc_block gc_zero_block(void) { gc_block b; b.w[0] = b.w[1] = b.w[2] = b.w[3] = 0; return b; }
+
+/* The grid-stride loop over units of GC_UNIT_BLOCKS blocks; `j` is the block index, `b` the unit. */
+#define GC_FOR_EACH_UNIT(num_blocks)                                                         \
+  for (ulong unit = get_global_id(0); unit * GC_UNIT_BLOCKS < (num_blocks); unit += get_global_size(0))
+
+__kernel void gc_ecb_encrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+                             __global const uint* key_blob) {
+  GC_ENC_CONTEXT(tables, key_blob, t, k);
+  GC_FOR_EACH_UNIT(num_blocks) {
+    gc_block b[GC_UNIT_BLOCKS];
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      b[i] = j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block();
+    }
+    gc_encrypt_unit(&t, &k, b);
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      if (j < num_blocks) out[j] = gc_to_uint4(b[i]);
+    }
+  }
+}
+
+__kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+                             __global const uint* key_blob) {
+  GC_DEC_CONTEXT(tables, key_blob, t, k);
+  GC_FOR_EACH_UNIT(num_blocks) {
+    gc_block b[GC_UNIT_BLOCKS];
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      b[i] = j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block();
+    }
+    gc_decrypt_unit(&t, &k, b);
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      if (j < num_blocks) out[j] = gc_to_uint4(b[i]);
+    }
+  }
+}
+
+/* CTR: block j is XORed with E(counter + j); counter32 != 0 counts in the low 32 bits only
+ * (GCM's inc32), else over all 128 bits (big-endian, as counter.h defines both). */
+__kernel void gc_ctr(__global const uint4* in, __global uint4* out, ulong num_blocks,
+                     __global const uint* key_blob, uint4 counter, int counter32) {
+  GC_ENC_CONTEXT(tables, key_blob, t, k);
+  const gc_block first = gc_from_uint4(counter);
+  GC_FOR_EACH_UNIT(num_blocks) {
+    gc_block b[GC_UNIT_BLOCKS];
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      b[i] = counter32 ? gc_ctr32_add(first, j) : gc_ctr128_add(first, j);
+    }
+    gc_encrypt_unit(&t, &k, b);
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      if (j < num_blocks) out[j] = in[j] ^ gc_to_uint4(b[i]);
+    }
+  }
+}
+
+/* CBC decryption: P_j = D(C_j) ^ C_{j-1}, with C_{-1} = previous. in and out must not overlap. */
+__kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+                             __global const uint* key_blob, uint4 previous) {
+  GC_DEC_CONTEXT(tables, key_blob, t, k);
+  GC_FOR_EACH_UNIT(num_blocks) {
+    gc_block b[GC_UNIT_BLOCKS];
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      b[i] = j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block();
+    }
+    gc_decrypt_unit(&t, &k, b);
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      if (j < num_blocks) out[j] = gc_to_uint4(b[i]) ^ (j == 0 ? previous : in[j - 1]);
+    }
+  }
+}
+
+/* CFB decryption: P_j = E(C_{j-1}) ^ C_j. in and out must not overlap. */
+__kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+                             __global const uint* key_blob, uint4 previous) {
+  GC_ENC_CONTEXT(tables, key_blob, t, k);
+  GC_FOR_EACH_UNIT(num_blocks) {
+    gc_block b[GC_UNIT_BLOCKS];
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      b[i] = j >= num_blocks ? gc_zero_block() : gc_from_uint4(j == 0 ? previous : in[j - 1]);
+    }
+    gc_encrypt_unit(&t, &k, b);
+    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
+      const ulong j = unit * GC_UNIT_BLOCKS + i;
+      if (j < num_blocks) out[j] = in[j] ^ gc_to_uint4(b[i]);
+    }
+  }
+}
+
+/* XTS whole blocks: C_j = E(P_j ^ T_j) ^ T_j with T_j = T_0 * alpha^j (counter.h's tweak rule);
+ * encrypted_tweak is T_0 = E_K2(tweak). */
+#define GC_XTS_KERNEL(name, CONTEXT, crypt_unit)                                                   \
+  __kernel void name(__global const uint4* in, __global uint4* out, ulong num_blocks,             \
+                     __global const uint* key_blob, uint4 encrypted_tweak) {                       \
+    CONTEXT(tables, key_blob, t, k);                                                               \
+    const gc_block t0 = gc_from_uint4(encrypted_tweak);                                            \
+    GC_FOR_EACH_UNIT(num_blocks) {                                                                 \
+      gc_block b[GC_UNIT_BLOCKS], tweak[GC_UNIT_BLOCKS];                                           \
+      tweak[0] = gc_xts_tweak_at(t0, unit * GC_UNIT_BLOCKS);                                       \
+      for (int i = 1; i < GC_UNIT_BLOCKS; ++i) tweak[i] = gc_xts_mul_alpha(tweak[i - 1]);         \
+      for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {                                                   \
+        const ulong j = unit * GC_UNIT_BLOCKS + i;                                                 \
+        b[i] = gc_block_xor(j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block(), tweak[i]);   \
+      }                                                                                            \
+      crypt_unit(&t, &k, b);                                                                       \
+      for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {                                                   \
+        const ulong j = unit * GC_UNIT_BLOCKS + i;                                                 \
+        if (j < num_blocks) out[j] = gc_to_uint4(gc_block_xor(b[i], tweak[i]));                   \
+      }                                                                                            \
+    }                                                                                              \
+  }
+GC_XTS_KERNEL(gc_xts_encrypt, GC_ENC_CONTEXT, gc_encrypt_unit)
+GC_XTS_KERNEL(gc_xts_decrypt, GC_DEC_CONTEXT, gc_decrypt_unit)
+
+/* The serial modes, one message per work-item (message m: blocks offsets[m] .. offsets[m+1]),
+ * each with its own IV in ivs[m]; the final chaining value goes back to ivs[m]. mode: 0 CBC
+ * encryption, 1 CFB encryption, 2 OFB. The bitsliced AES encrypts two blocks a call, so a serial
+ * chain uses one of its lanes: half its speed, as on the other backends. */
+__kernel void gc_serial(__global const uint4* in, __global uint4* out, __global const ulong* offsets,
+                        ulong num_messages, __global const uint* key_blob, __global uint4* ivs, int mode) {
+  GC_ENC_CONTEXT(tables, key_blob, t, k);
+  for (ulong m = get_global_id(0); m < num_messages; m += get_global_size(0)) {
+    gc_block chain = gc_from_uint4(ivs[m]);
+    for (ulong j = offsets[m]; j < offsets[m + 1]; ++j) {
+      const gc_block p = gc_from_uint4(in[j]);
+      gc_block b[GC_UNIT_BLOCKS];
+      b[0] = mode == 0 ? gc_block_xor(chain, p) : chain;
+      for (int i = 1; i < GC_UNIT_BLOCKS; ++i) b[i] = b[0];
+      gc_encrypt_unit(&t, &k, b);
+      if (mode == 0) {         /* CBC: C = E(P ^ chain) */
+        chain = b[0];
+        out[j] = gc_to_uint4(chain);
+      } else if (mode == 1) {  /* CFB: C = P ^ E(chain) */
+        chain = gc_block_xor(p, b[0]);
+        out[j] = gc_to_uint4(chain);
+      } else {                 /* OFB: chain = E(chain), C = P ^ chain */
+        chain = b[0];
+        out[j] = gc_to_uint4(gc_block_xor(p, chain));
+      }
+    }
+    ivs[m] = gc_to_uint4(chain);
+  }
+}
+
+/* GHASH partial sums for GCM: work-item g hashes blocks [g * per_item, (g + 1) * per_item) of
+ * the len bytes at data from the zero state (the last block zero-padded past len), then
+ * multiplies by H^(blocks after its range), so the XOR of all partials is GHASH of the whole
+ * (gf128.h's gc_ghash_shift rule). Constant-time: gf128.h's multiplier; only lengths branch. */
+__kernel void gc_ghash_partials(__global const uint4* data, ulong len, ulong per_item, uint4 hash_subkey,
+                                __global uint4* partials) {
+  const ulong g = get_global_id(0);
+  const ulong num_blocks = (len + 15) / 16;
+  const gc_gf128 h = gc_gf128_from_block(gc_from_uint4(hash_subkey));
+  const ulong first = g * per_item;
+  if (first >= num_blocks) return; /* the launch is rounded up to whole work-groups */
+  const ulong end = min(first + per_item, num_blocks);
+  gc_gf128 y = gc_gf128_make(0, 0);
+  for (ulong j = first; j < end; ++j) {
+    gc_block x = gc_from_uint4(data[j]);
+    if (16 * (j + 1) > len) { /* the last, partial block: zero past len */
+      const uint valid = (uint)(len - 16 * j);
+      for (uint w = 0; w < 4; ++w) {
+        const uint bytes = valid > 4 * w ? min(valid - 4 * w, 4u) : 0u;
+        x.w[w] &= bytes == 4 ? 0xffffffffu : ((1u << (8 * bytes)) - 1u);
+      }
+    }
+    y = gc_ghash_block(y, h, gc_gf128_from_block(x));
+  }
+  y = gc_ghash_shift(y, h, num_blocks - end);
+  partials[g] = gc_to_uint4(gc_gf128_to_block(y));
+}

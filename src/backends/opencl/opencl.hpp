@@ -1,0 +1,48 @@
+// opencl.hpp: what the OpenCL backend offers the dispatch layer (src/api) and the bindings; the
+// counterpart of backend.hpp's cuda namespace. Devices are "opencl:N" (opencl_runtime.hpp says
+// how they are numbered). Errors: std::invalid_argument for the caller's mistakes (the same
+// messages as the other backends), gpucrypt::DeviceError for a missing device or an OpenCL failure.
+#pragma once
+
+#if defined(GPUCRYPT_WITH_OPENCL)
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpucrypt/gpucrypt.hpp"
+#include "hash/hash.hpp"
+
+namespace gpucrypt::opencl {
+
+int device_count();               // 0 when there is no OpenCL library, platform or device
+std::string unavailable_reason();  // "" when device_count() > 0
+std::vector<DeviceInfo> devices();
+std::vector<VariantInfo> variants();
+std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction, ByteSpan key,
+                                                   ByteSpan iv, std::string_view variant, int device_index);
+std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std::string_view variant,
+                                      int device_index);
+
+// The Keccak family (variant keccak_opencl): many messages of a sequential hash, one per
+// work-item; and a tree hash (ParallelHash, KT) with its leaves on the device and the final node
+// on the host. Same argument rules as cuda::hash_many / cuda::tree_hash.
+inline constexpr std::string_view kKeccakVariant = "keccak_opencl";
+void hash_many(std::string_view name, const uint8_t* const* messages, const size_t* lens, size_t num_messages,
+               uint8_t* out, size_t out_len_each, int device_index);
+void tree_hash(std::string_view name, const hash::HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
+               size_t out_len, int device_index);
+
+// Programs built and kernels enqueued in this process: tests assert that OpenCL really ran.
+struct KernelStats {
+  uint64_t programs_built = 0;
+  uint64_t kernels_run = 0;
+};
+KernelStats kernel_stats();
+
+}  // namespace gpucrypt::opencl
+
+#endif  // GPUCRYPT_WITH_OPENCL

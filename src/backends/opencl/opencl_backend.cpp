@@ -1,0 +1,559 @@
+// opencl_backend.cpp: the OpenCL backend: its variants, a BlockEngine and a GcmCipher over the
+// kernels of kernels/ciphers.cl, and the Keccak family over kernels/keccak.cl.
+//
+// Host data move through the device in chunks of the launch policy's size: upload, one kernel
+// over the chunk, read back, one chunk after another (no overlap of copies and kernels yet: the
+// OpenCL backend is about reach, the CUDA backend about speed). The key schedule is expanded on
+// the host by the same primitive code (src/modes/ciphers.hpp over src/core) and uploaded once per
+// key; single blocks the host needs (XTS's encrypted tweak, ciphertext stealing, GCM's H and
+// E(J0)) come from that same host cipher, so one variant is one implementation on both sides.
+//
+// Constant-time position: the variant's (aes_bitsliced and keccak_opencl are; the table variants
+// index local-memory tables with secret bytes, as ciphers.cl says). The code here branches only
+// on lengths and compares tags in constant time; device buffers that held key schedules,
+// plaintext or keystream are overwritten with zeros before they are released.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+
+#include "backends/block_engine.hpp"
+#include "backends/opencl/opencl.hpp"
+#include "backends/opencl/opencl_runtime.hpp"
+#include "hash/hash.hpp"
+#include "core/keccak.h"
+#include "hash/hash_internal.hpp"
+#include "modes/ciphers.hpp"
+#include "modes/gcm.hpp"
+#include "modes/xts.hpp"
+
+namespace gpucrypt::opencl {
+
+namespace {
+
+using modes::load_block;
+using modes::store_block;
+
+// ---- variants ---------------------------------------------------------------------------------
+
+struct ClVariant {
+  VariantInfo info;
+  const char* define;  // ciphers.cl's GC_CIPHER_*; "" for Keccak
+};
+
+const std::vector<ClVariant>& variant_table() {
+  // Fastest first within an algorithm (the default is the first); the table variants lead, as on
+  // the other backends, and the file format asks for the constant-time one.
+  static const std::vector<ClVariant> table = {
+      {{"aes_ttable_local", "opencl", "aes", false,
+        "T-table AES (Te0/Td0 only, rotations for rows 1-3) in local memory, one copy per bank on GPUs"},
+       "GC_CIPHER_AES_TTABLE"},
+      {{"aes_bitsliced", "opencl", "aes", true,
+        "bitsliced AES (BearSSL aes_ct circuit, 2 blocks per work-item), no tables"},
+       "GC_CIPHER_AES_BITSLICED"},
+      {{"camellia_sbox_local", "opencl", "camellia", false,
+        "Camellia with its four S-boxes packed in one word table in local memory, one copy per bank on GPUs"},
+       "GC_CIPHER_CAMELLIA"},
+      {{"sc2000_table_local", "opencl", "sc2000", false, "SC2000 with the MS field tables in local memory"},
+       "GC_CIPHER_SC2000"},
+      {{"keccak_opencl", "opencl", "keccak", true,
+        "Keccak-p[1600] one message or tree leaf per work-item, lanes in private memory"},
+       ""},
+  };
+  return table;
+}
+
+const ClVariant& select_variant(Algorithm algorithm, std::string_view requested) {
+  const std::string_view algorithm_text = algorithm_name(algorithm);
+  for (const ClVariant& v : variant_table())
+    if (v.info.algorithm == algorithm_text && (requested.empty() || requested == v.info.name)) return v;
+  std::string known;
+  for (const ClVariant& v : variant_table())
+    if (v.info.algorithm == algorithm_text) known += (known.empty() ? "" : ", ") + v.info.name;
+  throw std::invalid_argument("unknown variant '" + std::string(requested) + "' for " + std::string(algorithm_text) +
+                              " on OpenCL (known: " + known + ")");
+}
+
+// ---- the host side of one keyed cipher ---------------------------------------------------------
+
+// The same primitive on the host: the schedule the device gets, and the few single blocks the
+// host computes itself.
+class HostCipher {
+ public:
+  virtual ~HostCipher() = default;
+  virtual std::vector<uint8_t> key_blob() const = 0;  // what ciphers.cl's gc_key reads
+  virtual gc_block encrypt(gc_block b) const = 0;
+  // XTS with ciphertext stealing over len bytes starting at block first_block of a data unit.
+  virtual void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block, const uint8_t* in,
+                   uint8_t* out, size_t len) const = 0;
+};
+
+template <typename Cipher>
+class HostCipherOf final : public HostCipher {
+ public:
+  explicit HostCipherOf(const Cipher& c) : cipher_(c) {}
+  ~HostCipherOf() override { modes::secure_zero(&cipher_, sizeof cipher_); }
+  std::vector<uint8_t> key_blob() const override { return blob_of(cipher_); }
+  gc_block encrypt(gc_block b) const override { return modes::encrypt_one(cipher_, b); }
+  void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block, const uint8_t* in, uint8_t* out,
+           size_t len) const override {
+    if (direction == Direction::encrypt)
+      modes::xts_encrypt_range(cipher_, encrypted_tweak, first_block, in, out, len);
+    else
+      modes::xts_decrypt_range(cipher_, encrypted_tweak, first_block, in, out, len);
+  }
+
+ private:
+  template <typename T>
+  static std::vector<uint8_t> bytes_of(const T& value) {
+    const auto* p = reinterpret_cast<const uint8_t*>(&value);
+    return std::vector<uint8_t>(p, p + sizeof value);
+  }
+  static std::vector<uint8_t> blob_of(const modes::AesTTable<>& c) {
+    std::vector<uint8_t> blob = bytes_of(c.enc);  // encryption schedule, then decryption
+    const std::vector<uint8_t> dec = bytes_of(c.dec);
+    blob.insert(blob.end(), dec.begin(), dec.end());
+    return blob;
+  }
+  static std::vector<uint8_t> blob_of(const modes::AesBitsliced<>& c) { return bytes_of(c.key); }
+  static std::vector<uint8_t> blob_of(const modes::CamelliaTTable& c) { return bytes_of(c.ks); }
+  static std::vector<uint8_t> blob_of(const modes::Sc2000Table& c) { return bytes_of(c.ks); }
+
+  Cipher cipher_;
+};
+
+std::unique_ptr<HostCipher> make_host_cipher(const ClVariant& v, const uint8_t* key, int key_len) {
+  const std::string_view define = v.define;
+  if (define == "GC_CIPHER_AES_TTABLE")
+    return std::make_unique<HostCipherOf<modes::AesTTable<>>>(modes::AesTTable<>::make_host(key, key_len));
+  if (define == "GC_CIPHER_AES_BITSLICED")
+    return std::make_unique<HostCipherOf<modes::AesBitsliced<>>>(modes::AesBitsliced<>::make_host(key, key_len));
+  if (define == "GC_CIPHER_CAMELLIA")
+    return std::make_unique<HostCipherOf<modes::CamelliaTTable>>(modes::CamelliaTTable::make_host(key, key_len));
+  return std::make_unique<HostCipherOf<modes::Sc2000Table>>(modes::Sc2000Table::make_host(key, key_len));
+}
+
+// One keyed cipher on one OpenCL device: the uploaded schedule and the two programs.
+class DeviceCipher {
+ public:
+  DeviceCipher(Device& d, const ClVariant& v, const CipherName& name, const uint8_t* key)
+      : device_(d), variant_(v), host_(make_host_cipher(v, key, name.key_bits / 8)) {
+    std::string common = std::string("-D") + v.define + " -DGC_KEY_BITS=" + std::to_string(name.key_bits) +
+                         " -DGC_ROUNDS=" + std::to_string(name.key_bits / 32 + 6);
+    enc_options_ = common + " -DGC_TABLE_COPIES=" + std::to_string(d.policy.table_copies_enc);
+    dec_options_ = common + " -DGC_TABLE_COPIES=" + std::to_string(d.policy.table_copies_dec);
+    std::vector<uint8_t> blob = host_->key_blob();
+    std::lock_guard lock(d.mutex);
+    key_ = Buffer(d, blob.size(), CL_MEM_READ_ONLY);
+    key_.write(blob.data(), blob.size());
+    modes::secure_zero(blob.data(), blob.size());
+  }
+  ~DeviceCipher() {
+    try {
+      std::lock_guard lock(device_.mutex);
+      key_.wipe();
+    } catch (...) {  // a failing device cannot be wiped; the buffer is released regardless
+    }
+  }
+  Device& device() const { return device_; }
+  const HostCipher& host() const { return *host_; }
+  const ClVariant& variant() const { return variant_; }
+  const Buffer& key() const { return key_; }
+  int unit_blocks() const { return std::string_view(variant_.define) == "GC_CIPHER_AES_BITSLICED" ? 2 : 1; }
+  // A kernel of the encryption program (every kernel that only encrypts blocks) or the
+  // decryption program (ECB/CBC/XTS decryption). Call with the device's mutex held.
+  cl_kernel kernel(const char* name, bool decrypts) const {
+    return opencl::kernel(device_, "ciphers.cl", decrypts ? dec_options_ : enc_options_, name);
+  }
+
+ private:
+  Device& device_;
+  const ClVariant& variant_;
+  std::unique_ptr<HostCipher> host_;
+  std::string enc_options_, dec_options_;
+  Buffer key_;
+};
+
+cl_uint4 to_cl(gc_block b) {
+  cl_uint4 v;
+  for (int i = 0; i < 4; ++i) v.s[i] = b.w[i];
+  return v;
+}
+
+// Device staging for one call: input and output buffers of one chunk, wiped when the call ends
+// (they held plaintext or keystream).
+struct Staging {
+  Buffer in, out;
+  Staging(Device& d, size_t bytes) : in(d, bytes), out(d, bytes) {}
+  ~Staging() {
+    try {
+      in.wipe();
+      out.wipe();
+    } catch (...) {
+    }
+  }
+};
+
+// ---- BlockEngine ------------------------------------------------------------------------------
+
+class OpenclEngine final : public BlockEngine {
+ public:
+  OpenclEngine(Device& d, const ClVariant& v, const CipherName& name, ByteSpan key)
+      : name_(name), data_(d, v, name, key.data()) {
+    if (name.mode == Mode::xts) tweak_ = std::make_unique<DeviceCipher>(d, v, name, key.data() + key.size() / 2);
+  }
+  const VariantInfo& variant() const override { return data_.variant().info; }
+  std::string device() const override { return "opencl:" + std::to_string(data_.device().index); }
+  bool wants_host_threads() const override { return false; }
+
+  void encrypt_block(const uint8_t in[16], uint8_t out[16]) const override {
+    store_block(out, data_.host().encrypt(load_block(in)));
+  }
+  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    const bool decrypts = direction == Direction::decrypt;
+    run(decrypts ? "gc_ecb_decrypt" : "gc_ecb_encrypt", decrypts, in, out, num_blocks,
+        [](cl_kernel, uint64_t) {});
+  }
+  void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    const gc_block first = load_block(counter);
+    run("gc_ctr", false, in, out, num_blocks, [&](cl_kernel k, uint64_t first_block) {
+      set_arg(k, 4, to_cl(gc_ctr128_add(first, first_block)));
+      set_arg(k, 5, cl_int{0});
+    });
+  }
+  void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    chained("gc_cbc_decrypt", true, iv, in, out, num_blocks);
+  }
+  void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    chained("gc_cfb_decrypt", false, iv, in, out, num_blocks);
+  }
+  void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    serial(0, iv, in, out, num_blocks);
+  }
+  void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    serial(1, iv, in, out, num_blocks);
+  }
+  void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+    serial(2, iv, in, out, num_blocks);
+  }
+  void xts(Direction direction, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,
+           size_t len) const override {
+    modes::xts_check_data_unit(name_.canonical, len);
+    const gc_block encrypted_tweak = tweak_->host().encrypt(load_block(tweak));
+    // Whole blocks on the device; with a ragged tail the last full block and the tail are the
+    // host's (ciphertext stealing mixes them), through the same primitive.
+    const size_t num_blocks = len / 16;
+    const size_t device_blocks = len % 16 == 0 ? num_blocks : num_blocks - 1;
+    const bool decrypts = direction == Direction::decrypt;
+    run(decrypts ? "gc_xts_decrypt" : "gc_xts_encrypt", decrypts, in, out, device_blocks,
+        [&](cl_kernel k, uint64_t first_block) {
+          set_arg(k, 4, to_cl(gc_xts_tweak_at(encrypted_tweak, first_block)));
+        });
+    if (device_blocks != num_blocks)
+      data_.host().xts(direction, encrypted_tweak, device_blocks, in + 16 * device_blocks, out + 16 * device_blocks,
+                       len - 16 * device_blocks);
+  }
+
+ private:
+  // Runs a block kernel (in, out, num_blocks, key, extra arguments from set_extra(kernel,
+  // first block of the chunk)) over host data, chunk by chunk. in == out is allowed: a chunk is
+  // on the device before its output is written back.
+  template <typename SetExtra>
+  void run(const char* kernel_name, bool decrypts, const uint8_t* in, uint8_t* out, size_t num_blocks,
+           SetExtra set_extra, const std::function<void(uint64_t, uint64_t)>& before_read = {}) const {
+    if (num_blocks == 0) return;
+    Device& d = data_.device();
+    std::lock_guard lock(d.mutex);
+    const size_t chunk_blocks = std::max<size_t>(1, d.policy.chunk_bytes / 16);
+    Staging staging(d, std::min(num_blocks, chunk_blocks) * 16);
+    cl_kernel k = data_.kernel(kernel_name, decrypts);
+    for (uint64_t first = 0; first < num_blocks; first += chunk_blocks) {
+      const uint64_t n = std::min<uint64_t>(chunk_blocks, num_blocks - first);
+      staging.in.write(in + 16 * first, 16 * n);
+      set_args(k, staging.in, staging.out, cl_ulong{n}, data_.key());
+      set_extra(k, first);
+      if (before_read) before_read(first, n);
+      launch(d, k, grid_items(d, (n + data_.unit_blocks() - 1) / data_.unit_blocks()));
+      staging.out.read(out + 16 * first, 16 * n);
+    }
+  }
+
+  // CBC/CFB decryption: each chunk's chaining block is the ciphertext block before it, taken
+  // from the input before the chunk's output may overwrite it (in place).
+  void chained(const char* kernel_name, bool decrypts, const uint8_t iv[16], const uint8_t* in, uint8_t* out,
+               size_t num_blocks) const {
+    gc_block previous = load_block(iv);
+    run(kernel_name, decrypts, in, out, num_blocks,
+        [&](cl_kernel k, uint64_t) { set_arg(k, 4, to_cl(previous)); },
+        // The kernel's argument is set: keep this chunk's last ciphertext block for the next one.
+        [&](uint64_t first, uint64_t n) { previous = load_block(in + 16 * (first + n - 1)); });
+  }
+
+  void serial(int mode, uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const {
+    if (num_blocks == 0) return;
+    Device& d = data_.device();
+    std::lock_guard lock(d.mutex);
+    const size_t chunk_blocks = std::max<size_t>(1, d.policy.chunk_bytes / 16);
+    Staging staging(d, std::min(num_blocks, chunk_blocks) * 16);
+    Buffer offsets(d, 2 * sizeof(cl_ulong)), chain(d, 16);
+    cl_kernel k = data_.kernel("gc_serial", false);
+    chain.write(iv, 16);
+    for (uint64_t first = 0; first < num_blocks; first += chunk_blocks) {
+      const uint64_t n = std::min<uint64_t>(chunk_blocks, num_blocks - first);
+      const cl_ulong range[2] = {0, n};
+      offsets.write(range, sizeof range);
+      staging.in.write(in + 16 * first, 16 * n);
+      set_args(k, staging.in, staging.out, offsets, cl_ulong{1}, data_.key(), chain, cl_int{mode});
+      launch(d, k, 1);
+      staging.out.read(out + 16 * first, 16 * n);
+    }
+    chain.read(iv, 16);
+    chain.wipe();
+  }
+
+  CipherName name_;
+  DeviceCipher data_;
+  std::unique_ptr<DeviceCipher> tweak_;
+};
+
+// ---- GCM ----------------------------------------------------------------------------------------
+
+class OpenclGcm final : public GcmCipher {
+ public:
+  OpenclGcm(Device& d, const ClVariant& v, const CipherName& name, ByteSpan key) : cipher_(d, v, name, key.data()) {
+    hash_subkey_ = gc_gf128_from_block(cipher_.host().encrypt(modes::zero_block()));
+  }
+  ~OpenclGcm() override { modes::secure_zero(&hash_subkey_, sizeof hash_subkey_); }
+  const VariantInfo& variant() const override { return cipher_.variant().info; }
+  std::string device() const override { return "opencl:" + std::to_string(cipher_.device().index); }
+
+  void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len, uint8_t* out) override {
+    modes::gcm_check_arguments(nonce.size(), aad.size(), plaintext.size(), tag_len);
+    modes::GcmContext ctx = context(nonce);
+    const gc_gf128 data_hash = crypt(ctx, plaintext.data(), out, plaintext.size(), true);
+    modes::gcm_tag_from_hashes(ctx, modes::gcm_ghash_range(hash_subkey_, aad.data(), aad.size()), data_hash,
+                               aad.size(), plaintext.size(), out + plaintext.size(), tag_len);
+    ctx.wipe();
+  }
+
+  bool open(ByteSpan nonce, ByteSpan aad, ByteSpan ciphertext_and_tag, size_t tag_len, uint8_t* out) override {
+    if (ciphertext_and_tag.size() < tag_len) {
+      modes::gcm_check_arguments(nonce.size(), aad.size(), 0, tag_len);
+      return false;
+    }
+    const size_t len = ciphertext_and_tag.size() - tag_len;
+    modes::gcm_check_arguments(nonce.size(), aad.size(), len, tag_len);
+    modes::GcmContext ctx = context(nonce);
+    // The tag first, over the ciphertext; no plaintext is made before it verifies.
+    const gc_gf128 data_hash = crypt(ctx, ciphertext_and_tag.data(), nullptr, len, false);
+    uint8_t expected[16];
+    modes::gcm_tag_from_hashes(ctx, modes::gcm_ghash_range(hash_subkey_, aad.data(), aad.size()), data_hash,
+                               aad.size(), len, expected, tag_len);
+    const bool ok = modes::constant_time_equal(expected, ciphertext_and_tag.data() + len, tag_len);
+    modes::secure_zero(expected, sizeof expected);
+    if (ok) crypt(ctx, ciphertext_and_tag.data(), out, len, false, /*hash=*/false);
+    ctx.wipe();
+    return ok;
+  }
+
+ private:
+  modes::GcmContext context(ByteSpan nonce) const {
+    modes::GcmContext ctx;
+    ctx.hash_subkey = hash_subkey_;
+    ctx.pre_counter = modes::gcm_pre_counter(hash_subkey_, nonce.data(), nonce.size());
+    ctx.tag_mask = cipher_.host().encrypt(ctx.pre_counter);
+    return ctx;
+  }
+
+  // Chunk by chunk: encryption runs CTR then hashes the ciphertext it made; decryption hashes its
+  // input (hash=true, out=nullptr: nothing written) or runs CTR only (hash=false). Returns the
+  // GHASH of the ciphertext from the zero state.
+  gc_gf128 crypt(const modes::GcmContext& ctx, const uint8_t* in, uint8_t* out, size_t len, bool encrypt,
+                 bool hash = true) const {
+    Device& d = cipher_.device();
+    std::lock_guard lock(d.mutex);
+    gc_gf128 total = gc_gf128_make(0, 0);
+    if (len == 0) return total;
+    const size_t chunk_bytes = std::max<size_t>(16, d.policy.chunk_bytes / 16 * 16);
+    const size_t staging_bytes = std::min(chunk_bytes, (len + 15) / 16 * 16);
+    Staging staging(d, staging_bytes);
+    const size_t max_partials = grid_items(d, staging_bytes / 16);
+    Buffer partials(d, max_partials * 16);
+    std::vector<cl_uint4> host_partials(max_partials);
+    for (size_t offset = 0; offset < len; offset += chunk_bytes) {
+      const size_t n = std::min(chunk_bytes, len - offset);
+      const uint64_t num_blocks = (n + 15) / 16;
+      if (n % 16) staging.in.fill_zero(16, (num_blocks - 1) * 16);
+      staging.in.write(in + offset, n);
+      const bool run_ctr = encrypt || (!hash && out != nullptr);
+      if (run_ctr) {
+        cl_kernel k = cipher_.kernel("gc_ctr", false);
+        set_args(k, staging.in, staging.out, cl_ulong{num_blocks}, cipher_.key(),
+                 to_cl(gc_ctr32_add(ctx.pre_counter, 1 + offset / 16)), cl_int{1});
+        launch(d, k, grid_items(d, (num_blocks + cipher_.unit_blocks() - 1) / cipher_.unit_blocks()));
+      }
+      if (hash) {
+        const Buffer& ciphertext = encrypt ? staging.out : staging.in;
+        const uint64_t items = grid_items(d, num_blocks);
+        const uint64_t per_item = (num_blocks + items - 1) / items;
+        const uint64_t used = (num_blocks + per_item - 1) / per_item;
+        cl_kernel k = cipher_.kernel("gc_ghash_partials", false);
+        set_args(k, ciphertext, cl_ulong{n}, cl_ulong{per_item}, to_cl(gc_gf128_to_block(hash_subkey_)), partials);
+        launch(d, k, used);
+        partials.read(host_partials.data(), used * 16);
+        gc_gf128 chunk_hash = gc_gf128_make(0, 0);
+        for (uint64_t i = 0; i < used; ++i) {
+          gc_block b;
+          for (int w = 0; w < 4; ++w) b.w[w] = host_partials[i].s[w];
+          chunk_hash = gc_gf128_xor(chunk_hash, gc_gf128_from_block(b));
+        }
+        total = gc_ghash_combine(total, gc_gf128_pow(hash_subkey_, num_blocks), chunk_hash);
+      }
+      if (run_ctr) staging.out.read(out + offset, n);
+    }
+    partials.wipe();
+    modes::secure_zero(host_partials.data(), host_partials.size() * sizeof(cl_uint4));
+    return total;
+  }
+
+  DeviceCipher cipher_;
+  gc_gf128 hash_subkey_;
+};
+
+Device& usable_device(int index) {
+  Device& d = opencl::device(index);
+  return d;
+}
+
+}  // namespace
+
+// ---- the backend's entry points ---------------------------------------------------------------
+
+int device_count() { return static_cast<int>(all_devices().size()); }
+
+std::vector<DeviceInfo> devices() {
+  std::vector<DeviceInfo> out;
+  for (Device* d : all_devices()) {
+    DeviceInfo info;
+    info.name = "opencl:" + std::to_string(d->index);
+    info.kind = "opencl";
+    info.description = d->name + " (" + d->platform_name + ", " + d->version + "; launch policy " + d->policy.name + ")";
+    info.num_compute_units = static_cast<int>(d->compute_units);
+    info.memory_bytes = d->global_mem_bytes;
+    out.push_back(info);
+  }
+  return out;
+}
+
+std::vector<VariantInfo> variants() {
+  std::vector<VariantInfo> out;
+  for (const ClVariant& v : variant_table()) out.push_back(v.info);
+  return out;
+}
+
+std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction, ByteSpan key,
+                                                   ByteSpan iv, std::string_view variant, int device_index) {
+  const ClVariant& v = select_variant(name.algorithm, variant);
+  Device& d = usable_device(device_index);
+  return make_engine_stream(name, direction, std::make_unique<OpenclEngine>(d, v, name, key), iv);
+}
+
+std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std::string_view variant,
+                                      int device_index) {
+  const ClVariant& v = select_variant(name.algorithm, variant);
+  Device& d = usable_device(device_index);
+  return std::make_unique<OpenclGcm>(d, v, name, key);
+}
+
+// ---- Keccak -----------------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kSha3Rounds = 24;
+
+// Rate and domain byte of a sequential hash (cSHAKE without N and S is SHAKE).
+std::pair<int, uint8_t> sponge_shape(std::string_view name) {
+  const hash::detail::HashSpec& spec = hash::detail::find_spec(name);
+  switch (spec.construction) {
+    case hash::detail::Construction::plain_sponge: return {static_cast<int>(spec.info.rate), spec.domain};
+    case hash::detail::Construction::cshake: return {static_cast<int>(spec.info.rate), GC_KECCAK_DOMAIN_SHAKE};
+    default:
+      throw std::invalid_argument(spec.info.name + " hashes one input as a tree: use gpucrypt.hash, not hash_many");
+  }
+}
+
+}  // namespace
+
+void hash_many(std::string_view name, const uint8_t* const* messages, const size_t* lens, size_t num_messages,
+               uint8_t* out, size_t out_len_each, int device_index) {
+  const auto [rate, domain] = sponge_shape(name);
+  hash::detail::check_output_length(hash::detail::find_spec(name), out_len_each);
+  if (num_messages == 0) return;
+  Device& d = usable_device(device_index);
+  std::vector<cl_ulong> offsets(num_messages), message_lens(num_messages);
+  size_t total = 0;
+  for (size_t i = 0; i < num_messages; ++i) {
+    offsets[i] = total;
+    message_lens[i] = lens[i];
+    total += lens[i];
+  }
+  std::lock_guard lock(d.mutex);
+  Buffer data(d, total), offset_buffer(d, num_messages * 8), len_buffer(d, num_messages * 8),
+      digests(d, num_messages * out_len_each);
+  {
+    std::vector<uint8_t> packed(total);
+    for (size_t i = 0; i < num_messages; ++i)
+      if (lens[i]) std::memcpy(packed.data() + offsets[i], messages[i], lens[i]);
+    data.write(packed.data(), total);
+  }
+  offset_buffer.write(offsets.data(), num_messages * 8);
+  len_buffer.write(message_lens.data(), num_messages * 8);
+  cl_kernel k = kernel(d, "keccak.cl", "", "gc_keccak_many");
+  set_args(k, data, offset_buffer, len_buffer, cl_ulong{num_messages}, digests, static_cast<cl_uint>(out_len_each),
+           cl_int{rate}, cl_uint{domain}, cl_int{kSha3Rounds});
+  launch(d, k, grid_items(d, num_messages));
+  digests.read(out, num_messages * out_len_each);
+}
+
+void tree_hash(std::string_view name, const hash::HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
+               size_t out_len, int device_index) {
+  const hash::TreeShape shape = hash::tree_shape(name, params);
+  auto node = hash::create_tree_hash(name, params);  // the final node, on the host (src/hash)
+  const size_t head = std::min(len, shape.head_len);
+  node->update(data, head);
+  const uint64_t num_leaves = (len - head) / shape.leaf_len;
+  const uint64_t leaf_bytes_total = num_leaves * shape.leaf_len;
+  if (num_leaves > 0) {
+    Device& d = usable_device(device_index);
+    const hash::detail::HashSpec& spec = hash::detail::find_spec(name);
+    const bool kangaroo = spec.construction == hash::detail::Construction::kangaroo_twelve;
+    const int rounds = kangaroo ? 12 : kSha3Rounds;
+    const uint8_t domain = kangaroo ? GC_KECCAK_DOMAIN_KT_LEAF : GC_KECCAK_DOMAIN_SHAKE;
+    const int rate = static_cast<int>(spec.info.rate);
+    std::lock_guard lock(d.mutex);
+    const uint64_t leaves_per_chunk = std::max<uint64_t>(1, d.policy.chunk_bytes / shape.leaf_len);
+    const uint64_t first_chunk = std::min(num_leaves, leaves_per_chunk);
+    Buffer leaves(d, first_chunk * shape.leaf_len), cvs(d, first_chunk * shape.chaining_value_len);
+    std::vector<uint8_t> host_cvs(first_chunk * shape.chaining_value_len);
+    cl_kernel k = kernel(d, "keccak.cl", "", "gc_keccak_leaves");
+    for (uint64_t first = 0; first < num_leaves; first += leaves_per_chunk) {
+      const uint64_t n = std::min(leaves_per_chunk, num_leaves - first);
+      leaves.write(data + head + first * shape.leaf_len, n * shape.leaf_len);
+      set_args(k, leaves, cl_ulong{shape.leaf_len}, cl_ulong{n}, cvs, static_cast<cl_uint>(shape.chaining_value_len),
+               cl_int{rate}, cl_uint{domain}, cl_int{rounds});
+      launch(d, k, grid_items(d, n));
+      cvs.read(host_cvs.data(), n * shape.chaining_value_len);
+      hash::absorb_chaining_values(*node, host_cvs.data(), n);
+    }
+  }
+  node->update(data + head + leaf_bytes_total, len - head - leaf_bytes_total);
+  node->finalize(out, out_len);
+}
+
+KernelStats kernel_stats() {
+  const Stats s = stats();
+  return {s.programs_built, s.kernels_run};
+}
+
+}  // namespace gpucrypt::opencl
