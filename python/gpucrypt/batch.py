@@ -62,7 +62,7 @@ class BatchPaddingError(ValueError, BatchError):
 class Batch:
     """Requests added one by one, run together: ``b.add(...)``, ``b.add_hash(...)``, ``b.run()``.
 
-    ``device``: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``. ``add`` returns the request's
+    ``device``: ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"opencl"`` or ``"opencl:N"``. ``add`` returns the request's
     index in the list ``run`` returns. Arguments are checked when added (``ValueError`` naming
     the request); data is referenced, not copied, until ``run`` (do not modify it in between).
     After ``run`` the batch is empty and can be filled again. ``stats`` describes the last run.

@@ -59,7 +59,7 @@ class Cipher:
     """A keyed block cipher in one mode, e.g. ``Cipher("aes-256-ctr", key, iv=counter)``.
 
     ``variant`` forces an implementation (see ``gpucrypt.variants()``); ``device`` is ``auto``,
-    ``cpu``, ``cuda`` or ``cuda:N``. ECB and CBC pad with PKCS#7 unless ``padding=False``.
+    ``cpu``, ``cuda``, ``cuda:N``, ``opencl`` or ``opencl:N``. ECB and CBC pad with PKCS#7 unless ``padding=False``.
 
     In CTR, OFB and CFB the constructor's ``iv`` encrypts one message (one ``encrypt()`` or one
     ``encryptor()``); encrypt more with a fresh IV each: ``encrypt(data, iv=os.urandom(16))``.

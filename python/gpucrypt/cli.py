@@ -356,7 +356,9 @@ def _checked_devices(device: str, devices, cpu_share) -> list:
     present = [d["name"] for d in gpucrypt.devices()]
     for name in worker_devices:
         if name not in present:
-            reason = "" if name == "cpu" else f"; {gpucrypt._native.cuda_unavailable_reason() or 'no such GPU'}"
+            why = (gpucrypt._native.opencl_unavailable_reason() if name.startswith("opencl")
+                   else gpucrypt._native.cuda_unavailable_reason())
+            reason = "" if name == "cpu" else f"; {why or 'no such device'}"
             raise CliError(f"device {name} is not available (present: {', '.join(present)}{reason})")
     return worker_devices
 
@@ -378,7 +380,8 @@ def info(as_json):
     devices, variants = gpucrypt.devices(), gpucrypt.variants()
     if as_json:
         click.echo(json.dumps({"devices": devices, "variants": variants,
-                               "cuda_unavailable_reason": gpucrypt._native.cuda_unavailable_reason()},
+                               "cuda_unavailable_reason": gpucrypt._native.cuda_unavailable_reason(),
+                               "opencl_unavailable_reason": gpucrypt._native.opencl_unavailable_reason()},
                               indent=2, default=str))
         return
     click.echo("Devices:")
@@ -387,6 +390,8 @@ def info(as_json):
         click.echo(f"  {device.get('name', '?'):<10} {device.get('kind', ''):<6} {extras}".rstrip())
     if not any(device.get("kind") == "cuda" for device in devices):
         click.echo(f"  (no CUDA device: {gpucrypt._native.cuda_unavailable_reason()})")
+    if not any(device.get("kind") == "opencl" for device in devices):
+        click.echo(f"  (no OpenCL device: {gpucrypt._native.opencl_unavailable_reason()})")
     click.echo("Variants:")
     click.echo(f"  {'name':<24} {'backend':<8} {'algorithm':<10} constant-time")
     for variant in sorted(variants, key=lambda v: (str(v.get("algorithm")), str(v.get("name")))):
@@ -460,7 +465,7 @@ def selftest():
                    "1 MiB, 16 MiB, 256 MiB]")
 @click.option("--seconds", "-seconds", type=click.FloatRange(min=0, min_open=True), default=bench.DEFAULT_SECONDS,
               help="Seconds per cell (fractions allowed).")
-@click.option("--device", default="auto", help="cpu, cuda or cuda:N; auto follows the API's choice per size "
+@click.option("--device", default="auto", help="cpu, cuda[:N] or opencl[:N]; auto follows the API's choice per size "
                                                "(the CPU unless measured slower there).")
 @click.option("--variant", default=None, help="Force an implementation variant (see 'gpucrypt info').")
 @click.option("--decrypt", "-decrypt", is_flag=True, help="Time decryption (GCM: open) instead of encryption.")
@@ -598,7 +603,7 @@ class _EncCommand(click.Command):
 @click.option("-nopad", "--nopad", is_flag=True, help="No PKCS#7 padding (ecb, cbc); input must be whole blocks.")
 @click.option("-nosalt", "--nosalt", is_flag=True, help="Accepted for openssl compatibility (never salted).")
 @click.option("-q", "--quiet", is_flag=True, help="No warning about -K.")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda[:N] or opencl[:N].")
 @click.option("--variant", default=None, help="Force an implementation variant.")
 def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path, force, hex_key, hex_iv,
         key_file, nopad, nosalt, quiet, device, variant, **openssl_only):
@@ -714,7 +719,7 @@ class _HashJob:
         length = self.length if self.variable_length else None
         with _open_input(path) as source:
             total = _input_size(source)
-            if self.device.startswith("cuda") and self.name.startswith(_TREE_HASH_PREFIXES) and total is not None:
+            if self.device.startswith(("cuda", "opencl")) and self.name.startswith(_TREE_HASH_PREFIXES) and total is not None:
                 return self._digest_on_gpu(source, total, length)
             bar = _progress_bar(self.show_progress, self.quiet, False, total, path)
             bar.leave = False
@@ -849,9 +854,10 @@ _HASH_EPILOG = (
 @click.option("--strict", is_flag=True, help="With -c: improperly formatted lines make the exit status 1.")
 @click.option("-w", "--warn", is_flag=True, help="With -c: warn about each improperly formatted line.")
 @click.option("--device", default="auto", show_default=True,
-              help="cpu, auto or cuda[:N]. Sponge hashes (sha3, shake, keccak, cshake) are serial and "
-                   "stream through the stream engine's CPU worker on every setting; on cuda[:N], "
-                   "parallelhash and kt hash a file's leaves on that GPU (the file is mapped into memory).")
+              help="cpu, auto, cuda[:N] or opencl[:N]. Sponge hashes (sha3, shake, keccak, cshake) are serial "
+                   "and stream through the stream engine's CPU worker on every setting; on cuda[:N] or "
+                   "opencl[:N], parallelhash and kt hash a file's leaves on that device (the file is mapped "
+                   "into memory).")
 @click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
 @click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")
 @mpi.cli_options
@@ -965,12 +971,12 @@ def _common_file_options(function):
                             help="Fraction of the data the CPU takes beside the GPUs; 'auto' (the default with "
                                  "--device auto) splits by measured throughput as the run goes.")(function)
     function = click.option("--devices", default=None, metavar="LIST", callback=_parse_devices,
-                            help="Comma-separated devices, e.g. cuda:0,cuda:1 (overrides --device).")(function)
+                            help="Comma-separated devices, e.g. cuda:0,cuda:1 or opencl:0,cpu (overrides --device).")(function)
     function = click.option("--progress", is_flag=True,
                             help="Show the progress bar even when stderr is not a terminal.")(function)
     function = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")(function)
     function = click.option("--device", default="auto", show_default=True,
-                            help="auto (every GPU plus the CPU), cpu, cuda or cuda:N.")(function)
+                            help="auto (every GPU plus the CPU), cpu, cuda[:N] or opencl[:N].")(function)
     function = click.option("-f", "--force", is_flag=True,
                             help="Replace an existing OUT file (otherwise refused; on a terminal, asked).")(function)
     function = click.option("-o", "--output", "output_path", metavar="OUT",

@@ -173,21 +173,12 @@ shake_128 = _constructor("shake128", "shake_128")
 shake_256 = _constructor("shake256", "shake_256")
 
 
-def _cuda_index(device: str) -> int:
-    prefix, _, index = device.partition(":")
-    if device == "cuda":
-        return 0
-    if prefix != "cuda" or not index.isdigit():
-        raise ValueError(f"unknown device {device!r}: expected auto, cpu, cuda or cuda:N")
-    return int(index)
-
-
 def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,  # noqa: A001 - hashlib-style name
          usedforsecurity: bool = True, **params) -> bytes:
     """One-shot hash; XOFs (shake, cshake, parallelhash, kt) need ``length`` in bytes.
 
-    ``device="cuda[:N]"`` hashes on a GPU: ParallelHash and KangarooTwelve spread their leaves
-    over the whole GPU; the other names run as a batch of one. cSHAKE with a function name or
+    ``device="cuda[:N]"`` or ``"opencl[:N]"`` hashes on that device: ParallelHash and
+    KangarooTwelve spread their leaves over it; the other names run as a batch of one. cSHAKE with a function name or
     customization string runs on the CPU (the GPU kernels implement plain SHAKE padding).
     """
     fixed = _FIXED_SIZE_BY_SPELLING.get(name) if type(name) is str else None
@@ -216,9 +207,9 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
     if out_len == 0:
         return b""
     if info["name"].startswith(_TREE_HASHES):
-        return _native.cuda_tree_hash(info["name"], data, out_len, params.get("customization", b""),
-                                      params.get("block_size", _DEFAULT_BLOCK_SIZE), _cuda_index(target))
-    return _native.cuda_hash_many(info["name"], [data], out_len, _cuda_index(target))[0]
+        return _native.device_tree_hash(info["name"], data, out_len, params.get("customization", b""),
+                                        params.get("block_size", _DEFAULT_BLOCK_SIZE), target)
+    return _native.device_hash_many(info["name"], [data], out_len, target)[0]
 
 
 def hash_many(name: str, messages: Iterable, length: Optional[int] = None, variant: Optional[str] = None,
@@ -235,5 +226,5 @@ def hash_many(name: str, messages: Iterable, length: Optional[int] = None, varia
     if target == "cpu":
         return _native.hash_many(info["name"], messages, out_len, variant or "")
     if info["name"].startswith(_TREE_HASHES):
-        raise ValueError(f"hash_many on a GPU takes sponge hashes (sha3, shake, keccak), not {info['name']}")
-    return _native.cuda_hash_many(info["name"], messages, out_len, _cuda_index(target))
+        raise ValueError(f"hash_many on a GPU or OpenCL device takes sponge hashes (sha3, shake, keccak), not {info['name']}")
+    return _native.device_hash_many(info["name"], messages, out_len, target)

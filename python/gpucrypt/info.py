@@ -25,7 +25,8 @@ def _native_variants() -> tuple:
 
 
 def devices() -> list:
-    """Devices usable as ``device=``: always ``cpu``, plus ``cuda:N`` for each working GPU."""
+    """Devices usable as ``device=``: always ``cpu``, plus ``cuda:N`` for each working GPU and
+    ``opencl:N`` for each OpenCL device (any vendor's GPU, or a CPU through PoCL)."""
     return [dict(d) for d in _native_devices()]
 
 
@@ -46,7 +47,7 @@ def cuda_available() -> bool:
 
 
 def resolve_device(device: Optional[str], num_bytes: Optional[int] = None, algorithm: Optional[str] = None) -> str:
-    """Turns ``auto``/``cuda``/``cuda:N``/``cpu`` into a concrete device name.
+    """Turns ``auto``/``cuda[:N]``/``opencl[:N]``/``cpu`` into a concrete device name.
 
     ``auto`` takes the GPU only where it measured faster for data in host memory at that size
     (AUTO_GPU_MIN_BYTES below); otherwise, and whenever no GPU is present, the CPU.

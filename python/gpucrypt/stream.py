@@ -81,7 +81,7 @@ def parse_cpu_share(value) -> Union[str, float, None]:
 
 
 def normalise_device(name: str) -> str:
-    """'cpu', 'cuda:N' ('cuda' is 'cuda:0'); ValueError for anything else. The library's one
+    """'cpu', 'cuda:N' ('cuda' is 'cuda:0'), 'opencl:N'; ValueError for anything else. The library's one
     device-name parser (gpucrypt.hpp, parse_device_name) decides."""
     return _native.parse_device_name(name.strip())[2]
 

@@ -1,0 +1,141 @@
+// device_hash_bindings.cpp: gpucrypt._native.device_hash_many and device_tree_hash, the Keccak
+// family on a GPU or OpenCL device (CUDA: src/backends/cuda/keccak_cuda.hpp; OpenCL:
+// src/backends/opencl/opencl.hpp), named by device string ("cuda:0", "opencl:1"); and the older
+// cuda_hash_many / cuda_tree_hash, which take a CUDA device index. Plumbing only: buffers in, bytes
+// out, the GIL released around the device work. A backend this build lacks raises DeviceError.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/cuda/keccak_cuda.hpp"
+#include "backends/opencl/opencl.hpp"
+#include "gpucrypt/gpucrypt.hpp"
+#include "python/buffer_view.hpp"
+
+namespace nb = nanobind;
+
+namespace gpucrypt::python {
+
+void register_cuda_hash_bindings(nb::module_& m);
+
+namespace {
+
+void hash_many_on(const DeviceName& where, std::string_view name, const uint8_t* const* messages, const size_t* lens,
+                  size_t num_messages, uint8_t* out, size_t out_len) {
+#if defined(GPUCRYPT_WITH_CUDA)
+  if (where.kind == "cuda") return cuda::hash_many(name, messages, lens, num_messages, out, out_len, where.index);
+#endif
+#if defined(GPUCRYPT_WITH_OPENCL)
+  if (where.kind == "opencl") return opencl::hash_many(name, messages, lens, num_messages, out, out_len, where.index);
+#endif
+  throw DeviceError("device '" + where.canonical + "' is not available: " +
+                    (where.kind == "opencl" ? opencl_unavailable_reason() : cuda_unavailable_reason()));
+}
+
+void tree_hash_on(const DeviceName& where, std::string_view name, const hash::HashParams& params, const uint8_t* data,
+                  size_t len, uint8_t* out, size_t out_len) {
+#if defined(GPUCRYPT_WITH_CUDA)
+  if (where.kind == "cuda") return cuda::tree_hash(name, params, data, len, out, out_len, where.index);
+#endif
+#if defined(GPUCRYPT_WITH_OPENCL)
+  if (where.kind == "opencl") return opencl::tree_hash(name, params, data, len, out, out_len, where.index);
+#endif
+  throw DeviceError("device '" + where.canonical + "' is not available: " +
+                    (where.kind == "opencl" ? opencl_unavailable_reason() : cuda_unavailable_reason()));
+}
+
+// device_hash_many(name, messages, out_len, device) -> list[bytes], one digest per message.
+nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t out_len, std::string_view device) {
+  const DeviceName where = parse_device_name(device);
+  if (where.kind == "cpu") throw std::invalid_argument("device_hash_many runs on a GPU or OpenCL device, not the CPU");
+  std::vector<std::unique_ptr<BufferView>> views;
+  std::vector<const uint8_t*> pointers;
+  std::vector<size_t> lens;
+  for (nb::handle message : messages) {
+    views.push_back(std::make_unique<BufferView>(message));
+    pointers.push_back(views.back()->data());
+    lens.push_back(views.back()->size());
+  }
+  std::vector<uint8_t> digests(out_len * pointers.size());
+  {
+    nb::gil_scoped_release release;
+    hash_many_on(where, name, pointers.data(), lens.data(), pointers.size(), digests.data(), out_len);
+  }
+  nb::list result;
+  for (size_t i = 0; i < pointers.size(); ++i)
+    result.append(nb::bytes(reinterpret_cast<const char*>(digests.data() + i * out_len), out_len));
+  return result;
+}
+
+// device_tree_hash(name, data, out_len, customization, block_size, device) -> bytes, for
+// parallelhash128/256(-xof) and kt128/kt256.
+nb::bytes device_tree_hash(std::string_view name, nb::handle data, size_t out_len, nb::handle customization,
+                           size_t block_size, std::string_view device) {
+  const DeviceName where = parse_device_name(device);
+  if (where.kind == "cpu") throw std::invalid_argument("device_tree_hash runs on a GPU or OpenCL device, not the CPU");
+  BufferView input(data);
+  hash::HashParams params;
+  {
+    BufferView s(customization);
+    params.customization.assign(reinterpret_cast<const char*>(s.data()), s.size());
+  }
+  params.block_size = block_size;
+  std::vector<uint8_t> digest(out_len);
+  {
+    nb::gil_scoped_release release;
+    tree_hash_on(where, name, params, input.data(), input.size(), digest.data(), out_len);
+  }
+  return nb::bytes(reinterpret_cast<const char*>(digest.data()), out_len);
+}
+
+std::string cuda_device(int device_index) { return "cuda:" + std::to_string(device_index); }
+
+}  // namespace
+
+void register_cuda_hash_bindings(nb::module_& m) {
+  m.def("device_hash_many", &device_hash_many, nb::arg("name"), nb::arg("messages"), nb::arg("out_len"),
+        nb::arg("device"),
+        "Hashes many messages on a GPU or OpenCL device (sha3-*, shake*, keccak-*, cshake* without N/S); "
+        "list of bytes.");
+  m.def("device_tree_hash", &device_tree_hash, nb::arg("name"), nb::arg("data"), nb::arg("out_len"),
+        nb::arg("customization") = nb::bytes(""), nb::arg("block_size") = 8192, nb::arg("device"),
+        "ParallelHash128/256(-xof) or KT128/KT256 of one input, leaves on a GPU or OpenCL device; bytes.");
+  m.def(
+      "cuda_hash_many",
+      [](std::string_view name, nb::iterable messages, size_t out_len, int device_index) {
+        return device_hash_many(name, messages, out_len, cuda_device(device_index));
+      },
+      nb::arg("name"), nb::arg("messages"), nb::arg("out_len"), nb::arg("device_index") = 0,
+      "device_hash_many on cuda:device_index.");
+  m.def(
+      "cuda_tree_hash",
+      [](std::string_view name, nb::handle data, size_t out_len, nb::handle customization, size_t block_size,
+         int device_index) {
+        return device_tree_hash(name, data, out_len, customization, block_size, cuda_device(device_index));
+      },
+      nb::arg("name"), nb::arg("data"), nb::arg("out_len"), nb::arg("customization") = nb::bytes(""),
+      nb::arg("block_size") = 8192, nb::arg("device_index") = 0, "device_tree_hash on cuda:device_index.");
+  m.def(
+      "opencl_kernel_stats",
+      []() {
+        nb::dict stats;
+#if defined(GPUCRYPT_WITH_OPENCL)
+        const opencl::KernelStats s = opencl::kernel_stats();
+        stats["programs_built"] = s.programs_built;
+        stats["kernels_run"] = s.kernels_run;
+#else
+        stats["programs_built"] = 0;
+        stats["kernels_run"] = 0;
+#endif
+        return stats;
+      },
+      "OpenCL programs built and kernels enqueued in this process (tests check that OpenCL really ran).");
+  m.def("opencl_unavailable_reason", &opencl_unavailable_reason);
+}
+
+}  // namespace gpucrypt::python
