@@ -1,6 +1,6 @@
 """Shared pytest setup for the known-answer tests.
 
-* `--device cpu|cuda` (or GPUCRYPT_TEST_DEVICE): the backend the tests drive; default cpu.
+* `--device cpu|cuda|opencl` (or GPUCRYPT_TEST_DEVICE): the backend the tests drive; default cpu.
 * A test that takes the `variant` argument runs once per variant that `gpucrypt.variants()`
   lists for the chosen backend and for the algorithm named by the test's
   `@pytest.mark.algorithm("aes")` marker (module-level `pytestmark` works).
@@ -20,7 +20,7 @@ import os
 
 import pytest
 
-DEVICE_CHOICES = ("cpu", "cuda")
+DEVICE_CHOICES = ("cpu", "cuda", "opencl")
 _SKIP_COUNTS = collections.Counter()  # (test file, reason) -> number of records skipped
 
 
@@ -68,13 +68,17 @@ _DEFAULT_PROBES = {
 
 @functools.lru_cache(maxsize=None)
 def default_variant(algorithm: str, device: str) -> str | None:
+    if algorithm == "keccak" and device != "cpu":
+        # Hashing on a device runs that backend's Keccak kernel, which hash() picks by itself.
+        names = backend_variants(algorithm, device)
+        return names[0] if len(names) == 1 else None
     probe = _DEFAULT_PROBES.get(algorithm)
     return None if probe is None else probe(_gpucrypt(), device).variant
 
 
 @functools.lru_cache(maxsize=None)
-def _cuda_present() -> bool:
-    return any(d.get("kind") == "cuda" for d in _gpucrypt().devices())
+def _device_present(kind: str) -> bool:
+    return any(d.get("kind") == kind for d in _gpucrypt().devices())
 
 
 def pytest_generate_tests(metafunc):
@@ -85,8 +89,8 @@ def pytest_generate_tests(metafunc):
         raise pytest.UsageError(f"{metafunc.definition.nodeid} takes `variant` but has no algorithm marker")
     algorithm = marker.args[0]
     device = metafunc.config.getoption("--device")
-    if device == "cuda" and not _cuda_present():
-        raise pytest.UsageError("--device cuda, but gpucrypt.devices() lists no CUDA device")
+    if device != "cpu" and not _device_present(device):
+        raise pytest.UsageError(f"--device {device}, but gpucrypt.devices() lists no {device} device")
     names = backend_variants(algorithm, device)
     if names:
         params = [pytest.param(name, id=name) for name in names]
@@ -218,13 +222,25 @@ class Impl:
         # the variant implements the name.
         return {k: v for k, v in options.items() if k != "device"}
 
+    def _hash_options(self, function) -> dict:
+        """device= and variant= for hash()/hash_many(). On a CUDA or OpenCL device they run that
+        backend's Keccak kernel and take no variant= (the names they accept are the CPU ones), so
+        the variant under test must be the backend's only one: then nothing else can have run."""
+        options = self._options(function)
+        if self.device != "cpu" and options.pop("variant", None) is not None:
+            names = backend_variants(self.algorithm, self.device)
+            if names != [self.variant]:
+                pytest.fail(f"{function.__name__}() on {self.device} cannot be asked for variant "
+                            f"{self.variant!r} among {names}")
+        return options
+
     def hash(self, name: str, data: bytes, **params) -> bytes:
-        options = self._options(self.gpucrypt.hash)
+        options = self._hash_options(self.gpucrypt.hash)
         self._require("hash", name, lambda: self.gpucrypt.new(name, **self._probe_options(options)))
         return self.gpucrypt.hash(name, data, **params, **options)
 
     def hash_many(self, name: str, messages: list, length=None) -> list:
-        options = self._options(self.gpucrypt.hash_many)
+        options = self._hash_options(self.gpucrypt.hash_many)
         self._require("hash", name, lambda: self.gpucrypt.new(name, **self._probe_options(options)))
         return self.gpucrypt.hash_many(name, messages, length=length, **options)
 

@@ -1,4 +1,4 @@
-"""Readers for the known-answer vector files under tests/vectors/.
+"""Readers for the known-answer vector files under tests/vectors/ and ../shared/vectors/peer/.
 
 Each reader returns a list of records and raises ValueError when a file yields none, so a moved
 or truncated file fails loudly instead of turning a test into a silent pass. Records remember
@@ -10,17 +10,38 @@ Formats:
 * NTT's Camellia `t_camelia.txt` (`K No.001 : 00 11 ...`, then `P No.` / `C No.` pairs).
 * The NESSIE SC2000 transcription (`keybits set key plaintext ciphertext` per line).
 * Wycheproof JSON (test groups holding tests).
+* Other projects' files in ../shared/vectors/peer (never copied into the repository; see its
+  PROVENANCE.md): OpenSSL/BoringSSL `Name = value` / `Name: value` stanzas, RustCrypto's blobby
+  `.blb` files, JSON (plain, gzip or raw deflate) and the XKCP KangarooTwelve.txt listing.
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
 import json
+import os
 import pathlib
 import re
+import zlib
 from dataclasses import dataclass, field
 
 VECTOR_DIR = pathlib.Path(__file__).resolve().parent / "vectors"
+
+
+def _find_peer_dir() -> pathlib.Path:
+    """../shared/vectors/peer beside the checkout (main checkout or a worktree nested deeper), or
+    $GPUCRYPT_PEER_VECTORS. The GPU machine has no ../shared: tests count a skip there."""
+    if os.environ.get("GPUCRYPT_PEER_VECTORS"):
+        return pathlib.Path(os.environ["GPUCRYPT_PEER_VECTORS"])
+    for parent in pathlib.Path(__file__).resolve().parents[1:]:
+        candidate = parent / "shared" / "vectors" / "peer"
+        if candidate.is_dir():
+            return candidate
+    return VECTOR_DIR.parents[1] / "shared" / "vectors" / "peer"
+
+
+PEER_DIR = _find_peer_dir()
 
 
 def vector_path(relative: str) -> pathlib.Path:
@@ -28,6 +49,34 @@ def vector_path(relative: str) -> pathlib.Path:
     if not path.is_file():
         raise FileNotFoundError(f"vector file missing: {path}")
     return path
+
+
+def peer_path(relative: str) -> pathlib.Path:
+    path = PEER_DIR / relative
+    if not path.is_file():
+        raise FileNotFoundError(f"peer vector file missing: {path}")
+    return path
+
+
+def shown_path(path: pathlib.Path) -> str:
+    """A vector file's name for messages: relative to tests/vectors or to the peer directory."""
+    for root, prefix in ((VECTOR_DIR, ""), (PEER_DIR, "peer/")):
+        try:
+            return prefix + str(path.relative_to(root))
+        except ValueError:
+            pass
+    return str(path)
+
+
+def read_peer_bytes(relative: str) -> bytes:
+    """A peer file's content; `.gz` files are gunzipped and `.deflate` ones raw-inflated."""
+    path = peer_path(relative)
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        return gzip.decompress(data)
+    if path.suffix == ".deflate":
+        return zlib.decompress(data, -zlib.MAX_WBITS)
+    return data
 
 
 def unhex(text: str) -> bytes:
@@ -65,7 +114,7 @@ class Record:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(VECTOR_DIR)}:{self.line}"
+        return f"{shown_path(self.path)}:{self.line}"
 
 
 def _require_records(records: list, path: pathlib.Path) -> list:
@@ -88,6 +137,16 @@ def read_rsp(relative: str) -> tuple:
     bracketed line is kept as a header flag whose value is "".
     """
     path = vector_path(relative)
+    return _parse_rsp(path, path.read_text(encoding="ascii"))
+
+
+@functools.lru_cache(maxsize=None)
+def read_peer_rsp(relative: str) -> tuple:
+    """read_rsp for a file under the peer directory (gzip-compressed or not)."""
+    return _parse_rsp(peer_path(relative), read_peer_bytes(relative).decode("ascii"))
+
+
+def _parse_rsp(path: pathlib.Path, text: str) -> tuple:
     records: list[Record] = []
     header: dict = {}
     direction = None
@@ -100,7 +159,7 @@ def read_rsp(relative: str) -> tuple:
             records.append(Record(current, dict(header), direction, path, start_line))
         current = {}
 
-    for line_no, raw in enumerate(path.read_text(encoding="ascii").splitlines(), start=1):
+    for line_no, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line:
             flush()
@@ -172,7 +231,7 @@ class BlockVector:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(VECTOR_DIR)}:{self.line}{' ' + self.label if self.label else ''}"
+        return f"{shown_path(self.path)}:{self.line}{' ' + self.label if self.label else ''}"
 
 
 _NTT_LINE = re.compile(r"^([KPC])\s+No\.(\d+)\s*:\s*([0-9A-Fa-f ]+)$")
@@ -248,14 +307,23 @@ class WycheproofTest:
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(VECTOR_DIR)} tcId {self.test['tcId']} {self.test.get('comment', '')!r} flags {self.test.get('flags')}"
+        return f"{shown_path(self.path)} tcId {self.test['tcId']} {self.test.get('comment', '')!r} flags {self.test.get('flags')}"
 
 
 @functools.lru_cache(maxsize=None)
 def read_wycheproof(relative: str, expected_schema: str | None = None) -> tuple:
     """All tests of a Wycheproof file, checked against the file's own `numberOfTests`."""
     path = vector_path(relative)
-    document = json.loads(path.read_text(encoding="utf-8"))
+    return _wycheproof_tests(path, json.loads(path.read_text(encoding="utf-8")), expected_schema)
+
+
+@functools.lru_cache(maxsize=None)
+def read_peer_wycheproof(relative: str, expected_schema: str | None = None) -> tuple:
+    """read_wycheproof for a file under the peer directory."""
+    return _wycheproof_tests(peer_path(relative), read_peer_json(relative), expected_schema)
+
+
+def _wycheproof_tests(path: pathlib.Path, document: dict, expected_schema: str | None) -> tuple:
     if expected_schema is not None and document.get("schema") != expected_schema:
         raise ValueError(f"{path}: schema {document.get('schema')!r}, expected {expected_schema!r}")
     tests = []
@@ -311,3 +379,196 @@ def ragged_pieces(data: bytes) -> list:
 
 def xor_bytes(a: bytes, b: bytes) -> bytes:
     return bytes(x ^ y for x, y in zip(a, b, strict=True))
+
+
+# --- Other projects' formats (files under PEER_DIR) ---------------------------------------------
+
+@functools.lru_cache(maxsize=None)
+def read_peer_json(relative: str):
+    return json.loads(read_peer_bytes(relative).decode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Stanza:
+    """One OpenSSL `evp_test` / BoringSSL `FileTest` record: `Name = value` (OpenSSL, BoringSSL
+    cipher_tests) or `Name: value` (BoringSSL's generated files) lines up to a blank line. Names
+    keep their case; a name may repeat (OpenSSL digest tests give several `Input` lines), so
+    `items` keeps every line in order and `fields` the last value of each name."""
+
+    items: tuple
+    path: pathlib.Path
+    line: int
+
+    @property
+    def fields(self) -> dict:
+        return dict(self.items)
+
+    def __getitem__(self, name: str) -> str:
+        return self.fields[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.fields
+
+    def get(self, name: str, default=None):
+        return self.fields.get(name, default)
+
+    def bytes(self, name: str, default: str | None = None) -> bytes:
+        return stanza_bytes(self.fields[name] if default is None else self.fields.get(name, default))
+
+    @property
+    def where(self) -> str:
+        return f"{shown_path(self.path)}:{self.line}"
+
+
+def stanza_bytes(value: str) -> bytes:
+    """A stanza value as bytes: hex, or a double-quoted string (`""` is empty), as evp_test reads it."""
+    if len(value) >= 2 and value.startswith('"') and value.endswith('"'):
+        return value[1:-1].encode("ascii")
+    return unhex(value)
+
+
+_STANZA_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)\s*(=|:)\s*(.*)$")
+
+
+@functools.lru_cache(maxsize=None)
+def read_stanzas(relative: str) -> tuple:
+    """All stanzas of an OpenSSL or BoringSSL test file under PEER_DIR (`#` lines are comments;
+    BoringSSL's `[Name = value]` headers do not occur in the files read here and are refused)."""
+    path = peer_path(relative)
+    stanzas, items, start = [], [], 0
+    for line_no, raw in enumerate(read_peer_bytes(relative).decode("ascii").splitlines() + [""], start=1):
+        line = raw.strip()
+        if not line:
+            if items:
+                stanzas.append(Stanza(tuple(items), path, start))
+            items = []
+            continue
+        if line.startswith("#"):
+            continue
+        match = _STANZA_LINE.match(line)
+        if not match:
+            raise ValueError(f"{path}:{line_no}: cannot parse line {raw!r}")
+        if not items:
+            start = line_no
+        items.append((match.group(1), match.group(3).strip()))
+    return tuple(_require_records(stanzas, path))
+
+
+def _read_vlq(data: bytes, pos: int) -> tuple:
+    """blobby's git-flavoured variable-length quantity: 7 bits a byte, most significant first,
+    high bit = more follows, and each continuation adds one before shifting (so that every
+    number has one encoding). At most 4 bytes, as the crate reads."""
+    byte = data[pos]
+    value, pos = byte & 0x7F, pos + 1
+    for _ in range(3):
+        if not byte & 0x80:
+            return value, pos
+        byte = data[pos]
+        value, pos = ((value + 1) << 7) + (byte & 0x7F), pos + 1
+    if byte & 0x80:
+        raise ValueError("blobby VLQ longer than 4 bytes")
+    return value, pos
+
+
+@dataclass(frozen=True)
+class BlobbyVector:
+    """One test vector of a blobby file: its blobs named as the Rust test's struct fields."""
+
+    blobs: dict
+    path: pathlib.Path
+    index: int
+
+    def __getitem__(self, name: str) -> bytes:
+        return self.blobs[name]
+
+    @property
+    def where(self) -> str:
+        return f"{shown_path(self.path)} vector #{self.index}"
+
+
+@functools.lru_cache(maxsize=None)
+def read_blobby(relative: str, fields: tuple) -> tuple:
+    """RustCrypto `blobby` (0.4 layout, crate README "Storage format"): VLQ item count, VLQ count
+    of de-duplicated blobs, those blobs (VLQ length + bytes), then one VLQ per item whose low bit
+    says "index into the de-duplicated blobs" (1) or "length of the bytes that follow" (0).
+    The items are grouped `len(fields)` at a time, as `blobby::parse_into_structs!` does; the
+    whole file must be consumed and divide evenly, so a misread fails here."""
+    path = peer_path(relative)
+    data = path.read_bytes()
+    items_len, pos = _read_vlq(data, 0)
+    dedup_len, pos = _read_vlq(data, pos)
+    dedup = []
+    for _ in range(dedup_len):
+        length, pos = _read_vlq(data, pos)
+        dedup.append(data[pos:pos + length])
+        pos += length
+    items = []
+    for _ in range(items_len):
+        value, pos = _read_vlq(data, pos)
+        if value & 1:
+            items.append(dedup[value >> 1])
+        else:
+            if pos + (value >> 1) > len(data):
+                raise ValueError(f"{path}: blob runs past the end of the file")
+            items.append(data[pos:pos + (value >> 1)])
+            pos += value >> 1
+    if pos != len(data):
+        raise ValueError(f"{path}: {len(data) - pos} bytes left after {items_len} items")
+    if items_len % len(fields):
+        raise ValueError(f"{path}: {items_len} items do not group into {fields}")
+    width = len(fields)
+    vectors = [BlobbyVector(dict(zip(fields, items[i:i + width])), path, i // width)
+               for i in range(0, items_len, width)]
+    return tuple(_require_records(vectors, path))
+
+
+@dataclass(frozen=True)
+class K12Listing:
+    """One entry of XKCP's tests/TestVectors/KangarooTwelve.txt."""
+
+    message: bytes
+    customization: bytes
+    length: int       # output bytes computed
+    expected: bytes   # the published bytes: the last len(expected) of the output
+    path: pathlib.Path
+    line: int
+
+    @property
+    def where(self) -> str:
+        return f"{shown_path(self.path)}:{self.line}"
+
+
+_K12_HEADER = re.compile(r"^KangarooTwelve\(M=(.*), C=(.*), (\d+) bytes\)(, last (\d+) bytes)?:$")
+_K12_PATTERN = re.compile(r"^pattern 0x00 to 0xFA for (\d+)\^(\d+) bytes$")
+_K12_REPEAT = re.compile(r"^(\d+) times byte 0x([0-9A-Fa-f]{2})$")
+
+
+def _k12_bytes(text: str) -> bytes:
+    if text == "empty":
+        return b""
+    match = _K12_PATTERN.match(text)
+    if match:
+        return pattern_bytes(int(match.group(1)) ** int(match.group(2)))
+    match = _K12_REPEAT.match(text)
+    if match:
+        return bytes.fromhex(match.group(2)) * int(match.group(1))
+    raise ValueError(f"unknown KangarooTwelve.txt byte string {text!r}")
+
+
+@functools.lru_cache(maxsize=None)
+def read_xkcp_k12(relative: str) -> tuple:
+    """`KangarooTwelve(M=..., C=..., N bytes)[, last K bytes]:` then a line of spaced hex."""
+    path = peer_path(relative)
+    lines = path.read_text(encoding="ascii").splitlines()
+    entries = []
+    for line_no, raw in enumerate(lines, start=1):
+        match = _K12_HEADER.match(raw.strip())
+        if not match:
+            continue
+        expected = unhex(lines[line_no].strip())  # the next line
+        length = int(match.group(3))
+        if len(expected) != int(match.group(5) or length):
+            raise ValueError(f"{path}:{line_no}: {len(expected)} bytes published, header says otherwise")
+        entries.append(K12Listing(_k12_bytes(match.group(1)), _k12_bytes(match.group(2)), length,
+                                  expected, path, line_no))
+    return tuple(_require_records(entries, path))
