@@ -19,12 +19,11 @@ import pytest
 
 import gpucrypt
 from gpucrypt import InvalidTag
+from vector_files import PEER_DIR as PEER
 
 pytestmark = pytest.mark.algorithm("aes")
 
-PEER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "vectors" / "peer"
-if not PEER.is_dir():  # a checkout beside ../shared, as in CI
-    PEER = pathlib.Path(__file__).resolve().parents[1] / ".." / "shared" / "vectors" / "peer"
+# ../shared/vectors/peer found beside the main checkout or a worktree (vector_files.PEER_DIR).
 # The GPU machine has no ../shared: the peer-vector tests skip there and say so.
 needs_peer = pytest.mark.skipif(not PEER.is_dir(), reason=f"peer vectors not found at {PEER}")
 HAS_VAES = any(v["name"] == "aes_vaes_gcm" for v in gpucrypt.variants())

@@ -9,11 +9,13 @@ PROVENANCE.md), through impl.hash / impl.hash_many on the device the suite drive
   k12/tests/mod.rs (k12_tests_mod_rs.json);
 * OpenSSL evpmd_sha.txt (SHA3, SHAKE, KECCAK stanzas) and evpmd_kt.txt (KT128/KT256);
 * BoringSSL keccak_tests.txt.gz;
-* NIST ACVP cSHAKE-128/256 and ParallelHash-128/256 (the functional tests).
+* NIST ACVP cSHAKE-128/256 and ParallelHash-128/256: functional tests (outputs of any bit
+  length, in ACVP's bit order) and the Monte Carlo chains of the XOFs.
 
 What gpucrypt cannot compute is counted through the `skipped` fixture by file and reason: KMAC,
-TupleHash, BLAKE3, HMAC-SHA3, SHA-1/SHA-2, messages whose length is not whole bytes, ParallelHash
-(non-XOF) outputs of a bit length that is not whole bytes, and ACVP's Monte Carlo groups.
+TupleHash, BLAKE3, HMAC-SHA3, SHA-1/SHA-2, messages whose length is not whole bytes, and
+ParallelHash (non-XOF) outputs of a bit length that is not whole bytes, ACVP's non-XOF Monte Carlo
+chain included (the output length in bits is hashed in).
 """
 
 from __future__ import annotations
@@ -220,26 +222,35 @@ def evp_message(stanza) -> bytes:
     return message * count
 
 
-@pytest.mark.parametrize("file", ("openssl/evpmd_sha.txt", "openssl/evpmd_kt.txt"))
-def test_openssl_evpmd(impl, peer, skipped, file):
+EVPMD_CASES = {  # (file, the digest-name prefixes of one test) -> stanzas it must run
+    ("openssl/evpmd_sha.txt", ("sha3-", "shake")): 29,
+    ("openssl/evpmd_sha.txt", ("keccak-",)): 12,   # keccak_openssl has no original Keccak
+    ("openssl/evpmd_kt.txt", ("kt",)): 4,
+}
+
+
+@pytest.mark.parametrize("file,prefixes", list(EVPMD_CASES), ids=["sha3-shake", "keccak", "kt"])
+def test_openssl_evpmd(impl, peer, skipped, file, prefixes):
     ran = 0
     for stanza in read_stanzas(file):
         if "Digest" not in stanza:
             assert set(stanza.fields) == {"Title"}, stanza.where
             continue
-        digest = stanza["Digest"].lower()
-        if not digest.startswith(("sha3-", "shake", "keccak-", "kt")):
-            skipped(f"{file}: {stanza['Digest'].upper()} is not a gpucrypt hash")
+        name = stanza["Digest"].lower()
+        if not name.startswith(("sha3-", "shake", "keccak-", "kt")):
+            if prefixes == ("sha3-", "shake"):  # counted once per file
+                skipped(f"{file}: {stanza['Digest'].upper()} is not a gpucrypt hash")
+            continue
+        if not name.startswith(prefixes):
             continue
         assert set(stanza.fields) <= {"Digest", "Input", "Output", "Ncopy", "Count", "Availablein"}, stanza.where
-        name = digest
         message, expected = evp_message(stanza), stanza.bytes("Output")
         if name.startswith(("shake", "kt")):
             xof_check(impl, name, message, expected, stanza.where)
         else:
             assert impl.hash(name, message) == expected, stanza.where
         ran += 1
-    assert ran == {"openssl/evpmd_sha.txt": 41, "openssl/evpmd_kt.txt": 4}[file]
+    assert ran == EVPMD_CASES[(file, prefixes)]
 
 
 # --- BoringSSL ----------------------------------------------------------------------------
@@ -280,20 +291,54 @@ def acvp_output_bits(output: bytes, bits: int) -> bytes:
     return output[:whole] + bytes([(output[whole] << (8 - rest)) & 0xFF])
 
 
+def acvp_monte_carlo(impl, name: str, group: dict, test: dict, where: str) -> int:
+    """ACVP's cSHAKE / ParallelHash Monte Carlo test (ACVP-Server CSHAKE_MCT and
+    ParallelHash_MCT): 1000 chained hashes per result, each of the first 128 bits of the previous
+    output; the previous output's last 16 bits pick the next output length in bits (and block
+    size), and the customization becomes those 18 bytes mapped to letters (b % 26 + 'A').
+    Output lengths are bit lengths, so only XOFs can be chained here (their outputs truncate)."""
+    low, high, step = group["minOutLen"], group["maxOutLen"], group["outLenIncrement"]
+    min_block, max_block = group.get("minBlockSize"), group.get("maxBlockSize")
+    output_bits, block_size, customization = high, min_block, b""
+    message = unhex(test["msg"])
+    assert int(test["len"]) == 8 * len(message) >= 128, where  # the chain hashes its first 128 bits
+    for n, result in enumerate(test["resultsArray"]):
+        for _ in range(1000):
+            message = (message + bytes(16))[:16]
+            params = {"customization": customization}
+            if min_block is not None:
+                params["block_size"] = block_size
+            output = impl.hash(name, message, length=-(-output_bits // 8), **params)
+            digest, digest_bits = acvp_output_bits(output, output_bits), output_bits
+            rightmost = (int.from_bytes(digest, "big") >> (-output_bits % 8)) & 0xFFFF
+            output_bits = low + (rightmost % (high - low + 1)) // step * step
+            if min_block is not None:
+                block_size = min_block + (rightmost & 0xFF) % (max_block - min_block + 1)
+            customization = bytes(b % 26 + 65 for b in message + rightmost.to_bytes(2, "big"))
+            message = digest
+        assert (digest_bits, digest) == (int(result["outLen"]), unhex(result["md"])), f"{where} result {n}"
+    return len(test["resultsArray"])
+
+
 @pytest.mark.parametrize("function", ("cSHAKE-128", "cSHAKE-256", "ParallelHash-128", "ParallelHash-256"))
 def test_acvp(impl, peer, skipped, function):
     file = f"acvp/{function}-1.0.internalProjection.json.gz"
     document = read_peer_json(file)
     bits = function.split("-")[1]
-    ran = 0
+    ran = monte_carlo = 0
     for group in document["testGroups"]:
-        if group["testType"] == "MCT":
-            skipped(f"{file}: Monte Carlo group (the chained MCT procedure is not implemented here)",
-                    len(group["tests"]))
-            continue
-        assert group["testType"] == "AFT" and not group["hexCustomization"]
+        assert group["testType"] in ("AFT", "MCT") and not group["hexCustomization"]
         xof = function.startswith("cSHAKE") or group["xof"]
         name = f"cshake{bits}" if function.startswith("cSHAKE") else f"parallelhash{bits}{'-xof' if xof else ''}"
+        if group["testType"] == "MCT":
+            for t in group["tests"]:
+                where = f"{shown_path(PEER_DIR / file)} tcId {t['tcId']}"
+                if xof:
+                    monte_carlo += acvp_monte_carlo(impl, name, group, t, where)
+                else:
+                    skipped(f"{file}: non-XOF Monte Carlo results (chained outputs of bit lengths "
+                            f"that are not whole bytes, hashed in)", len(t["resultsArray"]))
+            continue
         for t in group["tests"]:
             where = f"{shown_path(PEER_DIR / file)} tcId {t['tcId']}"
             message_bits, output_bits = int(t["len"]), int(t["outLen"])
@@ -311,7 +356,7 @@ def test_acvp(impl, peer, skipped, function):
             output = impl.hash(name, unhex(t["msg"])[: message_bits // 8], length=-(-output_bits // 8), **params)
             assert acvp_output_bits(output, output_bits) == unhex(t["md"]), where
             ran += 1
-    assert ran >= 13
+    assert ran >= 13 and monte_carlo == 3
 
 
 # --- What gpucrypt does not compute ----------------------------------------------------------
