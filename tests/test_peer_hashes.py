@@ -26,7 +26,7 @@ import pytest
 
 from vector_files import (PEER_DIR, pattern_bytes, read_blobby, read_peer_json, read_peer_rsp,
                           read_peer_wycheproof, read_stanzas, read_xkcp_k12, shown_path, stanza_bytes,
-                          unhex)
+                          streamed_digest, unhex)
 
 pytestmark = pytest.mark.algorithm("keccak")
 
@@ -42,17 +42,24 @@ def peer(skipped):
 
 
 def check_batch(impl, name: str, messages: list, expected: list, wheres: list, length=None) -> int:
-    """Each message through hash(), then all of them through one hash_many() call."""
+    """Each message through hash() (and, on the CPU, streamed through new()), then all of them
+    through one hash_many() call."""
     assert len(messages) == len(expected) == len(wheres) and messages
     for message, digest, where in zip(messages, expected, wheres):
         got = impl.hash(name, message) if length is None else impl.hash(name, message, length=length)
         assert got == digest, where
+        if impl.device == "cpu":
+            assert streamed_digest(impl, name, message, length) == digest, f"{where} (streamed)"
     assert impl.hash_many(name, messages, length=length) == expected, f"hash_many over {wheres[0]}..."
     return len(messages)
 
 
-def xof_check(impl, name: str, message: bytes, expected: bytes, where: str, **params) -> None:
+def xof_check(impl, name: str, message: bytes, expected: bytes, where: str, stream=False, **params) -> None:
+    """hash() to len(expected) bytes; with `stream`, on the CPU, also new()/update() in pieces
+    (hash objects are CPU objects: new() takes no device)."""
     assert impl.hash(name, message, length=len(expected), **params) == expected, where
+    if stream and impl.device == "cpu":
+        assert streamed_digest(impl, name, message, len(expected), **params) == expected, f"{where} (streamed)"
 
 
 # --- XKCP -----------------------------------------------------------------------------------
@@ -75,6 +82,9 @@ def test_xkcp_kangaroo_twelve(impl, peer):
     for e in entries:
         output = impl.hash("kt128", e.message, length=e.length, customization=e.customization)
         assert output[-len(e.expected):] == e.expected, e.where
+        if impl.device == "cpu":
+            streamed = streamed_digest(impl, "kt128", e.message, e.length, customization=e.customization)
+            assert streamed[-len(e.expected):] == e.expected, f"{e.where} (streamed)"
 
 
 # --- Go x/crypto/sha3 testdata --------------------------------------------------------------
@@ -179,7 +189,8 @@ def test_rustcrypto_cshake(impl, peer, bits, file):
     vectors = read_blobby(f"rustcrypto-xofs/{file.format(bits=bits)}.blb", ("customization", "input", "output"))
     assert len(vectors) == (1 if "bytepad" in file else 258)
     for v in vectors:
-        xof_check(impl, f"cshake{bits}", v["input"], v["output"], v.where, customization=v["customization"])
+        xof_check(impl, f"cshake{bits}", v["input"], v["output"], v.where, stream=True,
+                  customization=v["customization"])
 
 
 def k12_json_bytes(value: dict) -> bytes:
@@ -246,9 +257,9 @@ def test_openssl_evpmd(impl, peer, skipped, file, prefixes):
         assert set(stanza.fields) <= {"Digest", "Input", "Output", "Ncopy", "Count", "Availablein"}, stanza.where
         message, expected = evp_message(stanza), stanza.bytes("Output")
         if name.startswith(("shake", "kt")):
-            xof_check(impl, name, message, expected, stanza.where)
+            xof_check(impl, name, message, expected, stanza.where, stream=True)
         else:
-            assert impl.hash(name, message) == expected, stanza.where
+            check_batch(impl, name, [message], [expected], [stanza.where])
         ran += 1
     assert ran == EVPMD_CASES[(file, prefixes)]
 

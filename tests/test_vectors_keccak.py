@@ -13,26 +13,14 @@ so every variant checks every 10th record (`sample`) and the default variant the
 
 import pytest
 
-from vector_files import (json_bytes, message_of, ragged_pieces, read_json, read_keccak_kat,
-                          read_rsp, rest, sample)
+from vector_files import (json_bytes, message_of, read_json, read_keccak_kat, read_rsp, rest,
+                          sample, streamed_digest)
 
 pytestmark = pytest.mark.algorithm("keccak")
 
 SHA3_BITS = (224, 256, 384, 512)
 SHAKE_BITS = (128, 256)
 PARTS = ("sample", pytest.param("rest", marks=pytest.mark.slow))
-
-
-def streamed_digest(impl, name: str, message: bytes, length=None) -> bytes:
-    """Digest through new()/update() in uneven pieces, and through copy() of the object."""
-    h = impl.new(name)
-    for piece in ragged_pieces(message):
-        h.update(piece)
-    copied = h.copy()
-    digest = h.digest() if length is None else h.digest(length)
-    copied_digest = copied.digest() if length is None else copied.digest(length)
-    assert copied_digest == digest, f"{name}: copy() gives a different digest"
-    return digest
 
 
 # --- SHA3 --------------------------------------------------------------------------------------
