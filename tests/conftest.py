@@ -1,6 +1,7 @@
 """Shared pytest setup for the known-answer tests.
 
-* `--device cpu|cuda` (or GPUCRYPT_TEST_DEVICE): the backend the tests drive; default cpu.
+* `--device cpu|cuda|opencl` (or GPUCRYPT_TEST_DEVICE): the backend the tests drive; default cpu.
+  `opencl` is opencl:0 (PoCL's CPU device in CI, NVIDIA's OpenCL on the GPU machine).
 * A test that takes the `variant` argument runs once per variant that `gpucrypt.variants()`
   lists for the chosen backend and for the algorithm named by the test's
   `@pytest.mark.algorithm("aes")` marker (module-level `pytestmark` works).
@@ -20,7 +21,7 @@ import os
 
 import pytest
 
-DEVICE_CHOICES = ("cpu", "cuda")
+DEVICE_CHOICES = ("cpu", "cuda", "opencl")
 _SKIP_COUNTS = collections.Counter()  # (test file, reason) -> number of records skipped
 
 
@@ -73,8 +74,8 @@ def default_variant(algorithm: str, device: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _cuda_present() -> bool:
-    return any(d.get("kind") == "cuda" for d in _gpucrypt().devices())
+def _device_present(kind: str) -> bool:
+    return any(d.get("kind") == kind for d in _gpucrypt().devices())
 
 
 def pytest_generate_tests(metafunc):
@@ -85,8 +86,8 @@ def pytest_generate_tests(metafunc):
         raise pytest.UsageError(f"{metafunc.definition.nodeid} takes `variant` but has no algorithm marker")
     algorithm = marker.args[0]
     device = metafunc.config.getoption("--device")
-    if device == "cuda" and not _cuda_present():
-        raise pytest.UsageError("--device cuda, but gpucrypt.devices() lists no CUDA device")
+    if device != "cpu" and not _device_present(device):
+        raise pytest.UsageError(f"--device {device}, but gpucrypt.devices() lists no {device} device")
     names = backend_variants(algorithm, device)
     if names:
         params = [pytest.param(name, id=name) for name in names]
@@ -215,8 +216,9 @@ class Impl:
 
     def _probe_options(self, options: dict) -> dict:
         # new() builds a CPU streaming object and takes no device=; the probe only asks whether
-        # the variant implements the name.
-        return {k: v for k, v in options.items() if k != "device"}
+        # the variant implements the name. A device's own Keccak variant (keccak_cuda,
+        # keccak_opencl) is not a CPU one: there the probe checks the name alone.
+        return {k: v for k, v in options.items() if k != "device" and (k != "variant" or self.device == "cpu")}
 
     def hash(self, name: str, data: bytes, **params) -> bytes:
         options = self._options(self.gpucrypt.hash)
