@@ -173,6 +173,17 @@ shake_128 = _constructor("shake128", "shake_128")
 shake_256 = _constructor("shake256", "shake_256")
 
 
+def _check_device_variant(device: str, variant: Optional[str]) -> None:
+    """A device hashes with its backend's Keccak variant (keccak_cuda, keccak_opencl); naming
+    another one is an error, as it is on the CPU."""
+    if variant is None:
+        return
+    backend = device.partition(":")[0]
+    names = [v["name"] for v in _native.variants() if v["backend"] == backend and v["algorithm"] == "keccak"]
+    if variant not in names:
+        raise ValueError(f"variant {variant!r} does not hash on {device} (there: {', '.join(names) or 'none'})")
+
+
 def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,  # noqa: A001 - hashlib-style name
          usedforsecurity: bool = True, **params) -> bytes:
     """One-shot hash; XOFs (shake, cshake, parallelhash, kt) need ``length`` in bytes.
@@ -196,6 +207,8 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
     target = "cpu" if device in _ON_THE_CPU else resolve_device(device, len(data))
     if target == "cpu" and out_len and not params.keys() - {"variant"}:
         return _native.hash_once(info["name"], data, out_len, params.get("variant") or "")
+    if target != "cpu":
+        _check_device_variant(target, params.pop("variant", None))  # a GPU's own Keccak variant
     if target == "cpu" or (info["name"].startswith("cshake")
                            and (params.get("function_name") or params.get("customization"))):
         ctx = _create(info, params.get("function_name", b""), params.get("customization", b""),
@@ -225,6 +238,7 @@ def hash_many(name: str, messages: Iterable, length: Optional[int] = None, varia
     target = resolve_device(device, sum(len(memoryview(m)) for m in messages))
     if target == "cpu":
         return _native.hash_many(info["name"], messages, out_len, variant or "")
+    _check_device_variant(target, variant)
     if info["name"].startswith(_TREE_HASHES):
         raise ValueError(f"hash_many on a GPU or OpenCL device takes sponge hashes (sha3, shake, keccak), not {info['name']}")
     return _native.device_hash_many(info["name"], messages, out_len, target)

@@ -136,6 +136,33 @@ void register_cuda_hash_bindings(nb::module_& m) {
       },
       "OpenCL programs built and kernels enqueued in this process (tests check that OpenCL really ran).");
   m.def("opencl_unavailable_reason", &opencl_unavailable_reason);
+  m.def(
+      "opencl_time_resident",
+      [](std::string_view cipher, std::string_view variant, std::string_view device, size_t bytes, int repeats) {
+        nb::dict out;
+#if defined(GPUCRYPT_WITH_OPENCL)
+        const DeviceName where = parse_device_name(device);
+        if (where.kind != "opencl") throw std::invalid_argument("opencl_time_resident needs an opencl:N device");
+        opencl::ResidentTiming t;
+        {
+          nb::gil_scoped_release release;
+          t = opencl::time_resident(parse_cipher_name(cipher), variant, where.index, bytes, repeats);
+        }
+        nb::list seconds;
+        for (double s : t.seconds) seconds.append(s);
+        out["variant"] = t.variant;
+        out["device_name"] = t.device_name;
+        out["seconds"] = seconds;
+        out["checked_blocks"] = t.checked_blocks;
+        out["mismatched_blocks"] = t.mismatched_blocks;
+#else
+        (void)cipher, (void)variant, (void)device, (void)bytes, (void)repeats;
+        throw DeviceError("this build of gpucrypt has no OpenCL backend");
+#endif
+        return out;
+      },
+      nb::arg("cipher"), nb::arg("variant"), nb::arg("device"), nb::arg("bytes"), nb::arg("repeats"),
+      "Device-resident timing of an OpenCL CTR/ECB kernel (profiling events), checked on sampled blocks.");
 }
 
 }  // namespace gpucrypt::python

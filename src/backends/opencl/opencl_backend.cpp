@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <random>
 #include <stdexcept>
 
 #include "backends/block_engine.hpp"
@@ -464,6 +465,60 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std:
   const ClVariant& v = select_variant(name.algorithm, variant);
   Device& d = usable_device(device_index);
   return std::make_unique<OpenclGcm>(d, v, name, key);
+}
+
+ResidentTiming time_resident(const CipherName& name, std::string_view variant, int device_index, size_t bytes,
+                             int repeats) {
+  if (name.mode != Mode::ctr && name.mode != Mode::ecb)
+    throw std::invalid_argument("OpenCL resident timing covers CTR and ECB encryption, not " + name.canonical);
+  const ClVariant& v = select_variant(name.algorithm, variant);
+  Device& d = usable_device(device_index);
+  std::mt19937_64 random(0x6770756372797074ull);  // fixed data: runs are comparable
+  std::vector<uint8_t> key(name.key_len()), counter(16);
+  for (auto& b : key) b = static_cast<uint8_t>(random());
+  for (auto& b : counter) b = static_cast<uint8_t>(random());
+  const uint64_t num_blocks = std::max<size_t>(1, bytes / 16);
+  std::vector<uint64_t> host(num_blocks * 2);
+  for (auto& w : host) w = random();  // never zeros (METHOD.md)
+  DeviceCipher cipher(d, v, name, key.data());
+  ResidentTiming timing;
+  timing.variant = v.info.name;
+  timing.device_name = d.name;
+  std::lock_guard lock(d.mutex);
+  Buffer in(d, num_blocks * 16), out(d, num_blocks * 16);
+  in.write(host.data(), num_blocks * 16);
+  {
+    const cl_uchar poison = 0xa5;
+    check(api().clEnqueueFillBuffer(d.queue, out.get(), &poison, 1, 0, num_blocks * 16, 0, nullptr, nullptr),
+          "clEnqueueFillBuffer");
+  }
+  const bool is_ctr = name.mode == Mode::ctr;
+  cl_kernel k = cipher.kernel(is_ctr ? "gc_ctr" : "gc_ecb_encrypt", false);
+  set_args(k, in, out, cl_ulong{num_blocks}, cipher.key());
+  if (is_ctr) {
+    set_arg(k, 4, to_cl(load_block(counter.data())));
+    set_arg(k, 5, cl_int{0});
+  }
+  const size_t items = grid_items(d, (num_blocks + cipher.unit_blocks() - 1) / cipher.unit_blocks());
+  launch(d, k, items);
+  std::vector<uint8_t> result(num_blocks * 16);
+  out.read(result.data(), result.size());
+  const auto* plain = reinterpret_cast<const uint8_t*>(host.data());
+  for (uint64_t j = 0; j < num_blocks; j = j < 1024 || j + 1024 >= num_blocks ? j + 1 : j + 4099) {
+    gc_block expected = is_ctr ? cipher.host().encrypt(gc_ctr128_add(load_block(counter.data()), j))
+                               : cipher.host().encrypt(load_block(plain + 16 * j));
+    if (is_ctr) expected = gc_block_xor(expected, load_block(plain + 16 * j));
+    uint8_t expected_bytes[16];
+    store_block(expected_bytes, expected);
+    ++timing.checked_blocks;
+    if (std::memcmp(expected_bytes, result.data() + 16 * j, 16) != 0) ++timing.mismatched_blocks;
+  }
+  for (int r = 0; r < repeats; ++r) {
+    double seconds = 0;
+    launch(d, k, items, &seconds);
+    timing.seconds.push_back(seconds);
+  }
+  return timing;
 }
 
 // ---- Keccak -----------------------------------------------------------------------------------

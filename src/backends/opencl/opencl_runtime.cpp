@@ -73,6 +73,9 @@ LaunchPolicy policy_for(const Device& d) {
     p.chunk_bytes = size_t{32} << 20;
     p.name = "cpu1";
   }
+  // Tests move data through small chunks to cross chunk boundaries without hundreds of MiB.
+  if (const char* chunk = std::getenv("GPUCRYPT_OPENCL_CHUNK_BYTES"); chunk && *chunk)
+    p.chunk_bytes = std::max<size_t>(16, std::strtoull(chunk, nullptr, 10) / 16 * 16);
   return p;
 }
 

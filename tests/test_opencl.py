@@ -1,0 +1,262 @@
+"""The OpenCL backend (src/backends/opencl) on opencl:0: PoCL's CPU device in CI, NVIDIA's OpenCL
+on the GPU machine (scripts/gpu-check registers it).
+
+Differential against the CPU backend (OpenSSL where it has the cipher, the portable code
+elsewhere) over every cipher, mode, key size and OpenCL variant, ragged sizes and streaming
+pieces, data crossing the backend's chunk boundaries (GPUCRYPT_OPENCL_CHUNK_BYTES, set below for
+a subprocess), GCM with tampering, the Keccak family and tree hashes, the file format and the CLI,
+and the failure paths. The vector files run on OpenCL through conftest's `--device opencl`
+(scripts/test does both).
+
+A CI that stays green while every OpenCL test skips is a known failure mode: with
+GPUCRYPT_REQUIRE_OPENCL=1 (scripts/test sets it where PoCL is installed) a missing OpenCL device
+fails the module instead of skipping it, and test_kernels_were_built_and_run checks that kernels
+were compiled and enqueued.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from cryptography.exceptions import InvalidTag
+
+import gpucrypt
+from gpucrypt import _native
+
+OPENCL = [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
+if not OPENCL:
+    reason = f"no OpenCL device: {_native.opencl_unavailable_reason()}"
+    if os.environ.get("GPUCRYPT_REQUIRE_OPENCL") == "1":
+        raise RuntimeError(f"GPUCRYPT_REQUIRE_OPENCL=1 but {reason}")
+    pytest.skip(reason, allow_module_level=True)
+DEVICE = OPENCL[0]
+
+VARIANTS = {alg: [v["name"] for v in gpucrypt.variants("opencl", alg)] for alg in ("aes", "camellia", "sc2000")}
+MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts")
+SIZES = (16, 32, 48, 16 * 37, 16 * 37 + 7, 17, 31, 16 * 4099 + 3)
+
+
+def cases():
+    for algorithm, names in VARIANTS.items():
+        for bits in (128, 192, 256):
+            for mode in MODES:
+                if mode == "xts" and bits == 192:
+                    continue
+                for variant in names:
+                    yield pytest.param(f"{algorithm}-{bits}-{mode}", variant, id=f"{algorithm}-{bits}-{mode}-{variant}")
+
+
+def key_for(name: str, rng: random.Random) -> bytes:
+    _, bits, mode = name.split("-")
+    return rng.randbytes(int(bits) // 8 * (2 if mode == "xts" else 1))
+
+
+@pytest.mark.parametrize("name,cl_variant", list(cases()))
+def test_differential_against_cpu(name, cl_variant):
+    variant = cl_variant
+    rng = random.Random(name + cl_variant)
+    mode = name.split("-")[2]
+    for size in SIZES:
+        if mode in ("ecb", "cbc") and size % 16:
+            continue
+        key, data = key_for(name, rng), rng.randbytes(size)
+        iv = None if mode == "ecb" else rng.randbytes(16)
+        expected = gpucrypt.Cipher(name, key, iv=iv, device="cpu", padding=False).encrypt(data)
+        ours = gpucrypt.Cipher(name, key, iv=iv, device=DEVICE, variant=variant, padding=False)
+        assert ours.variant == variant and ours.device == DEVICE
+        assert ours.encrypt(data, iv=iv) == expected, f"{name} {variant} encrypt {size}"
+        assert ours.decrypt(expected) == data, f"{name} {variant} decrypt {size}"
+
+
+@pytest.mark.parametrize("mode", ("cfb", "ofb", "ctr", "cbc"))
+def test_streaming_in_ragged_pieces(mode):
+    """Positions inside CFB/OFB/CTR blocks and chaining values between calls (the stream driver
+    over the OpenCL engine)."""
+    rng = random.Random(mode)
+    key, iv, data = rng.randbytes(32), rng.randbytes(16), rng.randbytes(16 * 300)
+    name = f"aes-256-{mode}"
+    expected = gpucrypt.Cipher(name, key, iv=iv, device="cpu", padding=False).encrypt(data)
+    encryptor = gpucrypt.Cipher(name, key, iv=iv, device=DEVICE, padding=False).encryptor(iv=iv)
+    out, at = bytearray(), 0
+    step = 16 if mode == "cbc" else 1
+    while at < len(data):
+        n = min(len(data) - at, step * rng.randint(1, 40))
+        out += encryptor.update(data[at:at + n])
+        at += n
+    out += encryptor.finalize()
+    assert bytes(out) == expected
+
+
+@pytest.mark.parametrize("algorithm", sorted(VARIANTS))
+def test_gcm_against_cpu_and_tampering(algorithm):
+    rng = random.Random(algorithm)
+    for variant in VARIANTS[algorithm]:
+        for bits in (128, 192, 256):
+            name = f"{algorithm}-{bits}-gcm"
+            for size in (0, 1, 15, 16, 17, 1000, 70000):
+                key, data = rng.randbytes(bits // 8), rng.randbytes(size)
+                nonce, aad = rng.randbytes(12 if size % 2 else 1 + size % 40), rng.randbytes(size % 50)
+                tag_length = 16 if size % 3 else 12
+                expected = gpucrypt.AEAD(name, key, device="cpu", tag_length=tag_length).encrypt(nonce, data, aad)
+                aead = gpucrypt.AEAD(name, key, device=DEVICE, variant=variant, tag_length=tag_length)
+                assert aead.variant == variant
+                assert aead.encrypt(nonce, data, aad) == expected, f"{name} {variant} {size}"
+                assert aead.decrypt(nonce, expected, aad) == data
+                forged = bytearray(expected)
+                forged[rng.randrange(len(forged))] ^= 1 << rng.randrange(8)
+                with pytest.raises(InvalidTag):
+                    aead.decrypt(nonce, bytes(forged), aad)
+
+
+def test_hashes_against_hashlib_and_cpu():
+    rng = random.Random(7)
+    messages = [rng.randbytes(n) for n in (0, 1, 71, 72, 135, 136, 137, 168, 1000, 9000)]
+    for name, reference in (("sha3-224", hashlib.sha3_224), ("sha3-256", hashlib.sha3_256),
+                            ("sha3-384", hashlib.sha3_384), ("sha3-512", hashlib.sha3_512)):
+        assert gpucrypt.hash_many(name, messages, device=DEVICE) == [reference(m).digest() for m in messages]
+        assert gpucrypt.hash(name, messages[-1], device=DEVICE) == reference(messages[-1]).digest()
+    for name, reference in (("shake128", hashlib.shake_128), ("shake256", hashlib.shake_256)):
+        for length in (1, 32, 168, 500):
+            assert gpucrypt.hash_many(name, messages, length=length, device=DEVICE) == \
+                [reference(m).digest(length) for m in messages]
+    for name in ("keccak-256", "cshake128", "cshake256"):
+        assert gpucrypt.hash_many(name, messages, length=None if name.startswith("keccak") else 64,
+                                  device=DEVICE) == \
+            gpucrypt.hash_many(name, messages, length=None if name.startswith("keccak") else 64, device="cpu")
+
+
+@pytest.mark.parametrize("name", ("kt128", "kt256", "parallelhash128", "parallelhash256", "parallelhash256-xof"))
+def test_tree_hashes_against_cpu(name):
+    rng = random.Random(name)
+    for size in (0, 100, 8192, 8193, 3 * 8192 + 5, 200_000):
+        data = rng.randbytes(size)
+        params = {"customization": b"gpucrypt"} if size % 2 else {}
+        if name.startswith("parallelhash"):
+            params["block_size"] = 1000 if size > 100 else 8192
+        assert gpucrypt.hash(name, data, 64, device=DEVICE, **params) == \
+            gpucrypt.hash(name, data, 64, device="cpu", **params), f"{name} {size}"
+
+
+def test_batch_on_opencl():
+    rng = random.Random(3)
+    batch = gpucrypt.Batch(device=DEVICE)
+    key, nonce = rng.randbytes(32), rng.randbytes(12)
+    messages = [rng.randbytes(n) for n in (0, 5, 100, 4096)]
+    sealed = [batch.add("aes-256-gcm", key, m, iv=nonce) for m in messages]
+    ctr = batch.add("camellia-128-ctr", key[:16], messages[-1], iv=nonce + bytes(4))
+    digest = batch.add_hash("sha3-256", messages[2])
+    results = batch.run()
+    for i, m in zip(sealed, messages):
+        assert results[i] == gpucrypt.AEAD("aes-256-gcm", key, device="cpu").encrypt(nonce, m, None)
+    assert results[ctr] == gpucrypt.Cipher("camellia-128-ctr", key[:16], iv=nonce + bytes(4), device="cpu").encrypt(
+        messages[-1])
+    assert results[digest] == hashlib.sha3_256(messages[2]).digest()
+
+
+def test_chunk_boundaries_in_a_subprocess(tmp_path):
+    """Host data cross the backend's chunks (here 4 KiB) in every mode, in place included."""
+    script = r'''
+import random, gpucrypt
+from cryptography.exceptions import InvalidTag
+rng = random.Random(11)
+for name in ("aes-128-ctr", "aes-128-cbc", "aes-128-cfb", "aes-128-ofb", "aes-128-ecb", "aes-256-xts", "camellia-128-cbc"):
+    for variant in [v["name"] for v in gpucrypt.variants("opencl", name.split("-")[0])]:
+        key = rng.randbytes(64 if name.endswith("xts") else 16)
+        data, iv = rng.randbytes(16 * 1000 + (0 if name.endswith(("cbc", "ecb")) else 9)), rng.randbytes(16)
+        iv = None if name.endswith("ecb") else iv
+        expected = gpucrypt.Cipher(name, key, iv=iv, device="cpu", padding=False).encrypt(data)
+        ours = gpucrypt.Cipher(name, key, iv=iv, device="opencl", variant=variant, padding=False)
+        assert ours.encrypt(data, iv=iv) == expected, (name, variant)
+        if name.endswith("xts"):   # one data unit: a decryptor releases it at finalize()
+            assert ours.decrypt(expected) == data, (name, variant)
+            continue
+        buffer = bytearray(expected)
+        context = ours.decryptor()
+        assert context.update_into(buffer, buffer) == len(buffer)   # in place
+        assert bytes(buffer) == data, (name, variant, "in place")
+key, nonce, data = rng.randbytes(32), rng.randbytes(12), rng.randbytes(20000)
+for variant in [v["name"] for v in gpucrypt.variants("opencl", "aes")]:
+    aead = gpucrypt.AEAD("aes-256-gcm", key, device="opencl", variant=variant)
+    sealed = aead.encrypt(nonce, data, b"aad")
+    assert sealed == gpucrypt.AEAD("aes-256-gcm", key, device="cpu").encrypt(nonce, data, b"aad")
+    assert aead.decrypt(nonce, sealed, b"aad") == data
+big = rng.randbytes(50000)
+assert gpucrypt.hash("kt128", big, 32, device="opencl") == gpucrypt.hash("kt128", big, 32, device="cpu")
+print("ok")
+'''
+    env = dict(os.environ, GPUCRYPT_OPENCL_CHUNK_BYTES="4096")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_file_format_and_cli_round_trip(tmp_path):
+    data = os.urandom(3 * 1024 * 1024 + 17)
+    (tmp_path / "in.bin").write_bytes(data)
+    key = tmp_path / "k.key"
+    key.write_bytes(os.urandom(32))
+    cli = [sys.executable, "-m", "gpucrypt"]
+
+    def run(*args):
+        result = subprocess.run(cli + list(args), capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr
+        return result
+
+    run("encrypt", "--key-file", str(key), "--device", DEVICE, "-o", str(tmp_path / "a.gcx"), str(tmp_path / "in.bin"))
+    run("decrypt", "--key-file", str(key), "--device", "cpu", "-o", str(tmp_path / "a.out"), str(tmp_path / "a.gcx"))
+    assert (tmp_path / "a.out").read_bytes() == data
+    run("encrypt", "--key-file", str(key), "--device", "cpu", "-o", str(tmp_path / "b.gcx"), str(tmp_path / "in.bin"))
+    run("decrypt", "--key-file", str(key), "--device", DEVICE, "-o", str(tmp_path / "b.out"), str(tmp_path / "b.gcx"))
+    assert (tmp_path / "b.out").read_bytes() == data
+    # A tampered file: non-zero exit, no output.
+    sealed = bytearray((tmp_path / "a.gcx").read_bytes())
+    sealed[len(sealed) // 2] ^= 1
+    (tmp_path / "bad.gcx").write_bytes(bytes(sealed))
+    bad = subprocess.run(cli + ["decrypt", "--key-file", str(key), "--device", DEVICE, "-o", str(tmp_path / "bad.out"),
+                                str(tmp_path / "bad.gcx")], capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and not (tmp_path / "bad.out").exists()
+    # Tree hash of a file on the device, as sha3sum prints it.
+    line = run("hash", "-a", "kt128", "--device", DEVICE, str(tmp_path / "in.bin")).stdout
+    assert line.split()[0] == gpucrypt.hash("kt128", data, 32, device="cpu").hex()
+    info = run("info").stdout
+    assert DEVICE in info and "aes_bitsliced" in info
+
+
+def test_failure_paths():
+    with pytest.raises(gpucrypt.DeviceError, match="opencl:99"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="opencl:99")
+    with pytest.raises(ValueError, match="known: aes_ttable_local, aes_bitsliced"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=DEVICE, variant="aes_openssl")
+    with pytest.raises(ValueError, match="unknown device"):
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="opencl:x")
+    with pytest.raises(ValueError, match="16 MiB"):
+        gpucrypt.Cipher("aes-128-xts", bytes(range(32)), iv=bytes(16), device=DEVICE).encrypt(bytes(8))
+    with pytest.raises(ValueError, match="does not hash on"):
+        gpucrypt.hash("sha3-256", b"x", device=DEVICE, variant="keccak_openssl")
+    with pytest.raises(ValueError, match="nonce"):
+        gpucrypt.AEAD("aes-128-gcm", bytes(16), device=DEVICE).encrypt(b"", b"x", None)
+    # The device still works after the errors.
+    assert gpucrypt.hash("sha3-256", b"abc", device=DEVICE) == hashlib.sha3_256(b"abc").digest()
+
+
+def test_constant_time_choice_and_info():
+    assert gpucrypt.constant_time_variant("aes", DEVICE) == "aes_bitsliced"
+    assert gpucrypt.constant_time_variant("aes", DEVICE, mode="gcm") == "aes_bitsliced"
+    with pytest.raises(ValueError):
+        gpucrypt.constant_time_variant("camellia", DEVICE)
+    flags = {v["name"]: v["constant_time"] for v in gpucrypt.variants("opencl")}
+    assert flags == {"aes_ttable_local": False, "aes_bitsliced": True, "camellia_sbox_local": False,
+                     "sc2000_table_local": False, "keccak_opencl": True}
+
+
+def test_kernels_were_built_and_run():
+    """Runs last in this file (pytest keeps file order): the tests above compiled programs and
+    enqueued kernels on the device; nothing here fell back to the CPU silently."""
+    before = _native.opencl_kernel_stats()
+    gpucrypt.Cipher("sc2000-256-ctr", bytes(32), iv=bytes(16), device=DEVICE).encrypt(bytes(64))
+    after = _native.opencl_kernel_stats()
+    assert after["programs_built"] >= 5 and after["kernels_run"] > before["kernels_run"] >= 100
