@@ -146,22 +146,23 @@ def test_openssl_evpciph_camellia(impl, peer, skipped):
 
 # --- BoringSSL ----------------------------------------------------------------------------------
 
-def boringssl_cipher_stanzas(skipped, want_gcm: bool):
-    file = "boringssl/cipher_tests.txt"
+BORINGSSL_CIPHER_TESTS = "boringssl/cipher_tests.txt"
+
+
+def boringssl_cipher_stanzas() -> dict:
+    """cipher_tests.txt's stanzas by lower-cased cipher name."""
     by_name = collections.defaultdict(list)
-    for stanza in read_stanzas(file):
+    for stanza in read_stanzas(BORINGSSL_CIPHER_TESTS):
         by_name[stanza["Cipher"].lower()].append(stanza)
-    gcm = [s for name, group in sorted(by_name.items()) if name.endswith("-gcm") for s in group]
-    if want_gcm:
-        return gcm
-    return sorted_cases({n: g for n, g in by_name.items() if not n.endswith("-gcm")}, skipped, file)
+    return by_name
 
 
 @aes
 def test_boringssl_cipher_tests(impl, peer, skipped):
     """ECB, CBC, CTR and OFB stanzas (DES and RC4 are counted as skipped)."""
     cases = []
-    for stanza in boringssl_cipher_stanzas(skipped, want_gcm=False):
+    by_name = {n: group for n, group in boringssl_cipher_stanzas().items() if not n.endswith("-gcm")}
+    for stanza in sorted_cases(by_name, skipped, BORINGSSL_CIPHER_TESTS):
         assert stanza.get("Operation") in (None, "ENCRYPT", "DECRYPT"), stanza.where
         cases.append(CipherCase(stanza.where, stanza["Cipher"].lower(), stanza.bytes("Key"),
                                 stanza.bytes("IV") if "IV" in stanza else None,
@@ -175,7 +176,7 @@ def test_boringssl_cipher_tests(impl, peer, skipped):
 def test_boringssl_cipher_tests_gcm(impl, peer):
     """The AES-GCM stanzas of cipher_tests.txt (test_peer_gcm.py reads the aes_*_gcm_tests.txt
     files, not this one); `Operation = InvalidDecrypt` must fail to open."""
-    stanzas = boringssl_cipher_stanzas(None, want_gcm=True)
+    stanzas = [s for n, group in sorted(boringssl_cipher_stanzas().items()) if n.endswith("-gcm") for s in group]
     assert len(stanzas) == 31
     for stanza in stanzas:
         key, nonce, tag = stanza.bytes("Key"), stanza.bytes("IV"), stanza.bytes("Tag")
