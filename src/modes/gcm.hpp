@@ -22,10 +22,8 @@
 // in == out is allowed everywhere.
 #pragma once
 
-#if !defined(__CUDA_ARCH__)
 #include <stdexcept>
 #include <string>
-#endif
 
 #include "../core/counter.h"
 #include "../core/gf128.h"
@@ -48,9 +46,9 @@ GC_METHOD ModeStatus gcm_check_lengths(uint64_t iv_len, uint64_t aad_len, uint64
   return ModeStatus::ok;
 }
 
-#if !defined(__CUDA_ARCH__)
 // gcm_check_arguments: the limits above as the error every backend's GCM raises
-// (std::invalid_argument naming the limit). Host only.
+// (std::invalid_argument naming the limit). Host only (a plain inline function, which device code
+// cannot call).
 inline void gcm_check_arguments(uint64_t iv_len, uint64_t aad_len, uint64_t data_len, size_t tag_len) {
   switch (gcm_check_lengths(iv_len, aad_len, data_len, tag_len)) {
     case ModeStatus::ok: return;
@@ -63,7 +61,6 @@ inline void gcm_check_arguments(uint64_t iv_len, uint64_t aad_len, uint64_t data
                                                           : "GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce");
   }
 }
-#endif
 
 // GcmContext: everything derived from (key, IV). Holds secrets (H, E(J0)): wipe after use.
 struct GcmContext {
