@@ -1,7 +1,8 @@
 """Shared pytest setup for the known-answer tests.
 
 * `--device cpu|cuda|opencl` (or GPUCRYPT_TEST_DEVICE): the backend the tests drive; default cpu.
-  `opencl` is opencl:0 (PoCL's CPU device in CI, NVIDIA's OpenCL on the GPU machine).
+  `opencl` is opencl:0 (PoCL's CPU device in CI); `opencl:N` / `cuda:N` name one device (the GPU
+  machine lists PoCL's CPU device first and NVIDIA's OpenCL second: scripts/gpu-check picks it).
 * A test that takes the `variant` argument runs once per variant that `gpucrypt.variants()`
   lists for the chosen backend and for the algorithm named by the test's
   `@pytest.mark.algorithm("aes")` marker (module-level `pytestmark` works).
@@ -28,7 +29,6 @@ _SKIP_COUNTS = collections.Counter()  # (test file, reason) -> number of records
 def pytest_addoption(parser):
     parser.addoption(
         "--device",
-        choices=DEVICE_CHOICES,
         default=os.environ.get("GPUCRYPT_TEST_DEVICE", "cpu"),
         help="backend the known-answer tests drive (default: cpu, or $GPUCRYPT_TEST_DEVICE)",
     )
@@ -37,8 +37,11 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: very large vector sets (deselect with -m 'not slow')")
     config.addinivalue_line("markers", "algorithm(name): algorithm whose variants parametrise `variant`")
-    if config.getoption("--device") not in DEVICE_CHOICES:
-        raise pytest.UsageError(f"--device / GPUCRYPT_TEST_DEVICE must be one of {DEVICE_CHOICES}")
+    device = config.getoption("--device")
+    kind, _, index = device.partition(":")
+    if kind not in DEVICE_CHOICES or (index and (kind == "cpu" or not index.isdigit())):
+        raise pytest.UsageError(f"--device / GPUCRYPT_TEST_DEVICE must be one of {DEVICE_CHOICES}, "
+                                f"or cuda:N / opencl:N, not {device!r}")
 
 
 def _gpucrypt():
@@ -74,8 +77,9 @@ def default_variant(algorithm: str, device: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=None)
-def _device_present(kind: str) -> bool:
-    return any(d.get("kind") == kind for d in _gpucrypt().devices())
+def _device_present(device: str) -> bool:
+    """'cuda' / 'opencl': any device of that kind; 'opencl:1': that one."""
+    return any(d.get("kind") == device or d.get("name") == device for d in _gpucrypt().devices())
 
 
 def pytest_generate_tests(metafunc):
@@ -88,7 +92,7 @@ def pytest_generate_tests(metafunc):
     device = metafunc.config.getoption("--device")
     if device != "cpu" and not _device_present(device):
         raise pytest.UsageError(f"--device {device}, but gpucrypt.devices() lists no {device} device")
-    names = backend_variants(algorithm, device)
+    names = backend_variants(algorithm, device.partition(":")[0])
     if names:
         params = [pytest.param(name, id=name) for name in names]
     else:

@@ -34,7 +34,10 @@ if not OPENCL:
     if os.environ.get("GPUCRYPT_REQUIRE_OPENCL") == "1":
         raise RuntimeError(f"GPUCRYPT_REQUIRE_OPENCL=1 but {reason}")
     pytest.skip(reason, allow_module_level=True)
-DEVICE = OPENCL[0]
+# GPUCRYPT_TEST_OPENCL_DEVICE picks one (scripts/gpu-check: NVIDIA's, where PoCL is listed first).
+DEVICE = os.environ.get("GPUCRYPT_TEST_OPENCL_DEVICE") or OPENCL[0]
+if DEVICE not in OPENCL:
+    raise RuntimeError(f"GPUCRYPT_TEST_OPENCL_DEVICE={DEVICE} is not among {OPENCL}")
 
 VARIANTS = {alg: [v["name"] for v in gpucrypt.variants("opencl", alg)] for alg in ("aes", "camellia", "sc2000")}
 MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts")

@@ -70,6 +70,7 @@ DeviceName parse_device_name(std::string_view device);
 struct DeviceInfo {
   std::string name;  // "cpu", "cuda:0", "opencl:0"
   std::string kind;  // "cpu", "cuda" or "opencl"
+  std::string type;  // what the hardware is: "cpu", "gpu" or "accelerator" (an OpenCL device may be any)
   std::string description;
   int num_compute_units = 0;  // cores or SMs
   size_t memory_bytes = 0;

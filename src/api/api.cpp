@@ -154,6 +154,7 @@ std::vector<DeviceInfo> list_devices() {
   DeviceInfo cpu_device;
   cpu_device.name = "cpu";
   cpu_device.kind = "cpu";
+  cpu_device.type = "cpu";
   cpu_device.num_compute_units = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   cpu_device.description = std::to_string(cpu_device.num_compute_units) + " hardware threads";
   std::vector<DeviceInfo> all{cpu_device};

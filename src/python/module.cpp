@@ -180,6 +180,7 @@ NB_MODULE(_native, m) {
       nb::dict e;
       e["name"] = d.name;
       e["kind"] = d.kind;
+      e["type"] = d.type;
       e["description"] = d.description;
       e["compute_units"] = d.num_compute_units;
       e["memory_bytes"] = d.memory_bytes;

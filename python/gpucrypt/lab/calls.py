@@ -103,7 +103,7 @@ def cipher_case(name: str, device: str, num_bytes: int, variant: Optional[str] =
             call = lambda: cipher.encrypt(data, out=out, iv=iv)  # noqa: E731
         else:
             call = lambda: cipher.encrypt(data, iv=iv)  # noqa: E731
-    return Case(call, used_variant, device if on_gpu else "cpu", KERNEL_EVENTS if resident else WALL_HOST,
+    return Case(call, used_variant, device, KERNEL_EVENTS if resident else WALL_HOST,
                 resident, num_bytes)
 
 

@@ -1027,6 +1027,7 @@ std::vector<DeviceInfo> devices() {
     DeviceInfo d;
     d.name = "cuda:" + std::to_string(ordinal);
     d.kind = "cuda";
+    d.type = "gpu";
     d.num_compute_units = prop.multiProcessorCount;
     d.memory_bytes = prop.totalGlobalMem;
     d.description = std::string(prop.name) + ", compute capability " + std::to_string(prop.major) + "." +

@@ -439,6 +439,7 @@ std::vector<DeviceInfo> devices() {
     DeviceInfo info;
     info.name = "opencl:" + std::to_string(d->index);
     info.kind = "opencl";
+    info.type = d->is_gpu() ? "gpu" : (d->type & CL_DEVICE_TYPE_CPU) ? "cpu" : "accelerator";
     info.description = d->name + " (" + d->platform_name + ", " + d->version + "; launch policy " + d->policy.name + ")";
     info.num_compute_units = static_cast<int>(d->compute_units);
     info.memory_bytes = d->global_mem_bytes;
