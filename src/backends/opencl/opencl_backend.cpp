@@ -135,6 +135,21 @@ std::unique_ptr<HostCipher> make_host_cipher(const ClVariant& v, const uint8_t* 
   return std::make_unique<HostCipherOf<modes::Sc2000Table>>(modes::Sc2000Table::make_host(key, key_len));
 }
 
+// Device staging: input and output buffers of one chunk. A keyed cipher keeps its own (calls on
+// one key reuse them; allocating and wiping per call cost more than a small call's work) and
+// overwrites them with zeros when it is destroyed, since they held plaintext or keystream.
+struct Staging {
+  Buffer in, out;
+  Staging(Device& d, size_t bytes) : in(d, bytes), out(d, bytes) {}
+  ~Staging() {
+    try {
+      in.wipe();
+      out.wipe();
+    } catch (...) {  // a failing device cannot be wiped; the buffers are released regardless
+    }
+  }
+};
+
 // One keyed cipher on one OpenCL device: the uploaded schedule and the two programs.
 class DeviceCipher {
  public:
@@ -151,11 +166,30 @@ class DeviceCipher {
     modes::secure_zero(blob.data(), blob.size());
   }
   ~DeviceCipher() {
+    std::lock_guard lock(device_.mutex);
+    staging_.reset();
+    scratch_.reset();
     try {
-      std::lock_guard lock(device_.mutex);
       key_.wipe();
     } catch (...) {  // a failing device cannot be wiped; the buffer is released regardless
     }
+  }
+  // The cipher's staging for chunks of up to `bytes`, grown on demand; call with the device's
+  // mutex held.
+  Staging& staging(size_t bytes) const {
+    if (!staging_ || staging_->in.size() < bytes) {
+      staging_.reset();
+      staging_ = std::make_unique<Staging>(device_, bytes);
+    }
+    return *staging_;
+  }
+  // A small scratch buffer (chaining values, message offsets, GHASH partials); same rules.
+  Buffer& scratch(size_t bytes) const {
+    if (!scratch_ || scratch_->size() < bytes) {
+      scratch_.reset();
+      scratch_ = std::make_unique<Buffer>(device_, bytes);
+    }
+    return *scratch_;
   }
   Device& device() const { return device_; }
   const HostCipher& host() const { return *host_; }
@@ -174,6 +208,8 @@ class DeviceCipher {
   std::unique_ptr<HostCipher> host_;
   std::string enc_options_, dec_options_;
   Buffer key_;
+  mutable std::unique_ptr<Staging> staging_;
+  mutable std::unique_ptr<Buffer> scratch_;
 };
 
 cl_uint4 to_cl(gc_block b) {
@@ -181,20 +217,6 @@ cl_uint4 to_cl(gc_block b) {
   for (int i = 0; i < 4; ++i) v.s[i] = b.w[i];
   return v;
 }
-
-// Device staging for one call: input and output buffers of one chunk, wiped when the call ends
-// (they held plaintext or keystream).
-struct Staging {
-  Buffer in, out;
-  Staging(Device& d, size_t bytes) : in(d, bytes), out(d, bytes) {}
-  ~Staging() {
-    try {
-      in.wipe();
-      out.wipe();
-    } catch (...) {
-    }
-  }
-};
 
 // ---- BlockEngine ------------------------------------------------------------------------------
 
@@ -267,7 +289,7 @@ class OpenclEngine final : public BlockEngine {
     Device& d = data_.device();
     std::lock_guard lock(d.mutex);
     const size_t chunk_blocks = std::max<size_t>(1, d.policy.chunk_bytes / 16);
-    Staging staging(d, std::min(num_blocks, chunk_blocks) * 16);
+    Staging& staging = data_.staging(std::min(num_blocks, chunk_blocks) * 16);
     cl_kernel k = data_.kernel(kernel_name, decrypts);
     for (uint64_t first = 0; first < num_blocks; first += chunk_blocks) {
       const uint64_t n = std::min<uint64_t>(chunk_blocks, num_blocks - first);
@@ -296,8 +318,10 @@ class OpenclEngine final : public BlockEngine {
     Device& d = data_.device();
     std::lock_guard lock(d.mutex);
     const size_t chunk_blocks = std::max<size_t>(1, d.policy.chunk_bytes / 16);
-    Staging staging(d, std::min(num_blocks, chunk_blocks) * 16);
-    Buffer offsets(d, 2 * sizeof(cl_ulong)), chain(d, 16);
+    Staging& staging = data_.staging(std::min(num_blocks, chunk_blocks) * 16);
+    // Scratch: the chaining value (16 bytes), then the message's block range (two ulongs).
+    Buffer& chain = data_.scratch(32);
+    Buffer offsets(d, 2 * sizeof(cl_ulong));
     cl_kernel k = data_.kernel("gc_serial", false);
     chain.write(iv, 16);
     for (uint64_t first = 0; first < num_blocks; first += chunk_blocks) {
@@ -310,7 +334,6 @@ class OpenclEngine final : public BlockEngine {
       staging.out.read(out + 16 * first, 16 * n);
     }
     chain.read(iv, 16);
-    chain.wipe();
   }
 
   CipherName name_;
@@ -378,9 +401,9 @@ class OpenclGcm final : public GcmCipher {
     if (len == 0) return total;
     const size_t chunk_bytes = std::max<size_t>(16, d.policy.chunk_bytes / 16 * 16);
     const size_t staging_bytes = std::min(chunk_bytes, (len + 15) / 16 * 16);
-    Staging staging(d, staging_bytes);
+    Staging& staging = cipher_.staging(staging_bytes);
     const size_t max_partials = grid_items(d, staging_bytes / 16);
-    Buffer partials(d, max_partials * 16);
+    Buffer& partials = cipher_.scratch(max_partials * 16);
     std::vector<cl_uint4> host_partials(max_partials);
     for (size_t offset = 0; offset < len; offset += chunk_bytes) {
       const size_t n = std::min(chunk_bytes, len - offset);
@@ -413,7 +436,6 @@ class OpenclGcm final : public GcmCipher {
       }
       if (run_ctr) staging.out.read(out + offset, n);
     }
-    partials.wipe();
     modes::secure_zero(host_partials.data(), host_partials.size() * sizeof(cl_uint4));
     return total;
   }
