@@ -203,9 +203,10 @@ class BatchBuilder {
   uint64_t input_cursor_ = 0, output_cursor_ = 0;
 };
 
-// run_batch: executes a plan on "cpu", "cuda" or "cuda:N". executor "" picks the device's own
-// (CPU thread pool; the CUDA batch kernels where built), "generic" the per-message path over the
-// public API (any backend; slow, for devices without a batch executor and for tests).
+// run_batch: executes a plan on "cpu", "cuda[:N]" or "opencl[:N]". executor "" picks the device's
+// own (CPU thread pool; the CUDA batch kernels where built), "generic" the per-message path over
+// the public API (any backend; slow, for devices without a batch executor - OpenCL today - and
+// for tests).
 // Argument errors throw std::invalid_argument, device failures DeviceError. Results never throw
 // for authentication or padding failures: see BatchResult::status.
 BatchResult run_batch(const BatchPlan& plan, std::string_view device, std::string_view executor = "");

@@ -98,10 +98,11 @@ BatchResult run_batch(const BatchPlan& plan, std::string_view device, std::strin
   const DeviceName where = parse_device_name(device);
   if (where.kind == "cpu") return cpu_executor::run_batch(plan);
 #if defined(GPUCRYPT_WITH_CUDA) && defined(GPUCRYPT_WITH_CUDA_BATCH)
-  return cuda::run_batch(plan, where.index);
-#else
-  return run_batch_generic(plan, where.canonical);
+  if (where.kind == "cuda") return cuda::run_batch(plan, where.index);
 #endif
+  // OpenCL (and CUDA without its batch kernels): each request through the device's Cipher and
+  // AEAD objects, one GCM object per key.
+  return run_batch_generic(plan, where.canonical);
 }
 
 }  // namespace gpucrypt::engine

@@ -127,9 +127,11 @@ void register_cuda_hash_bindings(nb::module_& m) {
 #if defined(GPUCRYPT_WITH_OPENCL)
         const opencl::KernelStats s = opencl::kernel_stats();
         stats["programs_built"] = s.programs_built;
+        stats["programs_cached"] = s.programs_cached;
         stats["kernels_run"] = s.kernels_run;
 #else
         stats["programs_built"] = 0;
+        stats["programs_cached"] = 0;
         stats["kernels_run"] = 0;
 #endif
         return stats;

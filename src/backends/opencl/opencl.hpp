@@ -52,7 +52,8 @@ ResidentTiming time_resident(const CipherName& name, std::string_view variant, i
 
 // Programs built and kernels enqueued in this process: tests assert that OpenCL really ran.
 struct KernelStats {
-  uint64_t programs_built = 0;
+  uint64_t programs_built = 0;   // compiled from source
+  uint64_t programs_cached = 0;  // loaded from the on-disk program cache (opencl_runtime.cpp)
   uint64_t kernels_run = 0;
 };
 KernelStats kernel_stats();

@@ -631,7 +631,7 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
 
 KernelStats kernel_stats() {
   const Stats s = stats();
-  return {s.programs_built, s.kernels_run};
+  return {s.programs_built, s.programs_cached, s.kernels_run};
 }
 
 }  // namespace gpucrypt::opencl

@@ -4,6 +4,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <thread>
+#include <cctype>
+#include <cstdio>
 #include <atomic>
 #include <cstdlib>
 #include <set>
@@ -24,7 +29,7 @@ extern const size_t kNumEmbeddedSources;
 
 namespace {
 
-std::atomic<uint64_t> g_programs_built{0}, g_kernels_run{0};
+std::atomic<uint64_t> g_programs_built{0}, g_programs_cached{0}, g_kernels_run{0};
 
 struct Registry {
   Api api;
@@ -182,6 +187,146 @@ void append_source(const std::string& name, std::set<std::string>& seen, std::st
   }
 }
 
+// GPUCRYPT_OPENCL_DUMP_DIR=DIR writes each built program's binary there (PTX on NVIDIA, which
+// ptxas -v then reports registers and spills for), named by device and build options.
+void dump_binary(const Device& d, cl_program program, const std::string& key) {
+  const char* dir = std::getenv("GPUCRYPT_OPENCL_DUMP_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  size_t size = 0;
+  if (api().clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0)
+    return;
+  std::string binary(size, '\0');
+  unsigned char* pointer = reinterpret_cast<unsigned char*>(binary.data());
+  if (api().clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) != CL_SUCCESS) return;
+  std::string name = "opencl" + std::to_string(d.index) + "_" + key;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '=') c = '_';
+  if (FILE* f = std::fopen((std::string(dir) + "/" + name + ".bin").c_str(), "wb")) {
+    std::fwrite(binary.data(), 1, binary.size(), f);
+    std::fclose(f);
+  }
+}
+
+// The on-disk program cache: a program's binary (PTX on NVIDIA, an object on PoCL) is stored
+// under a name hashed from everything it depends on (device, driver, build options and the full
+// source text) and reused by later processes, which then skip the OpenCL C compiler (about a
+// second per program on NVIDIA: a CLI command would pay it on every run). The file begins with
+// that whole description and a checksum of the binary, both checked on load, so a hash collision
+// or a damaged file can only cost a rebuild.
+// GPUCRYPT_OPENCL_CACHE=DIR moves it (default $XDG_CACHE_HOME/gpucrypt/opencl or
+// ~/.cache/gpucrypt/opencl), =off disables it. Failures to read or write it are not errors.
+std::string cache_dir() {
+  const char* configured = std::getenv("GPUCRYPT_OPENCL_CACHE");
+  if (configured && *configured) return std::string_view(configured) == "off" ? "" : configured;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/gpucrypt/opencl";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/gpucrypt/opencl";
+  return "";
+}
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hex64(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+cl_program load_cached(Device& d, const std::string& path, const std::string& description) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return nullptr;
+  std::string content;
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) content.append(buffer, n);
+  std::fclose(f);
+  // description \0 checksum (16 hex digits) \0 binary
+  const size_t header_len = description.size() + 1 + 16 + 1;
+  if (content.size() <= header_len || content.compare(0, description.size(), description) != 0 ||
+      content[description.size()] != '\0' || content[header_len - 1] != '\0')
+    return nullptr;
+  const std::string binary_text = content.substr(header_len);
+  if (content.compare(description.size() + 1, 16, hex64(fnv1a(binary_text))) != 0) return nullptr;  // damaged
+  const size_t binary_len = binary_text.size();
+  const auto* binary = reinterpret_cast<const unsigned char*>(binary_text.data());
+  cl_int status = CL_SUCCESS, binary_status = CL_SUCCESS;
+  cl_program program = api().clCreateProgramWithBinary(d.context, 1, &d.id, &binary_len, &binary, &binary_status,
+                                                       &status);
+  if (status != CL_SUCCESS || binary_status != CL_SUCCESS) return nullptr;
+  if (api().clBuildProgram(program, 1, &d.id, "", nullptr, nullptr) != CL_SUCCESS) {
+    api().clReleaseProgram(program);
+    return nullptr;
+  }
+  return program;
+}
+
+void store_cached(Device& d, cl_program program, const std::string& dir, const std::string& path,
+                  const std::string& description) {
+  size_t size = 0;
+  if (api().clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0)
+    return;
+  std::string binary(size, '\0');
+  unsigned char* pointer = reinterpret_cast<unsigned char*>(binary.data());
+  if (api().clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) != CL_SUCCESS) return;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  // Written under a temporary name and renamed: a concurrent reader sees the whole file or none.
+  const std::string temporary = path + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&d)) +
+                                std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  FILE* f = std::fopen(temporary.c_str(), "wb");
+  if (f == nullptr) return;
+  const std::string checksum = hex64(fnv1a(binary));
+  const bool written = std::fwrite(description.data(), 1, description.size() + 1, f) == description.size() + 1 &&
+                       std::fwrite(checksum.c_str(), 1, 17, f) == 17 &&
+                       std::fwrite(binary.data(), 1, binary.size(), f) == binary.size();
+  if (std::fclose(f) != 0 || !written) {
+    std::remove(temporary.c_str());
+    return;
+  }
+  std::filesystem::rename(temporary, path, error);
+  if (error) std::remove(temporary.c_str());
+}
+
+cl_program build_program(Device& d, const std::string& source_name, const std::string& options) {
+  std::set<std::string> seen;
+  std::string text;
+  append_source(source_name, seen, text);
+  // -w: the compilers print warnings to the process's stderr, which is the user's terminal.
+  const std::string build_options = "-cl-std=CL1.2 -w " + options;
+  const std::string dir = cache_dir();
+  const std::string description = "gpucrypt OpenCL program 1\n" + d.platform_name + "\n" + d.name + "\n" +
+                                  device_string(d.id, CL_DRIVER_VERSION) + "\n" + d.version + "\n" +
+                                  build_options + "\n" + text;
+  const std::string path = dir.empty() ? "" : dir + "/" + hex64(fnv1a(description)) + ".bin";
+  if (!path.empty())
+    if (cl_program cached = load_cached(d, path, description)) {
+      ++g_programs_cached;
+      return cached;
+    }
+
+  const char* text_pointer = text.c_str();
+  cl_int status = CL_SUCCESS;
+  cl_program built = api().clCreateProgramWithSource(d.context, 1, &text_pointer, nullptr, &status);
+  check(status, "clCreateProgramWithSource");
+  status = api().clBuildProgram(built, 1, &d.id, build_options.c_str(), nullptr, nullptr);
+  if (status != CL_SUCCESS) {
+    size_t log_len = 0;
+    api().clGetProgramBuildInfo(built, d.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_len);
+    std::string log(log_len, '\0');
+    api().clGetProgramBuildInfo(built, d.id, CL_PROGRAM_BUILD_LOG, log_len, log.data(), nullptr);
+    api().clReleaseProgram(built);
+    if (log.size() > 4000) log = log.substr(0, 4000) + "...";
+    throw DeviceError("OpenCL could not build " + source_name + " (" + options + ") for opencl:" +
+                      std::to_string(d.index) + " (" + d.name + "): " + error_name(status) + "\n" + log);
+  }
+  ++g_programs_built;
+  dump_binary(d, built, source_name + " " + options);
+  if (!path.empty()) store_cached(d, built, dir, path, description);
+  return built;
+}
+
 }  // namespace
 
 const char* error_name(cl_int status) {
@@ -255,29 +400,12 @@ cl_kernel kernel(Device& d, const std::string& source_name, const std::string& o
   if (auto it = d.kernels.find(kernel_key); it != d.kernels.end()) return it->second;
   cl_program& program = d.programs[program_key];
   if (program == nullptr) {
-    std::set<std::string> seen;
-    std::string text;
-    append_source(source_name, seen, text);
-    const char* text_pointer = text.c_str();
-    cl_int status = CL_SUCCESS;
-    cl_program built = api().clCreateProgramWithSource(d.context, 1, &text_pointer, nullptr, &status);
-    check(status, "clCreateProgramWithSource");
-    // -w: the compilers print warnings to the process's stderr, which is the user's terminal.
-    const std::string build_options = "-cl-std=CL1.2 -w " + options;
-    status = api().clBuildProgram(built, 1, &d.id, build_options.c_str(), nullptr, nullptr);
-    if (status != CL_SUCCESS) {
-      size_t log_len = 0;
-      api().clGetProgramBuildInfo(built, d.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_len);
-      std::string log(log_len, '\0');
-      api().clGetProgramBuildInfo(built, d.id, CL_PROGRAM_BUILD_LOG, log_len, log.data(), nullptr);
-      api().clReleaseProgram(built);
+    try {
+      program = build_program(d, source_name, options);
+    } catch (...) {
       d.programs.erase(program_key);
-      if (log.size() > 4000) log = log.substr(0, 4000) + "...";
-      throw DeviceError("OpenCL could not build " + source_name + " (" + options + ") for opencl:" +
-                        std::to_string(d.index) + " (" + d.name + "): " + error_name(status) + "\n" + log);
+      throw;
     }
-    program = built;
-    ++g_programs_built;
   }
   cl_int status = CL_SUCCESS;
   cl_kernel k = api().clCreateKernel(program, kernel_name, &status);
@@ -286,7 +414,7 @@ cl_kernel kernel(Device& d, const std::string& source_name, const std::string& o
   return k;
 }
 
-Stats stats() { return {g_programs_built.load(), g_kernels_run.load()}; }
+Stats stats() { return {g_programs_built.load(), g_programs_cached.load(), g_kernels_run.load()}; }
 
 Buffer::Buffer(Device& d, size_t bytes, cl_mem_flags flags) : bytes_(bytes), device_(&d) {
   open(d);

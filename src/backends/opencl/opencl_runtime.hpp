@@ -82,7 +82,8 @@ cl_kernel kernel(Device& d, const std::string& source_name, const std::string& o
 // Counters for tests: programs built, kernels enqueued (a CI that stays green while every OpenCL
 // test silently skips is a known failure mode; tests assert these grew).
 struct Stats {
-  uint64_t programs_built = 0;
+  uint64_t programs_built = 0;   // compiled from source
+  uint64_t programs_cached = 0;  // loaded from the on-disk program cache
   uint64_t kernels_run = 0;
 };
 Stats stats();
