@@ -162,7 +162,8 @@ def test_batch_on_opencl():
 
 
 def test_chunk_boundaries_in_a_subprocess(tmp_path):
-    """Host data cross the backend's chunks (here 4 KiB) in every mode, in place included."""
+    """Host data cross the backend's chunks (here 4 KiB) in every mode, in place included, under
+    the device's launch policy and under the GPU policy (32 table copies, 2 blocks per pass)."""
     script = r'''
 import random, gpucrypt
 from cryptography.exceptions import InvalidTag
@@ -192,9 +193,10 @@ big = rng.randbytes(50000)
 assert gpucrypt.hash("kt128", big, 32, device="opencl") == gpucrypt.hash("kt128", big, 32, device="cpu")
 print("ok")
 '''
-    env = dict(os.environ, GPUCRYPT_OPENCL_CHUNK_BYTES="4096")
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+    for policy in ("", "gpu"):   # the device's own launch policy, then the GPU one (strided passes)
+        env = dict(os.environ, GPUCRYPT_OPENCL_CHUNK_BYTES="4096", GPUCRYPT_OPENCL_LAUNCH_POLICY=policy)
+        result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0 and result.stdout.strip() == "ok", (policy, result.stderr)
 
 
 def test_file_format_and_cli_round_trip(tmp_path):

@@ -155,8 +155,9 @@ class DeviceCipher {
  public:
   DeviceCipher(Device& d, const ClVariant& v, const CipherName& name, const uint8_t* key)
       : device_(d), variant_(v), host_(make_host_cipher(v, key, name.key_bits / 8)) {
+    steps_ = std::max(1, d.policy.bulk_steps / unit_blocks()) * unit_blocks();
     std::string common = std::string("-D") + v.define + " -DGC_KEY_BITS=" + std::to_string(name.key_bits) +
-                         " -DGC_ROUNDS=" + std::to_string(name.key_bits / 32 + 6);
+                         " -DGC_ROUNDS=" + std::to_string(name.key_bits / 32 + 6) + " -DGC_STEPS=" + std::to_string(steps_);
     enc_options_ = common + " -DGC_TABLE_COPIES=" + std::to_string(d.policy.table_copies_enc);
     dec_options_ = common + " -DGC_TABLE_COPIES=" + std::to_string(d.policy.table_copies_dec);
     std::vector<uint8_t> blob = host_->key_blob();
@@ -195,7 +196,12 @@ class DeviceCipher {
   const HostCipher& host() const { return *host_; }
   const ClVariant& variant() const { return variant_; }
   const Buffer& key() const { return key_; }
+  // Blocks one call of the primitive takes (the bitsliced AES encrypts two at once).
   int unit_blocks() const { return std::string_view(variant_.define) == "GC_CIPHER_AES_BITSLICED" ? 2 : 1; }
+  // Blocks per work-item per pass of the bulk kernels (ciphers.cl's GC_STEPS).
+  int steps() const { return steps_; }
+  // Work-items for a launch over num_blocks blocks, `per_item` blocks each per pass.
+  size_t items(uint64_t num_blocks, int per_item) const { return grid_items(device_, (num_blocks + per_item - 1) / per_item); }
   // A kernel of the encryption program (every kernel that only encrypts blocks) or the
   // decryption program (ECB/CBC/XTS decryption). Call with the device's mutex held.
   cl_kernel kernel(const char* name, bool decrypts) const {
@@ -206,6 +212,7 @@ class DeviceCipher {
   Device& device_;
   const ClVariant& variant_;
   std::unique_ptr<HostCipher> host_;
+  int steps_ = 1;
   std::string enc_options_, dec_options_;
   Buffer key_;
   mutable std::unique_ptr<Staging> staging_;
@@ -235,12 +242,12 @@ class OpenclEngine final : public BlockEngine {
   }
   void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
     const bool decrypts = direction == Direction::decrypt;
-    run(decrypts ? "gc_ecb_decrypt" : "gc_ecb_encrypt", decrypts, in, out, num_blocks,
+    run(decrypts ? "gc_ecb_decrypt" : "gc_ecb_encrypt", decrypts, data_.steps(), in, out, num_blocks,
         [](cl_kernel, uint64_t) {});
   }
   void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
     const gc_block first = load_block(counter);
-    run("gc_ctr", false, in, out, num_blocks, [&](cl_kernel k, uint64_t first_block) {
+    run("gc_ctr", false, data_.steps(), in, out, num_blocks, [&](cl_kernel k, uint64_t first_block) {
       set_arg(k, 4, to_cl(gc_ctr128_add(first, first_block)));
       set_arg(k, 5, cl_int{0});
     });
@@ -269,7 +276,7 @@ class OpenclEngine final : public BlockEngine {
     const size_t num_blocks = len / 16;
     const size_t device_blocks = len % 16 == 0 ? num_blocks : num_blocks - 1;
     const bool decrypts = direction == Direction::decrypt;
-    run(decrypts ? "gc_xts_decrypt" : "gc_xts_encrypt", decrypts, in, out, device_blocks,
+    run(decrypts ? "gc_xts_decrypt" : "gc_xts_encrypt", decrypts, data_.unit_blocks(), in, out, device_blocks,
         [&](cl_kernel k, uint64_t first_block) {
           set_arg(k, 4, to_cl(gc_xts_tweak_at(encrypted_tweak, first_block)));
         });
@@ -283,7 +290,7 @@ class OpenclEngine final : public BlockEngine {
   // first block of the chunk)) over host data, chunk by chunk. in == out is allowed: a chunk is
   // on the device before its output is written back.
   template <typename SetExtra>
-  void run(const char* kernel_name, bool decrypts, const uint8_t* in, uint8_t* out, size_t num_blocks,
+  void run(const char* kernel_name, bool decrypts, int per_item, const uint8_t* in, uint8_t* out, size_t num_blocks,
            SetExtra set_extra, const std::function<void(uint64_t, uint64_t)>& before_read = {}) const {
     if (num_blocks == 0) return;
     Device& d = data_.device();
@@ -294,10 +301,10 @@ class OpenclEngine final : public BlockEngine {
     for (uint64_t first = 0; first < num_blocks; first += chunk_blocks) {
       const uint64_t n = std::min<uint64_t>(chunk_blocks, num_blocks - first);
       staging.in.write(in + 16 * first, 16 * n);
-      set_args(k, staging.in, staging.out, cl_ulong{n}, data_.key());
+      set_args(k, staging.in, staging.out, static_cast<cl_uint>(n), data_.key());
       set_extra(k, first);
       if (before_read) before_read(first, n);
-      launch(d, k, grid_items(d, (n + data_.unit_blocks() - 1) / data_.unit_blocks()));
+      launch(d, k, data_.items(n, per_item));
       staging.out.read(out + 16 * first, 16 * n);
     }
   }
@@ -307,7 +314,7 @@ class OpenclEngine final : public BlockEngine {
   void chained(const char* kernel_name, bool decrypts, const uint8_t iv[16], const uint8_t* in, uint8_t* out,
                size_t num_blocks) const {
     gc_block previous = load_block(iv);
-    run(kernel_name, decrypts, in, out, num_blocks,
+    run(kernel_name, decrypts, data_.steps(), in, out, num_blocks,
         [&](cl_kernel k, uint64_t) { set_arg(k, 4, to_cl(previous)); },
         // The kernel's argument is set: keep this chunk's last ciphertext block for the next one.
         [&](uint64_t first, uint64_t n) { previous = load_block(in + 16 * (first + n - 1)); });
@@ -413,9 +420,9 @@ class OpenclGcm final : public GcmCipher {
       const bool run_ctr = encrypt || (!hash && out != nullptr);
       if (run_ctr) {
         cl_kernel k = cipher_.kernel("gc_ctr", false);
-        set_args(k, staging.in, staging.out, cl_ulong{num_blocks}, cipher_.key(),
+        set_args(k, staging.in, staging.out, static_cast<cl_uint>(num_blocks), cipher_.key(),
                  to_cl(gc_ctr32_add(ctx.pre_counter, 1 + offset / 16)), cl_int{1});
-        launch(d, k, grid_items(d, (num_blocks + cipher_.unit_blocks() - 1) / cipher_.unit_blocks()));
+        launch(d, k, cipher_.items(num_blocks, cipher_.steps()));
       }
       if (hash) {
         const Buffer& ciphertext = encrypt ? staging.out : staging.in;
@@ -501,6 +508,7 @@ ResidentTiming time_resident(const CipherName& name, std::string_view variant, i
   for (auto& b : key) b = static_cast<uint8_t>(random());
   for (auto& b : counter) b = static_cast<uint8_t>(random());
   const uint64_t num_blocks = std::max<size_t>(1, bytes / 16);
+  if (num_blocks >= (uint64_t{1} << 31)) throw std::invalid_argument("OpenCL resident timing: at most 32 GiB");
   std::vector<uint64_t> host(num_blocks * 2);
   for (auto& w : host) w = random();  // never zeros (METHOD.md)
   DeviceCipher cipher(d, v, name, key.data());
@@ -517,12 +525,12 @@ ResidentTiming time_resident(const CipherName& name, std::string_view variant, i
   }
   const bool is_ctr = name.mode == Mode::ctr;
   cl_kernel k = cipher.kernel(is_ctr ? "gc_ctr" : "gc_ecb_encrypt", false);
-  set_args(k, in, out, cl_ulong{num_blocks}, cipher.key());
+  set_args(k, in, out, static_cast<cl_uint>(num_blocks), cipher.key());
   if (is_ctr) {
     set_arg(k, 4, to_cl(load_block(counter.data())));
     set_arg(k, 5, cl_int{0});
   }
-  const size_t items = grid_items(d, (num_blocks + cipher.unit_blocks() - 1) / cipher.unit_blocks());
+  const size_t items = cipher.items(num_blocks, cipher.steps());
   launch(d, k, items);
   std::vector<uint8_t> result(num_blocks * 16);
   out.read(result.data(), result.size());

@@ -32,7 +32,9 @@ struct LaunchPolicy {
   size_t groups_per_unit;   // work-groups per compute unit in a grid-stride launch
   int table_copies_enc;     // copies of each encryption table in local memory (ciphers.cl)
   int table_copies_dec;     // same for the decryption tables (AES needs two)
-  size_t chunk_bytes;       // host data move through the device in chunks of this size
+  int bulk_steps;           // blocks per work-item per pass of the bulk kernels (ciphers.cl GC_STEPS)
+  size_t chunk_bytes;       // host data move through the device in chunks of this size (< 2^35:
+                            // block indices in the kernels are 32-bit)
   std::string name;         // "gpu32" / "cpu1": shown by gpucrypt info
 };
 

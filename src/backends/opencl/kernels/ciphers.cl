@@ -166,104 +166,85 @@ GC_FN gc_block gc_from_uint4(uint4 v) { gc_block b; b.w[0] = v.x; b.w[1] = v.y; 
 GC_FN uint4 gc_to_uint4(gc_block b) { return (uint4)(b.w[0], b.w[1], b.w[2], b.w[3]); }
 GC_FN gc_block gc_zero_block(void) { gc_block b; b.w[0] = b.w[1] = b.w[2] = b.w[3] = 0; return b; }
 
-/* The grid-stride loop over units of GC_UNIT_BLOCKS blocks; `j` is the block index, `b` the unit. */
-#define GC_FOR_EACH_UNIT(num_blocks)                                                         \
-  for (ulong unit = get_global_id(0); unit * GC_UNIT_BLOCKS < (num_blocks); unit += get_global_size(0))
+/* The bulk kernels (ECB, CTR, CBC and CFB decryption) give each work-item GC_STEPS blocks per
+ * pass, GC_STEPS a multiple of GC_UNIT_BLOCKS (the launch policy's blocks per lane: independent
+ * blocks in flight hide the local-memory latency of the table lookups, as the CUDA kernels'
+ * kBulkSteps do). Block s of work-item g in the pass starting at block `base` is
+ * base + s * global_size + g, so every load and store of a warp is one contiguous run. Block
+ * indices are 32-bit: the host never passes more than 2^32 - 1 blocks to one launch. */
+#ifndef GC_STEPS
+  #define GC_STEPS GC_UNIT_BLOCKS
+#endif
+#if GC_STEPS % GC_UNIT_BLOCKS != 0
+  #error "GC_STEPS must be a multiple of GC_UNIT_BLOCKS"
+#endif
+#define GC_FOR_EACH_PASS(num_blocks) \
+  for (uint base = 0; base < (num_blocks); base += get_global_size(0) * GC_STEPS)
+#define GC_BLOCK(s) (base + (uint)(s) * (uint)get_global_size(0) + (uint)get_global_id(0))
 
-__kernel void gc_ecb_encrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+/* One pass: b[s] = LOAD(j) for the work-item's blocks j (zero past the end), crypt_unit over the
+ * units, then STORE(j, b[s]) for the blocks that exist. LOAD and STORE see j and s. */
+#define GC_BULK_PASS(num_blocks, crypt_unit, LOAD, STORE)                     \
+  GC_FOR_EACH_PASS(num_blocks) {                                             \
+    gc_block b[GC_STEPS];                                                    \
+    for (int s = 0; s < GC_STEPS; ++s) {                                     \
+      const uint j = GC_BLOCK(s);                                            \
+      b[s] = j < (num_blocks) ? (LOAD) : gc_zero_block();                    \
+    }                                                                        \
+    for (int u = 0; u < GC_STEPS; u += GC_UNIT_BLOCKS) crypt_unit(&t, &k, b + u); \
+    for (int s = 0; s < GC_STEPS; ++s) {                                     \
+      const uint j = GC_BLOCK(s);                                            \
+      if (j < (num_blocks)) STORE;                                           \
+    }                                                                        \
+  }
+
+__kernel void gc_ecb_encrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
                              __global const uint* key_blob) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
-  GC_FOR_EACH_UNIT(num_blocks) {
-    gc_block b[GC_UNIT_BLOCKS];
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      b[i] = j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block();
-    }
-    gc_encrypt_unit(&t, &k, b);
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      if (j < num_blocks) out[j] = gc_to_uint4(b[i]);
-    }
-  }
+  GC_BULK_PASS(num_blocks, gc_encrypt_unit, gc_from_uint4(in[j]), out[j] = gc_to_uint4(b[s]))
 }
 
-__kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+__kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
                              __global const uint* key_blob) {
   GC_DEC_CONTEXT(tables, key_blob, t, k);
-  GC_FOR_EACH_UNIT(num_blocks) {
-    gc_block b[GC_UNIT_BLOCKS];
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      b[i] = j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block();
-    }
-    gc_decrypt_unit(&t, &k, b);
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      if (j < num_blocks) out[j] = gc_to_uint4(b[i]);
-    }
-  }
+  GC_BULK_PASS(num_blocks, gc_decrypt_unit, gc_from_uint4(in[j]), out[j] = gc_to_uint4(b[s]))
 }
 
 /* CTR: block j is XORed with E(counter + j); counter32 != 0 counts in the low 32 bits only
  * (GCM's inc32), else over all 128 bits (big-endian, as counter.h defines both). */
-__kernel void gc_ctr(__global const uint4* in, __global uint4* out, ulong num_blocks,
+__kernel void gc_ctr(__global const uint4* in, __global uint4* out, uint num_blocks,
                      __global const uint* key_blob, uint4 counter, int counter32) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
   const gc_block first = gc_from_uint4(counter);
-  GC_FOR_EACH_UNIT(num_blocks) {
-    gc_block b[GC_UNIT_BLOCKS];
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      b[i] = counter32 ? gc_ctr32_add(first, j) : gc_ctr128_add(first, j);
-    }
-    gc_encrypt_unit(&t, &k, b);
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      if (j < num_blocks) out[j] = in[j] ^ gc_to_uint4(b[i]);
-    }
-  }
+  GC_BULK_PASS(num_blocks, gc_encrypt_unit, (counter32 ? gc_ctr32_add(first, j) : gc_ctr128_add(first, j)),
+               out[j] = in[j] ^ gc_to_uint4(b[s]))
 }
 
 /* CBC decryption: P_j = D(C_j) ^ C_{j-1}, with C_{-1} = previous. in and out must not overlap. */
-__kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+__kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
                              __global const uint* key_blob, uint4 previous) {
   GC_DEC_CONTEXT(tables, key_blob, t, k);
-  GC_FOR_EACH_UNIT(num_blocks) {
-    gc_block b[GC_UNIT_BLOCKS];
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      b[i] = j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block();
-    }
-    gc_decrypt_unit(&t, &k, b);
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      if (j < num_blocks) out[j] = gc_to_uint4(b[i]) ^ (j == 0 ? previous : in[j - 1]);
-    }
-  }
+  GC_BULK_PASS(num_blocks, gc_decrypt_unit, gc_from_uint4(in[j]),
+               out[j] = gc_to_uint4(b[s]) ^ (j == 0 ? previous : in[j - 1]))
 }
 
 /* CFB decryption: P_j = E(C_{j-1}) ^ C_j. in and out must not overlap. */
-__kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, ulong num_blocks,
+__kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
                              __global const uint* key_blob, uint4 previous) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
-  GC_FOR_EACH_UNIT(num_blocks) {
-    gc_block b[GC_UNIT_BLOCKS];
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      b[i] = j >= num_blocks ? gc_zero_block() : gc_from_uint4(j == 0 ? previous : in[j - 1]);
-    }
-    gc_encrypt_unit(&t, &k, b);
-    for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {
-      const ulong j = unit * GC_UNIT_BLOCKS + i;
-      if (j < num_blocks) out[j] = in[j] ^ gc_to_uint4(b[i]);
-    }
-  }
+  GC_BULK_PASS(num_blocks, gc_encrypt_unit, gc_from_uint4(j == 0 ? previous : in[j - 1]),
+               out[j] = in[j] ^ gc_to_uint4(b[s]))
 }
+
+/* XTS keeps GC_UNIT_BLOCKS consecutive blocks per work-item: consecutive tweaks are one
+ * multiplication by alpha apart, where a strided layout would need a power of alpha per block. */
+#define GC_FOR_EACH_UNIT(num_blocks) \
+  for (uint unit = get_global_id(0); unit * GC_UNIT_BLOCKS < (num_blocks); unit += get_global_size(0))
 
 /* XTS whole blocks: C_j = E(P_j ^ T_j) ^ T_j with T_j = T_0 * alpha^j (counter.h's tweak rule);
  * encrypted_tweak is T_0 = E_K2(tweak). */
 #define GC_XTS_KERNEL(name, CONTEXT, crypt_unit)                                                   \
-  __kernel void name(__global const uint4* in, __global uint4* out, ulong num_blocks,             \
+  __kernel void name(__global const uint4* in, __global uint4* out, uint num_blocks,              \
                      __global const uint* key_blob, uint4 encrypted_tweak) {                       \
     CONTEXT(tables, key_blob, t, k);                                                               \
     const gc_block t0 = gc_from_uint4(encrypted_tweak);                                            \
@@ -272,12 +253,12 @@ __kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, ulon
       tweak[0] = gc_xts_tweak_at(t0, unit * GC_UNIT_BLOCKS);                                       \
       for (int i = 1; i < GC_UNIT_BLOCKS; ++i) tweak[i] = gc_xts_mul_alpha(tweak[i - 1]);         \
       for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {                                                   \
-        const ulong j = unit * GC_UNIT_BLOCKS + i;                                                 \
+        const uint j = unit * GC_UNIT_BLOCKS + i;                                                  \
         b[i] = gc_block_xor(j < num_blocks ? gc_from_uint4(in[j]) : gc_zero_block(), tweak[i]);   \
       }                                                                                            \
       crypt_unit(&t, &k, b);                                                                       \
       for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {                                                   \
-        const ulong j = unit * GC_UNIT_BLOCKS + i;                                                 \
+        const uint j = unit * GC_UNIT_BLOCKS + i;                                                  \
         if (j < num_blocks) out[j] = gc_to_uint4(gc_block_xor(b[i], tweak[i]));                   \
       }                                                                                            \
     }                                                                                              \
