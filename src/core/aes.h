@@ -158,6 +158,11 @@ GC_FN gc_block aes_add_round_key(gc_block state, const GC_PRIVATE uint32_t* roun
   #define aes_table_lookup_byte(table, word, byte_index)                                  \
     (*(const GC_TABLE uint32_t*)((const GC_TABLE char*)((table) - (GC_AES_LANE)) +        \
                                  __byte_perm((word), (GC_AES_LANE) * 4u, 0x5504 + 0x10 * (byte_index))))
+#elif defined(GC_HAS_BYTE_PERM) && defined(GC_TABLE_PITCH_BYTES)
+  /* NVIDIA's OpenCL gives a work-group 48 KiB of local memory, no room for the pitch of 64: a byte
+   * permute and a multiply-add (FMA pipe) instead (ciphers.cl's GC_TABLE_PITCH_BYTES). */
+  #define aes_table_lookup_byte(table, word, byte_index) \
+    gc_table_word_at_byte((table), (word), (byte_index), GC_TABLE_PITCH_BYTES)
 #else
   #define aes_table_lookup_byte(table, word, byte_index) \
     aes_table_lookup((table), ((word) >> (8 * (byte_index))) & 0xff)

@@ -119,8 +119,8 @@ GC_FN uint32_t aes_bitsliced32_xor2(uint32_t a, uint32_t b) {
  * eight bytes x (0..3), y (4..7). The portable form is the same definition, so the host tests
  * run the selectors the GPU runs. */
 GC_FN uint32_t aes_bitsliced32_byte_perm(uint32_t x, uint32_t y, uint32_t selector) {
-#if defined(__CUDA_ARCH__)
-  return __byte_perm(x, y, selector);
+#if defined(GC_HAS_BYTE_PERM)
+  return gc_byte_perm(x, y, selector);
 #else
   uint64_t bytes = ((uint64_t)y << 32) | x;
   uint32_t r = 0;

@@ -72,9 +72,9 @@ GC_FN uint32_t camellia_sbox_word(const GC_CONSTANT uint32_t* sp_all, int x) {
 
 /* SP-table value j (0 = SP1110, 1 = SP0222, 2 = SP3033, 3 = SP4404; a literal) from an S-box word:
  * s_{j+1} copied into the bytes that table fills (byte patterns in camellia_tables.h). */
-#if defined(__CUDA_ARCH__)
+#if defined(GC_HAS_BYTE_PERM)
   #define camellia_sp_from_sbox_word(w, j) \
-    __byte_perm((w), 0u, (j) == 0 ? 0x0004 : (j) == 1 ? 0x4111 : (j) == 2 ? 0x2422 : 0x3343)
+    gc_byte_perm((w), 0u, (j) == 0 ? 0x0004 : (j) == 1 ? 0x4111 : (j) == 2 ? 0x2422 : 0x3343)
 #else
   #define camellia_sp_from_sbox_word(w, j)                                        \
     ((((w) >> (8 * (j))) & 0xffu) *                                              \
@@ -88,6 +88,10 @@ GC_FN uint32_t camellia_sbox_word(const GC_CONSTANT uint32_t* sp_all, int x) {
   #define camellia_sbox_lookup(table, word, byte_index)                                 \
     (*(const GC_TABLE uint32_t*)((const GC_TABLE char*)((table) - (GC_CAMELLIA_LANE)) + \
                                  __byte_perm((word), (GC_CAMELLIA_LANE) * 4u, 0x5504 + 0x10 * (byte_index))))
+#elif defined(GC_HAS_BYTE_PERM) && defined(GC_TABLE_PITCH_BYTES)
+  /* NVIDIA OpenCL: aes.h's aes_table_lookup_byte says why. */
+  #define camellia_sbox_lookup(table, word, byte_index) \
+    gc_table_word_at_byte((table), (word), (byte_index), GC_TABLE_PITCH_BYTES)
 #else
   #define camellia_sbox_lookup(table, word, byte_index) \
     ((table)[(((word) >> (8 * (byte_index))) & 0xffu) * GC_CAMELLIA_TABLE_STRIDE])
@@ -150,45 +154,54 @@ GC_FN void camellia_fl_inv(GC_PRIVATE uint32_t* y_hi, GC_PRIVATE uint32_t* y_lo,
 
 /* The subkey pair a cipher pass uses at its step-th subkey; decryption walks the list backwards. */
 GC_FN const GC_PRIVATE uint32_t* camellia_subkey_at(const GC_PRIVATE camellia_key_schedule* ks,
-                                                     int step, int reverse) {
-  int index = reverse ? ks->num_subkeys - 1 - step : step;
+                                                     int num_subkeys, int step, int reverse) {
+  int index = reverse ? num_subkeys - 1 - step : step;
   return ks->subkey + 2 * index;
 }
 
-/* One pass of the cipher: encryption with reverse = 0, decryption with reverse = 1. */
-GC_FN gc_block camellia_crypt(const GC_PRIVATE camellia_tables* t,
-                              const GC_PRIVATE camellia_key_schedule* ks, gc_block in,
-                              int reverse) {
-  const int num_groups = ks->key_bits == 128 ? 3 : 4; /* groups of 6 rounds, FL layer between */
+/* Groups of 6 rounds (FL layers between them): 3 for 128-bit keys, 4 for 192/256. */
+GC_FN int camellia_num_groups(int key_bits) { return key_bits == 128 ? 3 : 4; }
+
+/* One pass of the cipher: encryption with reverse = 0, decryption with reverse = 1, over
+ * num_groups groups (camellia_num_groups of the schedule's key size). A GPU kernel that knows the
+ * key size at compile time passes a literal: both loops then unroll and every subkey index is a
+ * constant, so the schedule stays in registers or the kernel's parameter bank. (Read from the
+ * schedule instead, NVIDIA's OpenCL compiler kept the loops and the schedule on the stack.) */
+GC_FN gc_block camellia_crypt_groups(const GC_PRIVATE camellia_tables* t,
+                                     const GC_PRIVATE camellia_key_schedule* ks, gc_block in,
+                                     int reverse, int num_groups) {
+  const int num_subkeys = 8 * num_groups + 2; /* kw1-2, 6 per group, 2 per FL layer, kw3-4 */
   const GC_PRIVATE uint32_t* k;
   int step = 0;
   uint32_t d1_hi = gc_block_be_word(in, 0), d1_lo = gc_block_be_word(in, 1);
   uint32_t d2_hi = gc_block_be_word(in, 2), d2_lo = gc_block_be_word(in, 3);
   gc_block out;
 
-  k = camellia_subkey_at(ks, step++, reverse);
+  k = camellia_subkey_at(ks, num_subkeys, step++, reverse);
   d1_hi ^= k[0]; d1_lo ^= k[1];
-  k = camellia_subkey_at(ks, step++, reverse);
+  k = camellia_subkey_at(ks, num_subkeys, step++, reverse);
   d2_hi ^= k[0]; d2_lo ^= k[1];
 
+  GC_UNROLL
   for (int group = 0; group < num_groups; ++group) {
     if (group > 0) {
-      k = camellia_subkey_at(ks, step++, reverse);
+      k = camellia_subkey_at(ks, num_subkeys, step++, reverse);
       camellia_fl(&d1_hi, &d1_lo, k[0], k[1]);
-      k = camellia_subkey_at(ks, step++, reverse);
+      k = camellia_subkey_at(ks, num_subkeys, step++, reverse);
       camellia_fl_inv(&d2_hi, &d2_lo, k[0], k[1]);
     }
+    GC_UNROLL
     for (int round_pair = 0; round_pair < 3; ++round_pair) {
-      k = camellia_subkey_at(ks, step++, reverse);
+      k = camellia_subkey_at(ks, num_subkeys, step++, reverse);
       camellia_f_xor(t, d1_hi, d1_lo, k[0], k[1], &d2_hi, &d2_lo);
-      k = camellia_subkey_at(ks, step++, reverse);
+      k = camellia_subkey_at(ks, num_subkeys, step++, reverse);
       camellia_f_xor(t, d2_hi, d2_lo, k[0], k[1], &d1_hi, &d1_lo);
     }
   }
 
-  k = camellia_subkey_at(ks, step++, reverse); /* kw4 (kw2 when decrypting) */
+  k = camellia_subkey_at(ks, num_subkeys, step++, reverse); /* kw4 (kw2 when decrypting) */
   d1_hi ^= k[0]; d1_lo ^= k[1];
-  k = camellia_subkey_at(ks, step++, reverse); /* kw3 (kw1 when decrypting) */
+  k = camellia_subkey_at(ks, num_subkeys, step++, reverse); /* kw3 (kw1 when decrypting) */
   d2_hi ^= k[0]; d2_lo ^= k[1];
 
   /* C = D2 || D1: the final swap of the Feistel network. */
@@ -199,12 +212,12 @@ GC_FN gc_block camellia_crypt(const GC_PRIVATE camellia_tables* t,
 
 GC_FN gc_block camellia_encrypt(const GC_PRIVATE camellia_tables* t,
                                 const GC_PRIVATE camellia_key_schedule* ks, gc_block in) {
-  return camellia_crypt(t, ks, in, 0);
+  return camellia_crypt_groups(t, ks, in, 0, camellia_num_groups(ks->key_bits));
 }
 
 GC_FN gc_block camellia_decrypt(const GC_PRIVATE camellia_tables* t,
                                 const GC_PRIVATE camellia_key_schedule* ks, gc_block in) {
-  return camellia_crypt(t, ks, in, 1);
+  return camellia_crypt_groups(t, ks, in, 1, camellia_num_groups(ks->key_bits));
 }
 
 /* Key schedule helpers. 128-bit values (KL, KR, KA, KB) are four big-endian words, word 0 first. */

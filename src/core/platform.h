@@ -59,9 +59,38 @@ typedef struct gc_block {
   uint32_t w[4];
 } gc_block;
 
-GC_FN uint32_t gc_bswap32(uint32_t x) {
+/* gc_byte_perm(x, y, selector): NVIDIA's PRMT, one instruction on NVIDIA GPUs: nibble i of the
+ * selector (0..7) picks byte i of the result from the eight bytes y:x (x is bytes 0..3). Defined,
+ * with GC_HAS_BYTE_PERM, only where it is that one instruction: CUDA device code, and OpenCL C
+ * built for an NVIDIA device, for which the OpenCL backend passes -DGC_OPENCL_NVIDIA and NVIDIA's
+ * compiler takes inline PTX (as hashcat's inc_vendor.h does for IS_NV). Other targets keep their
+ * shift-and-mask forms, which their compilers turn into their own byte instructions. */
 #if defined(__CUDA_ARCH__)
-  return __byte_perm(x, 0, 0x0123);
+  #define GC_HAS_BYTE_PERM 1
+  #define gc_byte_perm(x, y, selector) __byte_perm((x), (y), (selector))
+#elif defined(__OPENCL_VERSION__) && defined(GC_OPENCL_NVIDIA)
+  #define GC_HAS_BYTE_PERM 1
+  GC_FN uint gc_byte_perm(uint x, uint y, uint selector) {
+    uint r;
+    __asm__("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(y), "r"(selector));
+    return r;
+  }
+#endif
+
+/* gc_table_word_at_byte(table, word, byte_index, pitch_bytes): the table entry indexed by byte
+ * `byte_index` (a literal 0..3) of word, in a table whose entries are pitch_bytes apart (entry i
+ * at byte i * pitch_bytes of `table`, the caller's own copy of a table replicated per local-memory
+ * bank). One byte permute isolates the byte and one multiply-add forms the address. Kernels pass a
+ * pitch the compiler cannot see as a constant (ciphers.cl's GC_TABLE_PITCH_BYTES says why). */
+#if defined(GC_HAS_BYTE_PERM)
+  #define gc_table_word_at_byte(table, word, byte_index, pitch_bytes)                 \
+    (*(const GC_TABLE uint32_t*)((const GC_TABLE char*)(table) +                      \
+                                 gc_byte_perm((word), 0u, 0x4440u + (byte_index)) * (pitch_bytes)))
+#endif
+
+GC_FN uint32_t gc_bswap32(uint32_t x) {
+#if defined(GC_HAS_BYTE_PERM)
+  return gc_byte_perm(x, 0, 0x0123);
 #elif defined(__GNUC__) && !defined(__OPENCL_VERSION__)
   return __builtin_bswap32(x);
 #else

@@ -61,9 +61,22 @@ typedef struct sc2000_key_schedule {
 #define GC_SC2000_MASK_R5 0x55555555u
 #define GC_SC2000_MASK_R3 0x33333333u
 
+/* The word at byte offset `offset` of a table. sc2000_ms below forms each offset from x with one
+ * shift and one mask (the field already scaled by 4), so a GPU adds the table's place in the
+ * shared array as the load's immediate. Indexed as table[field], NVIDIA's OpenCL compiler ORed
+ * each table's place into the index and scaled it apart: two more integer instructions for each
+ * of the 24 lookups of a round pair. */
+GC_FN uint32_t sc2000_table_word(const GC_TABLE uint32_t* table, uint32_t offset) {
+  return *(const GC_TABLE uint32_t*)((const GC_TABLE char*)table + offset);
+}
+
 GC_FN uint32_t sc2000_ms(const GC_PRIVATE sc2000_tables* t, uint32_t x) {
-  return t->ms6_hi[x >> 26] ^ t->ms5_b21[(x >> 21) & 31] ^ t->ms5_b16[(x >> 16) & 31] ^
-         t->ms5_b11[(x >> 11) & 31] ^ t->ms5_b6[(x >> 6) & 31] ^ t->ms6_lo[x & 63];
+  return sc2000_table_word(t->ms6_hi, (x >> 24) & 0xfcu) ^   /* bits 31..26, times 4 */
+         sc2000_table_word(t->ms5_b21, (x >> 19) & 0x7cu) ^  /* bits 25..21 */
+         sc2000_table_word(t->ms5_b16, (x >> 14) & 0x7cu) ^  /* bits 20..16 */
+         sc2000_table_word(t->ms5_b11, (x >> 9) & 0x7cu) ^   /* bits 15..11 */
+         sc2000_table_word(t->ms5_b6, (x >> 4) & 0x7cu) ^    /* bits 10..6 */
+         sc2000_table_word(t->ms6_lo, (x << 2) & 0xfcu);     /* bits 5..0 */
 }
 
 /* I layer: XOR four extended-key words into the state. */
@@ -132,35 +145,54 @@ GC_FN gc_block sc2000_store_state(const GC_PRIVATE uint32_t* s) {
   return out;
 }
 
-/* Encryption: NR times (I-B-I, RxR), then a final I-B-I. */
-GC_FN gc_block sc2000_encrypt(const GC_PRIVATE sc2000_tables* t,
-                              const GC_PRIVATE sc2000_key_schedule* ks, gc_block in) {
+/* Encryption: NR times (I-B-I, RxR), then a final I-B-I. num_rounds must equal ks->num_rounds;
+ * a GPU kernel that knows the key size at compile time passes a literal (6 or 7): the loop then
+ * unrolls and every extended-key index is a constant, so the schedule stays in registers or the
+ * kernel's parameter bank. (Read from the schedule instead, NVIDIA's OpenCL compiler kept the
+ * loop and the schedule on the stack.) */
+GC_FN gc_block sc2000_encrypt_rounds(const GC_PRIVATE sc2000_tables* t,
+                                     const GC_PRIVATE sc2000_key_schedule* ks, gc_block in,
+                                     int num_rounds) {
   const GC_PRIVATE uint32_t* ek = ks->extended_key;
   uint32_t s[4];
   sc2000_load_state(s, in);
-  for (int round = 0; round <= ks->num_rounds; ++round) {
+  GC_UNROLL
+  for (int round = 0; round <= num_rounds; ++round) {
     sc2000_add_key(s, ek + 8 * round);
     sc2000_b(s);
     sc2000_add_key(s, ek + 8 * round + 4);
-    if (round < ks->num_rounds) sc2000_round_pair(t, s, sc2000_round_mask(round));
+    if (round < num_rounds) sc2000_round_pair(t, s, sc2000_round_mask(round));
   }
   return sc2000_store_state(s);
 }
 
 /* Decryption: the layers of encryption inverted and in reverse order (key groups in reverse group
- * order but words in normal order inside a group; B^-1 for B; RxR is its own inverse). */
-GC_FN gc_block sc2000_decrypt(const GC_PRIVATE sc2000_tables* t,
-                              const GC_PRIVATE sc2000_key_schedule* ks, gc_block in) {
+ * order but words in normal order inside a group; B^-1 for B; RxR is its own inverse). Same
+ * num_rounds rule as sc2000_encrypt_rounds. */
+GC_FN gc_block sc2000_decrypt_rounds(const GC_PRIVATE sc2000_tables* t,
+                                     const GC_PRIVATE sc2000_key_schedule* ks, gc_block in,
+                                     int num_rounds) {
   const GC_PRIVATE uint32_t* ek = ks->extended_key;
   uint32_t s[4];
   sc2000_load_state(s, in);
-  for (int round = ks->num_rounds; round >= 0; --round) {
+  GC_UNROLL
+  for (int round = num_rounds; round >= 0; --round) {
     sc2000_add_key(s, ek + 8 * round + 4);
     sc2000_b_inv(s);
     sc2000_add_key(s, ek + 8 * round);
     if (round > 0) sc2000_round_pair(t, s, sc2000_round_mask(round - 1));
   }
   return sc2000_store_state(s);
+}
+
+/* sc2000_encrypt / sc2000_decrypt: the same, with the round count from the schedule. */
+GC_FN gc_block sc2000_encrypt(const GC_PRIVATE sc2000_tables* t,
+                              const GC_PRIVATE sc2000_key_schedule* ks, gc_block in) {
+  return sc2000_encrypt_rounds(t, ks, in, ks->num_rounds);
+}
+GC_FN gc_block sc2000_decrypt(const GC_PRIVATE sc2000_tables* t,
+                              const GC_PRIVATE sc2000_key_schedule* ks, gc_block in) {
+  return sc2000_decrypt_rounds(t, ks, in, ks->num_rounds);
 }
 
 /* sc2000_expand_key fills ks from a 16-, 24- or 32-byte key (sc2000.md section 6). Returns 0, or

@@ -104,8 +104,8 @@ struct CamelliaTTable {
 
   GC_METHOD void encrypt_blocks(gc_block* b) const { b[0] = camellia_encrypt(&tables, &ks, b[0]); }
   GC_METHOD void decrypt_blocks(gc_block* b) const { b[0] = camellia_decrypt(&tables, &ks, b[0]); }
-  // A GPU kernel stores its key size as a literal: camellia_crypt's group loop then has a constant
-  // trip count and every subkey index is a constant.
+  // A GPU kernel stores its key size as a literal: camellia_encrypt then passes a constant group
+  // count to camellia_crypt_groups, whose loops unroll, and every subkey index is a constant.
   GC_METHOD void set_literal_key_bits(int key_bits) {
     ks.key_bits = key_bits;
     ks.num_subkeys = key_bits == 128 ? 26 : 34;

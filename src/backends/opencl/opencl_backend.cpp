@@ -150,7 +150,7 @@ struct Staging {
   }
 };
 
-// One keyed cipher on one OpenCL device: the uploaded schedule and the two programs.
+// One keyed cipher on one OpenCL device: its schedules (a kernel argument) and the two programs.
 class DeviceCipher {
  public:
   DeviceCipher(Device& d, const ClVariant& v, const CipherName& name, const uint8_t* key)
@@ -160,20 +160,12 @@ class DeviceCipher {
                          " -DGC_ROUNDS=" + std::to_string(name.key_bits / 32 + 6) + " -DGC_STEPS=" + std::to_string(steps_);
     enc_options_ = common + " -DGC_TABLE_COPIES=" + std::to_string(d.policy.table_copies_enc);
     dec_options_ = common + " -DGC_TABLE_COPIES=" + std::to_string(d.policy.table_copies_dec);
-    std::vector<uint8_t> blob = host_->key_blob();
-    std::lock_guard lock(d.mutex);
-    key_ = Buffer(d, blob.size(), CL_MEM_READ_ONLY);
-    key_.write(blob.data(), blob.size());
-    modes::secure_zero(blob.data(), blob.size());
   }
   ~DeviceCipher() {
     std::lock_guard lock(device_.mutex);
     staging_.reset();
     scratch_.reset();
-    try {
-      key_.wipe();
-    } catch (...) {  // a failing device cannot be wiped; the buffer is released regardless
-    }
+    modes::secure_zero(key_blob_.data(), key_blob_.size());
   }
   // The cipher's staging for chunks of up to `bytes`, grown on demand; call with the device's
   // mutex held.
@@ -195,7 +187,9 @@ class DeviceCipher {
   Device& device() const { return device_; }
   const HostCipher& host() const { return *host_; }
   const ClVariant& variant() const { return variant_; }
-  const Buffer& key() const { return key_; }
+  // The schedules as a by-value kernel argument (ciphers.cl's gc_key_blob says why not a buffer):
+  // the runtime copies them at each launch, as the CUDA backend's kernel parameters.
+  ValueArg key() const { return {key_blob_.data(), key_blob_.size()}; }
   // Blocks one call of the primitive takes (the bitsliced AES encrypts two at once).
   int unit_blocks() const { return std::string_view(variant_.define) == "GC_CIPHER_AES_BITSLICED" ? 2 : 1; }
   // Blocks per work-item per pass of the bulk kernels (ciphers.cl's GC_STEPS).
@@ -214,7 +208,7 @@ class DeviceCipher {
   std::unique_ptr<HostCipher> host_;
   int steps_ = 1;
   std::string enc_options_, dec_options_;
-  Buffer key_;
+  std::vector<uint8_t> key_blob_ = host_->key_blob();  // wiped by the destructor
   mutable std::unique_ptr<Staging> staging_;
   mutable std::unique_ptr<Buffer> scratch_;
 };

@@ -86,6 +86,14 @@ LaunchPolicy policy_for(const Device& d) {
     p.chunk_bytes = size_t{32} << 20;
     p.name = "cpu1";
   }
+  // NVIDIA's compiler takes inline PTX: platform.h's gc_byte_perm is then one PRMT, as in the
+  // CUDA kernels. GPUCRYPT_OPENCL_NVIDIA_PTX=0 builds the portable forms instead (to measure the
+  // difference on the same device).
+  const char* ptx = std::getenv("GPUCRYPT_OPENCL_NVIDIA_PTX");
+  if (d.vendor.find("NVIDIA") != std::string::npos && !(ptx && std::string_view(ptx) == "0")) {
+    p.defines = "-DGC_OPENCL_NVIDIA ";
+    p.name += "+ptx";
+  }
   // Tests move data through small chunks to cross chunk boundaries without hundreds of MiB.
   if (const char* chunk = std::getenv("GPUCRYPT_OPENCL_CHUNK_BYTES"); chunk && *chunk)
     p.chunk_bytes = std::max<size_t>(16, std::strtoull(chunk, nullptr, 10) / 16 * 16);
@@ -302,7 +310,7 @@ cl_program build_program(Device& d, const std::string& source_name, const std::s
   std::string text;
   append_source(source_name, seen, text);
   // -w: the compilers print warnings to the process's stderr, which is the user's terminal.
-  const std::string build_options = "-cl-std=CL1.2 -w " + options;
+  const std::string build_options = "-cl-std=CL1.2 -w " + d.policy.defines + options;
   const std::string dir = cache_dir();
   const std::string description = "gpucrypt OpenCL program 1\n" + d.platform_name + "\n" + d.name + "\n" +
                                   device_string(d.id, CL_DRIVER_VERSION) + "\n" + d.version + "\n" +

@@ -36,6 +36,7 @@ struct LaunchPolicy {
   size_t chunk_bytes;       // host data move through the device in chunks of this size (< 2^35:
                             // block indices in the kernels are 32-bit)
   std::string name;         // "gpu32" / "cpu1": shown by gpucrypt info
+  std::string defines;      // build options every program of the device gets ("-DGC_OPENCL_NVIDIA ")
 };
 
 struct Device {
@@ -119,6 +120,15 @@ void set_arg(cl_kernel k, cl_uint index, const T& value) {
   check(api().clSetKernelArg(k, index, sizeof(T), &value), "clSetKernelArg");
 }
 inline void set_arg(cl_kernel k, cl_uint index, const Buffer& b) { set_arg(k, index, b.get()); }
+// An argument passed by value whose size is known at run time (a struct such as ciphers.cl's
+// gc_key_blob); the runtime copies the bytes at the call.
+struct ValueArg {
+  const void* data;
+  size_t size;
+};
+inline void set_arg(cl_kernel k, cl_uint index, const ValueArg& v) {
+  check(api().clSetKernelArg(k, index, v.size, v.data), "clSetKernelArg");
+}
 template <typename... Args>
 void set_args(cl_kernel k, const Args&... args) {
   cl_uint index = 0;

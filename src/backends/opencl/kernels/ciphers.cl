@@ -7,7 +7,8 @@
  *   GC_CIPHER_AES_BITSLICED   aes_bitsliced.h, no tables at all          constant-time
  *   GC_CIPHER_CAMELLIA        camellia.h, S-box words in local memory    NOT constant-time
  *   GC_CIPHER_SC2000          sc2000.h, MS tables in local memory        NOT constant-time
- * plus GC_ROUNDS / GC_KEY_BITS (a literal, so round loops unroll and round keys sit in registers)
+ * plus GC_ROUNDS / GC_KEY_BITS (a literal, so round loops unroll and every round key is read at a
+ * constant offset of the by-value gc_key_blob argument)
  * and GC_TABLE_COPIES: how many copies of each table a work-group keeps in local memory (the host
  * builds the encryption and decryption kernels as two programs when their policies differ: AES's
  * two decryption tables need twice the room), interleaved so that entry i of copy c is word i * copies + c and work-item L reads
@@ -31,6 +32,19 @@
   #define GC_TABLE_COPIES 1
 #endif
 
+/* On NVIDIA (the host passes -DGC_OPENCL_NVIDIA) a table lookup is one byte permute and one
+ * multiply-add by the bytes between a copy's entries (platform.h's gc_table_word_at_byte). The
+ * CUDA kernels lay the copies 256 bytes apart so that a single permute forms the whole address,
+ * but that takes 64 KiB and NVIDIA's OpenCL gives a work-group 48 KiB, so here the pitch is
+ * 4 * GC_TABLE_COPIES (128 bytes for 32 copies). Written as a constant, the compiler turns
+ * "byte * 128 + base" into a shift-and-add on the integer ALU, the pipe the rounds' permutes,
+ * rotations and XORs already fill (AES-128-CTR measured 0.60x the CUDA kernel that way). The
+ * factor get_num_groups(1) is 1 in every launch here (all are one-dimensional), but the compiler
+ * cannot know that: the multiply stays an IMAD, which runs on the otherwise idle FMA pipe. */
+#if defined(GC_OPENCL_NVIDIA)
+  #define GC_TABLE_PITCH_BYTES (4u * GC_TABLE_COPIES * (uint)get_num_groups(1))
+#endif
+
 #if defined(GC_CIPHER_AES_TTABLE)
   #define GC_TABLE __local
   #define GC_UNIT_BLOCKS 1
@@ -42,8 +56,7 @@
   __constant uint gc_td0_data[256] = {GC_AES_TD0_DATA};
   __constant uint gc_inv_sbox_words_data[256] = {GC_AES_INV_SBOX_WORDS_DATA};
   typedef aes_key_schedule gc_key;
-  /* The key blob holds the encryption schedule, then the decryption one. */
-  #define GC_DEC_KEY_OFFSET_WORDS (sizeof(aes_key_schedule) / 4)
+  #define GC_SEPARATE_DEC_KEY 1 /* the equivalent inverse cipher has a schedule of its own */
   typedef struct { __local const uint* te0; } gc_enc_tables;
   typedef struct { __local const uint* td0; __local const uint* inv; } gc_dec_tables;
   GC_FN uint gc_enc_table_word(int i) { return gc_te0_data[i]; }
@@ -64,7 +77,6 @@
   #define GC_DEC_TABLE_WORDS 1
   #include "core/aes_bitsliced.h"
   typedef aes_bitsliced_key gc_key;
-  #define GC_DEC_KEY_OFFSET_WORDS 0 /* one schedule serves both directions */
   typedef struct { int unused; } gc_enc_tables;
   typedef gc_enc_tables gc_dec_tables;
   GC_FN uint gc_enc_table_word(int i) { return 0; }
@@ -87,7 +99,6 @@
   #include "core/camellia.h"
   __constant uint gc_camellia_sp_data[GC_CAMELLIA_SP_WORDS] = {GC_CAMELLIA_SP_DATA};
   typedef camellia_key_schedule gc_key;
-  #define GC_DEC_KEY_OFFSET_WORDS 0
   typedef camellia_tables gc_enc_tables;
   typedef camellia_tables gc_dec_tables;
   GC_FN uint gc_enc_table_word(int i) { return camellia_sbox_word(gc_camellia_sp_data, i); }
@@ -96,11 +107,10 @@
     camellia_tables r; r.sp1110 = r.sp0222 = r.sp3033 = r.sp4404 = t; r.sbox_words = t; return r;
   }
   GC_FN camellia_tables gc_dec_tables_at(__local const uint* t) { return gc_enc_tables_at(t); }
-  /* The key size as a literal: camellia_crypt's group loop then has a constant trip count. */
-  GC_FN void gc_literal_key_size(gc_key* k) { k->key_bits = GC_KEY_BITS; k->num_subkeys = GC_KEY_BITS == 128 ? 26 : 34; }
-  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_encrypt(t, k, b[0]); }
-  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_decrypt(t, k, b[0]); }
-  #define GC_HAS_LITERAL_KEY_SIZE 1
+  /* The group count as a literal (camellia_crypt_groups says why). */
+  #define GC_CAMELLIA_GROUPS (GC_KEY_BITS == 128 ? 3 : 4)
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_crypt_groups(t, k, b[0], 0, GC_CAMELLIA_GROUPS); }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_crypt_groups(t, k, b[0], 1, GC_CAMELLIA_GROUPS); }
 #elif defined(GC_CIPHER_SC2000)
   #define GC_TABLE __local
   #define GC_UNIT_BLOCKS 1
@@ -109,7 +119,6 @@
   #include "core/sc2000.h"
   __constant uint gc_sc2000_ms_data[GC_SC2000_MS_WORDS] = {GC_SC2000_MS_DATA};
   typedef sc2000_key_schedule gc_key;
-  #define GC_DEC_KEY_OFFSET_WORDS 0
   typedef sc2000_tables gc_enc_tables;
   typedef sc2000_tables gc_dec_tables;
   GC_FN uint gc_enc_table_word(int i) { return gc_sc2000_ms_data[i]; }
@@ -119,14 +128,32 @@
   #define GC_TABLE_COPIES 1
   GC_FN sc2000_tables gc_enc_tables_at(__local const uint* t) { return sc2000_tables_at(t); }
   GC_FN sc2000_tables gc_dec_tables_at(__local const uint* t) { return sc2000_tables_at(t); }
-  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_encrypt(t, k, b[0]); }
-  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_decrypt(t, k, b[0]); }
+  /* The round count as a literal (sc2000_encrypt_rounds says why): 6 for 128-bit keys, 7 otherwise. */
+  #define GC_SC2000_ROUNDS (GC_KEY_BITS == 128 ? 6 : 7)
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_encrypt_rounds(t, k, b[0], GC_SC2000_ROUNDS); }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_decrypt_rounds(t, k, b[0], GC_SC2000_ROUNDS); }
 #else
   #error "build ciphers.cl with one of GC_CIPHER_AES_TTABLE, GC_CIPHER_AES_BITSLICED, GC_CIPHER_CAMELLIA, GC_CIPHER_SC2000"
 #endif
 
-#ifndef GC_HAS_LITERAL_KEY_SIZE
-  GC_FN void gc_literal_key_size(gc_key* k) {}
+
+/* gc_key_blob: the schedules as every kernel takes them, by value. On NVIDIA a by-value argument
+ * lives in the kernel's parameter bank, as the CUDA kernels' schedules do: once the rounds unroll
+ * each round key sits at a constant offset there and is an operand of the XOR that uses it, with
+ * no register and no load. Read through a __global pointer, the schedule was copied into 64
+ * registers for AES, and for Camellia and SC2000 onto the stack (280 and 264 bytes, one local
+ * load per subkey and block). The host's blob (opencl_backend.cpp) has this layout; the OpenCL
+ * runtime rejects an argument of another size. */
+typedef struct gc_key_blob {
+  gc_key enc;
+#if defined(GC_SEPARATE_DEC_KEY)
+  gc_key dec;
+#endif
+} gc_key_blob;
+#if defined(GC_SEPARATE_DEC_KEY)
+  #define GC_DEC_KEY(blob) ((blob).dec)
+#else
+  #define GC_DEC_KEY(blob) ((blob).enc) /* one schedule serves both directions */
 #endif
 
 #define GC_ENC_LOCAL_WORDS (GC_ENC_TABLE_WORDS * GC_TABLE_COPIES)
@@ -153,14 +180,12 @@ GC_FN void gc_fill_dec_tables(__local uint* tables) {
   __local uint tables[GC_ENC_LOCAL_WORDS];                                  \
   gc_fill_enc_tables(tables);                                               \
   const gc_enc_tables t = gc_enc_tables_at(tables + get_local_id(0) % GC_TABLE_COPIES); \
-  gc_key k = *(__global const gc_key*)(key_blob);                           \
-  gc_literal_key_size(&k)
+  const gc_key k = (key_blob).enc
 #define GC_DEC_CONTEXT(tables, key_blob, t, k)                               \
   __local uint tables[GC_DEC_LOCAL_WORDS];                                  \
   gc_fill_dec_tables(tables);                                               \
   const gc_dec_tables t = gc_dec_tables_at(tables + get_local_id(0) % GC_TABLE_COPIES); \
-  gc_key k = *(__global const gc_key*)((key_blob) + GC_DEC_KEY_OFFSET_WORDS); \
-  gc_literal_key_size(&k)
+  const gc_key k = GC_DEC_KEY(key_blob)
 
 GC_FN gc_block gc_from_uint4(uint4 v) { gc_block b; b.w[0] = v.x; b.w[1] = v.y; b.w[2] = v.z; b.w[3] = v.w; return b; }
 GC_FN uint4 gc_to_uint4(gc_block b) { return (uint4)(b.w[0], b.w[1], b.w[2], b.w[3]); }
@@ -183,15 +208,20 @@ GC_FN gc_block gc_zero_block(void) { gc_block b; b.w[0] = b.w[1] = b.w[2] = b.w[
 #define GC_BLOCK(s) (base + (uint)(s) * (uint)get_global_size(0) + (uint)get_global_id(0))
 
 /* One pass: b[s] = LOAD(j) for the work-item's blocks j (zero past the end), crypt_unit over the
- * units, then STORE(j, b[s]) for the blocks that exist. LOAD and STORE see j and s. */
+ * units, then STORE(j, b[s]) for the blocks that exist. LOAD and STORE see j and s. The loops
+ * unroll so that b[] stays in registers (left as loops, NVIDIA's compiler put b[] on the stack
+ * and stored and reloaded every block of every pass). */
 #define GC_BULK_PASS(num_blocks, crypt_unit, LOAD, STORE)                     \
   GC_FOR_EACH_PASS(num_blocks) {                                             \
     gc_block b[GC_STEPS];                                                    \
+    GC_UNROLL                                                                \
     for (int s = 0; s < GC_STEPS; ++s) {                                     \
       const uint j = GC_BLOCK(s);                                            \
       b[s] = j < (num_blocks) ? (LOAD) : gc_zero_block();                    \
     }                                                                        \
+    GC_UNROLL                                                                \
     for (int u = 0; u < GC_STEPS; u += GC_UNIT_BLOCKS) crypt_unit(&t, &k, b + u); \
+    GC_UNROLL                                                                \
     for (int s = 0; s < GC_STEPS; ++s) {                                     \
       const uint j = GC_BLOCK(s);                                            \
       if (j < (num_blocks)) STORE;                                           \
@@ -199,13 +229,13 @@ GC_FN gc_block gc_zero_block(void) { gc_block b; b.w[0] = b.w[1] = b.w[2] = b.w[
   }
 
 __kernel void gc_ecb_encrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
-                             __global const uint* key_blob) {
+                             const gc_key_blob key_blob) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
   GC_BULK_PASS(num_blocks, gc_encrypt_unit, gc_from_uint4(in[j]), out[j] = gc_to_uint4(b[s]))
 }
 
 __kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
-                             __global const uint* key_blob) {
+                             const gc_key_blob key_blob) {
   GC_DEC_CONTEXT(tables, key_blob, t, k);
   GC_BULK_PASS(num_blocks, gc_decrypt_unit, gc_from_uint4(in[j]), out[j] = gc_to_uint4(b[s]))
 }
@@ -213,7 +243,7 @@ __kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, uint
 /* CTR: block j is XORed with E(counter + j); counter32 != 0 counts in the low 32 bits only
  * (GCM's inc32), else over all 128 bits (big-endian, as counter.h defines both). */
 __kernel void gc_ctr(__global const uint4* in, __global uint4* out, uint num_blocks,
-                     __global const uint* key_blob, uint4 counter, int counter32) {
+                     const gc_key_blob key_blob, uint4 counter, int counter32) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
   const gc_block first = gc_from_uint4(counter);
   GC_BULK_PASS(num_blocks, gc_encrypt_unit, (counter32 ? gc_ctr32_add(first, j) : gc_ctr128_add(first, j)),
@@ -222,7 +252,7 @@ __kernel void gc_ctr(__global const uint4* in, __global uint4* out, uint num_blo
 
 /* CBC decryption: P_j = D(C_j) ^ C_{j-1}, with C_{-1} = previous. in and out must not overlap. */
 __kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
-                             __global const uint* key_blob, uint4 previous) {
+                             const gc_key_blob key_blob, uint4 previous) {
   GC_DEC_CONTEXT(tables, key_blob, t, k);
   GC_BULK_PASS(num_blocks, gc_decrypt_unit, gc_from_uint4(in[j]),
                out[j] = gc_to_uint4(b[s]) ^ (j == 0 ? previous : in[j - 1]))
@@ -230,7 +260,7 @@ __kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, uint
 
 /* CFB decryption: P_j = E(C_{j-1}) ^ C_j. in and out must not overlap. */
 __kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
-                             __global const uint* key_blob, uint4 previous) {
+                             const gc_key_blob key_blob, uint4 previous) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
   GC_BULK_PASS(num_blocks, gc_encrypt_unit, gc_from_uint4(j == 0 ? previous : in[j - 1]),
                out[j] = in[j] ^ gc_to_uint4(b[s]))
@@ -245,7 +275,7 @@ __kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, uint
  * encrypted_tweak is T_0 = E_K2(tweak). */
 #define GC_XTS_KERNEL(name, CONTEXT, crypt_unit)                                                   \
   __kernel void name(__global const uint4* in, __global uint4* out, uint num_blocks,              \
-                     __global const uint* key_blob, uint4 encrypted_tweak) {                       \
+                     const gc_key_blob key_blob, uint4 encrypted_tweak) {                       \
     CONTEXT(tables, key_blob, t, k);                                                               \
     const gc_block t0 = gc_from_uint4(encrypted_tweak);                                            \
     GC_FOR_EACH_UNIT(num_blocks) {                                                                 \
@@ -271,7 +301,7 @@ GC_XTS_KERNEL(gc_xts_decrypt, GC_DEC_CONTEXT, gc_decrypt_unit)
  * encryption, 1 CFB encryption, 2 OFB. The bitsliced AES encrypts two blocks a call, so a serial
  * chain uses one of its lanes: half its speed, as on the other backends. */
 __kernel void gc_serial(__global const uint4* in, __global uint4* out, __global const ulong* offsets,
-                        ulong num_messages, __global const uint* key_blob, __global uint4* ivs, int mode) {
+                        ulong num_messages, const gc_key_blob key_blob, __global uint4* ivs, int mode) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
   for (ulong m = get_global_id(0); m < num_messages; m += get_global_size(0)) {
     gc_block chain = gc_from_uint4(ivs[m]);
