@@ -1,4 +1,9 @@
-"""What this build can do: devices and implementation variants."""
+"""What this build can do: devices and implementation variants.
+
+Every answer comes from the native device registry (include/gpucrypt/device.hpp): the devices it
+lists, the variants each backend offers, and the variant a device selects; this module adds only
+the ``auto`` device policy and caching.
+"""
 
 from __future__ import annotations
 
@@ -81,12 +86,13 @@ AUTO_GPU_MIN_BYTES = {"camellia": 16 * 1024, "sc2000": 16 * 1024, "aes": None}
 
 
 @functools.lru_cache(maxsize=None)
-def _has_openssl_aes() -> bool:
-    return any(v["name"] == "aes_openssl" for v in _native_variants())
+def _cpu_runs_openssl_aes() -> bool:
+    # The CPU device's own choice for bulk AES: aes_openssl wherever libcrypto is linked.
+    return _native.device_select("cpu", "aes-128-ctr")["name"] == "aes_openssl"
 
 
 def _auto_gpu_min_bytes(algorithm):
-    if algorithm == "aes" and not _has_openssl_aes():
+    if algorithm == "aes" and not _cpu_runs_openssl_aes():
         return AUTO_GPU_MIN_BYTES["camellia"]
     return AUTO_GPU_MIN_BYTES.get(algorithm)
 

@@ -1,13 +1,12 @@
-// api.cpp: name parsing and the dispatch from the public API to a backend.
-#include <algorithm>
+// api.cpp: name parsing, argument checks, and the public API's way to a backend: the Device the
+// registry (src/device/) gives for the device name.
 #include <cctype>
 #include <charconv>
 #include <cstring>
-#include <thread>
 
-#include "backends/backend.hpp"
 #include "backends/block_engine.hpp"
-#include "backends/opencl/opencl.hpp"
+#include "device/registry.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 #include "modes/xts.hpp"
 
@@ -28,13 +27,17 @@ std::string lower(std::string_view s) {
                               "cfb, ofb, ctr, xts, gcm)");
 }
 
-[[noreturn]] void no_cuda(std::string_view device) {
-  throw DeviceError("device '" + std::string(device) + "' is not available: " +
-                    cuda_unavailable_reason());
-}
-
-[[maybe_unused]] [[noreturn]] void no_opencl(std::string_view device) {
-  throw DeviceError("device '" + std::string(device) + "' is not available: " + opencl_unavailable_reason());
+// "cpu, cuda, cuda:N, opencl or opencl:N": the names the registered backends take.
+std::string device_name_forms() {
+  std::vector<std::string> forms;
+  for (const registry::DeviceBackend& b : registry::backends()) {
+    forms.push_back(b.kind);
+    if (b.takes_index) forms.push_back(b.kind + ":N");
+  }
+  std::string text;
+  for (size_t i = 0; i < forms.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == forms.size() ? " or " : ", ") + forms[i];
+  return text;
 }
 
 }  // namespace
@@ -42,13 +45,12 @@ std::string lower(std::string_view s) {
 DeviceName parse_device_name(std::string_view device) {
   const std::string name = lower(device);
   auto unknown = [&]() -> DeviceName {
-    throw std::invalid_argument("unknown device '" + std::string(device) +
-                                "': expected cpu, cuda, cuda:N, opencl or opencl:N");
+    throw std::invalid_argument("unknown device '" + std::string(device) + "': expected " + device_name_forms());
   };
-  if (name == "cpu") return {"cpu", 0, "cpu"};
-  for (const std::string kind : {"cuda", "opencl"}) {
-    if (name == kind) return {kind, 0, kind + ":0"};
-    if (!name.starts_with(kind + ":")) continue;
+  for (const registry::DeviceBackend& b : registry::backends()) {
+    const std::string& kind = b.kind;
+    if (name == kind) return {kind, 0, b.takes_index ? kind + ":0" : kind};
+    if (!b.takes_index || !name.starts_with(kind + ":")) continue;
     int index = -1;
     const char* digits = name.data() + kind.size() + 1;
     const auto [end, error] = std::from_chars(digits, name.data() + name.size(), index);
@@ -114,56 +116,29 @@ CipherName parse_cipher_name(std::string_view name) {
 void secure_zero(void* p, size_t len) { modes::secure_zero(p, len); }
 
 std::vector<VariantInfo> list_variants() {
-  std::vector<VariantInfo> all = cpu::variants();
-#if defined(GPUCRYPT_WITH_CUDA)
-  for (auto& v : cuda::variants()) all.push_back(v);
-#endif
-#if defined(GPUCRYPT_WITH_OPENCL)
-  for (auto& v : opencl::variants()) all.push_back(v);
-#endif
+  std::vector<VariantInfo> all;
+  for (const registry::DeviceBackend& b : registry::backends())
+    all.insert(all.end(), b.variants().begin(), b.variants().end());
   return all;
 }
 
 std::string constant_time_variant(std::string_view algorithm, std::string_view device, std::string_view mode) {
-  const std::string_view backend = device.substr(0, device.find(':'));
-  for (const VariantInfo& v : list_variants())  // fastest first within a backend and algorithm
-    if (v.backend == backend && v.algorithm == algorithm && v.constant_time &&
-        (v.only_mode.empty() || v.only_mode == mode))
-      return v.name;
-  throw std::invalid_argument("no constant-time " + std::string(algorithm) + " variant on " + std::string(device) +
-                              "; name a variant explicitly to accept a table-based one");
+  // The backend's variants, not a Device's: the choice is the build's, so it is answered for a
+  // backend whose device is absent too (a CUDA build on a machine without a GPU), and the name is
+  // read only up to ':' as it always was.
+  static const std::vector<VariantInfo> none;
+  const registry::DeviceBackend* backend = registry::find_backend(device.substr(0, device.find(':')));
+  return registry::fastest_constant_time(backend ? backend->variants() : none, algorithm, mode, device).name;
 }
 
-std::string cuda_unavailable_reason() {
-#if defined(GPUCRYPT_WITH_CUDA)
-  return cuda::unavailable_reason();
-#else
-  return "this build of gpucrypt has no CUDA backend (built without a CUDA toolkit)";
-#endif
-}
+std::string cuda_unavailable_reason() { return registry::find_backend("cuda")->unavailable_reason(); }
 
-std::string opencl_unavailable_reason() {
-#if defined(GPUCRYPT_WITH_OPENCL)
-  return opencl::unavailable_reason();
-#else
-  return "this build of gpucrypt has no OpenCL backend (built without the OpenCL headers)";
-#endif
-}
+std::string opencl_unavailable_reason() { return registry::find_backend("opencl")->unavailable_reason(); }
 
 std::vector<DeviceInfo> list_devices() {
-  DeviceInfo cpu_device;
-  cpu_device.name = "cpu";
-  cpu_device.kind = "cpu";
-  cpu_device.type = "cpu";
-  cpu_device.num_compute_units = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  cpu_device.description = std::to_string(cpu_device.num_compute_units) + " hardware threads";
-  std::vector<DeviceInfo> all{cpu_device};
-#if defined(GPUCRYPT_WITH_CUDA)
-  for (auto& d : cuda::devices()) all.push_back(d);
-#endif
-#if defined(GPUCRYPT_WITH_OPENCL)
-  for (auto& d : opencl::devices()) all.push_back(d);
-#endif
+  std::vector<DeviceInfo> all;
+  for (const registry::DeviceBackend& b : registry::backends())
+    for (DeviceInfo& d : b.devices()) all.push_back(std::move(d));
   return all;
 }
 
@@ -183,21 +158,7 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
     if (!modes::xts_key_halves_differ(key.data(), key.size()))
       throw std::invalid_argument(name.canonical + ": the two key halves must differ");
   }
-  const DeviceName where = parse_device_name(device);  // a malformed name is the caller's error, GPU or not
-  if (where.kind == "cpu") return cpu::create_cipher_stream(name, direction, key, iv, variant);
-  if (where.kind == "opencl") {
-#if defined(GPUCRYPT_WITH_OPENCL)
-    return opencl::create_cipher_stream(name, direction, key, iv, variant, where.index);
-#else
-    no_opencl(device);
-#endif
-  }
-#if defined(GPUCRYPT_WITH_CUDA)
-  if (cuda::device_count() == 0) no_cuda(device);
-  return cuda::create_cipher_stream(name, direction, key, iv, variant, where.index);
-#else
-  no_cuda(device);
-#endif
+  return gpucrypt::device(device).create_cipher_stream(name, direction, key, iv, variant);
 }
 
 std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
@@ -207,21 +168,7 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
   if (key.size() != name.key_len())
     throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
                                 "-byte key, got " + std::to_string(key.size()) + " bytes");
-  const DeviceName where = parse_device_name(device);
-  if (where.kind == "cpu") return cpu::create_gcm(name, key, variant);
-  if (where.kind == "opencl") {
-#if defined(GPUCRYPT_WITH_OPENCL)
-    return opencl::create_gcm(name, key, variant, where.index);
-#else
-    no_opencl(device);
-#endif
-  }
-#if defined(GPUCRYPT_WITH_CUDA)
-  if (cuda::device_count() == 0) no_cuda(device);
-  return cuda::create_gcm(name, key, variant, where.index);
-#else
-  no_cuda(device);
-#endif
+  return gpucrypt::device(device).create_gcm(name, key, variant);
 }
 
 }  // namespace gpucrypt

@@ -1,12 +1,10 @@
-// backend.hpp: what each backend (cpu, cuda) offers to the dispatch layer in src/api/.
+// backend.hpp: what the cpu and cuda backends offer to their Devices (src/device/); the OpenCL
+// backend's counterpart is opencl/opencl.hpp.
 #pragma once
 
 #include "gpucrypt/gpucrypt.hpp"
 
 namespace gpucrypt::cpu {
-std::vector<VariantInfo> variants();
-// The variant used when the caller names none: the fastest one registered for the algorithm.
-const VariantInfo& default_variant(Algorithm algorithm);
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
                                                    ByteSpan key, ByteSpan iv,
                                                    std::string_view variant);
@@ -19,7 +17,10 @@ namespace gpucrypt::cuda {
 int device_count();               // 0 when no driver or no device
 std::string unavailable_reason();  // "" when device_count() > 0
 std::vector<DeviceInfo> devices();
-std::vector<VariantInfo> variants();
+const std::vector<VariantInfo>& variants();
+// The variant used when the caller names none: the first registered for the algorithm (every CUDA
+// variant implements every mode).
+const VariantInfo& default_variant(Algorithm algorithm);
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
                                                    ByteSpan key, ByteSpan iv,
                                                    std::string_view variant, int device_index);

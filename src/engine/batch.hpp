@@ -204,7 +204,8 @@ class BatchBuilder {
 };
 
 // run_batch: executes a plan on "cpu", "cuda[:N]" or "opencl[:N]". executor "" picks the device's
-// own (CPU thread pool; the CUDA batch kernels where built), "generic" the per-message path over
+// own (Device::run_batch: the CPU thread pool; the CUDA batch kernels where built; the generic
+// executor on OpenCL), "generic" the per-message path over
 // the public API (any backend; slow, for devices without a batch executor - OpenCL today - and
 // for tests).
 // Argument errors throw std::invalid_argument, device failures DeviceError. Results never throw
@@ -234,8 +235,8 @@ void zero_failed_outputs(const BatchPlan& plan, const BatchResult& result);
 namespace gpucrypt::cuda {
 // The CUDA executor (src/engine/cuda_batch.cu): one thread per message for serial modes, a
 // message's blocks spread over threads for parallel modes, one launch per group. Defined only
-// where GPUCRYPT_WITH_CUDA_BATCH is set; engine::run_batch falls back to the generic executor
-// otherwise.
+// where GPUCRYPT_WITH_CUDA_BATCH is set; the CUDA Device (src/device/cuda_device.cpp) falls back
+// to the generic executor otherwise.
 engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index);
 }  // namespace gpucrypt::cuda
 #endif

@@ -1,4 +1,5 @@
-// batch_run.cpp: run_batch's choice of executor, and the generic executor.
+// batch_run.cpp: run_batch, which hands a plan to the named Device (each backend's Device chooses
+// its executor: src/device/), and the generic executor.
 //
 // The generic executor runs each request through the public API (create_cipher_stream,
 // create_gcm, create_hash) on whatever device is named: correct everywhere, but it pays one
@@ -8,8 +9,8 @@
 #include <chrono>
 #include <map>
 
-#include "backends/backend.hpp"
 #include "engine/batch.hpp"
+#include "gpucrypt/device.hpp"
 #include "modes/padding.hpp"
 
 namespace gpucrypt::engine {
@@ -95,14 +96,7 @@ BatchResult run_batch(const BatchPlan& plan, std::string_view device, std::strin
   if (executor == "generic") return run_batch_generic(plan, device);
   if (!executor.empty())
     throw std::invalid_argument("unknown batch executor '" + std::string(executor) + "' (known: generic)");
-  const DeviceName where = parse_device_name(device);
-  if (where.kind == "cpu") return cpu_executor::run_batch(plan);
-#if defined(GPUCRYPT_WITH_CUDA) && defined(GPUCRYPT_WITH_CUDA_BATCH)
-  if (where.kind == "cuda") return cuda::run_batch(plan, where.index);
-#endif
-  // OpenCL (and CUDA without its batch kernels): each request through the device's Cipher and
-  // AEAD objects, one GCM object per key.
-  return run_batch_generic(plan, where.canonical);
+  return gpucrypt::device(device).run_batch(plan);
 }
 
 }  // namespace gpucrypt::engine

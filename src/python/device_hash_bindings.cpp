@@ -1,8 +1,8 @@
 // device_hash_bindings.cpp: gpucrypt._native.device_hash_many and device_tree_hash, the Keccak
-// family on a GPU or OpenCL device (CUDA: src/backends/cuda/keccak_cuda.hpp; OpenCL:
-// src/backends/opencl/opencl.hpp), named by device string ("cuda:0", "opencl:1"); and the older
-// cuda_hash_many / cuda_tree_hash, which take a CUDA device index. Plumbing only: buffers in, bytes
-// out, the GIL released around the device work. A backend this build lacks raises DeviceError.
+// family on a GPU or OpenCL device (Device::hash_many / tree_hash, include/gpucrypt/device.hpp),
+// named by device string ("cuda:0", "opencl:1"); and the older cuda_hash_many / cuda_tree_hash,
+// which take a CUDA device index. Plumbing only: buffers in, bytes out, the GIL released around
+// the device work. A backend this build lacks raises DeviceError.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -12,9 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/cuda/keccak_cuda.hpp"
 #include "backends/opencl/opencl.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
+#include "hash/hash.hpp"
 #include "python/buffer_view.hpp"
 
 namespace nb = nanobind;
@@ -24,30 +25,6 @@ namespace gpucrypt::python {
 void register_cuda_hash_bindings(nb::module_& m);
 
 namespace {
-
-void hash_many_on(const DeviceName& where, std::string_view name, const uint8_t* const* messages, const size_t* lens,
-                  size_t num_messages, uint8_t* out, size_t out_len) {
-#if defined(GPUCRYPT_WITH_CUDA)
-  if (where.kind == "cuda") return cuda::hash_many(name, messages, lens, num_messages, out, out_len, where.index);
-#endif
-#if defined(GPUCRYPT_WITH_OPENCL)
-  if (where.kind == "opencl") return opencl::hash_many(name, messages, lens, num_messages, out, out_len, where.index);
-#endif
-  throw DeviceError("device '" + where.canonical + "' is not available: " +
-                    (where.kind == "opencl" ? opencl_unavailable_reason() : cuda_unavailable_reason()));
-}
-
-void tree_hash_on(const DeviceName& where, std::string_view name, const hash::HashParams& params, const uint8_t* data,
-                  size_t len, uint8_t* out, size_t out_len) {
-#if defined(GPUCRYPT_WITH_CUDA)
-  if (where.kind == "cuda") return cuda::tree_hash(name, params, data, len, out, out_len, where.index);
-#endif
-#if defined(GPUCRYPT_WITH_OPENCL)
-  if (where.kind == "opencl") return opencl::tree_hash(name, params, data, len, out, out_len, where.index);
-#endif
-  throw DeviceError("device '" + where.canonical + "' is not available: " +
-                    (where.kind == "opencl" ? opencl_unavailable_reason() : cuda_unavailable_reason()));
-}
 
 // device_hash_many(name, messages, out_len, device) -> list[bytes], one digest per message.
 nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t out_len, std::string_view device) {
@@ -64,7 +41,9 @@ nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t o
   std::vector<uint8_t> digests(out_len * pointers.size());
   {
     nb::gil_scoped_release release;
-    hash_many_on(where, name, pointers.data(), lens.data(), pointers.size(), digests.data(), out_len);
+    // The canonical name, as these errors have always spelt the device ("cuda:0" for "cuda").
+    gpucrypt::device(where.canonical)
+        .hash_many(name, pointers.data(), lens.data(), pointers.size(), digests.data(), out_len);
   }
   nb::list result;
   for (size_t i = 0; i < pointers.size(); ++i)
@@ -88,7 +67,7 @@ nb::bytes device_tree_hash(std::string_view name, nb::handle data, size_t out_le
   std::vector<uint8_t> digest(out_len);
   {
     nb::gil_scoped_release release;
-    tree_hash_on(where, name, params, input.data(), input.size(), digest.data(), out_len);
+    gpucrypt::device(where.canonical).tree_hash(name, params, input.data(), input.size(), digest.data(), out_len);
   }
   return nb::bytes(reinterpret_cast<const char*>(digest.data()), out_len);
 }

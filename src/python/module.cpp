@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash.hpp"
 #include "python/buffer_view.hpp"
@@ -46,6 +47,17 @@ nb::dict variant_dict(const VariantInfo& v) {
   d["technique"] = v.technique;
   d["only_mode"] = v.only_mode.empty() ? nb::none() : nb::cast(v.only_mode);
   return d;
+}
+
+nb::dict device_dict(const DeviceInfo& d) {
+  nb::dict e;
+  e["name"] = d.name;
+  e["kind"] = d.kind;
+  e["type"] = d.type;
+  e["description"] = d.description;
+  e["compute_units"] = d.num_compute_units;
+  e["memory_bytes"] = d.memory_bytes;
+  return e;
 }
 
 // Releasing and retaking the GIL costs about as much as encrypting a few hundred bytes on the
@@ -176,18 +188,20 @@ NB_MODULE(_native, m) {
   });
   m.def("devices", [] {
     nb::list out;
-    for (const auto& d : list_devices()) {
-      nb::dict e;
-      e["name"] = d.name;
-      e["kind"] = d.kind;
-      e["type"] = d.type;
-      e["description"] = d.description;
-      e["compute_units"] = d.num_compute_units;
-      e["memory_bytes"] = d.memory_bytes;
-      out.append(e);
-    }
+    for (const auto& d : list_devices()) out.append(device_dict(d));
     return out;
   });
+  // One device through the registry (include/gpucrypt/device.hpp): what it is, and the variant it
+  // runs for a cipher when the caller names none (constant_time: the file format's choice).
+  m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
+        nb::arg("device"));
+  m.def(
+      "device_select",
+      [](std::string_view device, std::string_view cipher, bool constant_time) {
+        const CipherName name = parse_cipher_name(cipher);
+        return variant_dict(gpucrypt::device(device).select(name.algorithm, name.mode, constant_time));
+      },
+      nb::arg("device"), nb::arg("cipher"), nb::arg("constant_time") = false);
   m.def("cuda_unavailable_reason", &cuda_unavailable_reason);
   m.def("parse_cipher_name", [](std::string_view name) {
     CipherName n = parse_cipher_name(name);

@@ -129,8 +129,4 @@ const VariantInfo& select_variant_for(const CipherName& name, std::string_view r
   throw std::logic_error("no CPU variant implements " + name.canonical);
 }
 
-std::vector<VariantInfo> variants() { return registered_variants(); }
-
-const VariantInfo& default_variant(Algorithm algorithm) { return select_variant(algorithm, ""); }
-
 }  // namespace gpucrypt::cpu

@@ -1038,14 +1038,19 @@ std::vector<DeviceInfo> devices() {
   return out;
 }
 
-std::vector<VariantInfo> variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& v : registered_variants()) out.push_back(v.info);
-  // The Keccak kernels (keccak_kernels.cu) serve hash_many and the tree hashes.
-  out.push_back({"keccak_cuda", "cuda", "keccak", true,
-                 "Keccak-f[1600] lanes in registers, one thread per message or leaf (no tables)"});
-  return out;
+const std::vector<VariantInfo>& variants() {
+  static const std::vector<VariantInfo> all = [] {
+    std::vector<VariantInfo> out;
+    for (const auto& v : registered_variants()) out.push_back(v.info);
+    // The Keccak kernels (keccak_kernels.cu) serve hash_many and the tree hashes.
+    out.push_back({"keccak_cuda", "cuda", "keccak", true,
+                   "Keccak-f[1600] lanes in registers, one thread per message or leaf (no tables)"});
+    return out;
+  }();
+  return all;
 }
+
+const VariantInfo& default_variant(Algorithm algorithm) { return select_variant(algorithm, "").info; }
 
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction, ByteSpan key,
                                                    ByteSpan iv, std::string_view variant, int device_index) {

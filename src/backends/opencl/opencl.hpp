@@ -21,7 +21,10 @@ namespace gpucrypt::opencl {
 int device_count();               // 0 when there is no OpenCL library, platform or device
 std::string unavailable_reason();  // "" when device_count() > 0
 std::vector<DeviceInfo> devices();
-std::vector<VariantInfo> variants();
+const std::vector<VariantInfo>& variants();
+// The variant used when the caller names none: the first registered for the algorithm (every
+// OpenCL variant implements every mode).
+const VariantInfo& default_variant(Algorithm algorithm);
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction, ByteSpan key,
                                                    ByteSpan iv, std::string_view variant, int device_index);
 std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std::string_view variant,

@@ -471,11 +471,16 @@ std::vector<DeviceInfo> devices() {
   return out;
 }
 
-std::vector<VariantInfo> variants() {
-  std::vector<VariantInfo> out;
-  for (const ClVariant& v : variant_table()) out.push_back(v.info);
-  return out;
+const std::vector<VariantInfo>& variants() {
+  static const std::vector<VariantInfo> all = [] {
+    std::vector<VariantInfo> out;
+    for (const ClVariant& v : variant_table()) out.push_back(v.info);
+    return out;
+  }();
+  return all;
 }
+
+const VariantInfo& default_variant(Algorithm algorithm) { return select_variant(algorithm, "").info; }
 
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction, ByteSpan key,
                                                    ByteSpan iv, std::string_view variant, int device_index) {

@@ -1,0 +1,96 @@
+// device.hpp: the Device interface every backend implements ("cpu", "cuda:N", "opencl:N"), and
+// gpucrypt::device(), the registry's one door. The free functions of gpucrypt.hpp
+// (create_cipher_stream, create_gcm, list_devices, list_variants, constant_time_variant) and the
+// batch engine reach a backend only through a Device; adding a backend is implementing this class
+// and registering its factory (src/device/registry.cpp; ARCHITECTURE.md "Adding a backend").
+//
+// Ownership: gpucrypt::device() returns a Device that lives until the process ends; one Device may
+// be used from several threads at once. Errors as in gpucrypt.hpp: std::invalid_argument for the
+// caller's mistakes, DeviceError when a device is missing or fails.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace gpucrypt {
+
+// The batch engine's plan and the tree hashes' parameters belong to the library's own layers
+// (src/engine/batch.hpp, src/hash/hash.hpp); a Device takes them so that each backend decides
+// how it runs them, but they are not part of the installed API.
+namespace engine {
+struct BatchPlan;
+struct BatchResult;
+}  // namespace engine
+namespace hash {
+struct HashParams;
+}  // namespace hash
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceName& name() const { return name_; }  // kind, index, canonical ("cuda:0")
+  // info: what the hardware is. Throws DeviceError when this index names no device (a backend
+  // that works but has fewer devices than the index).
+  virtual DeviceInfo info() const = 0;
+  // variants: every variant this device's backend offers, fastest first within an algorithm,
+  // each with its constant-time flag. The build decides them, so they are the same for every
+  // device of a kind.
+  virtual const std::vector<VariantInfo>& variants() const = 0;
+
+  // select: the variant that runs `algorithm` in `mode` here when the caller names none. Without
+  // constant_time it is the backend's own default (what create_cipher_stream and create_gcm run);
+  // with it, the fastest constant-time variant that implements the mode (what the file format
+  // runs unless told otherwise). Throws std::invalid_argument when there is none (Camellia and
+  // SC2000 have no constant-time variant).
+  VariantInfo select(Algorithm algorithm, Mode mode, bool constant_time = false) const;
+
+  // create_cipher_stream / create_gcm: as gpucrypt.hpp's functions of the same names, whose
+  // argument checks have already run; variant "" means select(algorithm, mode).
+  virtual std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
+                                                             ByteSpan key, ByteSpan iv,
+                                                             std::string_view variant) const = 0;
+  virtual std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
+                                                std::string_view variant) const = 0;
+
+  // run_batch: runs a whole plan with this device's batch executor. The default is the generic
+  // executor (each request through create_cipher_stream / create_gcm here), for backends that
+  // have no batch kernels yet.
+  virtual engine::BatchResult run_batch(const engine::BatchPlan& plan) const;
+
+  // hash_many: num_messages messages of one sequential Keccak-family hash (sha3-*, shake*,
+  // keccak-*, cshake* without N and S), out_len_each bytes each into out, back to back.
+  // tree_hash: ParallelHash128/256(-xof) or KT128/KT256 of one input, its leaves on this device.
+  virtual void hash_many(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,
+                         size_t num_messages, uint8_t* out, size_t out_len_each) const = 0;
+  virtual void tree_hash(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data,
+                         size_t len, uint8_t* out, size_t out_len) const = 0;
+
+ protected:
+  explicit Device(DeviceName name) : name_(std::move(name)) {}
+  // default_variant: the backend's rule for select() without constant_time (for the CPU,
+  // cpu::select_variant_for; CUDA and OpenCL: the first registered for the algorithm).
+  virtual VariantInfo default_variant(Algorithm algorithm, Mode mode) const = 0;
+
+ private:
+  DeviceName name_;
+};
+
+// device: the Device a name ("cpu", "cuda", "cuda:N", "opencl", "opencl:N"; any case) names, read
+// by parse_device_name. Throws std::invalid_argument("unknown device ...") for a malformed name,
+// and DeviceError("device 'NAME' is not available: REASON") when the backend is not in this build
+// or its factory finds it cannot run here (NAME as the caller wrote it, REASON as
+// cuda_unavailable_reason and opencl_unavailable_reason give it). Whether index N exists is the
+// backend's check when the device is used, after the variant's: a wrong variant name is reported
+// as such on any machine.
+const Device& device(std::string_view name);
+
+}  // namespace gpucrypt

@@ -1,0 +1,51 @@
+// registry.hpp: what a backend registers so that gpucrypt::device() can find it, and the rules the
+// registry applies to every backend alike. The list of backends is registry.cpp's backends().
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpucrypt/device.hpp"
+
+namespace gpucrypt::registry {
+
+// One backend: a device kind and the factory of its devices. A backend this build lacks is still
+// registered (absent_backend), so that its names parse and its errors say why it is missing.
+struct DeviceBackend {
+  std::string kind;          // "cpu", "cuda", "opencl": the device name before ':'
+  bool takes_index = true;   // "kind:N" names (all but the CPU, which is one device)
+  // Why no device of this kind works here; "" when at least one does.
+  std::function<std::string()> unavailable_reason;
+  // The devices present, in index order; empty when none works.
+  std::function<std::vector<DeviceInfo>()> devices;
+  // The variants compiled in, fastest first within an algorithm; listed whether or not a device is
+  // present (they are the build's, not the machine's).
+  std::function<const std::vector<VariantInfo>&()> variants;
+  // open: the Device for a parsed name; `as_named` is the caller's spelling, for error messages.
+  // Throws DeviceError (device_unavailable) when the backend cannot run here.
+  std::function<std::unique_ptr<Device>(const DeviceName& where, std::string_view as_named)> open;
+};
+
+// Every registered backend, the CPU first, in the order list_devices and list_variants report them.
+const std::vector<DeviceBackend>& backends();
+// The backend of `kind` ("cuda"), or null.
+const DeviceBackend* find_backend(std::string_view kind);
+
+// The error every backend raises for a device it cannot offer.
+DeviceError device_unavailable(std::string_view as_named, std::string_view reason);
+
+// The constant-time rule, one for every backend: the first (fastest) constant-time variant of
+// `algorithm` in `variants` that implements `mode` ("" = every mode, so variants made for one mode
+// only are skipped). Throws std::invalid_argument naming `device_named` when there is none.
+VariantInfo fastest_constant_time(const std::vector<VariantInfo>& variants, std::string_view algorithm,
+                                  std::string_view mode, std::string_view device_named);
+
+// Each backend's registration (src/device/*_device.cpp).
+DeviceBackend cpu_backend();
+DeviceBackend cuda_backend();    // only in builds with GPUCRYPT_WITH_CUDA
+DeviceBackend opencl_backend();  // only in builds with GPUCRYPT_WITH_OPENCL
+
+}  // namespace gpucrypt::registry

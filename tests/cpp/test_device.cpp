@@ -1,0 +1,193 @@
+// test_device.cpp: the Device registry (include/gpucrypt/device.hpp, src/device/). The CPU is
+// always registered and listed first; a name the parser rejects is std::invalid_argument, a backend
+// this build or machine lacks is DeviceError with the message the public API has always given;
+// Device::select names the variant that really runs, for every cipher on every device listed (the
+// CPU, PoCL's CPU OpenCL device in CI, GPUs where present), with and without constant_time; the free
+// functions (list_devices, list_variants, constant_time_variant) agree with the Devices.
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpucrypt/device.hpp"
+#include "gpucrypt/gpucrypt.hpp"
+#include "hash/hash.hpp"
+#include "test_support.hpp"
+
+using namespace gpucrypt;
+using test_support::check;
+
+namespace {
+
+// The message of the exception `call` throws as E, or "" (and a failed check) when it throws
+// nothing or something else.
+template <typename E>
+std::string message_of(const std::function<void()>& call, const std::string& what) {
+  try {
+    call();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    check(false, what + ": threw the wrong type: " + e.what());
+    return "";
+  }
+  check(false, what + ": did not throw");
+  return "";
+}
+
+void check_registry_lists_the_cpu_first() {
+  const std::vector<DeviceInfo> listed = list_devices();
+  check(!listed.empty() && listed[0].name == "cpu" && listed[0].kind == "cpu", "list_devices starts with cpu");
+  const Device& cpu = device("CPU");
+  check(cpu.name().kind == "cpu" && cpu.name().canonical == "cpu" && cpu.name().index == 0, "device(\"CPU\") is cpu");
+  check(&cpu == &device("cpu"), "one Device per canonical name");
+  check(cpu.info().name == "cpu" && cpu.info().num_compute_units >= 1, "cpu info");
+  for (const DeviceInfo& d : listed) check(device(d.name).info().name == d.name, "device(" + d.name + ").info()");
+}
+
+void check_variants_come_from_the_devices() {
+  // list_variants is every backend's list in registry order: the CPU's is exactly its Device's.
+  std::vector<std::string> listed_cpu, device_cpu;
+  for (const VariantInfo& v : list_variants())
+    if (v.backend == "cpu") listed_cpu.push_back(v.name);
+  for (const VariantInfo& v : device("cpu").variants()) device_cpu.push_back(v.name);
+  check(!device_cpu.empty() && listed_cpu == device_cpu, "list_variants' cpu part is device(\"cpu\").variants()");
+  for (const DeviceInfo& d : list_devices())
+    for (const VariantInfo& v : device(d.name).variants())
+      check(v.backend == d.kind, d.name + " offers " + v.name + " of backend " + v.backend);
+}
+
+void check_name_errors() {
+  const std::string expected = "unknown device 'tpu': expected cpu, cuda, cuda:N, opencl or opencl:N";
+  check(message_of<std::invalid_argument>([] { device("tpu"); }, "device(tpu)") == expected, "unknown device message");
+  for (const char* bad : {"cpu:0", "cuda:", "cuda:-1", "cuda:x", "opencl:1x", ""})
+    message_of<std::invalid_argument>([bad] { device(bad); }, std::string("device(") + bad + ")");
+  check(parse_device_name("OpenCL").canonical == "opencl:0" && parse_device_name("cuda:3").index == 3,
+        "parse_device_name still reads kinds and indices");
+}
+
+// A backend that cannot run gives the same DeviceError through device() as through the API, with
+// the name as the caller spelt it.
+void check_missing_backend(const std::string& reason, const std::vector<std::string>& names) {
+  if (reason.empty()) return;  // this machine has such a device
+  for (const std::string& name : names) {
+    const std::string expected = "device '" + name + "' is not available: " + reason;
+    const std::string through_api = message_of<DeviceError>(
+        [&] {
+          create_cipher_stream(parse_cipher_name("aes-128-ctr"), Direction::encrypt, std::vector<uint8_t>(16),
+                               std::vector<uint8_t>(16), "", name);
+        },
+        "create_cipher_stream on " + name);
+    check(through_api == expected, "API message on " + name + ": " + through_api);
+    const std::string through_registry = message_of<DeviceError>([&] { device(name).info(); }, "device(" + name + ")");
+    check(through_registry == expected, "device() message on " + name + ": " + through_registry);
+  }
+  check(message_of<DeviceError>([&] { create_gcm(parse_cipher_name("aes-128-gcm"), std::vector<uint8_t>(16), "",
+                                                 names[0]); },
+                                "create_gcm on " + names[0]) == "device '" + names[0] + "' is not available: " + reason,
+        "create_gcm message on " + names[0]);
+}
+
+void check_missing_backends() {
+#if !defined(GPUCRYPT_WITH_CUDA)
+  check(cuda_unavailable_reason() == "this build of gpucrypt has no CUDA backend (built without a CUDA toolkit)",
+        "cuda reason without CUDA: " + cuda_unavailable_reason());
+#endif
+#if !defined(GPUCRYPT_WITH_OPENCL)
+  check(opencl_unavailable_reason() ==
+            "this build of gpucrypt has no OpenCL backend (built without the OpenCL headers)",
+        "opencl reason without OpenCL: " + opencl_unavailable_reason());
+#endif
+  check_missing_backend(cuda_unavailable_reason(), {"cuda:7", "CUDA:7", "cuda"});
+  // A build with OpenCL reports a missing OpenCL device when it is used, with the backend's own
+  // message (opencl_runtime.cpp), as it always has; only a build without it fails at the name.
+#if !defined(GPUCRYPT_WITH_OPENCL)
+  check_missing_backend(opencl_unavailable_reason(), {"opencl:7", "OpenCL"});
+#endif
+}
+
+std::vector<uint8_t> key_for(const CipherName& name) {
+  std::vector<uint8_t> key(name.key_len());
+  for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(i + 1);  // XTS halves differ
+  return key;
+}
+
+// The variant a cipher object reports when made on `where` with `variant`.
+std::string variant_that_runs(const CipherName& name, const std::string& where, const std::string& variant) {
+  if (name.mode == Mode::gcm) return create_gcm(name, key_for(name), variant, where)->variant().name;
+  const std::vector<uint8_t> iv(name.mode == Mode::ecb ? 0 : 16, 7);
+  return create_cipher_stream(name, Direction::encrypt, key_for(name), iv, variant, where)->variant().name;
+}
+
+void check_select_names_what_runs(const std::string& where) {
+  const Device& d = device(where);
+  for (const char* algorithm : {"aes", "camellia", "sc2000"}) {
+    for (const char* bits : {"128", "192", "256"}) {
+      for (const char* mode : {"ecb", "cbc", "cfb", "ofb", "ctr", "xts", "gcm"}) {
+        if (std::string(mode) == "xts" && std::string(bits) == "192") continue;
+        const CipherName name = parse_cipher_name(std::string(algorithm) + "-" + bits + "-" + mode);
+        const std::string what = name.canonical + " on " + where;
+        const VariantInfo chosen = d.select(name.algorithm, name.mode);
+        check(chosen.backend == d.name().kind, what + ": select chose " + chosen.name + " of " + chosen.backend);
+        check(variant_that_runs(name, where, "") == chosen.name, what + ": select() is not what runs");
+
+        const std::string constant_time_what = what + " (constant-time)";
+        if (name.algorithm != Algorithm::aes) {
+          const std::string message = message_of<std::invalid_argument>(
+              [&] { d.select(name.algorithm, name.mode, true); }, constant_time_what);
+          check(message == "no constant-time " + std::string(algorithm) + " variant on " + d.name().canonical +
+                               "; name a variant explicitly to accept a table-based one",
+                constant_time_what + ": " + message);
+          continue;
+        }
+        const VariantInfo safe = d.select(name.algorithm, name.mode, true);
+        check(safe.constant_time, constant_time_what + ": " + safe.name + " is not constant-time");
+        check(safe.name == constant_time_variant(algorithm, where, mode),
+              constant_time_what + ": select and constant_time_variant differ");
+        check(variant_that_runs(name, where, safe.name) == safe.name, constant_time_what + ": does not run");
+      }
+    }
+  }
+}
+
+void check_hashing_hooks(const std::string& where) {
+  const std::vector<std::string> messages = {"", "abc", std::string(300, 'x')};
+  std::vector<const uint8_t*> pointers;
+  std::vector<size_t> lens;
+  for (const std::string& m : messages) {
+    pointers.push_back(reinterpret_cast<const uint8_t*>(m.data()));
+    lens.push_back(m.size());
+  }
+  std::vector<uint8_t> expected(32 * messages.size()), got(expected.size(), 0);
+  hash::hash_many("sha3-256", hash::HashParams{}, pointers.data(), lens.data(), messages.size(), expected.data(), 32);
+  device(where).hash_many("sha3-256", pointers.data(), lens.data(), messages.size(), got.data(), 32);
+  check(got == expected, "hash_many on " + where);
+
+  const std::string data(20000, 'k');
+  hash::HashParams params;
+  params.block_size = 1024;
+  std::vector<uint8_t> tree_expected(64), tree_got(64, 0);
+  auto context = hash::create_hash("parallelhash256", params, "");
+  context->update(reinterpret_cast<const uint8_t*>(data.data()), data.size());
+  context->finalize(tree_expected.data(), tree_expected.size());
+  device(where).tree_hash("parallelhash256", params, reinterpret_cast<const uint8_t*>(data.data()), data.size(),
+                          tree_got.data(), tree_got.size());
+  check(tree_got == tree_expected, "tree_hash on " + where);
+}
+
+}  // namespace
+
+int main() {
+  check_registry_lists_the_cpu_first();
+  check_variants_come_from_the_devices();
+  check_name_errors();
+  check_missing_backends();
+  std::printf("select and hashing checked on:");
+  for (const DeviceInfo& d : list_devices()) {
+    std::printf(" %s", d.name.c_str());
+    check_select_names_what_runs(d.name);
+    check_hashing_hooks(d.name);
+  }
+  std::printf("\n");
+  return test_support::report();
+}

@@ -1,0 +1,96 @@
+"""The native device registry (include/gpucrypt/device.hpp) as the Python package sees it.
+
+The CPU is always listed first; a backend this build or machine lacks fails with the same
+DeviceError whichever entry point names it; a device's select() names the variant that Cipher and
+AEAD really run, for every cipher on every device listed (here: the CPU and PoCL's CPU OpenCL
+device; scripts/gpu-check adds the GPUs), and its constant-time choice is gpucrypt.constant_time_variant's. tests/cpp/test_device.cpp
+checks the same in C++.
+"""
+
+import re
+
+import pytest
+
+import gpucrypt
+from gpucrypt import _native, info
+
+DEVICES = [d["name"] for d in gpucrypt.devices()]
+CUDA = any(name.startswith("cuda:") for name in DEVICES)
+ALGORITHMS = ("aes", "camellia", "sc2000")
+MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts", "gcm")
+CIPHERS = [f"{a}-{bits}-{m}" for a in ALGORITHMS for bits in (128, 192, 256) for m in MODES
+           if not (m == "xts" and bits == 192)]
+
+
+def _key(name):
+    key_len = _native.parse_cipher_name(name)["key_len"]
+    return bytes(range(1, key_len + 1))  # XTS halves differ
+
+
+def _runs(name, device, variant=None):
+    if name.endswith("-gcm"):
+        return gpucrypt.AEAD(name, _key(name), device=device, variant=variant).variant
+    iv = None if name.endswith("-ecb") else bytes(16)
+    return gpucrypt.Cipher(name, _key(name), iv=iv, device=device, variant=variant).variant
+
+
+def test_registry_lists_the_cpu_first_and_describes_each_device():
+    assert DEVICES[0] == "cpu"
+    for listed in gpucrypt.devices():
+        assert _native.device_info(listed["name"]) == listed
+    assert _native.device_info("CPU")["name"] == "cpu"
+
+
+def test_unknown_device_is_a_value_error():
+    with pytest.raises(ValueError, match=re.escape("unknown device 'tpu': expected cpu, cuda, cuda:N, opencl or "
+                                                   "opencl:N")):
+        _native.device_info("tpu")
+    with pytest.raises(ValueError, match="unknown device 'cpu:0'"):
+        _native.device_select("cpu:0", "aes-128-ctr")
+
+
+@pytest.mark.skipif(CUDA, reason="a CUDA device is present")
+@pytest.mark.parametrize("name", ["cuda:7", "CUDA:7", "cuda"])
+def test_absent_cuda_gives_one_message_everywhere(name):
+    def expected(spelt):
+        return f"^device '{re.escape(spelt)}' is not available: {re.escape(_native.cuda_unavailable_reason())}$"
+
+    with pytest.raises(gpucrypt.DeviceError, match=expected(name)):
+        _native.device_info(name)
+    with pytest.raises(gpucrypt.DeviceError, match=expected(name)):
+        _native.create_gcm("aes-128-gcm", bytes(16), "", name)
+    with pytest.raises(gpucrypt.DeviceError, match=expected(name.lower())):  # info.resolve_device lower-cases
+        gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device=name)
+    # The constant-time choice is the build's, so it needs no device.
+    if "cuda" not in {v["backend"] for v in gpucrypt.variants()}:
+        with pytest.raises(ValueError, match="no constant-time aes variant on " + re.escape(name)):
+            gpucrypt.constant_time_variant("aes", name)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_select_names_the_variant_that_runs(device):
+    for name in CIPHERS:
+        chosen = _native.device_select(device, name)
+        assert chosen["backend"] == device.split(":")[0], name
+        assert _runs(name, device) == chosen["name"], f"{name} on {device}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_constant_time_selection(device):
+    for name in CIPHERS:
+        algorithm, _, mode = name.split("-")
+        if algorithm != "aes":
+            with pytest.raises(ValueError, match=f"no constant-time {algorithm} variant on {device}"):
+                _native.device_select(device, name, constant_time=True)
+            continue
+        chosen = _native.device_select(device, name, constant_time=True)
+        assert chosen["constant_time"] is True
+        assert chosen["name"] == gpucrypt.constant_time_variant(algorithm, device, mode=mode), name
+        assert _runs(name, device, variant=chosen["name"]) == chosen["name"]
+
+
+def test_auto_policy_asks_the_cpu_device_for_its_aes():
+    # device="auto" gives AES to a GPU only where the CPU lacks OpenSSL's AES (info.py).
+    runs_openssl = _native.device_select("cpu", "aes-256-ctr")["name"] == "aes_openssl"
+    assert info._auto_gpu_min_bytes("aes") == (None if runs_openssl else info.AUTO_GPU_MIN_BYTES["camellia"])
+    assert runs_openssl == any(v["name"] == "aes_openssl" for v in gpucrypt.variants("cpu", "aes"))
