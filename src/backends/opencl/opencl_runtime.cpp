@@ -94,6 +94,10 @@ LaunchPolicy policy_for(const Device& d) {
     p.defines = "-DGC_OPENCL_NVIDIA ";
     p.name += "+ptx";
   }
+  // GPUCRYPT_OPENCL_BULK_STEPS=N: blocks per work-item per pass of the bulk kernels (the
+  // benchmark's knob for trying other shapes on one device; rounded to the cipher's unit).
+  if (const char* steps = std::getenv("GPUCRYPT_OPENCL_BULK_STEPS"); steps && *steps)
+    p.bulk_steps = std::clamp(std::atoi(steps), 1, 8);
   // Tests move data through small chunks to cross chunk boundaries without hundreds of MiB.
   if (const char* chunk = std::getenv("GPUCRYPT_OPENCL_CHUNK_BYTES"); chunk && *chunk)
     p.chunk_bytes = std::max<size_t>(16, std::strtoull(chunk, nullptr, 10) / 16 * 16);
