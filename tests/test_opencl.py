@@ -20,6 +20,7 @@ import hashlib
 import io
 import json
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -195,10 +196,34 @@ big = rng.randbytes(50000)
 assert gpucrypt.hash("kt128", big, 32, device="opencl") == gpucrypt.hash("kt128", big, 32, device="cpu")
 print("ok")
 '''
-    for policy in ("", "gpu"):   # the device's own launch policy, then the GPU one (strided passes)
-        env = dict(os.environ, GPUCRYPT_OPENCL_CHUNK_BYTES="4096", GPUCRYPT_OPENCL_LAUNCH_POLICY=policy)
+    # The device's own launch policy, then the GPU one (strided passes), then the GPU one with three
+    # blocks per work-item (an odd count: the unrolled passes, and the bitsliced AES rounding it to
+    # its two-block unit).
+    for policy, steps in (("", ""), ("gpu", ""), ("gpu", "3")):
+        env = dict(os.environ, GPUCRYPT_OPENCL_CHUNK_BYTES="4096", GPUCRYPT_OPENCL_LAUNCH_POLICY=policy,
+                   GPUCRYPT_OPENCL_BULK_STEPS=steps)
         result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
-        assert result.returncode == 0 and result.stdout.strip() == "ok", (policy, result.stderr)
+        assert result.returncode == 0 and result.stdout.strip() == "ok", (policy, steps, result.stderr)
+
+
+def test_nvidia_build_of_the_kernels_parses():
+    """ciphers.cl as the backend builds it for an NVIDIA device (-DGC_OPENCL_NVIDIA: inline PTX
+    byte permutes, lookups by pitch) goes through clang's OpenCL front end for the nvptx target,
+    for every cipher: that branch otherwise meets a compiler only on the GPU machine."""
+    import shutil
+    clang = next((c for c in ("clang", "clang-14", "clang-15", "clang-16") if shutil.which(c)), None)
+    if clang is None:
+        pytest.skip("no clang to parse the NVIDIA build of ciphers.cl")
+    root = pathlib.Path(__file__).resolve().parents[1] / "src"
+    for cipher in ("AES_TTABLE", "AES_BITSLICED", "CAMELLIA", "SC2000"):
+        for bits, rounds in ((128, 10), (256, 14)):
+            result = subprocess.run(
+                [clang, "-x", "cl", "-cl-std=CL1.2", "-target", "nvptx64-nvidia-nvcl", "-Xclang",
+                 "-finclude-default-header", "-fsyntax-only", "-I", str(root), "-DGC_OPENCL_NVIDIA",
+                 f"-DGC_CIPHER_{cipher}", f"-DGC_KEY_BITS={bits}", f"-DGC_ROUNDS={rounds}", "-DGC_STEPS=2",
+                 "-DGC_TABLE_COPIES=32", str(root / "backends" / "opencl" / "kernels" / "ciphers.cl")],
+                capture_output=True, text=True, timeout=120)
+            assert result.returncode == 0, (cipher, bits, result.stderr[-2000:])
 
 
 def test_file_format_round_trip_in_process():
