@@ -598,3 +598,30 @@ def test_cli_options_reach_the_engine(tmp_path):
     for bad in (["--cpu-share", "2"], ["--devices", "gpu7"], ["--cpu-share", "lots"]):
         result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), *bad, str(tmp_path / "plain")])
         assert result.exit_code == 2
+
+
+def test_mode_rules_are_the_native_ones():
+    """The stream engine asks the native rules (modes::is_parallel, modes::range_iv) which modes
+    split and where each job starts: checked here against their definitions."""
+    from gpucrypt import _native
+    expected = {"ecb": (True, True), "ctr": (True, True), "cbc": (False, True), "cfb": (False, True),
+                "ofb": (False, False), "xts": (False, False), "gcm": (False, False)}
+    for mode, (encrypt, decrypt) in expected.items():
+        info = _native.parse_cipher_name(f"aes-128-{mode}")
+        assert (info["parallel_encrypt"], info["parallel_decrypt"]) == (encrypt, decrypt), mode
+    # CTR counts on over all 128 bits (the counter wraps to zero), as a pyca encryptor does.
+    top = b"\xff" * 16
+    assert _native.range_iv("aes-128-ctr", top, 1) == bytes(16)
+    assert _native.range_iv("aes-128-ctr", bytes(8) + b"\xff" * 8, 1) == bytes(7) + b"\x01" + bytes(8)  # carry
+    assert _native.range_iv("aes-128-ctr", bytes(16), 2**64 - 1) == bytes(8) + b"\xff" * 8
+    key, iv, data = os.urandom(16), os.urandom(16), os.urandom(16 * 9)
+    keystream = PycaCipher(algorithms.AES(key), modes.CTR(iv)).encryptor().update(bytes(len(data)))
+    later = _native.range_iv("aes-128-ctr", iv, 5)
+    assert PycaCipher(algorithms.AES(key), modes.CTR(later)).encryptor().update(bytes(64)) == keystream[80:]
+    # CBC/CFB decryption: the IV for the first piece, then the block before the piece.
+    previous = os.urandom(16)
+    for mode in ("cbc", "cfb"):
+        assert _native.range_iv(f"aes-128-{mode}", iv, 0) == iv
+        assert _native.range_iv(f"aes-128-{mode}", iv, 3, previous) == previous
+        with pytest.raises(ValueError, match="block before the range"):
+            _native.range_iv(f"aes-128-{mode}", iv, 3)

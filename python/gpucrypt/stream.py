@@ -556,7 +556,10 @@ class MemorySink(io.RawIOBase):
 # ----------------------------------------------------------------------------- in-memory streams
 
 
-_PARALLEL = {("ecb", True), ("ecb", False), ("ctr", True), ("ctr", False), ("cbc", False), ("cfb", False)}
+def _is_parallel(info: dict, encrypt: bool) -> bool:
+    """Whether jobs of this cipher and direction are independent (the native modes::is_parallel:
+    ECB, CTR, CBC and CFB decryption); the others run as one stream on one device."""
+    return info["parallel_encrypt" if encrypt else "parallel_decrypt"]
 
 
 class StreamCipher:
@@ -589,7 +592,7 @@ class StreamCipher:
         # Build one stream now so that key, IV, variant and device errors surface here.
         _native.create_cipher_stream(self.name, self._encrypt, self._key, self._iv, self._variant, "cpu")
         chosen, share = resolve_devices(device, devices, cpu_share)
-        self._parallel = (self.mode, self._encrypt) in _PARALLEL
+        self._parallel = _is_parallel(info, self._encrypt)
         if not self._parallel:
             chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
         self.devices = chosen
@@ -612,9 +615,10 @@ class StreamCipher:
         if self.mode == "ecb":
             return None
         if self.mode == "ctr":
-            return ((int.from_bytes(self._iv, "big") + offset // 16) % (1 << 128)).to_bytes(16, "big")
-        if self._parallel:  # CBC/CFB decryption: the previous ciphertext block
-            iv, self._chain = self._chain, bytes(chunk[len(chunk) - 16:]) if len(chunk) >= 16 else self._chain
+            return _native.range_iv(self.name, self._iv, offset // 16)
+        if self._parallel:  # CBC/CFB decryption: the ciphertext block before the chunk
+            iv = _native.range_iv(self.name, self._iv, offset // 16, self._chain)
+            self._chain = bytes(chunk[len(chunk) - 16:]) if len(chunk) >= 16 else self._chain
             return iv
         return None  # serial modes keep one stream
 
@@ -777,7 +781,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     try:
         _native.create_cipher_stream(canonical, encrypt, key, iv, variant, "cpu")  # errors surface here
         chosen, share = resolve_devices(device, devices, cpu_share)
-        parallel = (mode, encrypt) in _PARALLEL
+        parallel = _is_parallel(info, encrypt)
         if not parallel:
             chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
         size = len(source)
@@ -788,11 +792,9 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         offsets = range(0, size, job)
         # CBC/CFB decryption: each job's IV is the ciphertext block before it, taken now, since
         # in place an earlier job may overwrite it before a later one starts.
-        if mode in ("cbc", "cfb") and parallel:
-            job_ivs = [iv if offset == 0 else bytes(source[offset - 16:offset]) for offset in offsets]
-        elif mode == "ctr":
-            first = int.from_bytes(iv, "big")
-            job_ivs = [((first + offset // 16) % (1 << 128)).to_bytes(16, "big") for offset in offsets]
+        if parallel and mode != "ecb":
+            job_ivs = [_native.range_iv(canonical, iv, offset // 16, bytes(source[offset - 16:offset]) if offset else None)
+                       for offset in offsets]
         else:
             job_ivs = [iv] * len(offsets)
 

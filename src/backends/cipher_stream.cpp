@@ -15,6 +15,7 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
+#include "modes/mode_rules.hpp"
 #include "modes/xts.hpp"
 
 namespace gpucrypt {
@@ -50,12 +51,6 @@ void run_ranges(const std::vector<BlockRange>& ranges,
   ThreadPool::global().parallel_for(ranges.size(), 1, [&](size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) body(i, ranges[i]);
   });
-}
-
-void counter_add(const uint8_t counter[16], uint64_t n, uint8_t out[16]) {
-  gc_block c = gc_block_load(counter);
-  c = gc_ctr128_add(c, n);
-  gc_block_store(out, c);
 }
 
 class EngineCipherStream final : public CipherStream {
@@ -119,8 +114,8 @@ class EngineCipherStream final : public CipherStream {
     const auto ranges = split(num_blocks, threads());
     std::vector<std::array<uint8_t, 16>> ivs(ranges.size());
     for (size_t i = 0; i < ranges.size(); ++i) {
-      const uint8_t* src = ranges[i].begin == 0 ? reg_ : in + (ranges[i].begin - 1) * 16;
-      std::memcpy(ivs[i].data(), src, 16);
+      const uint8_t* previous = ranges[i].begin == 0 ? nullptr : in + (ranges[i].begin - 1) * 16;
+      modes::range_iv(name_.mode, reg_, ranges[i].begin, previous, ivs[i].data());
     }
     uint8_t next_reg[16];
     std::memcpy(next_reg, in + (num_blocks - 1) * 16, 16);
@@ -205,17 +200,17 @@ class EngineCipherStream final : public CipherStream {
     if (num_blocks > 0) {
       run_ranges(split(num_blocks, threads()), [&](size_t, const BlockRange& r) {
         uint8_t counter[16];
-        counter_add(reg_, r.begin, counter);
+        modes::range_iv(Mode::ctr, reg_, r.begin, nullptr, counter);
         engine_->ctr(counter, in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
       });
-      counter_add(reg_, num_blocks, reg_);
+      modes::range_iv(Mode::ctr, reg_, num_blocks, nullptr, reg_);  // the next counter
       in += num_blocks * 16;
       out += num_blocks * 16;
       len -= num_blocks * 16;
     }
     if (len > 0) {
       engine_->encrypt_block(reg_, keystream_);
-      counter_add(reg_, 1, reg_);
+      modes::range_iv(Mode::ctr, reg_, 1, nullptr, reg_);
       for (size_t i = 0; i < len; ++i) out[i] = in[i] ^ keystream_[i];
       pos_ = len;
     }

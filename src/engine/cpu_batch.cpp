@@ -34,6 +34,7 @@
 #include "engine/batch.hpp"
 #include "modes/modes.hpp"
 #include "modes/ciphers.hpp"
+#include "modes/mode_rules.hpp"
 
 #if defined(GPUCRYPT_WITH_OPENSSL)
 #include <openssl/evp.h>
@@ -130,16 +131,11 @@ class SuiteRunner {
   std::string variant_name_;
 };
 
-// Modes whose pieces are independent given the input: ECB, CTR, CBC and CFB decryption.
+// Cipher requests whose pieces are independent given the input (modes::is_parallel).
 bool splittable(const Suite& s) {
   if (s.operation != Operation::encrypt && s.operation != Operation::decrypt) return false;
-  switch (s.cipher.mode) {
-    case Mode::ecb:
-    case Mode::ctr: return true;
-    case Mode::cbc:
-    case Mode::cfb: return s.operation == Operation::decrypt;
-    default: return false;
-  }
+  return modes::is_parallel(s.cipher.mode,
+                            s.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt);
 }
 
 // ----------------------------------------------------------------------------- portable

@@ -1,6 +1,7 @@
 // module.cpp: the nanobind extension gpucrypt._native. Thin: argument plumbing and the GIL;
 // every decision lives in the C++ API or in python/gpucrypt/.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -12,6 +13,7 @@
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash.hpp"
+#include "modes/mode_rules.hpp"
 #include "python/buffer_view.hpp"
 
 namespace nb = nanobind;
@@ -211,8 +213,28 @@ NB_MODULE(_native, m) {
     d["key_bits"] = n.key_bits;
     d["mode"] = std::string(mode_name(n.mode));
     d["key_len"] = n.key_len();
+    // Whether a message can be cut into independent pieces, per direction (modes::is_parallel).
+    d["parallel_encrypt"] = modes::is_parallel(n.mode, Direction::encrypt);
+    d["parallel_decrypt"] = modes::is_parallel(n.mode, Direction::decrypt);
     return d;
   });
+
+  m.def(
+      "range_iv",
+      [](std::string_view cipher, nb::bytes iv, uint64_t first_block, std::optional<nb::bytes> previous_block) {
+        const CipherName name = parse_cipher_name(cipher);
+        if (iv.size() != 16) throw std::invalid_argument("range_iv: the IV must be 16 bytes");
+        const bool needs_previous = first_block > 0 && (name.mode == Mode::cbc || name.mode == Mode::cfb);
+        if (needs_previous && (!previous_block || previous_block->size() != 16))
+          throw std::invalid_argument("range_iv: " + name.canonical + " needs the 16-byte block before the range");
+        uint8_t out[16];
+        modes::range_iv(name.mode, reinterpret_cast<const uint8_t*>(iv.c_str()), first_block,
+                        needs_previous ? reinterpret_cast<const uint8_t*>(previous_block->c_str()) : nullptr, out);
+        return nb::bytes(reinterpret_cast<const char*>(out), 16);
+      },
+      nb::arg("cipher"), nb::arg("iv"), nb::arg("first_block"), nb::arg("previous_block").none() = nb::none(),
+      "The starting IV/counter of the piece of a parallel-mode message that begins at first_block "
+      "(modes::range_iv): CTR counts on, CBC/CFB decryption take previous_block.");
 
   nb::class_<PyCipherStream>(m, "CipherStream")
       .def("update", &PyCipherStream::update)

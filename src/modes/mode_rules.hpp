@@ -1,0 +1,46 @@
+// mode_rules.hpp: what a splitter needs to know about a mode, stated once: which modes split
+// (is_parallel) and where a piece starts (range_iv). Used by the CPU thread-pool splitter
+// (cipher_stream.cpp), the CPU batch executor's tasks and, through _native (parse_cipher_name's
+// parallel_* keys and range_iv), the stream engine's jobs in python/gpucrypt/stream.py.
+#pragma once
+
+#include <cstring>
+
+#include "core/counter.h"
+#include "gpucrypt/gpucrypt.hpp"
+
+namespace gpucrypt::modes {
+
+// is_parallel: whether a message in this mode and direction can be cut at any block boundary and
+// its pieces processed independently, each from its own starting value (ECB: none; CTR: the counter
+// plus the piece's block offset; CBC and CFB decryption: the ciphertext block before the piece).
+// CBC and CFB encryption and OFB chain every block to the one before; XTS is one data unit and GCM
+// one authenticated message, which their own code splits.
+constexpr bool is_parallel(Mode mode, Direction direction) {
+  switch (mode) {
+    case Mode::ecb:
+    case Mode::ctr: return true;
+    case Mode::cbc:
+    case Mode::cfb: return direction == Direction::decrypt;
+    case Mode::ofb:
+    case Mode::xts:
+    case Mode::gcm: return false;
+  }
+  return false;
+}
+
+// range_iv: the starting value of the piece of a parallel-mode message that begins at block
+// first_block, given the message's IV (or counter): CTR counts on from the counter (counter.h's
+// 128-bit rule), CBC and CFB decryption start from the ciphertext block before the piece
+// (`previous_block`, which the caller takes from the input before anything overwrites it; unused
+// when first_block is 0), ECB has none (out is left as the IV). Writes 16 bytes to out.
+inline void range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
+                     uint8_t out[16]) {
+  if (mode == Mode::ctr) {
+    gc_block_store(out, gc_ctr128_add(gc_block_load(iv), first_block));
+    return;
+  }
+  std::memcpy(out, (mode == Mode::cbc || mode == Mode::cfb) && first_block > 0 ? previous_block : iv, 16);
+}
+
+}  // namespace gpucrypt::modes
