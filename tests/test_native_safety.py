@@ -278,7 +278,12 @@ def test_xts_key_halves_must_differ_compared_in_full(name, device):
 
 
 def test_xts_key_check_is_constant_time_in_the_source():
-    """The halves are compared with modes::xts_key_halves_differ (constant-time) everywhere."""
+    """The halves are compared with modes::xts_key_halves_differ (constant-time) everywhere: in the
+    one request check (check_cipher_key) that the API and the batch builder call."""
     root = os.path.join(os.path.dirname(__file__), "..", "src")
+    checks = open(os.path.join(root, "backends", "cipher_stream.cpp")).read()
+    check_key = checks[checks.index("void check_cipher_key("):checks.index("void check_cipher_iv(")]
+    assert "xts_key_halves_differ" in check_key and "memcmp" not in check_key
     api = open(os.path.join(root, "api", "api.cpp")).read()
-    assert "xts_key_halves_differ" in api and "memcmp" not in api
+    assert "check_cipher_key(" in api and "memcmp" not in api
+    assert "check_cipher_key(" in open(os.path.join(root, "engine", "batch_plan.cpp")).read()

@@ -148,16 +148,8 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                                    std::string_view device) {
   if (name.mode == Mode::gcm)
     throw std::invalid_argument(name.canonical + " is an AEAD: use AEAD, not Cipher");
-  if (key.size() != name.key_len())
-    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
-                                "-byte key, got " + std::to_string(key.size()) + " bytes");
+  check_cipher_key(name, key);
   check_cipher_iv(name, iv);
-  if (name.mode == Mode::xts) {
-    // IEEE 1619-2018 5.1 requires distinct halves; equal halves make XTS a weaker mode. Compared
-    // in constant time, as everywhere else (the key is secret).
-    if (!modes::xts_key_halves_differ(key.data(), key.size()))
-      throw std::invalid_argument(name.canonical + ": the two key halves must differ");
-  }
   return gpucrypt::device(device).create_cipher_stream(name, direction, key, iv, variant);
 }
 
@@ -165,9 +157,7 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                       std::string_view variant, std::string_view device) {
   if (name.mode != Mode::gcm)
     throw std::invalid_argument(name.canonical + " is not an AEAD (use a -gcm name)");
-  if (key.size() != name.key_len())
-    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
-                                "-byte key, got " + std::to_string(key.size()) + " bytes");
+  check_cipher_key(name, key);
   return gpucrypt::device(device).create_gcm(name, key, variant);
 }
 

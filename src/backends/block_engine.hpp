@@ -48,7 +48,13 @@ class BlockEngine {
 // The streaming CipherStream over an engine: every backend's create_cipher_stream ends here.
 std::unique_ptr<CipherStream> make_engine_stream(const CipherName& name, Direction direction,
                                                  std::unique_ptr<BlockEngine> engine, ByteSpan iv);
-// The IV rule of every cipher stream (none for ECB, 16 bytes otherwise); std::invalid_argument.
+// The request checks every entry point runs before any work (the API's Cipher and GCM, the batch
+// builder, cipher streams), so that the rules and their messages are written once; each throws
+// std::invalid_argument naming the cipher.
+// check_cipher_key: the key's length, and for XTS two different halves (IEEE 1619-2018 5.1),
+// compared in constant time (the key is secret).
+void check_cipher_key(const CipherName& name, ByteSpan key);
+// check_cipher_iv: none for ECB, a nonce of at least one byte for GCM, 16 bytes otherwise.
 void check_cipher_iv(const CipherName& name, ByteSpan iv);
 
 namespace cpu {

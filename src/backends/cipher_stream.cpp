@@ -15,6 +15,7 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
+#include "modes/gcm.hpp"
 #include "modes/mode_rules.hpp"
 #include "modes/xts.hpp"
 
@@ -227,9 +228,20 @@ class EngineCipherStream final : public CipherStream {
 
 }  // namespace
 
+void check_cipher_key(const CipherName& name, ByteSpan key) {
+  if (key.size() != name.key_len())
+    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) +
+                                "-byte key, got " + std::to_string(key.size()) + " bytes");
+  // Equal halves make XTS a weaker mode; compared in constant time, as everywhere else.
+  if (name.mode == Mode::xts && !modes::xts_key_halves_differ(key.data(), key.size()))
+    throw std::invalid_argument(name.canonical + ": the two key halves must differ");
+}
+
 void check_cipher_iv(const CipherName& name, ByteSpan iv) {
   if (name.mode == Mode::ecb) {
-    if (!iv.empty()) throw std::invalid_argument(name.canonical + " takes no IV");
+    if (!iv.empty()) throw std::invalid_argument(name.canonical + ": ECB takes no IV");
+  } else if (name.mode == Mode::gcm) {
+    modes::gcm_check_arguments(iv.size(), 0, 0, 16);  // the nonce rule of every GCM (gcm.hpp)
   } else if (iv.size() != 16) {
     throw std::invalid_argument(name.canonical + " needs a 16-byte " +
                                 (name.mode == Mode::xts ? std::string("tweak") : std::string("IV")) +

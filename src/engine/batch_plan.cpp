@@ -5,6 +5,7 @@
 #include <mutex>
 #include <numeric>
 
+#include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "engine/batch.hpp"
 #include "modes/gcm.hpp"
@@ -281,19 +282,11 @@ uint32_t BatchBuilder::add_common(uint32_t suite_index, ByteSpan key, ByteSpan i
     if (!key.empty() || !iv.empty() || !aad.empty()) fail("a hash takes no key, IV or AAD");
   } else {
     const CipherName& name = suite.cipher;
-    if (key.size() != name.key_len())
-      fail("needs a " + std::to_string(name.key_len()) + "-byte key, got " + std::to_string(key.size()));
-    if (name.mode == Mode::xts && !modes::xts_key_halves_differ(key.data(), key.size()))
-      fail("the two halves of an XTS key must differ");
-    switch (name.mode) {
-      case Mode::ecb:
-        if (!iv.empty()) fail("ECB takes no IV");
-        break;
-      case Mode::gcm:
-        if (iv.empty()) fail("GCM nonce must be at least 1 byte");
-        break;
-      default:
-        if (iv.size() != 16) fail("needs a 16-byte IV, got " + std::to_string(iv.size()));
+    try {  // the rules every entry point checks (block_engine.hpp), with this request's name
+      check_cipher_key(name, key);
+      check_cipher_iv(name, iv);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
     }
     if (!aad.empty() && !is_aead_operation(suite.operation)) fail("AAD is for AEAD requests only");
     const bool block_mode = name.mode == Mode::ecb || name.mode == Mode::cbc;
