@@ -34,17 +34,12 @@ from gpucrypt import _native
 from gpucrypt.info import resolve_device
 from gpucrypt.hashing import hash_name
 
-# Names gpucrypt.hash accepts (docs/python-api.md), hashlib spellings normalised first.
-HASH_NAMES = frozenset({
-    "sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128", "shake256",
-    "keccak-224", "keccak-256", "keccak-384", "keccak-512", "cshake128", "cshake256",
-    "parallelhash128", "parallelhash256", "parallelhash128-xof", "parallelhash256-xof",
-    "kt128", "kt256",
-})
-# Hashes whose output length the caller chooses; speed asks for 32 bytes of output (as the
-# native loop does, src/api/speed.cpp).
-VARIABLE_LENGTH_HASHES = frozenset(name for name in HASH_NAMES
-                                   if not name.startswith(("sha3-", "keccak-")))
+# Names gpucrypt.hash accepts (docs/python-api.md), hashlib spellings normalised first: the native
+# hash registry's list (src/hash/hash_registry.cpp), the one list of hash names.
+HASH_NAMES = frozenset(_native.hash_names())
+# Hashes whose output length the caller chooses (no fixed digest size); speed asks for 32 bytes of
+# output (as the native loop does, src/api/speed.cpp).
+VARIABLE_LENGTH_HASHES = frozenset(name for name in HASH_NAMES if _native.hash_info(name)["digest_size"] == 0)
 XOF_BENCH_OUTPUT_LEN = 32
 GCM_NONCE_LEN = 12
 DEFAULT_ALGORITHMS = ("aes-128-ctr", "aes-256-ctr", "aes-256-cbc", "aes-256-gcm",
