@@ -8,7 +8,7 @@
 #include "device/registry.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
-#include "modes/xts.hpp"
+#include "modes/block_cipher.hpp"
 
 namespace gpucrypt {
 

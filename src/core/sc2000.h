@@ -52,6 +52,9 @@ GC_FN sc2000_tables sc2000_tables_at(const GC_TABLE uint32_t* ms_all) {
   return t;
 }
 
+/* Full rounds before the final I-B-I: 6 for 128-bit keys, 7 for 192 and 256. */
+GC_FN int sc2000_num_rounds(int key_bits) { return key_bits == 128 ? 6 : 7; }
+
 typedef struct sc2000_key_schedule {
   uint32_t extended_key[GC_SC2000_MAX_EXTENDED_KEYS];
   int num_rounds; /* full rounds before the final I-B-I: 6 for 128-bit keys, 7 for 192/256 */
@@ -238,7 +241,7 @@ GC_FN int sc2000_expand_key(GC_PRIVATE sc2000_key_schedule* ks, const uint8_t* k
     uint32_t w = intermediate[families & 15][words & 15];
     ks->extended_key[n] = (gc_rotl32(x, 1) + y) ^ gc_rotl32(gc_rotl32(z, 1) - w, 1);
   }
-  ks->num_rounds = key_len == 16 ? 6 : 7;
+  ks->num_rounds = sc2000_num_rounds(8 * key_len);
   ks->key_bits = 8 * key_len;
   return 0;
 }

@@ -107,10 +107,13 @@
     camellia_tables r; r.sp1110 = r.sp0222 = r.sp3033 = r.sp4404 = t; r.sbox_words = t; return r;
   }
   GC_FN camellia_tables gc_dec_tables_at(__local const uint* t) { return gc_enc_tables_at(t); }
-  /* The group count as a literal (camellia_crypt_groups says why). */
-  #define GC_CAMELLIA_GROUPS (GC_KEY_BITS == 128 ? 3 : 4)
-  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_crypt_groups(t, k, b[0], 0, GC_CAMELLIA_GROUPS); }
-  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = camellia_crypt_groups(t, k, b[0], 1, GC_CAMELLIA_GROUPS); }
+  /* The group count of the literal key size (camellia_crypt_groups says why). */
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) {
+    b[0] = camellia_crypt_groups(t, k, b[0], 0, camellia_num_groups(GC_KEY_BITS));
+  }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) {
+    b[0] = camellia_crypt_groups(t, k, b[0], 1, camellia_num_groups(GC_KEY_BITS));
+  }
 #elif defined(GC_CIPHER_SC2000)
   #define GC_TABLE __local
   #define GC_UNIT_BLOCKS 1
@@ -128,10 +131,13 @@
   #define GC_TABLE_COPIES 1
   GC_FN sc2000_tables gc_enc_tables_at(__local const uint* t) { return sc2000_tables_at(t); }
   GC_FN sc2000_tables gc_dec_tables_at(__local const uint* t) { return sc2000_tables_at(t); }
-  /* The round count as a literal (sc2000_encrypt_rounds says why): 6 for 128-bit keys, 7 otherwise. */
-  #define GC_SC2000_ROUNDS (GC_KEY_BITS == 128 ? 6 : 7)
-  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_encrypt_rounds(t, k, b[0], GC_SC2000_ROUNDS); }
-  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) { b[0] = sc2000_decrypt_rounds(t, k, b[0], GC_SC2000_ROUNDS); }
+  /* The round count of the literal key size (sc2000_encrypt_rounds says why). */
+  GC_FN void gc_encrypt_unit(const gc_enc_tables* t, const gc_key* k, gc_block* b) {
+    b[0] = sc2000_encrypt_rounds(t, k, b[0], sc2000_num_rounds(GC_KEY_BITS));
+  }
+  GC_FN void gc_decrypt_unit(const gc_dec_tables* t, const gc_key* k, gc_block* b) {
+    b[0] = sc2000_decrypt_rounds(t, k, b[0], sc2000_num_rounds(GC_KEY_BITS));
+  }
 #else
   #error "build ciphers.cl with one of GC_CIPHER_AES_TTABLE, GC_CIPHER_AES_BITSLICED, GC_CIPHER_CAMELLIA, GC_CIPHER_SC2000"
 #endif
