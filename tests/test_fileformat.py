@@ -753,6 +753,17 @@ def test_disk_full_leaves_nothing(tmp_path, monkeypatch, limit, direction):
     assert _snapshot(source) == before
 
 
+def test_disk_full_names_the_output(tmp_path, monkeypatch):
+    """A full disk is reported against the output path the user gave, not a bare strerror."""
+    (tmp_path / "plain").write_bytes(os.urandom(4000))
+    real_open_temp = fileformat._open_temp
+    monkeypatch.setattr(fileformat, "_open_temp",
+                        lambda directory, name: (lambda p, f: (p, DiskFullAfter(f, 100)))(*real_open_temp(directory, name)))
+    with pytest.raises(OSError) as info:
+        fileformat.encrypt_file(tmp_path / "plain", tmp_path / "out", KEY, chunk_size=256)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "out")
+
+
 @pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
 def test_keyboard_interrupt_leaves_nothing(tmp_path, direction):
     plaintext = os.urandom(4000)

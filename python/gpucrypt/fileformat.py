@@ -737,6 +737,10 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
+# Errors of a write that only the output can have caused.
+_OUTPUT_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
 def _named(exc: OSError, shown_path: str) -> OSError:
     """The same error, naming the path the user gave instead of a temporary or resolved one."""
     if exc.errno is None:
@@ -881,7 +885,15 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
         raise _named(exc, shown_path) from None
     try:
         with temp_file:
-            yield temp_file
+            try:
+                yield temp_file
+            except OSError as exc:
+                # A write that found the disk full (or the quota spent) went to an open descriptor
+                # and carries no file name: name the output the user gave. Other errors of the
+                # block may be the input's, so they keep their own words.
+                if exc.filename is None and exc.errno in _OUTPUT_FULL_ERRNOS:
+                    raise _named(exc, shown_path) from None
+                raise
             try:
                 temp_file.flush()
                 os.fsync(temp_file.fileno())
