@@ -2,7 +2,7 @@
 """The OpenCL backend's kernels, device-resident, beside the CUDA kernels or the native CPU backend.
 
     PYTHONPATH=python python3 bench/opencl_bench.py [--device opencl:0] [--mib 1024] [--repeats 20]
-        [--cuda-json OUT/bench.json] [--cpu] [--json OUT]
+        [--cuda-json OUT/bench.json] [--cpu] [--json OUT] [--only camellia ...]
 
 For each cipher and OpenCL variant: one kernel launch over --mib MiB of random data already in
 device memory (CTR encryption), output poisoned first and checked against the host cipher on
@@ -54,6 +54,8 @@ def main() -> int:
     parser.add_argument("--cuda-json", default="")
     parser.add_argument("--cpu", action="store_true")
     parser.add_argument("--json", default="")
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only the ciphers containing this text (repeatable)")
     args = parser.parse_args()
     device = next((d for d in gpucrypt.devices() if d["name"] == args.device), None)
     if device is None:
@@ -64,7 +66,10 @@ def main() -> int:
     rows = []
     print(f"{args.device}: {device['description']}; {args.mib} MiB device-resident, median of {args.repeats}")
     print(f"{'cipher':<18} {'variant':<22} {'GB/s':>9} {'Tbps':>7} {'CUDA GB/s':>10} {'OpenCL/CUDA':>12} {'CPU GB/s':>9}")
-    for cipher, variant, cuda_variant in CASES:
+    cases = [c for c in CASES if not args.only or any(text in c[0] for text in args.only)]
+    # The shape knobs in force (opencl_runtime.cpp's policy_for), recorded with the figures.
+    knobs = {k: v for k, v in os.environ.items() if k.startswith("GPUCRYPT_OPENCL_")}
+    for cipher, variant, cuda_variant in cases:
         timing = _native.opencl_time_resident(cipher, variant, args.device, nbytes, args.repeats)
         if timing["mismatched_blocks"]:
             print(f"{cipher} {variant}: {timing['mismatched_blocks']} of {timing['checked_blocks']} checked blocks "
@@ -98,7 +103,8 @@ def main() -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d"), "device": args.device, "description": device["description"],
-                       "what": "OpenCL CTR kernel, device-resident, profiling events, median", "results": rows}, f,
+                       "what": "OpenCL CTR kernel, device-resident, profiling events, median", "knobs": knobs,
+                       "results": rows}, f,
                       indent=1)
     return 0
 

@@ -212,6 +212,13 @@ class Impl:
         self._require("aead", name, lambda: AEAD(name, _dummy_key_and_iv(name)[0], **options))
         return self._check_variant(AEAD(name, key, tag_length=tag_length, **options))
 
+    @property
+    def streams_here(self) -> bool:
+        """Whether new()'s streaming object runs on this device (it takes no device=: CPU only).
+        Elsewhere the LongMsg files still run through hash() and hash_many() on the device, and
+        their streamed check runs in the CPU session."""
+        return self.device == "cpu" or _takes_keyword(self.gpucrypt.new, "device")
+
     def new(self, name: str, data: bytes = b"", **params):
         new = self.gpucrypt.new
         options = self._options(new)

@@ -36,7 +36,7 @@ def test_sha3_cavp(impl, bits, kind):
         message, expected = message_of(r), r.bytes("md")
         assert impl.hash(name, message) == expected, r.where
         messages.append(message)
-        if kind == "LongMsg":
+        if kind == "LongMsg" and impl.streams_here:
             assert streamed_digest(impl, name, message) == expected, r.where
     # The whole file as one batch.
     assert impl.hash_many(name, messages) == [r.bytes("md") for r in records]
@@ -73,7 +73,7 @@ def test_shake_cavp(impl, bits, kind):
         message, expected = message_of(r), r.bytes("output")
         assert len(expected) == length, r.where
         assert impl.hash(name, message, length=length) == expected, r.where
-        if kind == "LongMsg":
+        if kind == "LongMsg" and impl.streams_here:
             assert streamed_digest(impl, name, message, length) == expected, r.where
 
 
@@ -130,7 +130,7 @@ def test_keccak_original(impl, bits, kind):
     pairs = read_keccak_kat(f"keccak/{kind}_{bits}.txt")
     for r, message in pairs:
         assert impl.hash(name, message) == r.bytes("md"), r.where
-        if kind == "LongMsgKAT":
+        if kind == "LongMsgKAT" and impl.streams_here:
             assert streamed_digest(impl, name, message) == r.bytes("md"), r.where
 
 

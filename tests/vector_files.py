@@ -379,8 +379,8 @@ def ragged_pieces(data: bytes) -> list:
 
 def streamed_digest(impl, name: str, message: bytes, length=None, **params) -> bytes:
     """Digest through impl.new()/update() in uneven pieces, and through copy() of the object
-    (`params`: function_name, customization, block_size). new() builds a CPU object, so on
-    another --device the test calling this is skipped by the impl fixture."""
+    (`params`: function_name, customization, block_size). new() builds a CPU object: on another
+    --device the tests call this only where impl.streams_here."""
     h = impl.new(name, **params)
     for piece in ragged_pieces(message):
         h.update(piece)

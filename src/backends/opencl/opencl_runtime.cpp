@@ -98,6 +98,11 @@ LaunchPolicy policy_for(const Device& d) {
   // benchmark's knob for trying other shapes on one device; rounded to the cipher's unit).
   if (const char* steps = std::getenv("GPUCRYPT_OPENCL_BULK_STEPS"); steps && *steps)
     p.bulk_steps = std::clamp(std::atoi(steps), 1, 8);
+  // GPUCRYPT_OPENCL_LOCAL_SIZE / GPUCRYPT_OPENCL_GROUPS_PER_UNIT: the other two shape knobs.
+  if (const char* local = std::getenv("GPUCRYPT_OPENCL_LOCAL_SIZE"); local && *local)
+    p.local_size = std::clamp<size_t>(std::strtoull(local, nullptr, 10), 1, d.max_work_group);
+  if (const char* groups = std::getenv("GPUCRYPT_OPENCL_GROUPS_PER_UNIT"); groups && *groups)
+    p.groups_per_unit = std::clamp<size_t>(std::strtoull(groups, nullptr, 10), 1, 64);
   // Tests move data through small chunks to cross chunk boundaries without hundreds of MiB.
   if (const char* chunk = std::getenv("GPUCRYPT_OPENCL_CHUNK_BYTES"); chunk && *chunk)
     p.chunk_bytes = std::max<size_t>(16, std::strtoull(chunk, nullptr, 10) / 16 * 16);
