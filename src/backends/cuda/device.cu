@@ -24,6 +24,7 @@
 #include "backends/cuda/keyed_cipher.hpp"
 #include "backends/cuda/launch_policy.hpp"
 #include "modes/gcm.hpp"
+#include "modes/mode_rules.hpp"
 #include "modes/xts.hpp"
 
 namespace gpucrypt::cuda {
@@ -197,6 +198,13 @@ std::unique_ptr<BlockEngine> make_host_engine(const CipherName& name, const uint
 }
 
 gc_block load(const uint8_t* p) { return gc_block_load(p); }
+
+// The starting value of the chunk of a parallel-mode message at byte `offset` of `in`.
+gc_block chunk_iv(Mode mode, const uint8_t iv[16], const uint8_t* in, size_t offset) {
+  uint8_t start[16];
+  modes::range_iv(mode, iv, offset / 16, offset > 0 ? in + offset - 16 : nullptr, start);
+  return load(start);
+}
 
 // ---- staging --------------------------------------------------------------------------------
 
@@ -504,22 +512,22 @@ class CudaEngine final : public BlockEngine {
       data_->ecb(direction, s.device_in, s.device_out, take, s.stream);
     });
   }
+  // Each chunk starts from modes::range_iv (mode_rules.hpp): the counter plus the chunk's block
+  // offset, or for CBC/CFB decryption the last ciphertext block of the chunk before, which the
+  // host input still holds when the chunk is launched (its region is written back later).
   void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    const gc_block first = load(counter);
     run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      data_->ctr(gc_ctr128_add(first, offset / 16), s.device_in, s.device_out, take, s.stream);
+      data_->ctr(chunk_iv(Mode::ctr, counter, in, offset), s.device_in, s.device_out, take, s.stream);
     });
   }
-  // The chaining block of a chunk is the last ciphertext block of the chunk before; the host
-  // input still holds it when the chunk is launched (its region is written back later).
   void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
     run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      data_->cbc_decrypt(load(offset == 0 ? iv : in + offset - 16), s.device_in, s.device_out, take, s.stream);
+      data_->cbc_decrypt(chunk_iv(Mode::cbc, iv, in, offset), s.device_in, s.device_out, take, s.stream);
     });
   }
   void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
     run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      data_->cfb_decrypt(load(offset == 0 ? iv : in + offset - 16), s.device_in, s.device_out, take, s.stream);
+      data_->cfb_decrypt(chunk_iv(Mode::cfb, iv, in, offset), s.device_in, s.device_out, take, s.stream);
     });
   }
   void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
@@ -1068,20 +1076,10 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std:
 
 // ---- device.hpp ---------------------------------------------------------------------------
 
-namespace {
-void check_key(const CipherName& name, ByteSpan key) {
-  if (key.size() != name.key_len())
-    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len()) + "-byte key, got " +
-                                std::to_string(key.size()) + " bytes");
-  if (name.mode == Mode::xts && !modes::xts_key_halves_differ(key.data(), key.size()))
-    throw std::invalid_argument(name.canonical + ": the two key halves must differ");
-}
-}  // namespace
-
 std::unique_ptr<DeviceCipher> DeviceCipher::create(const CipherName& name, Direction direction, ByteSpan key,
                                                    std::string_view variant, int device_index) {
   if (name.mode == Mode::gcm) throw std::invalid_argument(name.canonical + " is an AEAD: use DeviceGcm");
-  check_key(name, key);
+  check_cipher_key(name, key);  // block_engine.hpp: the one request check of every entry point
   const GpuVariant& v = select_variant(name.algorithm, variant);
   require_device(device_index);
   return std::make_unique<DeviceCipherImpl>(name, direction, key, v, device_index);
@@ -1098,7 +1096,7 @@ const VariantInfo& process_device(const CipherName& name, Direction direction, B
 std::unique_ptr<DeviceGcm> DeviceGcm::create(const CipherName& name, ByteSpan key, std::string_view variant,
                                              int device_index) {
   if (name.mode != Mode::gcm) throw std::invalid_argument(name.canonical + " is not GCM");
-  check_key(name, key);
+  check_cipher_key(name, key);
   const GpuVariant& v = select_variant(name.algorithm, variant);
   require_device(device_index);
   return std::make_unique<DeviceGcmImpl>(name, key, v, device_index);
