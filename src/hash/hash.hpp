@@ -98,6 +98,11 @@ struct TreeShape {
   size_t head_len;
   size_t leaf_len;
   size_t chaining_value_len;
+  // How a device hashes a leaf (make_leaf_hasher's rules): a sponge of this rate and round count
+  // padded with leaf_domain, squeezed to chaining_value_len bytes.
+  int rate;
+  int leaf_rounds;
+  uint8_t leaf_domain;
 };
 TreeShape tree_shape(std::string_view name, const HashParams& params);
 

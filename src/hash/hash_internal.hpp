@@ -109,6 +109,9 @@ class LeafHasher {
   void restart();
   size_t leaf_len() const { return leaf_len_; }
   size_t chaining_value_len() const { return cv_len_; }
+  int rate() const { return leaf_.rate(); }
+  int num_rounds() const { return leaf_.num_rounds(); }
+  uint8_t domain() const { return domain_; }
   // chaining_values hashes num_leaves whole leaves at data into out (cv_len bytes each), on the
   // thread pool when there are enough; nothing is absorbed. absorb_chaining_values absorbs
   // chaining values computed elsewhere (another process: gpucrypt hash --mpi) as if the leaves

@@ -11,7 +11,8 @@ namespace gpucrypt::hash {
 TreeShape tree_shape(std::string_view name, const HashParams& params) {
   const detail::HashSpec& spec = detail::find_spec(name);
   const detail::LeafHasher leaves = detail::make_leaf_hasher(spec, params);
-  return {detail::tree_head_len(spec), leaves.leaf_len(), leaves.chaining_value_len()};
+  return {detail::tree_head_len(spec), leaves.leaf_len(), leaves.chaining_value_len(), leaves.rate(),
+          leaves.num_rounds(), leaves.domain()};
 }
 
 void tree_leaves(std::string_view name, const HashParams& params, const uint8_t* data, size_t num_leaves,

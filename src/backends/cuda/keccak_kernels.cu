@@ -36,11 +36,10 @@ namespace {
 
 using hash::detail::Construction;
 using hash::detail::HashSpec;
-using hash::detail::KeccakSponge;
 
+// The round counts the leaf kernels are instantiated for (hash::TreeShape's leaf_rounds).
 constexpr int kSha3Rounds = 24;
 constexpr int kTurboShakeRounds = 12;
-constexpr size_t kKangarooChunkLen = 8192;
 constexpr int kThreadsPerBlock = 128;
 // Host-memory calls move data in batches of at most this many bytes per pipeline slot: large
 // enough that a PCIe transfer (about 1.2 ms at 55 GB/s) dwarfs the per-batch overhead.
@@ -380,26 +379,15 @@ std::vector<size_t> longest_first(const size_t* lens, size_t num_messages) {
 // ------------------------------------------------------------------------------------------
 // Trees
 
-struct TreeShape {
-  bool kangaroo;        // KT128/KT256 rather than ParallelHash
-  int rate;
-  int leaf_rounds;      // 24 (SHAKE leaves) or 12 (TurboSHAKE leaves)
-  uint8_t leaf_domain;
-  size_t cv_len;        // chaining value bytes per leaf
-  size_t leaf_len;      // ParallelHash B, or the 8192-byte KT chunk
-};
+// The tree's shape and leaf rules are src/hash's (hash::tree_shape), its final node a src/hash
+// context (hash::create_tree_hash): this file hashes whole leaves only.
+using hash::TreeShape;
 
-TreeShape tree_shape(const HashSpec& spec, const HashParams& params) {
-  const std::string& name = spec.info.name;
+std::unique_ptr<hash::HashContext> create_final_node(std::string_view name, const HashParams& params) {
+  const HashSpec& spec = hash::detail::find_spec(name);
   if (spec.construction != Construction::parallel_hash && spec.construction != Construction::kangaroo_twelve)
-    throw std::invalid_argument(name + " is not a tree hash: use hash_many for sha3/shake/keccak/cshake");
-  if (!params.function_name.empty())
-    throw std::invalid_argument(name + " takes no function_name (only cshake128 and cshake256 do)");
-  const int rate = static_cast<int>(spec.info.rate);
-  if (spec.construction == Construction::kangaroo_twelve)
-    return {true, rate, kTurboShakeRounds, GC_KECCAK_DOMAIN_KT_LEAF, spec.chaining_value_len, kKangarooChunkLen};
-  if (params.block_size == 0) throw std::invalid_argument("block_size must be > 0");
-  return {false, rate, kSha3Rounds, GC_KECCAK_DOMAIN_SHAKE, spec.chaining_value_len, params.block_size};
+    throw std::invalid_argument(spec.info.name + " is not a tree hash: use hash_many for sha3/shake/keccak/cshake");
+  return hash::create_tree_hash(name, params);  // checks the parameters as create_hash does
 }
 
 // The tree's input: host memory, or device memory from which the host reads small pieces.
@@ -418,13 +406,17 @@ struct TreeInput {
   }
 };
 
-void absorb_string(KeccakSponge& sponge, const std::string& bytes) {
-  sponge.absorb(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+// feed_node puts input[begin, begin + count) into the final node through host memory.
+void feed_node(hash::HashContext& node, const TreeInput& input, size_t begin, size_t count) {
+  if (count == 0) return;
+  std::vector<uint8_t> bytes(count);
+  input.copy_to_host(begin, count, bytes.data());
+  node.update(bytes.data(), count);
+  gpucrypt::secure_zero(bytes.data(), count);
 }
 
-// hash_leaves_into hashes the leaves of input[begin, begin + range_len) (leaf_len bytes each, the
-// last one shorter when range_len is not a multiple) on the GPU and absorbs their chaining values,
-// in order, into `node`. Returns the leaf count.
+// hash_leaves_into hashes the whole leaves of input[begin, begin + range_len) (range_len a multiple
+// of leaf_len) on the GPU and absorbs their chaining values, in order, into the final node `node`.
 //
 // The final node's absorb is serial (one sponge over every chaining value: 4 MiB for a 1 GiB
 // KT128 tree, about 25 000 permutations on one core) and is what bounds a whole tree, so it runs
@@ -433,10 +425,10 @@ void absorb_string(KeccakSponge& sponge, const std::string& bytes) {
 // into page-locked memory (host input) and the GPU hashes segment k + 1. A slot's chaining values
 // are overwritten only after their absorb finished. Device-resident input goes in segments too
 // (kDeviceSegmentBytes), so that the absorb starts long before the last leaf is hashed.
-uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t begin, size_t range_len,
-                          KeccakSponge& node, DeviceContext& context) {
-  if (range_len == 0) return 0;
-  const uint64_t num_leaves = (range_len + shape.leaf_len - 1) / shape.leaf_len;
+void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t begin, size_t range_len,
+                      hash::HashContext& node, DeviceContext& context) {
+  if (range_len == 0) return;
+  const uint64_t num_leaves = range_len / shape.leaf_len;
   const uint64_t leaves_per_segment =
       std::max<uint64_t>(1, (input.on_device ? kDeviceSegmentBytes : kStagingBytes) / shape.leaf_len);
 
@@ -451,8 +443,8 @@ uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t
     check(cudaEventSynchronize(slot.done), "waiting for tree leaves");
     finish_absorb();
     const uint8_t* cvs = slot.host_out.data();
-    const size_t cvs_len = slot.count * shape.cv_len;
-    absorbing = std::async(std::launch::async, [&node, cvs, cvs_len] { node.absorb(cvs, cvs_len); });
+    const uint64_t count = slot.count;
+    absorbing = std::async(std::launch::async, [&node, cvs, count] { hash::absorb_chaining_values(node, cvs, count); });
     absorbing_slot = &slot;
     slot.pending = false;
   };
@@ -480,10 +472,10 @@ uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t
               "cudaMemcpyAsync (tree leaves)");
         leaves = device_in;
       }
-      const size_t cvs_len = static_cast<size_t>(count) * shape.cv_len;
+      const size_t cvs_len = static_cast<size_t>(count) * shape.chaining_value_len;
       uint8_t* device_cvs = slot.dev_out.reserve(cvs_len);
       launch_leaves(shape.rate, shape.leaf_rounds, leaves, segment_len, shape.leaf_len, count, device_cvs,
-                    shape.cv_len, shape.leaf_domain, slot.stream);
+                    shape.chaining_value_len, shape.leaf_domain, slot.stream);
       check(cudaMemcpyAsync(slot.host_out.reserve(cvs_len), device_cvs, cvs_len, cudaMemcpyDeviceToHost,
                             slot.stream),
             "cudaMemcpyAsync (chaining values)");
@@ -498,66 +490,21 @@ uint64_t hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t
     if (absorbing.valid()) absorbing.wait();  // never leave a thread reading a slot we give back
     throw;
   }
-  return num_leaves;
 }
 
-// tree_hash_on computes a whole ParallelHash or KangarooTwelve digest; the leaves go to the GPU,
-// the final node is absorbed here.
-void tree_hash_on(const HashSpec& spec, const TreeShape& shape, const HashParams& params, const TreeInput& input,
-                  uint8_t* out, size_t out_len, DeviceContext& context) {
-  using namespace hash::detail;
-  if (!shape.kangaroo) {
-    // SP 800-185 section 6.3: cSHAKE(left_encode(B) || z_0 .. z_{n-1} || right_encode(n) ||
-    // right_encode(L or 0), L, "ParallelHash", S), z_i = SHAKE(leaf i, 2 x capacity bits).
-    KeccakSponge outer(shape.rate, kSha3Rounds);
-    absorb_bytepad_prefix(outer, "ParallelHash", params.customization);
-    absorb_string(outer, left_encode(shape.leaf_len));
-    const uint64_t num_leaves = hash_leaves_into(shape, input, 0, input.len, outer, context);
-    absorb_string(outer, right_encode(num_leaves));
-    absorb_string(outer, right_encode(spec.info.is_xof ? 0 : static_cast<uint64_t>(out_len) * 8));
-    outer.finish(GC_KECCAK_DOMAIN_CSHAKE, out, out_len);
-    return;
-  }
-
-  // RFC 9861 section 3: S = M || C || length_encode(|C|), cut into 8192-byte chunks; chunk 0
-  // opens the final node, every later chunk is a leaf. The GPU takes the chunks that lie wholly
-  // inside M; the host builds and hashes the few at the end that reach into C.
-  const std::string suffix = params.customization + kt_length_encode(params.customization.size());
-  const size_t s_len = input.len + suffix.size();
-  auto read_s = [&](size_t begin, size_t end) {  // S[begin, end) into host memory
-    std::vector<uint8_t> bytes(end - begin);
-    const size_t from_m = begin < input.len ? std::min(end, input.len) - begin : 0;
-    input.copy_to_host(begin, from_m, bytes.data());
-    for (size_t i = std::max(begin, input.len); i < end; ++i) bytes[i - begin] = static_cast<uint8_t>(suffix[i - input.len]);
-    return bytes;
-  };
-  if (s_len <= kKangarooChunkLen) {
-    const std::vector<uint8_t> s = read_s(0, s_len);
-    gc_keccak_sponge_oneshot(shape.rate, GC_KECCAK_DOMAIN_KT_SINGLE, s.data(), s.size(), out, out_len,
-                             kTurboShakeRounds);
-    return;
-  }
-  KeccakSponge node(shape.rate, kTurboShakeRounds);
-  const std::vector<uint8_t> head = read_s(0, kKangarooChunkLen);
-  node.absorb(head.data(), head.size());
-  static const uint8_t kTreeMarker[8] = {0x03, 0, 0, 0, 0, 0, 0, 0};
-  node.absorb(kTreeMarker, sizeof kTreeMarker);
-
-  const size_t num_gpu_leaves = input.len >= 2 * kKangarooChunkLen ? input.len / kKangarooChunkLen - 1 : 0;
-  uint64_t num_leaves =
-      hash_leaves_into(shape, input, kKangarooChunkLen, num_gpu_leaves * kKangarooChunkLen, node, context);
-  const std::vector<uint8_t> tail = read_s((num_gpu_leaves + 1) * kKangarooChunkLen, s_len);
-  for (size_t offset = 0; offset < tail.size(); offset += kKangarooChunkLen, ++num_leaves) {
-    uint8_t chaining_value[64];
-    gc_keccak_sponge_oneshot(shape.rate, shape.leaf_domain, tail.data() + offset,
-                             std::min(kKangarooChunkLen, tail.size() - offset), chaining_value, shape.cv_len,
-                             kTurboShakeRounds);
-    node.absorb(chaining_value, shape.cv_len);
-  }
-  absorb_string(node, kt_length_encode(num_leaves));
-  static const uint8_t kFinalNodeSuffix[2] = {0xFF, 0xFF};
-  node.absorb(kFinalNodeSuffix, sizeof kFinalNodeSuffix);
-  node.finish(GC_KECCAK_DOMAIN_KT_FINAL, out, out_len);
+// tree_hash_on computes a whole ParallelHash or KangarooTwelve digest: the final node (src/hash)
+// takes the head of the input (KT's first 8192 bytes), the chaining values of the whole leaves
+// after it from the GPU, then the rest (a last partial leaf, hashed on the host).
+void tree_hash_on(std::string_view name, const HashParams& params, const TreeInput& input, uint8_t* out,
+                  size_t out_len, DeviceContext& context) {
+  const TreeShape shape = hash::tree_shape(name, params);
+  const std::unique_ptr<hash::HashContext> node = create_final_node(name, params);
+  const size_t head = std::min(input.len, shape.head_len);
+  const size_t leaves_len = (input.len - head) / shape.leaf_len * shape.leaf_len;
+  feed_node(*node, input, 0, head);
+  hash_leaves_into(shape, input, head, leaves_len, *node, context);
+  feed_node(*node, input, head + leaves_len, input.len - head - leaves_len);
+  node->finalize(out, out_len);
 }
 
 }  // namespace
@@ -655,20 +602,20 @@ void hash_many_device(std::string_view name, const uint8_t* d_data, const uint64
 void tree_hash(std::string_view name, const HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
                size_t out_len, int device_index) {
   const HashSpec& spec = hash::detail::find_spec(name);
-  const TreeShape shape = tree_shape(spec, params);
+  create_final_node(name, params);  // a tree hash with valid parameters, before touching the GPU
   hash::detail::check_output_length(spec, out_len);
   if (len > 0 && data == nullptr) throw std::invalid_argument("tree_hash: data is null but len > 0");
   CurrentDevice device(device_index);
   DeviceContext& context = context_for(device_index);
   std::lock_guard<std::mutex> lock(context.mutex);
   context.reset();
-  tree_hash_on(spec, shape, params, TreeInput{data, len, false}, out, out_len, context);
+  tree_hash_on(name, params, TreeInput{data, len, false}, out, out_len, context);
 }
 
 void tree_hash_device(std::string_view name, const HashParams& params, const uint8_t* d_data, size_t len,
                       uint8_t* out, size_t out_len, CUstream_st* stream) {
   const HashSpec& spec = hash::detail::find_spec(name);
-  const TreeShape shape = tree_shape(spec, params);
+  create_final_node(name, params);
   hash::detail::check_output_length(spec, out_len);
   int device_index = 0;
   check(cudaGetDevice(&device_index), "cudaGetDevice");
@@ -678,7 +625,7 @@ void tree_hash_device(std::string_view name, const HashParams& params, const uin
   // Everything below reads d_data from other streams or synchronously: let the caller's queued
   // work (which may be what writes d_data) finish first.
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (caller's stream)");
-  tree_hash_on(spec, shape, params, TreeInput{d_data, len, true}, out, out_len, context);
+  tree_hash_on(name, params, TreeInput{d_data, len, true}, out, out_len, context);
 }
 
 }  // namespace gpucrypt::cuda

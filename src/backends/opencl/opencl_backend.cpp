@@ -611,11 +611,6 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
   const uint64_t leaf_bytes_total = num_leaves * shape.leaf_len;
   if (num_leaves > 0) {
     Device& d = usable_device(device_index);
-    const hash::detail::HashSpec& spec = hash::detail::find_spec(name);
-    const bool kangaroo = spec.construction == hash::detail::Construction::kangaroo_twelve;
-    const int rounds = kangaroo ? 12 : kSha3Rounds;
-    const uint8_t domain = kangaroo ? GC_KECCAK_DOMAIN_KT_LEAF : GC_KECCAK_DOMAIN_SHAKE;
-    const int rate = static_cast<int>(spec.info.rate);
     std::lock_guard lock(d.mutex);
     const uint64_t leaves_per_chunk = std::max<uint64_t>(1, d.policy.chunk_bytes / shape.leaf_len);
     const uint64_t first_chunk = std::min(num_leaves, leaves_per_chunk);
@@ -626,7 +621,7 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
       const uint64_t n = std::min(leaves_per_chunk, num_leaves - first);
       leaves.write(data + head + first * shape.leaf_len, n * shape.leaf_len);
       set_args(k, leaves, cl_ulong{shape.leaf_len}, cl_ulong{n}, cvs, static_cast<cl_uint>(shape.chaining_value_len),
-               cl_int{rate}, cl_uint{domain}, cl_int{rounds});
+               cl_int{shape.rate}, cl_uint{shape.leaf_domain}, cl_int{shape.leaf_rounds});
       launch(d, k, grid_items(d, n));
       cvs.read(host_cvs.data(), n * shape.chaining_value_len);
       hash::absorb_chaining_values(*node, host_cvs.data(), n);
