@@ -28,6 +28,7 @@
 #include "modes/ciphers.hpp"
 #include "modes/gcm.hpp"
 #include "modes/xts.hpp"
+#include "modes/mode_rules.hpp"
 
 namespace gpucrypt::opencl {
 
@@ -240,10 +241,10 @@ class OpenclEngine final : public BlockEngine {
         [](cl_kernel, uint64_t) {});
   }
   void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    const gc_block first = load_block(counter);
     run("gc_ctr", false, data_.steps(), in, out, num_blocks, [&](cl_kernel k, uint64_t first_block) {
-      set_arg(k, 4, to_cl(gc_ctr128_add(first, first_block)));
-      set_arg(k, 5, cl_int{0});
+      uint8_t start[16];  // the chunk's counter (mode_rules.hpp)
+      modes::range_iv(Mode::ctr, counter, first_block, nullptr, start);
+      set_arg(k, 4, to_cl(load_block(start)));
     });
   }
   void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
@@ -413,9 +414,9 @@ class OpenclGcm final : public GcmCipher {
       staging.in.write(in + offset, n);
       const bool run_ctr = encrypt || (!hash && out != nullptr);
       if (run_ctr) {
-        cl_kernel k = cipher_.kernel("gc_ctr", false);
+        cl_kernel k = cipher_.kernel("gc_ctr32", false);
         set_args(k, staging.in, staging.out, static_cast<cl_uint>(num_blocks), cipher_.key(),
-                 to_cl(gc_ctr32_add(ctx.pre_counter, 1 + offset / 16)), cl_int{1});
+                 to_cl(gc_ctr32_add(ctx.pre_counter, 1 + offset / 16)));
         launch(d, k, cipher_.items(num_blocks, cipher_.steps()));
       }
       if (hash) {
@@ -525,10 +526,7 @@ ResidentTiming time_resident(const CipherName& name, std::string_view variant, i
   const bool is_ctr = name.mode == Mode::ctr;
   cl_kernel k = cipher.kernel(is_ctr ? "gc_ctr" : "gc_ecb_encrypt", false);
   set_args(k, in, out, static_cast<cl_uint>(num_blocks), cipher.key());
-  if (is_ctr) {
-    set_arg(k, 4, to_cl(load_block(counter.data())));
-    set_arg(k, 5, cl_int{0});
-  }
+  if (is_ctr) set_arg(k, 4, to_cl(load_block(counter.data())));
   const size_t items = cipher.items(num_blocks, cipher.steps());
   launch(d, k, items);
   std::vector<uint8_t> result(num_blocks * 16);

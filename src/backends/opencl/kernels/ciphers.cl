@@ -246,15 +246,18 @@ __kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, uint
   GC_BULK_PASS(num_blocks, gc_decrypt_unit, gc_from_uint4(in[j]), out[j] = gc_to_uint4(b[s]))
 }
 
-/* CTR: block j is XORed with E(counter + j); counter32 != 0 counts in the low 32 bits only
- * (GCM's inc32), else over all 128 bits (big-endian, as counter.h defines both). */
-__kernel void gc_ctr(__global const uint4* in, __global uint4* out, uint num_blocks,
-                     const gc_key_blob key_blob, uint4 counter, int counter32) {
-  GC_ENC_CONTEXT(tables, key_blob, t, k);
-  const gc_block first = gc_from_uint4(counter);
-  GC_BULK_PASS(num_blocks, gc_encrypt_unit, (counter32 ? gc_ctr32_add(first, j) : gc_ctr128_add(first, j)),
-               out[j] = in[j] ^ gc_to_uint4(b[s]))
-}
+/* CTR: block j is XORed with E(counter + j), the counter a 128-bit big-endian integer (gc_ctr) or
+ * counting in its low 32 bits only (gc_ctr32, GCM's inc32), as counter.h defines both. Two kernels
+ * rather than a flag argument: with a flag, every block paid for the choice. */
+#define GC_CTR_KERNEL(name, counter_add)                                                       \
+  __kernel void name(__global const uint4* in, __global uint4* out, uint num_blocks,           \
+                     const gc_key_blob key_blob, uint4 counter) {                              \
+    GC_ENC_CONTEXT(tables, key_blob, t, k);                                                    \
+    const gc_block first = gc_from_uint4(counter);                                             \
+    GC_BULK_PASS(num_blocks, gc_encrypt_unit, counter_add(first, j), out[j] = in[j] ^ gc_to_uint4(b[s])) \
+  }
+GC_CTR_KERNEL(gc_ctr, gc_ctr128_add)
+GC_CTR_KERNEL(gc_ctr32, gc_ctr32_add)
 
 /* CBC decryption: P_j = D(C_j) ^ C_{j-1}, with C_{-1} = previous. in and out must not overlap. */
 __kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
