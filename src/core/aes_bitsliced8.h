@@ -38,8 +38,17 @@
  * and GPUs we target. Key expansion is aes_bitsliced_expand_key (table-free), spread into byte
  * masks with shifts by public amounts, a subtraction from zero and ANDs.
  *
- * Cost, counted in sm_90 SASS from nvcc 13.0 (-O3): see docs/performance.md and the table in
- * src/backends/cuda/aes_bitsliced.cuh. */
+ * Cost, counted in sm_90 SASS from nvcc 13.0 (-O3, literal round count, key as a
+ * __grid_constant__ parameter, 8 blocks loaded from and stored to global memory by a probe
+ * kernel), instructions per block:
+ *                    AES-128   AES-192   AES-256
+ *   encrypt            670       791       912
+ *   CTR                685       806       927    counters made and transposed, data XORed
+ *   decrypt            827       981      1135
+ * 56 registers (64 for CTR), no local memory. Of AES-128 encryption's 670: S-boxes 450 (90 LOP3
+ * each, 4 a round), MixColumns with AddRoundKey about 95, transposes 64 (in and out), ShiftRows
+ * 30, round-key loads 22 (ULDC.64 from the parameter bank). Round keys copied to shared memory
+ * first (LDS.128) made CTR 677: not worth a per-CTA copy and barrier. */
 #ifndef GPUCRYPT_CORE_AES_BITSLICED8_H
 #define GPUCRYPT_CORE_AES_BITSLICED8_H
 
