@@ -6,7 +6,7 @@
 import json
 import sys
 
-VARIANTS = ["aes_ttable_smem32", "aes_bitsliced32", "aes_bitsliced", "camellia_sbox_smem32", "camellia_ttable_smem", "sc2000_table_smem"]
+VARIANTS = ["aes_ttable_smem32", "aes_bitsliced8", "aes_bitsliced32", "aes_bitsliced", "camellia_sbox_smem32", "camellia_ttable_smem", "sc2000_table_smem"]
 
 
 def main(path):

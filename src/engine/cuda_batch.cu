@@ -534,9 +534,9 @@ bool family_for(const Suite& suite, FamilyOps* out) {
         return true;
       }
       // The batch kernels give each lane its own message, so they run the 2-block bitslice for
-      // either constant-time name (the 32-block one needs 32 blocks of one key per lane); the
-      // result reports "aes_bitsliced", what ran.
-      if (v == "aes_bitsliced" || v == "aes_bitsliced32") {
+      // every constant-time name (the 32- and 8-block ones need 32 or 8 blocks of one key per
+      // lane); the result reports "aes_bitsliced", what ran.
+      if (v == "aes_bitsliced" || v == "aes_bitsliced32" || v == "aes_bitsliced8") {
         *out = bits == 128 ? ops<AesBitslicedFamily<10>>("aes_bitsliced")
                : bits == 192 ? ops<AesBitslicedFamily<12>>("aes_bitsliced")
                              : ops<AesBitslicedFamily<14>>("aes_bitsliced");

@@ -6,14 +6,15 @@
 // arguments let a GPU kernel fix the key size at compile time so round loops unroll and round
 // keys can sit in registers; 0 means "read it from the schedule".
 //
-// Constant-time: AesBitsliced and AesBitsliced32 only. The table ciphers index tables with secret
-// bytes.
+// Constant-time: AesBitsliced, AesBitsliced32 and AesBitsliced8 only. The table ciphers index
+// tables with secret bytes.
 // make_host ignores the expand_key status: the API layer has already checked the key length.
 #pragma once
 
 #include "core/aes.h"
 #include "core/aes_bitsliced.h"
 #include "core/aes_bitsliced32.h"
+#include "core/aes_bitsliced8.h"
 #include "core/camellia.h"
 #include "core/sc2000.h"
 #include "modes/block_cipher.hpp"
@@ -87,6 +88,27 @@ struct AesBitsliced32 {
   static AesBitsliced32 make_host(const uint8_t* k, int key_len) {
     AesBitsliced32 c{};
     aes_bitsliced32_expand_key(&c.key, k, key_len);
+    return c;
+  }
+};
+
+// AesBitsliced8: 8 blocks a call, rows of the state as words (aes_bitsliced8.h). The key is 1924
+// bytes of byte masks (same key for both directions); on CUDA it is read in place from the
+// __grid_constant__ parameter, like AesBitsliced32's.
+template <int kRounds = 0>
+struct AesBitsliced8 {
+  static constexpr int kBlocksPerCall = AES_BITSLICED8_BLOCKS;
+  aes_bitsliced8_key key;
+
+  GC_METHOD void encrypt_blocks(gc_block* b) const {
+    aes_bitsliced8_encrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  GC_METHOD void decrypt_blocks(gc_block* b) const {
+    aes_bitsliced8_decrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  static AesBitsliced8 make_host(const uint8_t* k, int key_len) {
+    AesBitsliced8 c{};
+    aes_bitsliced8_expand_key(&c.key, k, key_len);
     return c;
   }
 };

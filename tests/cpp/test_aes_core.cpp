@@ -1,15 +1,16 @@
 // test_aes_core: the portable AES primitives, src/core/aes.h ("aes_ttable"),
-// src/core/aes_bitsliced.h ("aes_bitsliced") and src/core/aes_bitsliced32.h (32 blocks a call,
-// and its BlockCipher wrapper AesBitsliced32 of src/modes/ciphers.hpp), every entry point, both
+// src/core/aes_bitsliced.h ("aes_bitsliced"), and the wide bitslices src/core/aes_bitsliced32.h
+// (32 blocks a call) and src/core/aes_bitsliced8.h (8 blocks a call) with their BlockCipher
+// wrappers AesBitsliced32 and AesBitsliced8 of src/modes/ciphers.hpp, every entry point, both
 // directions, 128/192/256-bit keys:
 //   * FIPS-197 Appendix B and C.1-C.3 examples, and the last key-expansion word of Appendix A.1;
 //   * NIST CAVP AESAVS ECB files (GFSbox, KeySbox, VarKey, VarTxt, MMT; as shipped in
 //     cryptography-vectors 50.0.2) from <vectors dir>/nist/aes/ECB/;
 //   * 1000 random keys per key size, each with two random blocks, against OpenSSL's
 //     EVP_aes_*_ecb in both directions (when built with OpenSSL, i.e. GPUCRYPT_WITH_OPENSSL);
-//   * the 32-way primitive on 32 distinct random blocks a call against aes_ttable and the 2-way
+//   * each wide primitive on distinct random blocks in every lane against aes_ttable and the 2-way
 //     aes_bitsliced, several keys per key size, both directions (known answers give it only two
-//     distinct blocks, repeated over its 32 lanes);
+//     distinct blocks, repeated over its lanes);
 //   * the failure path: key lengths other than 16/24/32 are refused and the schedule untouched.
 //
 // Usage: test_aes_core [vectors dir]   (ctest passes tests/vectors; without it the NIST files are
@@ -18,8 +19,10 @@
 #include "core/aes.h"
 #include "core/aes_bitsliced.h"
 #include "core/aes_bitsliced32.h"
+#include "core/aes_bitsliced8.h"
 #include "modes/ciphers.hpp"
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -44,11 +47,12 @@ void check_bytes(const uint8_t* got, const uint8_t* want, size_t len, const std:
 }
 
 // Runs every entry point on two blocks and returns the results (the T-table functions one block
-// at a time, the 2-way bitsliced ones on both blocks together, the 32-way ones on the two blocks
-// repeated over the 32 lanes; lanes 2..31 are checked against lanes 0 and 1 where they are run).
+// at a time, the 2-way bitsliced ones on both blocks together, the wide ones on the two blocks
+// repeated over all their lanes; the other lanes are checked against lanes 0 and 1 where they are
+// run).
 struct Results {
   uint8_t ttable[32], ttable_literal_rounds[32], bitsliced[32], bitsliced_literal_rounds[32];
-  uint8_t bitsliced32[32], bitsliced32_literal_rounds[32], bitsliced32_cipher[32];
+  std::vector<std::pair<std::string, std::array<uint8_t, 32>>> wide;  // entry point, result
 };
 
 // The *_rounds forms called with a literal round count, as a GPU kernel calls them.
@@ -81,46 +85,99 @@ void bitsliced_literal(bool encrypt, const aes_bitsliced_key* ks, gc_block* bloc
   }
 }
 
-void bitsliced32_literal(bool encrypt, const aes_bitsliced32_key* ks, gc_block* blocks) {
+// The wide primitives (many blocks of one key a call), described for the checks below, which
+// serve both.
+struct Bitsliced32 {
+  using Key = aes_bitsliced32_key;
+  template <int kRounds>
+  using Cipher = gpucrypt::modes::AesBitsliced32<kRounds>;
+  static constexpr int kBlocks = AES_BITSLICED32_BLOCKS;
+  static constexpr const char* kName = "aes_bitsliced32";
+  static constexpr const char* kCipherName = "AesBitsliced32";
+  static int expand_key(Key* ks, const uint8_t* key, int key_len) {
+    return aes_bitsliced32_expand_key(ks, key, key_len);
+  }
+  static void crypt(bool encrypt, const Key* ks, gc_block* blocks) {
+    encrypt ? aes_bitsliced32_encrypt(ks, blocks) : aes_bitsliced32_decrypt(ks, blocks);
+  }
+  static void crypt_rounds(bool encrypt, const Key* ks, gc_block* blocks, int num_rounds) {
+    encrypt ? aes_bitsliced32_encrypt_rounds(ks, blocks, num_rounds)
+            : aes_bitsliced32_decrypt_rounds(ks, blocks, num_rounds);
+  }
+};
+
+struct Bitsliced8 {
+  using Key = aes_bitsliced8_key;
+  template <int kRounds>
+  using Cipher = gpucrypt::modes::AesBitsliced8<kRounds>;
+  static constexpr int kBlocks = AES_BITSLICED8_BLOCKS;
+  static constexpr const char* kName = "aes_bitsliced8";
+  static constexpr const char* kCipherName = "AesBitsliced8";
+  static int expand_key(Key* ks, const uint8_t* key, int key_len) {
+    return aes_bitsliced8_expand_key(ks, key, key_len);
+  }
+  static void crypt(bool encrypt, const Key* ks, gc_block* blocks) {
+    encrypt ? aes_bitsliced8_encrypt(ks, blocks) : aes_bitsliced8_decrypt(ks, blocks);
+  }
+  static void crypt_rounds(bool encrypt, const Key* ks, gc_block* blocks, int num_rounds) {
+    encrypt ? aes_bitsliced8_encrypt_rounds(ks, blocks, num_rounds)
+            : aes_bitsliced8_decrypt_rounds(ks, blocks, num_rounds);
+  }
+};
+
+template <class Wide>
+void wide_literal(bool encrypt, const typename Wide::Key* ks, gc_block* blocks) {
   switch (ks->num_rounds) {
-    case 10:
-      encrypt ? aes_bitsliced32_encrypt_rounds(ks, blocks, 10)
-              : aes_bitsliced32_decrypt_rounds(ks, blocks, 10);
-      break;
-    case 12:
-      encrypt ? aes_bitsliced32_encrypt_rounds(ks, blocks, 12)
-              : aes_bitsliced32_decrypt_rounds(ks, blocks, 12);
-      break;
-    default:
-      encrypt ? aes_bitsliced32_encrypt_rounds(ks, blocks, 14)
-              : aes_bitsliced32_decrypt_rounds(ks, blocks, 14);
+    case 10: Wide::crypt_rounds(encrypt, ks, blocks, 10); break;
+    case 12: Wide::crypt_rounds(encrypt, ks, blocks, 12); break;
+    default: Wide::crypt_rounds(encrypt, ks, blocks, 14);
   }
 }
 
 // The BlockCipher wrapper with the round count as a template argument (as a CUDA kernel
 // instantiates it) or, for kRounds = 0, read from the key.
-template <int kRounds>
-void bitsliced32_cipher(bool encrypt, const uint8_t* key, int key_len, gc_block* blocks) {
-  using Cipher = gpucrypt::modes::AesBitsliced32<kRounds>;
-  static_assert(gpucrypt::modes::BlockCipher<Cipher> && Cipher::kBlocksPerCall == 32);
+template <class Wide, int kRounds>
+void wide_cipher(bool encrypt, const uint8_t* key, int key_len, gc_block* blocks) {
+  using Cipher = typename Wide::template Cipher<kRounds>;
+  static_assert(gpucrypt::modes::BlockCipher<Cipher> && Cipher::kBlocksPerCall == Wide::kBlocks);
   const Cipher cipher = Cipher::make_host(key, key_len);
   encrypt ? cipher.encrypt_blocks(blocks) : cipher.decrypt_blocks(blocks);
 }
 
-void bitsliced32_cipher_literal(bool encrypt, const uint8_t* key, int key_len, gc_block* blocks) {
+template <class Wide>
+void wide_cipher_literal(bool encrypt, const uint8_t* key, int key_len, gc_block* blocks) {
   switch (key_len) {
-    case 16: bitsliced32_cipher<10>(encrypt, key, key_len, blocks); break;
-    case 24: bitsliced32_cipher<12>(encrypt, key, key_len, blocks); break;
-    default: bitsliced32_cipher<14>(encrypt, key, key_len, blocks);
+    case 16: wide_cipher<Wide, 10>(encrypt, key, key_len, blocks); break;
+    case 24: wide_cipher<Wide, 12>(encrypt, key, key_len, blocks); break;
+    default: wide_cipher<Wide, 14>(encrypt, key, key_len, blocks);
   }
 }
 
-// Lanes 2..31 of a 32-way result whose input repeated blocks 0 and 1 must repeat lanes 0 and 1.
-void check_repeated_lanes(const gc_block* blocks, const std::string& what) {
-  bool ok = true;
-  for (int j = 2; j < AES_BITSLICED32_BLOCKS; ++j)
-    ok = ok && std::memcmp(&blocks[j], &blocks[j % 2], 16) == 0;
-  check(ok, what + ": lanes 2..31 repeat lanes 0 and 1");
+// Every entry point of one wide primitive on two blocks repeated over its lanes; the other lanes
+// must repeat lanes 0 and 1.
+template <class Wide>
+void run_wide(bool encrypt, const uint8_t* key, int key_len, const uint8_t* in32, Results* r) {
+  typename Wide::Key ks;
+  check(Wide::expand_key(&ks, key, key_len) == 0,
+        std::string(Wide::kName) + "_expand_key accepts key_len " + std::to_string(key_len));
+  gc_block lanes[Wide::kBlocks];
+  const auto run = [&](const std::string& name, auto&& crypt) {
+    for (int j = 0; j < Wide::kBlocks; ++j) lanes[j] = gc_block_load(in32 + 16 * (j % 2));
+    crypt();
+    std::array<uint8_t, 32> out;
+    gc_block_store(out.data(), lanes[0]);
+    gc_block_store(out.data() + 16, lanes[1]);
+    bool repeated = true;
+    for (int j = 2; j < Wide::kBlocks; ++j)
+      repeated = repeated && std::memcmp(&lanes[j], &lanes[j % 2], 16) == 0;
+    check(repeated, name + ": lanes 2.." + std::to_string(Wide::kBlocks - 1) +
+                        " repeat lanes 0 and 1");
+    r->wide.emplace_back(name, out);
+  };
+  run(Wide::kName, [&] { Wide::crypt(encrypt, &ks, lanes); });
+  run(std::string(Wide::kName) + " *_rounds", [&] { wide_literal<Wide>(encrypt, &ks, lanes); });
+  run(std::string(Wide::kCipherName) + "<rounds>",
+      [&] { wide_cipher_literal<Wide>(encrypt, key, key_len, lanes); });
 }
 
 Results run_all(bool encrypt, const uint8_t* key, int key_len, const uint8_t* in32) {
@@ -151,28 +208,8 @@ Results run_all(bool encrypt, const uint8_t* key, int key_len, const uint8_t* in
   gc_block_store(r.bitsliced_literal_rounds, blocks[0]);
   gc_block_store(r.bitsliced_literal_rounds + 16, blocks[1]);
 
-  aes_bitsliced32_key ks32;
-  check(aes_bitsliced32_expand_key(&ks32, key, key_len) == 0,
-        "aes_bitsliced32_expand_key accepts key_len " + std::to_string(key_len));
-  gc_block lanes[AES_BITSLICED32_BLOCKS];
-  const auto fill_lanes = [&] {
-    for (int j = 0; j < AES_BITSLICED32_BLOCKS; ++j) lanes[j] = gc_block_load(in32 + 16 * (j % 2));
-  };
-  const auto store_lanes = [&](uint8_t* out, const char* name) {
-    gc_block_store(out, lanes[0]);
-    gc_block_store(out + 16, lanes[1]);
-    check_repeated_lanes(lanes, name);
-  };
-  fill_lanes();
-  if (encrypt) aes_bitsliced32_encrypt(&ks32, lanes);
-  else aes_bitsliced32_decrypt(&ks32, lanes);
-  store_lanes(r.bitsliced32, "aes_bitsliced32");
-  fill_lanes();
-  bitsliced32_literal(encrypt, &ks32, lanes);
-  store_lanes(r.bitsliced32_literal_rounds, "aes_bitsliced32 *_rounds");
-  fill_lanes();
-  bitsliced32_cipher_literal(encrypt, key, key_len, lanes);
-  store_lanes(r.bitsliced32_cipher, "AesBitsliced32<rounds>");
+  run_wide<Bitsliced32>(encrypt, key, key_len, in32, &r);
+  run_wide<Bitsliced8>(encrypt, key, key_len, in32, &r);
   return r;
 }
 
@@ -181,9 +218,7 @@ void check_all(const Results& r, const uint8_t* want, size_t len, const std::str
   check_bytes(r.ttable_literal_rounds, want, len, "aes_ttable *_rounds " + what);
   check_bytes(r.bitsliced, want, len, "aes_bitsliced " + what);
   check_bytes(r.bitsliced_literal_rounds, want, len, "aes_bitsliced *_rounds " + what);
-  check_bytes(r.bitsliced32, want, len, "aes_bitsliced32 " + what);
-  check_bytes(r.bitsliced32_literal_rounds, want, len, "aes_bitsliced32 *_rounds " + what);
-  check_bytes(r.bitsliced32_cipher, want, len, "AesBitsliced32<rounds> " + what);
+  for (const auto& [name, got] : r.wide) check_bytes(got.data(), want, len, name + " " + what);
 }
 
 // Checks every variant on a known answer of any whole number of blocks, two blocks at a time (the
@@ -289,31 +324,38 @@ void test_bad_key_lengths() {
     aes_key_schedule ks;
     aes_bitsliced_key bks;
     aes_bitsliced32_key ks32;
+    aes_bitsliced8_key ks8;
     std::memset(&ks, 0xa5, sizeof ks);
     std::memset(&bks, 0xa5, sizeof bks);
     std::memset(&ks32, 0xa5, sizeof ks32);
+    std::memset(&ks8, 0xa5, sizeof ks8);
     std::string what = " refuses key_len " + std::to_string(key_len);
     check(aes_expand_key_enc(&ks, key, key_len, gc_aes_sbox) == -1, "aes_expand_key_enc" + what);
     check(aes_expand_key_dec(&ks, key, key_len, gc_aes_sbox) == -1, "aes_expand_key_dec" + what);
     check(aes_bitsliced_expand_key(&bks, key, key_len) == -1, "aes_bitsliced_expand_key" + what);
     check(aes_bitsliced32_expand_key(&ks32, key, key_len) == -1,
           "aes_bitsliced32_expand_key" + what);
+    check(aes_bitsliced8_expand_key(&ks8, key, key_len) == -1, "aes_bitsliced8_expand_key" + what);
     check(ks.rk[0] == 0xa5a5a5a5u && ks.num_rounds == (int)0xa5a5a5a5u &&
               bks.sk[0] == 0xa5a5a5a5u && bks.num_rounds == (int)0xa5a5a5a5u &&
-              ks32.rk[0] == 0xa5a5a5a5u && ks32.num_rounds == (int)0xa5a5a5a5u,
+              ks32.rk[0] == 0xa5a5a5a5u && ks32.num_rounds == (int)0xa5a5a5a5u &&
+              ks8.rk[0] == 0xa5a5a5a5u && ks8.num_rounds == (int)0xa5a5a5a5u,
           "schedule untouched when it" + what);
   }
 }
 
-// The 32-way primitive on 32 distinct random blocks a call (so a lane mix-up in the transposes
+// A wide primitive on distinct random blocks in every lane (so a lane mix-up in the transposes
 // shows), against aes_ttable block by block and the 2-way aes_bitsliced two blocks at a time, for
 // every entry point; and decryption of the ciphertext gives the plaintext back.
-void test_bitsliced32_differential(int key_len, int num_keys) {
-  std::mt19937_64 rng(0x62733332ull + (uint64_t)key_len);  // fixed seed: failures reproduce
+template <class Wide>
+void test_wide_differential(int key_len, int num_keys) {
+  constexpr int kBlocks = Wide::kBlocks;
+  // Fixed seed per primitive and key size: failures reproduce.
+  std::mt19937_64 rng(0x62733332ull + (uint64_t)key_len + ((uint64_t)kBlocks << 32));
   for (int n = 0; n < num_keys; ++n) {
     std::vector<uint8_t> key(key_len);
     for (uint8_t& byte : key) byte = (uint8_t)rng();
-    gc_block plain[AES_BITSLICED32_BLOCKS];
+    gc_block plain[kBlocks];
     for (gc_block& block : plain)
       for (uint32_t& word : block.w) word = (uint32_t)rng();
     const std::string what = "AES-" + std::to_string(8 * key_len) + " key " + to_hex(key);
@@ -323,14 +365,14 @@ void test_bitsliced32_differential(int key_len, int num_keys) {
     aes_expand_key_dec(&dec, key.data(), key_len, gc_aes_sbox);
     aes_bitsliced_key bks;
     aes_bitsliced_expand_key(&bks, key.data(), key_len);
-    gc_block want_enc[AES_BITSLICED32_BLOCKS], want_dec[AES_BITSLICED32_BLOCKS];
-    gc_block two_way_enc[AES_BITSLICED32_BLOCKS], two_way_dec[AES_BITSLICED32_BLOCKS];
-    for (int j = 0; j < AES_BITSLICED32_BLOCKS; ++j) {
+    gc_block want_enc[kBlocks], want_dec[kBlocks];
+    gc_block two_way_enc[kBlocks], two_way_dec[kBlocks];
+    for (int j = 0; j < kBlocks; ++j) {
       want_enc[j] = aes_ttable_encrypt(gc_aes_te0, &enc, plain[j]);
       want_dec[j] = aes_ttable_decrypt(gc_aes_td0, gc_aes_inv_sbox_words, &dec, plain[j]);
       two_way_enc[j] = two_way_dec[j] = plain[j];
     }
-    for (int j = 0; j < AES_BITSLICED32_BLOCKS; j += AES_BITSLICED_BLOCKS) {
+    for (int j = 0; j < kBlocks; j += AES_BITSLICED_BLOCKS) {
       aes_bitsliced_encrypt(&bks, two_way_enc + j);
       aes_bitsliced_decrypt(&bks, two_way_dec + j);
     }
@@ -338,13 +380,13 @@ void test_bitsliced32_differential(int key_len, int num_keys) {
               std::memcmp(two_way_dec, want_dec, sizeof want_dec) == 0,
           what + ": aes_bitsliced agrees with aes_ttable");
 
-    aes_bitsliced32_key ks32;
-    aes_bitsliced32_expand_key(&ks32, key.data(), key_len);
+    typename Wide::Key ks;
+    Wide::expand_key(&ks, key.data(), key_len);
     for (int encrypt = 0; encrypt < 2; ++encrypt) {
       const gc_block* want = encrypt ? want_enc : want_dec;
       const std::string where = what + (encrypt ? " encrypt" : " decrypt");
       const auto check_lanes = [&](const gc_block* got, const std::string& name) {
-        for (int j = 0; j < AES_BITSLICED32_BLOCKS; ++j) {
+        for (int j = 0; j < kBlocks; ++j) {
           if (std::memcmp(&got[j], &want[j], 16) != 0) {
             uint8_t got_bytes[16], want_bytes[16];
             gc_block_store(got_bytes, got[j]);
@@ -356,22 +398,23 @@ void test_bitsliced32_differential(int key_len, int num_keys) {
         }
         check(true, name + " " + where);
       };
-      gc_block blocks[AES_BITSLICED32_BLOCKS];
+      const std::string name = Wide::kName, cipher_name = Wide::kCipherName;
+      gc_block blocks[kBlocks];
       std::memcpy(blocks, plain, sizeof blocks);
-      encrypt ? aes_bitsliced32_encrypt(&ks32, blocks) : aes_bitsliced32_decrypt(&ks32, blocks);
-      check_lanes(blocks, "aes_bitsliced32");
+      Wide::crypt(encrypt, &ks, blocks);
+      check_lanes(blocks, name);
       std::memcpy(blocks, plain, sizeof blocks);
-      bitsliced32_literal(encrypt, &ks32, blocks);
-      check_lanes(blocks, "aes_bitsliced32 *_rounds");
+      wide_literal<Wide>(encrypt, &ks, blocks);
+      check_lanes(blocks, name + " *_rounds");
       std::memcpy(blocks, plain, sizeof blocks);
-      bitsliced32_cipher_literal(encrypt, key.data(), key_len, blocks);
-      check_lanes(blocks, "AesBitsliced32<rounds>");
+      wide_cipher_literal<Wide>(encrypt, key.data(), key_len, blocks);
+      check_lanes(blocks, cipher_name + "<rounds>");
       std::memcpy(blocks, plain, sizeof blocks);
-      bitsliced32_cipher<0>(encrypt, key.data(), key_len, blocks);
-      check_lanes(blocks, "AesBitsliced32<0>");
+      wide_cipher<Wide, 0>(encrypt, key.data(), key_len, blocks);
+      check_lanes(blocks, cipher_name + "<0>");
       // And back: the other direction undoes it.
-      encrypt ? aes_bitsliced32_decrypt(&ks32, blocks) : aes_bitsliced32_encrypt(&ks32, blocks);
-      check(std::memcmp(blocks, plain, sizeof blocks) == 0, "aes_bitsliced32 round trip " + where);
+      Wide::crypt(!encrypt, &ks, blocks);
+      check(std::memcmp(blocks, plain, sizeof blocks) == 0, name + " round trip " + where);
     }
   }
 }
@@ -410,7 +453,10 @@ void test_openssl_random(int key_len, int num_cases) {
 int main(int argc, char** argv) {
   test_fips197();
   test_bad_key_lengths();
-  for (int key_len : {16, 24, 32}) test_bitsliced32_differential(key_len, 50);
+  for (int key_len : {16, 24, 32}) {
+    test_wide_differential<Bitsliced32>(key_len, 50);
+    test_wide_differential<Bitsliced8>(key_len, 200);
+  }
   if (auto dir = vectors_dir(argc, argv, "NIST CAVP files")) test_nist_ecb(*dir);
 #if defined(GPUCRYPT_WITH_OPENSSL)
   for (int key_len : {16, 24, 32}) test_openssl_random(key_len, 1000);

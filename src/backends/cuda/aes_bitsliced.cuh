@@ -1,14 +1,17 @@
 // aes_bitsliced.cuh: the CUDA variants "aes_bitsliced", AES as a Boolean circuit (aes_bitsliced.h,
-// after BearSSL's aes_ct), two blocks per call, and "aes_bitsliced32", the same S-box circuit on
-// 32 blocks per call (aes_bitsliced32.h: ShiftRows free, MixColumns without rotations).
+// after BearSSL's aes_ct), two blocks per call; "aes_bitsliced32", the same S-box circuit on 32
+// blocks per call (aes_bitsliced32.h: ShiftRows free, MixColumns without rotations); and
+// "aes_bitsliced8", on 8 blocks per call in 32 words (aes_bitsliced8.h: rows as words, ShiftRows
+// a byte rotation, MixColumns without rotations).
 //
 // Constant-time: no tables and no memory access whose address depends on key or data; every
 // instruction is AND/XOR/NOT/shift/rotate by constants, whose timing on NVIDIA GPUs does not
 // depend on operand values. The key schedule is expanded on the host (also table-free) and read
 // from the kernel's parameter bank with constant indices.
 //
-// aes_bitsliced.cu instantiates the 2-block family; aes_bitsliced32_{128,192,256}.cu the 32-block
-// one, one key size per file so that ptxas compiles them in parallel.
+// aes_bitsliced.cu instantiates the 2-block family; aes_bitsliced32_{128,192,256}.cu and
+// aes_bitsliced8_{128,192,256}.cu the wide ones, one key size per file so that ptxas compiles them
+// in parallel.
 #pragma once
 
 #include "backends/cuda/kernels.cuh"
@@ -47,6 +50,28 @@ struct AesBitsliced32Family {
   __device__ static void prepare(Cipher&, uint32_t*, bool) {}
 };
 
+// The 8-block bitslice (aes_bitsliced8.h): 32 state words per thread, about 100 registers with
+// the S-box temporaries, so 256-thread CTAs with no register cap below 255 (ptxas picks; at
+// <= 128 registers two CTAs fit an SM). 8 blocks per lane per tile in the parallel kernels (the
+// policy's 2 are raised to the call width). Round keys (1.9 KiB of byte masks) are read in place
+// from the kernel parameter, as for the 32-block variant. Not swept yet on the H200: a first
+// shape chosen by register count. nvcc 13.0: CTR 64 registers and no spills; ptxas still spills a
+// little where it picks its own register target (ECB encryption 8 bytes at 80 registers, GCM 40
+// bytes; not yet checked whether inside the round loop); a sweep should settle it.
+struct Bitsliced8Policy : Sm90Policy {
+  static constexpr int kBulkThreads = 256, kXtsThreads = 256, kGcmThreads = 256, kGcmMinCtasPerSm = 1;
+};
+
+template <int kKeyBits>
+struct AesBitsliced8Family {
+  using Cipher = modes::AesBitsliced8<kKeyBits / 32 + 6>;
+  using SerialFamily = AesBitslicedFamily<kKeyBits>;
+  static constexpr bool kReadKeyInPlace = true;
+  static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
+  static constexpr size_t smem_bytes(bool) { return 0; }
+  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
+};
+
 }  // namespace
 
 // The 32-block variant for one key size (aes_bitsliced32_<bits>.cu).
@@ -58,5 +83,15 @@ template <>
 std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits<192>(const uint8_t* key);
 template <>
 std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits<256>(const uint8_t* key);
+
+// The 8-block variant for one key size (aes_bitsliced8_<bits>.cu).
+template <int kKeyBits>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced8_bits(const uint8_t* key);
+template <>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced8_bits<128>(const uint8_t* key);
+template <>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced8_bits<192>(const uint8_t* key);
+template <>
+std::unique_ptr<KeyedCipher> make_aes_bitsliced8_bits<256>(const uint8_t* key);
 
 }  // namespace gpucrypt::cuda

@@ -156,6 +156,10 @@ const std::vector<GpuVariant>& registered_variants() {
         "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 32 blocks per call (one bit of 32 "
         "blocks per word); slower than aes_bitsliced on the H200 (register spills)"},
        make_aes_bitsliced32, "aes_bitsliced"},
+      {{"aes_bitsliced8", "cuda", "aes", true,
+        "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 8 blocks per call (state rows as "
+        "32-bit words, ShiftRows a byte rotation)"},
+       make_aes_bitsliced8, "aes_bitsliced"},
       {{"camellia_sbox_smem32", "cuda", "camellia", false,
         "Camellia with its four S-boxes packed in one word table replicated 32x across shared-memory "
         "banks (conflict-free); secret-indexed lookups"},

@@ -81,6 +81,7 @@ class KeyedCipher {
 std::unique_ptr<KeyedCipher> make_aes_ttable_smem32(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_aes_bitsliced(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_aes_bitsliced32(const uint8_t* key, int key_bits);
+std::unique_ptr<KeyedCipher> make_aes_bitsliced8(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_camellia_ttable_smem(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_camellia_sbox_smem32(const uint8_t* key, int key_bits);
 std::unique_ptr<KeyedCipher> make_sc2000_table_smem(const uint8_t* key, int key_bits);

@@ -11,8 +11,8 @@
 
 namespace gpucrypt::cuda {
 
-// A policy is a struct of constants, one group per kernel. The sweep and aes_bitsliced32 derive
-// from one and override single values (a derived struct's constant hides the base's).
+// A policy is a struct of constants, one group per kernel. The sweep, aes_bitsliced32 and
+// aes_bitsliced8 derive from one and override single values (a derived struct's constant hides the base's).
 //   k*Threads          threads per CTA of that kernel
 //   kBulkSteps         ECB/CTR/CBC-dec/CFB-dec: blocks per lane per tile (loads in flight)
 //   kXtsSteps          XTS: blocks per lane per tile (one GF(2^128) multiply per tile)

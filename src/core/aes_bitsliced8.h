@@ -1,0 +1,257 @@
+/* aes_bitsliced8.h: constant-time bitsliced AES-128/192/256 (FIPS-197) on 8 blocks a call in 32
+ * words, the "aes_bitsliced8" variant. Meant for GPU threads: the state is 32 registers, so a
+ * thread needs about 100 in all, where aes_bitsliced32.h's 128-word state hits the 255-register
+ * limit and spills (docs/performance.md), and it does the S-box work of aes_bitsliced32.h per
+ * block, against twice that for aes_bitsliced.h (2 blocks a call, so every word carries half the
+ * S-box inputs it could).
+ *
+ * Representation. After aes_bitsliced8_load, q[8r + i] holds bit i (0 = least significant) of
+ * state row r for all 8 blocks and 4 columns: the byte of column c, block b at bit 8c + b. Rows
+ * are separate words and columns are bytes of a word, which is what makes every step cheap:
+ *   SubBytes     aes_bitsliced_sbox of aes_bitsliced.h (Boyar-Peralta) on each row's 8 words:
+ *                4 circuits a round for 8 blocks, as many per block as aes_bitsliced32.h;
+ *   ShiftRows    row r moves columns by r, a byte rotation of each of its words (one PRMT or
+ *                funnel shift; 24 a round, row 0 stays);
+ *   MixColumns   aes_bitsliced32_mix_column of aes_bitsliced32.h, which takes one column's rows as
+ *                separate words; here the same 32 words carry all four columns of 8 blocks, so it
+ *                runs unchanged on the whole state, XORs and LOP3s with no rotation at all;
+ *   AddRoundKey  XOR with 32 mask words a round: all 8 blocks share the key, so round-key byte
+ *                (r, c) bit i is the byte 0x00 or 0xff at bits 8c..8c+7 of word 8r + i; most XORs
+ *                fold into MixColumns' LOP3s.
+ * The transposed choice, columns as words and rows as bytes, would turn ShiftRows into byte
+ * permutes between words and give MixColumns word rotations (two or more per word, as in
+ * aes_bitsliced.h); rows as words costs 24 rotations a round and nothing else. Bits 5 and 6
+ * of the S-box constant travel in round keys 1..Nr (aes_bitsliced32.h's
+ * AES_BITSLICED32_SBOX_CONSTANT; its sub_bytes comment says why that is sound and what it saves).
+ * Decryption is the direct inverse cipher with the same key.
+ *
+ * Load and store: a gc_block's word c is state column c (bytes 4c..4c+3 are rows 0..3), so
+ * putting block b's word c at q[8c + b] and transposing the 32 x 32 bit matrix
+ * (aes_bitsliced32_transpose: two byte-permute stages, three shift-and-select stages, 256
+ * instructions) gives the layout above; the store is the same transpose back. 32 instructions a
+ * block each way.
+ *
+ * Constant-time: no table lookups, no branch and no array index that depends on key or data.
+ * Every index is a constant once unrolled, or a function of the public round count; which rounds
+ * run depends only on that count. Every operation is AND, OR, XOR, NOT, shift or rotation by a
+ * constant or byte permute by a constant selector, whose timing is data-independent on the CPUs
+ * and GPUs we target. Key expansion is aes_bitsliced_expand_key (table-free), spread into byte
+ * masks with shifts by public amounts, a subtraction from zero and ANDs.
+ *
+ * Cost, counted in sm_90 SASS from nvcc 13.0 (-O3, literal round count, key as a
+ * __grid_constant__ parameter, 8 blocks loaded from and stored to global memory by a probe
+ * kernel), instructions per block:
+ *                    AES-128   AES-192   AES-256
+ *   encrypt            670       791       912
+ *   CTR                685       806       927    counters made and transposed, data XORed
+ *   decrypt            827       981      1135
+ * 56 registers (64 for CTR), no local memory. Of AES-128 encryption's 670: S-boxes 450 (90 LOP3
+ * each, 4 a round), MixColumns with AddRoundKey about 95, transposes 64 (in and out), ShiftRows
+ * 30, round-key loads 22 (ULDC.64 from the parameter bank). Round keys copied to shared memory
+ * first (LDS.128) made CTR 677: not worth a per-CTA copy and barrier. */
+#ifndef GPUCRYPT_CORE_AES_BITSLICED8_H
+#define GPUCRYPT_CORE_AES_BITSLICED8_H
+
+#include "platform.h"
+#include "aes_bitsliced.h"
+#include "aes_bitsliced32.h"
+
+#define AES_BITSLICED8_BLOCKS 8
+#define AES_BITSLICED8_WORDS 32 /* state words, and round-key mask words per round */
+
+/* aes_bitsliced8_key: round key n, bit i of the byte in row r, column c is byte c of mask word
+ * rk[32 n + 8 r + i], 0x00 or 0xff. Round keys 1 to num_rounds have AES_BITSLICED32_SBOX_CONSTANT
+ * added to every byte, so they are not plain FIPS-197 round keys; rounds past num_rounds are zero.
+ * Serves encryption and decryption alike. 1924 bytes, 4-byte aligned, trivially copyable. */
+typedef struct aes_bitsliced8_key {
+  uint32_t rk[AES_BITSLICED8_WORDS * (AES_MAX_ROUNDS + 1)];
+  int num_rounds;
+} aes_bitsliced8_key;
+
+/* aes_bitsliced8_expand_key expands a 16-, 24- or 32-byte key into ks: the key expansion of
+ * aes_bitsliced.h, whose round keys (bit i of row r, column c at bit 8r + 2c of word i) are then
+ * spread into byte masks. Returns 0, or -1 for another key_len, in which case ks is untouched. */
+GC_FN int aes_bitsliced8_expand_key(GC_PRIVATE aes_bitsliced8_key* ks, const uint8_t* key,
+                                    int key_len) {
+  aes_bitsliced_key planes;
+  if (aes_bitsliced_expand_key(&planes, key, key_len) != 0) return -1;
+  for (int round = 0; round <= AES_MAX_ROUNDS; ++round) {
+    /* The constant goes into every byte of rounds 1..num_rounds (a public condition). */
+    uint32_t sbox_bits =
+        round >= 1 && round <= planes.num_rounds ? AES_BITSLICED32_SBOX_CONSTANT : 0;
+    for (int r = 0; r < 4; ++r)
+      for (int i = 0; i < 8; ++i) {
+        uint32_t mask = 0;
+        for (int c = 0; c < 4; ++c) {
+          uint32_t bit = ((planes.sk[8 * round + i] >> (8 * r + 2 * c)) ^ (sbox_bits >> i)) & 1u;
+          mask |= (0u - bit) & (0xffu << (8 * c));
+        }
+        ks->rk[AES_BITSLICED8_WORDS * round + 8 * r + i] = mask;
+      }
+  }
+  ks->num_rounds = planes.num_rounds;
+  return 0;
+}
+
+/* 8 blocks -> 32 bit-plane words (layout in the file comment). */
+GC_FN void aes_bitsliced8_load(GC_PRIVATE uint32_t* q, const GC_PRIVATE gc_block* blocks) {
+  GC_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    GC_UNROLL
+    for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) q[8 * c + b] = blocks[b].w[c];
+  }
+  aes_bitsliced32_transpose(q);
+}
+
+/* 32 bit-plane words -> 8 blocks; q is clobbered. */
+GC_FN void aes_bitsliced8_store(GC_PRIVATE uint32_t* q, GC_PRIVATE gc_block* blocks) {
+  aes_bitsliced32_transpose(q);
+  GC_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    GC_UNROLL
+    for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) blocks[b].w[c] = q[8 * c + b];
+  }
+}
+
+/* SubBytes less bits 5 and 6 of its constant (aes_bitsliced32_sub_bytes says why), and its
+ * inverse on a state that carries them: one circuit per row. */
+GC_FN void aes_bitsliced8_sub_bytes(GC_PRIVATE uint32_t* q) {
+  GC_UNROLL
+  for (int r = 0; r < 4; ++r) {
+    aes_bitsliced_sbox(q + 8 * r);
+    aes_bitsliced32_add_sbox_constant(q + 8 * r);
+  }
+}
+
+GC_FN void aes_bitsliced8_inv_sub_bytes(GC_PRIVATE uint32_t* q) {
+  GC_UNROLL
+  for (int r = 0; r < 4; ++r) {
+    aes_bitsliced32_add_sbox_constant(q + 8 * r);
+    aes_bitsliced_inv_sbox(q + 8 * r);
+  }
+}
+
+/* ShiftRows: row r's column c takes what was in column c + r, so byte c of each row-r word takes
+ * byte c + r: a right rotation by 8r bits. InvShiftRows rotates left. */
+GC_FN void aes_bitsliced8_shift_rows(GC_PRIVATE uint32_t* q) {
+  GC_UNROLL
+  for (int k = 8; k < AES_BITSLICED8_WORDS; ++k) q[k] = gc_rotr32(q[k], 8 * (k >> 3));
+}
+
+GC_FN void aes_bitsliced8_inv_shift_rows(GC_PRIVATE uint32_t* q) {
+  GC_UNROLL
+  for (int k = 8; k < AES_BITSLICED8_WORDS; ++k) q[k] = gc_rotl32(q[k], 8 * (k >> 3));
+}
+
+GC_FN void aes_bitsliced8_add_round_key(GC_PRIVATE uint32_t* q, const GC_PRIVATE uint32_t* rk) {
+  GC_UNROLL
+  for (int k = 0; k < AES_BITSLICED8_WORDS; ++k) q[k] ^= rk[k];
+}
+
+/* One middle encryption round (1 <= round < num_rounds): SubBytes, ShiftRows, then MixColumns
+ * with AddRoundKey folded in. */
+GC_FN void aes_bitsliced8_encrypt_round(GC_PRIVATE uint32_t* q,
+                                        const GC_PRIVATE aes_bitsliced8_key* ks, int round) {
+  aes_bitsliced8_sub_bytes(q);
+  aes_bitsliced8_shift_rows(q);
+  aes_bitsliced32_mix_column(q, ks->rk + AES_BITSLICED8_WORDS * round);
+}
+
+/* One middle decryption round: InvSubBytes, InvShiftRows (the two commute), AddRoundKey,
+ * InvMixColumns. */
+GC_FN void aes_bitsliced8_decrypt_round(GC_PRIVATE uint32_t* q,
+                                        const GC_PRIVATE aes_bitsliced8_key* ks, int round) {
+  aes_bitsliced8_inv_sub_bytes(q);
+  aes_bitsliced8_inv_shift_rows(q);
+  aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * round);
+  aes_bitsliced32_inv_mix_column(q);
+}
+
+/* aes_bitsliced8_encrypt_planes encrypts a state already in bit planes (aes_bitsliced8_load's
+ * layout), in place. num_rounds must equal ks->num_rounds; pass a literal (10, 12, 14) so that
+ * every round-key index is a constant. The rounds are written out rather than looped, as in
+ * aes_bitsliced32_encrypt_planes (nvcc 13.0 does not fully unroll a loop of rounds this large, and
+ * a partly unrolled one reads round keys by computed index). Which rounds run depends only on
+ * the public num_rounds. */
+GC_FN void aes_bitsliced8_encrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                         GC_PRIVATE uint32_t* q, int num_rounds) {
+  aes_bitsliced8_add_round_key(q, ks->rk);
+  aes_bitsliced8_encrypt_round(q, ks, 1);
+  aes_bitsliced8_encrypt_round(q, ks, 2);
+  aes_bitsliced8_encrypt_round(q, ks, 3);
+  aes_bitsliced8_encrypt_round(q, ks, 4);
+  aes_bitsliced8_encrypt_round(q, ks, 5);
+  aes_bitsliced8_encrypt_round(q, ks, 6);
+  aes_bitsliced8_encrypt_round(q, ks, 7);
+  aes_bitsliced8_encrypt_round(q, ks, 8);
+  aes_bitsliced8_encrypt_round(q, ks, 9);
+  if (num_rounds > 10) {
+    aes_bitsliced8_encrypt_round(q, ks, 10);
+    aes_bitsliced8_encrypt_round(q, ks, 11);
+  }
+  if (num_rounds > 12) {
+    aes_bitsliced8_encrypt_round(q, ks, 12);
+    aes_bitsliced8_encrypt_round(q, ks, 13);
+  }
+  aes_bitsliced8_sub_bytes(q);
+  aes_bitsliced8_shift_rows(q);
+  aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
+}
+
+/* aes_bitsliced8_decrypt_planes: the direct inverse cipher on bit planes, in place (the same key
+ * serves both directions); num_rounds as for encryption. */
+GC_FN void aes_bitsliced8_decrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                         GC_PRIVATE uint32_t* q, int num_rounds) {
+  aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
+  if (num_rounds > 12) {
+    aes_bitsliced8_decrypt_round(q, ks, 13);
+    aes_bitsliced8_decrypt_round(q, ks, 12);
+  }
+  if (num_rounds > 10) {
+    aes_bitsliced8_decrypt_round(q, ks, 11);
+    aes_bitsliced8_decrypt_round(q, ks, 10);
+  }
+  aes_bitsliced8_decrypt_round(q, ks, 9);
+  aes_bitsliced8_decrypt_round(q, ks, 8);
+  aes_bitsliced8_decrypt_round(q, ks, 7);
+  aes_bitsliced8_decrypt_round(q, ks, 6);
+  aes_bitsliced8_decrypt_round(q, ks, 5);
+  aes_bitsliced8_decrypt_round(q, ks, 4);
+  aes_bitsliced8_decrypt_round(q, ks, 3);
+  aes_bitsliced8_decrypt_round(q, ks, 2);
+  aes_bitsliced8_decrypt_round(q, ks, 1);
+  aes_bitsliced8_inv_sub_bytes(q);
+  aes_bitsliced8_inv_shift_rows(q);
+  aes_bitsliced8_add_round_key(q, ks->rk);
+}
+
+/* aes_bitsliced8_encrypt_rounds / aes_bitsliced8_decrypt_rounds: AES_BITSLICED8_BLOCKS blocks in
+ * place; num_rounds as above (a literal at the call site). */
+GC_FN void aes_bitsliced8_encrypt_rounds(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                         GC_PRIVATE gc_block* blocks, int num_rounds) {
+  uint32_t q[AES_BITSLICED8_WORDS];
+  aes_bitsliced8_load(q, blocks);
+  aes_bitsliced8_encrypt_planes(ks, q, num_rounds);
+  aes_bitsliced8_store(q, blocks);
+}
+
+GC_FN void aes_bitsliced8_decrypt_rounds(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                         GC_PRIVATE gc_block* blocks, int num_rounds) {
+  uint32_t q[AES_BITSLICED8_WORDS];
+  aes_bitsliced8_load(q, blocks);
+  aes_bitsliced8_decrypt_planes(ks, q, num_rounds);
+  aes_bitsliced8_store(q, blocks);
+}
+
+/* aes_bitsliced8_encrypt / aes_bitsliced8_decrypt: the same, the round count from the key. */
+GC_FN void aes_bitsliced8_encrypt(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                  GC_PRIVATE gc_block* blocks) {
+  aes_bitsliced8_encrypt_rounds(ks, blocks, ks->num_rounds);
+}
+
+GC_FN void aes_bitsliced8_decrypt(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                  GC_PRIVATE gc_block* blocks) {
+  aes_bitsliced8_decrypt_rounds(ks, blocks, ks->num_rounds);
+}
+
+#endif
