@@ -29,6 +29,7 @@
 #include "core/keccak.h"
 #include "gpucrypt/gpucrypt.hpp"
 #include "hash/hash_internal.hpp"
+#include "modes/block_cipher.hpp"
 
 namespace gpucrypt::cuda {
 
@@ -412,7 +413,7 @@ void feed_node(hash::HashContext& node, const TreeInput& input, size_t begin, si
   std::vector<uint8_t> bytes(count);
   input.copy_to_host(begin, count, bytes.data());
   node.update(bytes.data(), count);
-  gpucrypt::secure_zero(bytes.data(), count);
+  modes::secure_zero(bytes.data(), count);
 }
 
 // hash_leaves_into hashes the whole leaves of input[begin, begin + range_len) (range_len a multiple
