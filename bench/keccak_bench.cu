@@ -59,7 +59,7 @@
 #define KECCAK_BENCH_STR(x) KECCAK_BENCH_STR2(x)
 // Which build this is: how many rotations per round run on the FMA pipe (src/core/keccak.h).
 static const char* const kBuildVariant = "fma_rotations=" KECCAK_BENCH_STR(GC_KECCAK_FMA_ROTATIONS);
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace {
 

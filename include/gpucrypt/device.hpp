@@ -20,9 +20,9 @@
 
 namespace gpucrypt {
 
-// The batch engine's plan and the tree hashes' parameters belong to the library's own layers
-// (src/engine/batch.hpp, src/hash/hash.hpp); a Device takes them so that each backend decides
-// how it runs them, but they are not part of the installed API.
+// The batch engine's plan and the tree hashes' parameters have headers of their own
+// (gpucrypt/batch.hpp, gpucrypt/hash.hpp); a Device takes them so that each backend decides
+// how it runs them. Declared here only, so that this header stays small.
 namespace engine {
 struct BatchPlan;
 struct BatchResult;

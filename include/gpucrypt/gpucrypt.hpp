@@ -1,4 +1,5 @@
-// gpucrypt.hpp: the public C++ API. The Python extension and the CLI use nothing else.
+// gpucrypt.hpp: the public C++ API for ciphers and GCM. Beside it: device.hpp (devices),
+// hash.hpp (hashes), batch.hpp (the batch engine), format.hpp (the file format).
 //
 // Ownership: every function copies what it needs from its arguments; returned objects own their
 // key material and wipe it when destroyed. Errors in arguments throw std::invalid_argument with a

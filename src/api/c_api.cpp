@@ -11,7 +11,7 @@
 
 #include "gpucrypt/format.hpp"
 #include "gpucrypt/gpucrypt.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 struct gc_cipher {
   std::unique_ptr<gpucrypt::CipherStream> stream;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/thread_pool.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 #if defined(GPUCRYPT_WITH_CUDA)
 #include <cuda_runtime.h>

@@ -6,8 +6,8 @@
 #include "backends/backend.hpp"
 #include "backends/cpu/variants.hpp"
 #include "device/registry.hpp"
-#include "engine/batch.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/batch.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::registry {
 

@@ -5,7 +5,7 @@
 #include "backends/backend.hpp"
 #include "backends/cuda/keccak_cuda.hpp"
 #include "device/registry.hpp"
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 
 namespace gpucrypt::registry {
 

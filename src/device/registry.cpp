@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 
 namespace gpucrypt {
 

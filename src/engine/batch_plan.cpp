@@ -7,7 +7,7 @@
 
 #include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 #include "modes/gcm.hpp"
 #include "modes/xts.hpp"
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <map>
 
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 #include "gpucrypt/device.hpp"
 #include "modes/padding.hpp"
 

@@ -31,7 +31,7 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 #include "modes/modes.hpp"
 #include "modes/ciphers.hpp"
 #include "modes/mode_rules.hpp"

@@ -39,8 +39,8 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/kernels.cuh"
-#include "engine/batch.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/batch.hpp"
+#include "gpucrypt/hash.hpp"
 #include "modes/padding.hpp"
 
 namespace gpucrypt::cuda {

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 #include "modes/block_cipher.hpp"
 
 #if defined(GPUCRYPT_WITH_OPENSSL)

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::hash::detail {
 

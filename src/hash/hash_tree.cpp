@@ -1,9 +1,9 @@
-// hash_tree.cpp: tree hashes cut at leaf boundaries for several processes (hash.hpp, "Tree
+// hash_tree.cpp: tree hashes cut at leaf boundaries for several processes (gpucrypt/hash.hpp, "Tree
 // hashes"). Only plumbing: the leaf rules are make_leaf_hasher's and the final-node rules are the
 // contexts' in keccak_portable.cpp, so a digest assembled from parts is the streaming one.
 #include <stdexcept>
 
-#include "hash.hpp"
+#include "gpucrypt/hash.hpp"
 #include "hash_internal.hpp"
 
 namespace gpucrypt::hash {

@@ -15,7 +15,7 @@
 #include "backends/opencl/opencl.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 #include "python/buffer_view.hpp"
 
 namespace nb = nanobind;

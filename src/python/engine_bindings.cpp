@@ -1,4 +1,4 @@
-// engine_bindings.cpp: the batch engine's entry points in gpucrypt._native (src/engine/batch.hpp).
+// engine_bindings.cpp: the batch engine's entry points in gpucrypt._native (include/gpucrypt/batch.hpp).
 // Plumbing only: Python objects in, a BatchPlan built and run with the GIL released, bytes out.
 // module.cpp's NB_MODULE calls register_engine_bindings(m).
 //
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "backends/cpu/thread_pool.hpp"
-#include "engine/batch.hpp"
+#include "gpucrypt/batch.hpp"
 #include "gpucrypt/gpucrypt.hpp"
 
 namespace nb = nanobind;

@@ -12,7 +12,7 @@
 
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 #include "modes/mode_rules.hpp"
 #include "python/buffer_view.hpp"
 

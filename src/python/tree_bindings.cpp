@@ -1,4 +1,4 @@
-// tree_bindings.cpp: tree hashes cut at leaf boundaries (src/hash/hash.hpp, "Tree hashes") for
+// tree_bindings.cpp: tree hashes cut at leaf boundaries (include/gpucrypt/hash.hpp, "Tree hashes") for
 // gpucrypt.mpi's `hash --mpi`. Plumbing only. module.cpp's NB_MODULE calls register_tree_bindings.
 //
 //   tree_shape(name, customization, block_size) -> (head_len, leaf_len, chaining_value_len);
@@ -16,7 +16,7 @@
 #include <string>
 #include <tuple>
 
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 #include "python/buffer_view.hpp"
 
 namespace nb = nanobind;

@@ -11,7 +11,7 @@
 
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/gpucrypt.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 #include "test_support.hpp"
 
 using namespace gpucrypt;

@@ -34,7 +34,7 @@
 #define GC_KECCAK_FMA_ROTATIONS 29
 #endif
 #include "core/keccak.h"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 #include <cctype>
 #include <cstdio>

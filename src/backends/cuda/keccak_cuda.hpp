@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 struct CUstream_st;  // cudaStream_t is CUstream_st*; this header needs no CUDA headers
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gpucrypt/gpucrypt.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::opencl {
 

@@ -22,7 +22,7 @@
 #include "backends/block_engine.hpp"
 #include "backends/opencl/opencl.hpp"
 #include "backends/opencl/opencl_runtime.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 #include "core/keccak.h"
 #include "hash/hash_internal.hpp"
 #include "modes/ciphers.hpp"

@@ -12,3 +12,4 @@ test ! -e "$work/prefix/include/backends"  # internal headers stay private
 cmake -S "$consumer" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" >/dev/null
 "$work/build/consumer"
+"$work/build/consumer_cpp"

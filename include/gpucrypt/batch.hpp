@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "gpucrypt/gpucrypt.hpp"
-#include "hash/hash.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::engine {
 
