@@ -31,7 +31,7 @@
 #include "backends/backend.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/launch_policy.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "modes/ciphers.hpp"
 #include "modes/gcm.hpp"
 

@@ -29,7 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::engine {

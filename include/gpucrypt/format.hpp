@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::format {
 

@@ -7,7 +7,7 @@
 #include "backends/block_engine.hpp"
 #include "device/registry.hpp"
 #include "gpucrypt/device.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "modes/block_cipher.hpp"
 
 namespace gpucrypt {

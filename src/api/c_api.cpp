@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpucrypt/format.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 
 struct gc_cipher {

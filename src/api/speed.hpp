@@ -28,7 +28,7 @@
 #include <string>
 #include <string_view>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::speed {
 

@@ -2,7 +2,7 @@
 // backend's counterpart is opencl/opencl.hpp.
 #pragma once
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::cpu {
 std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,

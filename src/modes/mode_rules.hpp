@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/counter.h"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::modes {
 

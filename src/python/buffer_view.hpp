@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::python {
 

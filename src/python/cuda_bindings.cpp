@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #if defined(GPUCRYPT_WITH_CUDA)
 #include "backends/cuda/device.hpp"
 #endif

@@ -14,7 +14,7 @@
 
 #include "backends/opencl/opencl.hpp"
 #include "gpucrypt/device.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 #include "python/buffer_view.hpp"
 

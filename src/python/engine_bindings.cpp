@@ -25,7 +25,7 @@
 
 #include "backends/cpu/thread_pool.hpp"
 #include "gpucrypt/batch.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace nb = nanobind;
 

@@ -11,7 +11,7 @@
 #include <deque>
 
 #include "gpucrypt/device.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 #include "modes/mode_rules.hpp"
 #include "python/buffer_view.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpucrypt/device.hpp"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 #include "test_support.hpp"
 

@@ -1,4 +1,4 @@
-// test_gcm_open.cpp: the GcmCipher contract of include/gpucrypt/gpucrypt.hpp on every CPU variant:
+// test_gcm_open.cpp: the GcmCipher contract of include/gpucrypt/cipher.hpp on every CPU variant:
 // open verifies the tag before it writes, so a failed open leaves `out` byte for byte as it was
 // (a separate buffer and in place), and a good one returns the plaintext. Every variant must seal
 // the same bytes (aes_openssl's tag comes from a GHASH pass through EVP with a length-block
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "test_support.hpp"
 
 using namespace gpucrypt;

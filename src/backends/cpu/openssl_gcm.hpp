@@ -21,7 +21,7 @@
 #include <openssl/evp.h>
 
 #include "core/gf128.h"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::cpu {
 

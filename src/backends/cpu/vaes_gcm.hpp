@@ -22,7 +22,7 @@
 // The kernel files (compiled with -mavx512*/-mvaes) see only Key and Kernels: nothing inline from
 // the standard library or the public API is instantiated there with instructions other CPUs lack.
 #if !defined(GPUCRYPT_VAES_GCM_KERNELS_ONLY)
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #endif
 
 namespace gpucrypt::cpu::vaes_gcm {

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <string>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::cuda {
 

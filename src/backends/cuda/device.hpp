@@ -15,7 +15,7 @@
 #include <memory>
 #include <string_view>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::cuda {
 

@@ -27,7 +27,7 @@
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cuda/cuda_check.hpp"
 #include "core/keccak.h"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "hash/hash_internal.hpp"
 #include "modes/block_cipher.hpp"
 

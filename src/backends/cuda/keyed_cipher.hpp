@@ -18,7 +18,7 @@
 #include "backends/cuda/cuda_check.hpp"
 #include "core/gf128.h"
 #include "core/platform.h"
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::cuda {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::opencl {

@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "gpucrypt/gpucrypt.hpp"
+#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::opencl {
 

@@ -1,0 +1,135 @@
+// cipher.hpp: the public C++ API for ciphers and GCM, and the names, variants and device list
+// the other public headers build on (gpucrypt.hpp includes them all).
+//
+// Ownership: every function copies what it needs from its arguments; returned objects own their
+// key material and wipe it when destroyed. Errors in arguments throw std::invalid_argument with a
+// message naming the problem; a missing or failing device throws gpucrypt::DeviceError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpucrypt {
+
+using ByteSpan = std::span<const uint8_t>;
+using MutableByteSpan = std::span<uint8_t>;
+
+enum class Algorithm { aes, camellia, sc2000 };
+enum class Mode { ecb, cbc, cfb, ofb, ctr, xts, gcm };
+enum class Direction { encrypt, decrypt };
+
+// A cipher name such as "aes-256-ctr" taken apart. parse_cipher_name throws
+// std::invalid_argument("unknown cipher 'x': expected ALGORITHM-KEYBITS-MODE, ...").
+struct CipherName {
+  Algorithm algorithm;
+  int key_bits;
+  Mode mode;
+  std::string canonical;  // lower-case "aes-256-ctr"
+  size_t key_len() const { return (mode == Mode::xts ? 2u : 1u) * static_cast<size_t>(key_bits) / 8; }
+};
+CipherName parse_cipher_name(std::string_view name);
+std::string_view algorithm_name(Algorithm a);
+std::string_view mode_name(Mode m);
+
+// One implementation of one primitive on one backend, named by technique.
+struct VariantInfo {
+  std::string name;       // "aes_openssl", "aes_ttable", "aes_bitsliced", "aes_ttable_smem32", ...
+  std::string backend;    // "cpu", "cuda" or "opencl"
+  std::string algorithm;  // "aes", "camellia", "sc2000", "keccak"
+  bool constant_time;     // no secret-dependent branches, indices or table lookups
+  std::string technique;  // one line for `gpucrypt info`
+  // The one mode this variant implements ("gcm" for aes_vaes_gcm), or "" for every mode of its
+  // algorithm that its backend offers.
+  std::string only_mode = "";
+};
+std::vector<VariantInfo> list_variants();
+// The fastest constant-time variant of `algorithm` on `device`'s backend ("cpu", "cuda:0", ...)
+// that implements `mode` ("" = every mode: variants made for one mode only are skipped). What the
+// file format runs unless told otherwise. Throws std::invalid_argument when there is none
+// (Camellia and SC2000 have no constant-time variant).
+std::string constant_time_variant(std::string_view algorithm, std::string_view device, std::string_view mode = "");
+
+// A device name taken apart: "cpu", "cuda" / "cuda:N" ("cuda" is "cuda:0"), or "opencl" /
+// "opencl:N" (OpenCL devices numbered across platforms); case-insensitive.
+struct DeviceName {
+  std::string kind;       // "cpu", "cuda" or "opencl"
+  int index = 0;          // N; 0 for the CPU
+  std::string canonical;  // "cpu", "cuda:0"
+};
+// The one device-name parser: every entry point (the API, the batch engine, speed, the Python
+// package and its CLI) goes through it. Throws std::invalid_argument("unknown device 'x':
+// expected cpu, cuda, cuda:N, opencl or opencl:N"); whether the device exists is the backend's check. "auto" is
+// not a device: callers resolve it first (python/gpucrypt/info.py).
+DeviceName parse_device_name(std::string_view device);
+
+struct DeviceInfo {
+  std::string name;  // "cpu", "cuda:0", "opencl:0"
+  std::string kind;  // "cpu", "cuda" or "opencl"
+  std::string type;  // what the hardware is: "cpu", "gpu" or "accelerator" (an OpenCL device may be any)
+  std::string description;
+  int num_compute_units = 0;  // cores or SMs
+  size_t memory_bytes = 0;
+};
+std::vector<DeviceInfo> list_devices();
+// Why CUDA is unavailable ("" when at least one device works).
+std::string cuda_unavailable_reason();
+// Why OpenCL is unavailable: no headers at build time, no ICD loader, platform or device ("" when
+// at least one OpenCL device is listed).
+std::string opencl_unavailable_reason();
+
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Raw (unpadded) streaming encryption or decryption in one mode.
+// update() contract: ECB/CBC take whole blocks only (len % 16 == 0); CFB/OFB/CTR take any
+// length and keep their position; XTS treats each call as one complete data unit (>= 16 bytes)
+// with the context's tweak. in and out may be the same buffer, never partially overlapping.
+class CipherStream {
+ public:
+  virtual ~CipherStream() = default;
+  virtual void update(const uint8_t* in, uint8_t* out, size_t len) = 0;
+  virtual const VariantInfo& variant() const = 0;
+  virtual std::string device() const = 0;
+  // A new stream over the same key schedule and implementation, in `direction`, starting at
+  // `iv` (checked as create_cipher_stream checks it). Costs no key setup: one keyed Cipher
+  // encrypts many messages, each under its own IV. Safe to call from several threads.
+  virtual std::unique_ptr<CipherStream> restarted(Direction direction, ByteSpan iv) const = 0;
+};
+// device: "cpu", "cuda", "cuda:N", "opencl", "opencl:N" ("auto" is resolved by the caller). variant: "" for the
+// backend's default choice for this algorithm.
+std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direction direction,
+                                                   ByteSpan key, ByteSpan iv,
+                                                   std::string_view variant = "",
+                                                   std::string_view device = "cpu");
+
+// GCM over any 128-bit cipher. seal writes ciphertext || tag (plaintext.size() + tag_len bytes).
+// open verifies the tag over the ciphertext before it writes any plaintext: it returns false and
+// leaves out untouched (byte for byte, also when out is the ciphertext itself) when the tag does
+// not verify, and writes ciphertext_and_tag.size() - tag_len bytes of plaintext when it does.
+// One object may be used from several threads at once.
+class GcmCipher {
+ public:
+  virtual ~GcmCipher() = default;
+  virtual void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
+                    uint8_t* out) = 0;
+  virtual bool open(ByteSpan nonce, ByteSpan aad, ByteSpan ciphertext_and_tag, size_t tag_len,
+                    uint8_t* out) = 0;
+  virtual const VariantInfo& variant() const = 0;
+  virtual std::string device() const = 0;
+};
+std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
+                                      std::string_view variant = "",
+                                      std::string_view device = "cpu");
+
+// Zeroes memory in a way the compiler may not elide.
+void secure_zero(void* p, size_t len);
+
+}  // namespace gpucrypt
