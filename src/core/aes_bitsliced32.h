@@ -353,6 +353,28 @@ GC_FN void aes_bitsliced32_decrypt_round(GC_PRIVATE uint32_t* q,
   aes_bitsliced32_inv_mix_round(q, ks->rk + AES_BITSLICED32_WORDS * round);
 }
 
+/* The middle rounds of an AES encryption (rounds 1 .. num_rounds - 1, upwards) and of a
+ * decryption (num_rounds - 1 .. 1, downwards), each a call round_fn(q, ks, round) with a literal
+ * round number, for the wide bitslices here and in aes_bitsliced8.h. Written out rather than
+ * looped (aes_bitsliced32_encrypt_planes says why); which rounds run depends only on the public
+ * num_rounds (10, 12 or 14). */
+#define AES_BITSLICED_MIDDLE_ROUNDS_UP(round_fn, q, ks, num_rounds)                    \
+  do {                                                                                  \
+    round_fn(q, ks, 1); round_fn(q, ks, 2); round_fn(q, ks, 3); round_fn(q, ks, 4);     \
+    round_fn(q, ks, 5); round_fn(q, ks, 6); round_fn(q, ks, 7); round_fn(q, ks, 8);     \
+    round_fn(q, ks, 9);                                                                 \
+    if ((num_rounds) > 10) { round_fn(q, ks, 10); round_fn(q, ks, 11); }                \
+    if ((num_rounds) > 12) { round_fn(q, ks, 12); round_fn(q, ks, 13); }                \
+  } while (0)
+#define AES_BITSLICED_MIDDLE_ROUNDS_DOWN(round_fn, q, ks, num_rounds)                  \
+  do {                                                                                  \
+    if ((num_rounds) > 12) { round_fn(q, ks, 13); round_fn(q, ks, 12); }                \
+    if ((num_rounds) > 10) { round_fn(q, ks, 11); round_fn(q, ks, 10); }                \
+    round_fn(q, ks, 9); round_fn(q, ks, 8); round_fn(q, ks, 7); round_fn(q, ks, 6);     \
+    round_fn(q, ks, 5); round_fn(q, ks, 4); round_fn(q, ks, 3); round_fn(q, ks, 2);     \
+    round_fn(q, ks, 1);                                                                 \
+  } while (0)
+
 /* aes_bitsliced32_encrypt_planes encrypts a state already in bit planes (aes_bitsliced32_load's
  * layout), in place: for callers that build the planes themselves (a CTR kernel can make counter
  * planes without a transpose). num_rounds must equal ks->num_rounds; pass a literal (10, 12, 14)
@@ -364,23 +386,7 @@ GC_FN void aes_bitsliced32_decrypt_round(GC_PRIVATE uint32_t* q,
 GC_FN void aes_bitsliced32_encrypt_planes(const GC_PRIVATE aes_bitsliced32_key* ks,
                                           GC_PRIVATE uint32_t* q, int num_rounds) {
   aes_bitsliced32_add_round_key(q, ks->rk);
-  aes_bitsliced32_encrypt_round(q, ks, 1);
-  aes_bitsliced32_encrypt_round(q, ks, 2);
-  aes_bitsliced32_encrypt_round(q, ks, 3);
-  aes_bitsliced32_encrypt_round(q, ks, 4);
-  aes_bitsliced32_encrypt_round(q, ks, 5);
-  aes_bitsliced32_encrypt_round(q, ks, 6);
-  aes_bitsliced32_encrypt_round(q, ks, 7);
-  aes_bitsliced32_encrypt_round(q, ks, 8);
-  aes_bitsliced32_encrypt_round(q, ks, 9);
-  if (num_rounds > 10) {
-    aes_bitsliced32_encrypt_round(q, ks, 10);
-    aes_bitsliced32_encrypt_round(q, ks, 11);
-  }
-  if (num_rounds > 12) {
-    aes_bitsliced32_encrypt_round(q, ks, 12);
-    aes_bitsliced32_encrypt_round(q, ks, 13);
-  }
+  AES_BITSLICED_MIDDLE_ROUNDS_UP(aes_bitsliced32_encrypt_round, q, ks, num_rounds);
   aes_bitsliced32_sub_bytes(q);
   aes_bitsliced32_shift_rows_add_key(q, ks->rk + AES_BITSLICED32_WORDS * num_rounds, 1);
 }
@@ -390,23 +396,7 @@ GC_FN void aes_bitsliced32_encrypt_planes(const GC_PRIVATE aes_bitsliced32_key* 
 GC_FN void aes_bitsliced32_decrypt_planes(const GC_PRIVATE aes_bitsliced32_key* ks,
                                           GC_PRIVATE uint32_t* q, int num_rounds) {
   aes_bitsliced32_add_round_key(q, ks->rk + AES_BITSLICED32_WORDS * num_rounds);
-  if (num_rounds > 12) {
-    aes_bitsliced32_decrypt_round(q, ks, 13);
-    aes_bitsliced32_decrypt_round(q, ks, 12);
-  }
-  if (num_rounds > 10) {
-    aes_bitsliced32_decrypt_round(q, ks, 11);
-    aes_bitsliced32_decrypt_round(q, ks, 10);
-  }
-  aes_bitsliced32_decrypt_round(q, ks, 9);
-  aes_bitsliced32_decrypt_round(q, ks, 8);
-  aes_bitsliced32_decrypt_round(q, ks, 7);
-  aes_bitsliced32_decrypt_round(q, ks, 6);
-  aes_bitsliced32_decrypt_round(q, ks, 5);
-  aes_bitsliced32_decrypt_round(q, ks, 4);
-  aes_bitsliced32_decrypt_round(q, ks, 3);
-  aes_bitsliced32_decrypt_round(q, ks, 2);
-  aes_bitsliced32_decrypt_round(q, ks, 1);
+  AES_BITSLICED_MIDDLE_ROUNDS_DOWN(aes_bitsliced32_decrypt_round, q, ks, num_rounds);
   aes_bitsliced32_inv_sub_bytes(q);
   aes_bitsliced32_shift_rows_add_key(q, ks->rk, -1);
 }

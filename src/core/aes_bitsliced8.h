@@ -169,30 +169,13 @@ GC_FN void aes_bitsliced8_decrypt_round(GC_PRIVATE uint32_t* q,
 
 /* aes_bitsliced8_encrypt_planes encrypts a state already in bit planes (aes_bitsliced8_load's
  * layout), in place. num_rounds must equal ks->num_rounds; pass a literal (10, 12, 14) so that
- * every round-key index is a constant. The rounds are written out rather than looped, as in
- * aes_bitsliced32_encrypt_planes (nvcc 13.0 does not fully unroll a loop of rounds this large, and
- * a partly unrolled one reads round keys by computed index). Which rounds run depends only on
- * the public num_rounds. */
+ * every round-key index is a constant. The rounds are written out rather than looped
+ * (AES_BITSLICED_MIDDLE_ROUNDS_UP of aes_bitsliced32.h). Which rounds run depends only on the
+ * public num_rounds. */
 GC_FN void aes_bitsliced8_encrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
                                          GC_PRIVATE uint32_t* q, int num_rounds) {
   aes_bitsliced8_add_round_key(q, ks->rk);
-  aes_bitsliced8_encrypt_round(q, ks, 1);
-  aes_bitsliced8_encrypt_round(q, ks, 2);
-  aes_bitsliced8_encrypt_round(q, ks, 3);
-  aes_bitsliced8_encrypt_round(q, ks, 4);
-  aes_bitsliced8_encrypt_round(q, ks, 5);
-  aes_bitsliced8_encrypt_round(q, ks, 6);
-  aes_bitsliced8_encrypt_round(q, ks, 7);
-  aes_bitsliced8_encrypt_round(q, ks, 8);
-  aes_bitsliced8_encrypt_round(q, ks, 9);
-  if (num_rounds > 10) {
-    aes_bitsliced8_encrypt_round(q, ks, 10);
-    aes_bitsliced8_encrypt_round(q, ks, 11);
-  }
-  if (num_rounds > 12) {
-    aes_bitsliced8_encrypt_round(q, ks, 12);
-    aes_bitsliced8_encrypt_round(q, ks, 13);
-  }
+  AES_BITSLICED_MIDDLE_ROUNDS_UP(aes_bitsliced8_encrypt_round, q, ks, num_rounds);
   aes_bitsliced8_sub_bytes(q);
   aes_bitsliced8_shift_rows(q);
   aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
@@ -203,23 +186,7 @@ GC_FN void aes_bitsliced8_encrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks
 GC_FN void aes_bitsliced8_decrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
                                          GC_PRIVATE uint32_t* q, int num_rounds) {
   aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
-  if (num_rounds > 12) {
-    aes_bitsliced8_decrypt_round(q, ks, 13);
-    aes_bitsliced8_decrypt_round(q, ks, 12);
-  }
-  if (num_rounds > 10) {
-    aes_bitsliced8_decrypt_round(q, ks, 11);
-    aes_bitsliced8_decrypt_round(q, ks, 10);
-  }
-  aes_bitsliced8_decrypt_round(q, ks, 9);
-  aes_bitsliced8_decrypt_round(q, ks, 8);
-  aes_bitsliced8_decrypt_round(q, ks, 7);
-  aes_bitsliced8_decrypt_round(q, ks, 6);
-  aes_bitsliced8_decrypt_round(q, ks, 5);
-  aes_bitsliced8_decrypt_round(q, ks, 4);
-  aes_bitsliced8_decrypt_round(q, ks, 3);
-  aes_bitsliced8_decrypt_round(q, ks, 2);
-  aes_bitsliced8_decrypt_round(q, ks, 1);
+  AES_BITSLICED_MIDDLE_ROUNDS_DOWN(aes_bitsliced8_decrypt_round, q, ks, num_rounds);
   aes_bitsliced8_inv_sub_bytes(q);
   aes_bitsliced8_inv_shift_rows(q);
   aes_bitsliced8_add_round_key(q, ks->rk);

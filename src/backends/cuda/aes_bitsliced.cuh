@@ -30,19 +30,26 @@ struct AesBitslicedFamily {
   __device__ static void prepare(Cipher&, uint32_t*, bool) {}
 };
 
-// One shape for every GPU (aes_bitsliced32_<bits>.cu instantiate only this one: the fully
-// unrolled 32-block rounds take ptxas minutes per kernel).
-struct Bitsliced32Policy : Sm90Policy {
+// The wide bitslices' one shape for every GPU: 256-thread CTAs in every parallel kernel, no
+// register cap below 255 (ptxas picks). aes_bitsliced32 (128 state words a thread) needs 255
+// registers; aes_bitsliced8 (32 words, about 100 with the S-box temporaries) gets two CTAs an SM
+// at <= 128. The per-key-size files instantiate only this shape: the fully unrolled 32-block
+// rounds take ptxas minutes per kernel. aes_bitsliced8 is not swept yet on the H200; nvcc 13.0
+// gives its CTR kernel 64 registers and no spills, but ptxas spills a little where it picks its
+// own register target (ECB encryption 8 bytes at 80 registers, GCM 40 bytes; not yet checked
+// whether inside the round loop); a sweep should settle it.
+struct BitslicedWidePolicy : Sm90Policy {
   static constexpr int kBulkThreads = 256, kXtsThreads = 256, kGcmThreads = 256, kGcmMinCtasPerSm = 1;
 };
 
-// The 32-block bitslice (aes_bitsliced32.h): 128 state words per thread, so 256-thread CTAs
-// (255 registers a thread); 32 blocks per lane per tile in every parallel kernel; the round-key
-// masks (7.5 KiB) are read in place from the kernel parameter. Serial modes run the 2-block
+// A wide bitslice (many blocks of one key a call: aes_bitsliced32.h's 32, aes_bitsliced8.h's 8),
+// WideCipher its modes:: wrapper for kKeyBits. Every parallel kernel gives a lane that many blocks
+// per tile (the policy's steps are raised to the call width); the round-key masks (7.5 KiB for 32
+// blocks, 1.9 KiB for 8) are read in place from the kernel parameter. Serial modes run the 2-block
 // circuit above (one block per call is all a chain allows).
-template <int kKeyBits>
-struct AesBitsliced32Family {
-  using Cipher = modes::AesBitsliced32<kKeyBits / 32 + 6>;
+template <class WideCipher, int kKeyBits>
+struct AesBitslicedWideFamily {
+  using Cipher = WideCipher;
   using SerialFamily = AesBitslicedFamily<kKeyBits>;
   static constexpr bool kReadKeyInPlace = true;
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
@@ -50,27 +57,16 @@ struct AesBitsliced32Family {
   __device__ static void prepare(Cipher&, uint32_t*, bool) {}
 };
 
-// The 8-block bitslice (aes_bitsliced8.h): 32 state words per thread, about 100 registers with
-// the S-box temporaries, so 256-thread CTAs with no register cap below 255 (ptxas picks; at
-// <= 128 registers two CTAs fit an SM). 8 blocks per lane per tile in the parallel kernels (the
-// policy's 2 are raised to the call width). Round keys (1.9 KiB of byte masks) are read in place
-// from the kernel parameter, as for the 32-block variant. Not swept yet on the H200: a first
-// shape chosen by register count. nvcc 13.0: CTR 64 registers and no spills; ptxas still spills a
-// little where it picks its own register target (ECB encryption 8 bytes at 80 registers, GCM 40
-// bytes; not yet checked whether inside the round loop); a sweep should settle it.
-struct Bitsliced8Policy : Sm90Policy {
-  static constexpr int kBulkThreads = 256, kXtsThreads = 256, kGcmThreads = 256, kGcmMinCtasPerSm = 1;
-};
-
 template <int kKeyBits>
-struct AesBitsliced8Family {
-  using Cipher = modes::AesBitsliced8<kKeyBits / 32 + 6>;
-  using SerialFamily = AesBitslicedFamily<kKeyBits>;
-  static constexpr bool kReadKeyInPlace = true;
-  static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
-  static constexpr size_t smem_bytes(bool) { return 0; }
-  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
-};
+using AesBitsliced32Family = AesBitslicedWideFamily<modes::AesBitsliced32<kKeyBits / 32 + 6>, kKeyBits>;
+template <int kKeyBits>
+using AesBitsliced8Family = AesBitslicedWideFamily<modes::AesBitsliced8<kKeyBits / 32 + 6>, kKeyBits>;
+
+// The factory of one wide variant for one key size (each aes_bitsliced{32,8}_<bits>.cu one).
+template <template <int> class Family, int kKeyBits>
+std::unique_ptr<KeyedCipher> make_wide_bitsliced(const uint8_t* key) {
+  return std::make_unique<kernels::KeyedCipherImpl<Family<kKeyBits>, kKeyBits, BitslicedWidePolicy>>(key);
+}
 
 }  // namespace
 

@@ -5,8 +5,7 @@ namespace gpucrypt::cuda {
 
 template <>
 std::unique_ptr<KeyedCipher> make_aes_bitsliced32_bits<128>(const uint8_t* key) {
-  using Family = AesBitsliced32Family<128>;
-  return std::make_unique<kernels::KeyedCipherImpl<Family, 128, Bitsliced32Policy>>(key);
+  return make_wide_bitsliced<AesBitsliced32Family, 128>(key);
 }
 
 }  // namespace gpucrypt::cuda

@@ -5,8 +5,7 @@ namespace gpucrypt::cuda {
 
 template <>
 std::unique_ptr<KeyedCipher> make_aes_bitsliced8_bits<192>(const uint8_t* key) {
-  using Family = AesBitsliced8Family<192>;
-  return std::make_unique<kernels::KeyedCipherImpl<Family, 192, Bitsliced8Policy>>(key);
+  return make_wide_bitsliced<AesBitsliced8Family, 192>(key);
 }
 
 }  // namespace gpucrypt::cuda

@@ -493,19 +493,18 @@ void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t beg
   }
 }
 
-// tree_hash_on computes a whole ParallelHash or KangarooTwelve digest: the final node (src/hash)
-// takes the head of the input (KT's first 8192 bytes), the chaining values of the whole leaves
-// after it from the GPU, then the rest (a last partial leaf, hashed on the host).
-void tree_hash_on(std::string_view name, const HashParams& params, const TreeInput& input, uint8_t* out,
-                  size_t out_len, DeviceContext& context) {
+// tree_hash_on computes a whole ParallelHash or KangarooTwelve digest: the final node `node`
+// (create_final_node) takes the head of the input (KT's first 8192 bytes), the chaining values of
+// the whole leaves after it from the GPU, then the rest (a last partial leaf, hashed on the host).
+void tree_hash_on(std::string_view name, const HashParams& params, hash::HashContext& node, const TreeInput& input,
+                  uint8_t* out, size_t out_len, DeviceContext& context) {
   const TreeShape shape = hash::tree_shape(name, params);
-  const std::unique_ptr<hash::HashContext> node = create_final_node(name, params);
   const size_t head = std::min(input.len, shape.head_len);
   const size_t leaves_len = (input.len - head) / shape.leaf_len * shape.leaf_len;
-  feed_node(*node, input, 0, head);
-  hash_leaves_into(shape, input, head, leaves_len, *node, context);
-  feed_node(*node, input, head + leaves_len, input.len - head - leaves_len);
-  node->finalize(out, out_len);
+  feed_node(node, input, 0, head);
+  hash_leaves_into(shape, input, head, leaves_len, node, context);
+  feed_node(node, input, head + leaves_len, input.len - head - leaves_len);
+  node.finalize(out, out_len);
 }
 
 }  // namespace
@@ -603,20 +602,21 @@ void hash_many_device(std::string_view name, const uint8_t* d_data, const uint64
 void tree_hash(std::string_view name, const HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
                size_t out_len, int device_index) {
   const HashSpec& spec = hash::detail::find_spec(name);
-  create_final_node(name, params);  // a tree hash with valid parameters, before touching the GPU
+  // A tree hash with valid parameters, checked before the GPU is touched.
+  const std::unique_ptr<hash::HashContext> node = create_final_node(name, params);
   hash::detail::check_output_length(spec, out_len);
   if (len > 0 && data == nullptr) throw std::invalid_argument("tree_hash: data is null but len > 0");
   CurrentDevice device(device_index);
   DeviceContext& context = context_for(device_index);
   std::lock_guard<std::mutex> lock(context.mutex);
   context.reset();
-  tree_hash_on(name, params, TreeInput{data, len, false}, out, out_len, context);
+  tree_hash_on(name, params, *node, TreeInput{data, len, false}, out, out_len, context);
 }
 
 void tree_hash_device(std::string_view name, const HashParams& params, const uint8_t* d_data, size_t len,
                       uint8_t* out, size_t out_len, CUstream_st* stream) {
   const HashSpec& spec = hash::detail::find_spec(name);
-  create_final_node(name, params);
+  const std::unique_ptr<hash::HashContext> node = create_final_node(name, params);
   hash::detail::check_output_length(spec, out_len);
   int device_index = 0;
   check(cudaGetDevice(&device_index), "cudaGetDevice");
@@ -626,7 +626,7 @@ void tree_hash_device(std::string_view name, const HashParams& params, const uin
   // Everything below reads d_data from other streams or synchronously: let the caller's queued
   // work (which may be what writes d_data) finish first.
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (caller's stream)");
-  tree_hash_on(name, params, TreeInput{d_data, len, true}, out, out_len, context);
+  tree_hash_on(name, params, *node, TreeInput{d_data, len, true}, out, out_len, context);
 }
 
 }  // namespace gpucrypt::cuda
