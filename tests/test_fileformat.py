@@ -764,6 +764,15 @@ def test_disk_full_names_the_output(tmp_path, monkeypatch):
     assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "out")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_full_device_names_the_output(tmp_path):
+    """A device written in place (/dev/full: every write fails with ENOSPC) is named too."""
+    (tmp_path / "plain").write_bytes(os.urandom(200_000))
+    with pytest.raises(OSError) as info:
+        fileformat.encrypt_file(tmp_path / "plain", "/dev/full", KEY)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
+
+
 @pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
 def test_keyboard_interrupt_leaves_nothing(tmp_path, direction):
     plaintext = os.urandom(4000)

@@ -748,6 +748,19 @@ def _named(exc: OSError, shown_path: str) -> OSError:
     return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path)
 
 
+@contextlib.contextmanager
+def _full_output_named(shown_path: str) -> Iterator[None]:
+    """A write that found the disk full (or the quota spent) went to an open descriptor and
+    carries no file name: name the output the user gave. Other errors of the block may be the
+    input's, so they keep their own words."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno in _OUTPUT_FULL_ERRNOS:
+            raise _named(exc, shown_path) from None
+        raise
+
+
 def _names_open_descriptor(path: str) -> bool:
     """Whether `path` reaches its file through /proc: /dev/stdout, /dev/fd/N, /proc/self/fd/N
     name what a descriptor has open (a pipe, a terminal, a file the shell opened, perhaps for
@@ -871,7 +884,9 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
     shown_path = os.fspath(dst_path)
     target, status, in_place = _existing_output(shown_path)
     if in_place:
-        with _write_in_place(target, shown_path, status) as stream:
+        # The namer outermost: closing the stream after a failed write flushes what is left in its
+        # buffer, and that second, unnamed error is the one that comes out.
+        with _full_output_named(shown_path), _write_in_place(target, shown_path, status) as stream:
             yield stream
         return
     if status is not None and not overwrite:
@@ -884,16 +899,8 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
     except OSError as exc:
         raise _named(exc, shown_path) from None
     try:
-        with temp_file:
-            try:
-                yield temp_file
-            except OSError as exc:
-                # A write that found the disk full (or the quota spent) went to an open descriptor
-                # and carries no file name: name the output the user gave. Other errors of the
-                # block may be the input's, so they keep their own words.
-                if exc.filename is None and exc.errno in _OUTPUT_FULL_ERRNOS:
-                    raise _named(exc, shown_path) from None
-                raise
+        with _full_output_named(shown_path), temp_file:  # outermost, as above
+            yield temp_file
             try:
                 temp_file.flush()
                 os.fsync(temp_file.fileno())
