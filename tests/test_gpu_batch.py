@@ -265,6 +265,17 @@ def test_constant_time_variant_on_the_gpu():
     assert not any(v["name"] == name and not v["constant_time"] for v in gpucrypt.variants(backend="cuda"))
 
 
+def test_constant_time_choice_per_mode_on_the_gpu():
+    # aes_bitsliced8 is the faster constant-time AES in every mode but GCM (measured on the H200,
+    # docs/performance.md), where aes_bitsliced, which the batch kernels run, is chosen.
+    device = CUDA_DEVICES[0]
+    for mode in ("ctr", "ecb", "cbc", "cfb", "ofb", "xts"):
+        assert stream.constant_time_variant("aes", device, mode=mode) == "aes_bitsliced8", mode
+    assert stream.constant_time_variant("aes", device, mode="gcm") == "aes_bitsliced"
+    wide = next(v for v in gpucrypt.variants(backend="cuda") if v["name"] == "aes_bitsliced8")
+    assert wide["slower_in_mode"] == "gcm"
+
+
 @pytest.mark.parametrize("cpu_share", ["auto", 0.5, 0])
 def test_file_format_on_gpu_and_cpu_together(cpu_share):
     data = os.urandom(12 << 20)

@@ -47,6 +47,10 @@ struct VariantInfo {
   // The one mode this variant implements ("gcm" for aes_vaes_gcm), or "" for every mode of its
   // algorithm that its backend offers.
   std::string only_mode = "";
+  // A mode in which another constant-time variant of the algorithm on the same backend is faster,
+  // so constant_time_variant passes over this one there (aes_bitsliced8's GCM on the H200,
+  // docs/performance.md); "" for none. It still runs that mode when named.
+  std::string slower_in_mode = "";
 };
 std::vector<VariantInfo> list_variants();
 // The fastest constant-time variant of `algorithm` on `device`'s backend ("cpu", "cuda:0", ...)

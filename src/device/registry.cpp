@@ -66,8 +66,13 @@ DeviceError device_unavailable(std::string_view as_named, std::string_view reaso
 
 VariantInfo fastest_constant_time(const std::vector<VariantInfo>& variants, std::string_view algorithm,
                                   std::string_view mode, std::string_view device_named) {
-  for (const VariantInfo& v : variants)
-    if (v.algorithm == algorithm && v.constant_time && (v.only_mode.empty() || v.only_mode == mode)) return v;
+  const VariantInfo* slower_here = nullptr;  // taken only when nothing else runs the mode
+  for (const VariantInfo& v : variants) {
+    if (v.algorithm != algorithm || !v.constant_time || !(v.only_mode.empty() || v.only_mode == mode)) continue;
+    if (mode.empty() || v.slower_in_mode != mode) return v;
+    if (slower_here == nullptr) slower_here = &v;
+  }
+  if (slower_here != nullptr) return *slower_here;
   throw std::invalid_argument("no constant-time " + std::string(algorithm) + " variant on " +
                               std::string(device_named) +
                               "; name a variant explicitly to accept a table-based one");

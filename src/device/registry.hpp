@@ -39,7 +39,8 @@ DeviceError device_unavailable(std::string_view as_named, std::string_view reaso
 
 // The constant-time rule, one for every backend: the first (fastest) constant-time variant of
 // `algorithm` in `variants` that implements `mode` ("" = every mode, so variants made for one mode
-// only are skipped). Throws std::invalid_argument naming `device_named` when there is none.
+// only are skipped), passing over one whose slower_in_mode is `mode` unless no other runs it.
+// Throws std::invalid_argument naming `device_named` when there is none.
 VariantInfo fastest_constant_time(const std::vector<VariantInfo>& variants, std::string_view algorithm,
                                   std::string_view mode, std::string_view device_named);
 

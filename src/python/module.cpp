@@ -48,6 +48,7 @@ nb::dict variant_dict(const VariantInfo& v) {
   d["constant_time"] = v.constant_time;
   d["technique"] = v.technique;
   d["only_mode"] = v.only_mode.empty() ? nb::none() : nb::cast(v.only_mode);
+  d["slower_in_mode"] = v.slower_in_mode.empty() ? nb::none() : nb::cast(v.slower_in_mode);
   return d;
 }
 

@@ -12,6 +12,7 @@
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
+#include "device/registry.hpp"
 #include "test_support.hpp"
 
 using namespace gpucrypt;
@@ -175,9 +176,36 @@ void check_hashing_hooks(const std::string& where) {
   check(tree_got == tree_expected, "tree_hash on " + where);
 }
 
+// The constant-time rule over a made-up list: fastest first, one-mode variants only for their
+// mode, and a variant slower in a mode passed over there unless nothing else runs it.
+void check_constant_time_rule() {
+  const std::vector<VariantInfo> listed = {
+      {"table", "x", "aes", false, ""},
+      {"wide", "x", "aes", true, "", "", "gcm"},
+      {"gcm_only", "x", "aes", true, "", "gcm"},
+      {"narrow", "x", "aes", true, ""},
+      {"lonely", "x", "camellia", true, "", "", "ctr"},
+  };
+  auto chosen = [&](const char* algorithm, const char* mode) {
+    return registry::fastest_constant_time(listed, algorithm, mode, "x:0").name;
+  };
+  check(chosen("aes", "ctr") == "wide", "constant-time ctr: the first");
+  check(chosen("aes", "") == "wide", "constant-time, any mode: the first");
+  check(chosen("aes", "gcm") == "gcm_only", "constant-time gcm: past the one slower in gcm");
+  check(chosen("camellia", "ctr") == "lonely", "slower in ctr, but the only one");
+  bool threw = false;
+  try {
+    chosen("sc2000", "ctr");
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  check(threw, "no constant-time variant: invalid_argument");
+}
+
 }  // namespace
 
 int main() {
+  check_constant_time_rule();
   check_registry_lists_the_cpu_first();
   check_variants_come_from_the_devices();
   check_name_errors();

@@ -149,6 +149,13 @@ const std::vector<GpuVariant>& registered_variants() {
         "T-table AES, Te0/Td0 replicated 32x across shared-memory banks (Tezcan layout); "
         "secret-indexed lookups"},
        make_aes_ttable_smem32, "aes_ttable"},
+      // The constant-time default: 1.3-1.5x aes_bitsliced in CTR, ECB, CBC/CFB decryption and
+      // XTS on the H200, but slower in GCM (0.90 vs 1.14 Tbps for AES-128), where aes_bitsliced
+      // stays the choice (bench/results/h200-2026-11-25-bench-bitsliced-modes.json).
+      {{"aes_bitsliced8", "cuda", "aes", true,
+        "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 8 blocks per call (state rows as "
+        "32-bit words, ShiftRows a byte rotation)", "", "gcm"},
+       make_aes_bitsliced8, "aes_bitsliced"},
       {{"aes_bitsliced", "cuda", "aes", true,
         "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 2 blocks per call"},
        make_aes_bitsliced, "aes_bitsliced"},
@@ -156,10 +163,6 @@ const std::vector<GpuVariant>& registered_variants() {
         "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 32 blocks per call (one bit of 32 "
         "blocks per word); slower than aes_bitsliced on the H200 (register spills)"},
        make_aes_bitsliced32, "aes_bitsliced"},
-      {{"aes_bitsliced8", "cuda", "aes", true,
-        "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 8 blocks per call (state rows as "
-        "32-bit words, ShiftRows a byte rotation)"},
-       make_aes_bitsliced8, "aes_bitsliced"},
       {{"camellia_sbox_smem32", "cuda", "camellia", false,
         "Camellia with its four S-boxes packed in one word table replicated 32x across shared-memory "
         "banks (conflict-free); secret-indexed lookups"},
