@@ -11,8 +11,11 @@ Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (H
 The chunks run on the stream engine (gpucrypt.stream): groups of chunks are sealed or opened in
 one batch call each (gpucrypt.batch) by worker threads bound to the CPU and/or GPUs, with reading
 and writing overlapped and memory bounded; by default on a constant-time AES variant on every
-device. The payload key is held in a bytearray that is zeroed when the stream ends; the
-intermediate keys are immutable `bytes` that Python cannot wipe, so they are dropped.
+device. Data already in memory goes through encrypt_buffer/decrypt_buffer instead: the same
+files, every chunk run by the library's C++ pipeline (format.hpp seal_body/open_body) on the
+caller's buffers, without Python in the loop. The payload key is held in a bytearray that is
+zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
+so they are dropped.
 """
 
 from __future__ import annotations
@@ -670,8 +673,9 @@ def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, ca
 
         def native_progress(done):
             nonlocal reported
-            progress(done - reported)
-            reported = done
+            if done > reported:        # a job of only an empty final chunk adds nothing
+                progress(done - reported)
+                reported = done
     cancelled = cancel.is_set if cancel is not None else None
     return (worker_devices, -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
             native_progress, cancelled)
