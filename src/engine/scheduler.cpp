@@ -81,6 +81,7 @@ void Scheduler::check_cancelled() {
 }
 
 void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
+  refuse_after_failure();
   check_cancelled();
   while (pending_.size() >= depth_) retire_oldest();
   auto job = std::make_shared<Job>();
@@ -109,6 +110,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
 }
 
 void Scheduler::drain() {
+  if (!pending_.empty()) refuse_after_failure();
   while (!pending_.empty()) retire_oldest();
   last_drain_ = std::chrono::steady_clock::now();
   drained_ = true;
@@ -155,13 +157,20 @@ void Scheduler::retire_oldest() {
     }
   }
   pending_.pop_front();
-  if (job->error) {
+  try {
+    if (job->error) std::rethrow_exception(job->error);
+    check_cancelled();
+    if (job->retire) job->retire();
+  } catch (...) {
     std::lock_guard lock(mutex_);
-    stopping_ = true;  // nothing after a failed job is wanted
+    stopping_ = true;  // nothing after a failure is wanted: workers drop their queues
+    throw;
   }
-  if (job->error) std::rethrow_exception(job->error);
-  check_cancelled();
-  if (job->retire) job->retire();
+}
+
+void Scheduler::refuse_after_failure() const {
+  std::lock_guard lock(mutex_);
+  if (stopping_) throw Cancelled();
 }
 
 void Scheduler::worker_loop(Device& device) {

@@ -102,6 +102,7 @@ class Scheduler {
   double expected_finish_s(const Device& device, uint64_t num_bytes) const;  // under mutex_
   void retire_oldest();
   void check_cancelled();
+  void refuse_after_failure() const;  // Cancelled once a job failed, was cancelled or stopped
   void worker_loop(Device& device);
 
   std::vector<std::unique_ptr<Device>> devices_;

@@ -103,6 +103,13 @@ void errors_are_raised_in_order() {
     refused = true;
   }
   check(refused, "a scheduler that failed takes no more work");
+  refused = false;
+  try {
+    scheduler.drain();  // jobs 4.. may be done: they must not retire after the failure
+  } catch (const Cancelled&) {
+    refused = true;
+  }
+  check(refused && retired == std::vector<int>{0, 1}, "a scheduler that failed retires nothing more");
 }
 
 void cancellation() {
