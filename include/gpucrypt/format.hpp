@@ -3,7 +3,9 @@
 // What lives here: the chunk layout (where chunk i lies in the plaintext and in the file, from
 // the lengths alone), the chunk nonce rule, sealing and opening any run of chunks at its computed
 // offset on any device (the batch engine), the 80-byte header for a raw 32-byte key (kdf 2:
-// HKDF-SHA256 and HMAC-SHA256 through OpenSSL), and a streaming Sealer / Opener over those.
+// HKDF-SHA256 and HMAC-SHA256 through OpenSSL), a streaming Sealer / Opener over those, and a
+// memory-to-memory pipeline (seal_body / open_body, seal_buffer / open_buffer) that runs jobs of
+// chunks concurrently on several devices straight on the caller's buffers.
 // Passphrases (kdf 1, scrypt) are read by the Python package, which derives the input keying
 // material with pyca/cryptography; everything after that is the same rule.
 //
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -37,11 +40,14 @@ class FormatError : public std::invalid_argument {
 };
 
 // An authentication failure: wrong key, a modified, reordered, truncated or extended file.
-// chunk_index is the chunk that failed (or the header: UINT64_MAX).
+// chunk_index is the chunk that failed (or the header: UINT64_MAX); released_len, where the
+// caller's output already holds plaintext (open_body), the authenticated bytes before the failure.
 class DecryptionError : public FormatError {
  public:
-  DecryptionError(const std::string& what, uint64_t chunk_index) : FormatError(what), chunk_index(chunk_index) {}
+  DecryptionError(const std::string& what, uint64_t chunk_index, uint64_t released_len = 0)
+      : FormatError(what), chunk_index(chunk_index), released_len(released_len) {}
   uint64_t chunk_index;
+  uint64_t released_len;
 };
 
 // The chunks of one file: num_chunks() chunks of chunk_len plaintext bytes, the last holding
@@ -136,5 +142,69 @@ class Opener {
   uint64_t next_index_ = 0;
   bool finished_ = false;
 };
+
+// ---- the in-memory pipeline (src/format/pipeline.cpp) -----------------------------------------
+
+// Where and how a pipeline runs. devices: canonical names ("cpu", "cuda:0", "opencl:0"), each
+// with its own worker threads (CPU 1, others 3). cpu_share < 0: each job goes to the device
+// expected to finish it first (measured rates); 0..1: that fraction of the bytes to "cpu".
+// job_len: plaintext bytes per job, whole chunks, at most kMaxChunksPerJob chunks; 0: 32 MiB when
+// every device is a GPU, else the CPU's size (default_job_len). variant "": each device's
+// constant-time AES for GCM. cancelled: polled on the calling thread (each job, and while
+// waiting); true stops the work with engine::Cancelled (a std::runtime_error). progress: called
+// on the calling thread, in order, with the plaintext bytes done so far.
+struct PipelineOptions {
+  std::vector<std::string> devices{"cpu"};
+  double cpu_share = -1;
+  uint64_t job_len = 0;
+  std::string variant;
+  std::function<bool()> cancelled;
+  std::function<void(uint64_t plaintext_bytes_done)> progress;
+};
+inline constexpr uint64_t kMaxChunksPerJob = 4096;
+// The default job_len for these devices (see PipelineOptions).
+uint64_t default_job_len(const std::vector<std::string>& devices);
+
+struct PipelineDeviceStats {
+  std::string name;
+  uint64_t jobs = 0, bytes = 0;  // bytes: the job's input (plaintext when sealing, sealed when opening)
+  double busy_s = 0;             // inside the device's calls, summed over its workers
+  std::string variant;
+  double h2d_s = 0, compute_s = 0, d2h_s = 0;
+};
+struct PipelineStats {
+  std::vector<PipelineDeviceStats> devices;
+  double wall_s = 0;
+  double wait_s = 0;  // the calling thread waiting on the oldest job
+};
+
+// Seals every chunk of `layout` from `plaintext` (exactly layout.plaintext_len bytes) into `body`
+// (at least layout.file_len() - kHeaderLen bytes: the file after its header). Jobs of whole
+// chunks run concurrently on the devices, each reading and writing its own subspans of the
+// caller's buffers (no copies: page-locked buffers go straight to and from a GPU). The header is
+// the caller's (build_header_with_key, or Python's for passphrases). std::invalid_argument for
+// wrong lengths or overlapping buffers (in place is not supported: tags interleave).
+PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan plaintext, MutableByteSpan body,
+                        const PipelineOptions& options = {});
+// The inverse: `body` is exactly layout.file_len() - kHeaderLen bytes, `plaintext` at least
+// layout.plaintext_len. On an authentication failure, after every job in flight finished, throws
+// DecryptionError for the first failing chunk in file order (released_len = its plaintext
+// offset) and zeroes `plaintext` from there to layout.plaintext_len: the output holds only the
+// authenticated prefix. Any other exception (Cancelled, a device error) zeroes the output after
+// the jobs retired so far the same way.
+PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan body, MutableByteSpan plaintext,
+                        const PipelineOptions& options = {});
+
+// A whole file in memory with a raw 32-byte key (kdf 2): header (fresh salt) + seal_body into
+// `out` (at least Layout{chunk_len, plaintext.size()}.file_len() bytes); returns the file length.
+uint64_t seal_buffer(ByteSpan key, ByteSpan plaintext, MutableByteSpan out, uint32_t chunk_len = kDefaultChunkLen,
+                     const PipelineOptions& options = {}, PipelineStats* stats = nullptr);
+std::vector<uint8_t> seal_buffer(ByteSpan key, ByteSpan plaintext, uint32_t chunk_len = kDefaultChunkLen,
+                                 const PipelineOptions& options = {}, PipelineStats* stats = nullptr);
+// Opens a whole file (header + body) into `out` (at least its plaintext length); returns the
+// plaintext length. Header errors as open_header_with_key, a length no file can have as
+// layout_for_file (before any chunk is opened), chunk failures as open_body.
+uint64_t open_buffer(ByteSpan key, ByteSpan file, MutableByteSpan out, const PipelineOptions& options = {},
+                     PipelineStats* stats = nullptr);
 
 }  // namespace gpucrypt::format

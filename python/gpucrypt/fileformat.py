@@ -11,8 +11,11 @@ Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (H
 The chunks run on the stream engine (gpucrypt.stream): groups of chunks are sealed or opened in
 one batch call each (gpucrypt.batch) by worker threads bound to the CPU and/or GPUs, with reading
 and writing overlapped and memory bounded; by default on a constant-time AES variant on every
-device. The payload key is held in a bytearray that is zeroed when the stream ends; the
-intermediate keys are immutable `bytes` that Python cannot wipe, so they are dropped.
+device. Data already in memory goes through encrypt_buffer/decrypt_buffer instead: the same
+files, every chunk run by the library's C++ pipeline (format.hpp seal_body/open_body) on the
+caller's buffers, without Python in the loop. The payload key is held in a bytearray that is
+zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
+so they are dropped.
 """
 
 from __future__ import annotations
@@ -38,13 +41,16 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 import gpucrypt
 from gpucrypt import _native, batch, info, stream
+from gpucrypt._buffers import as_bytes_like as _as_bytes_like
+from gpucrypt._buffers import check_length as _check_length
 
 __all__ = [
     "MAGIC", "VERSION", "HEADER_LEN", "TAG_LEN", "SALT_LEN", "KEY_LEN",
     "DEFAULT_CHUNK_SIZE", "MIN_CHUNK_SIZE", "MAX_CHUNK_SIZE",
     "DEFAULT_SCRYPT_LOG2N", "MAX_SCRYPT_LOG2N", "SCRYPT_R", "SCRYPT_P",
     "FormatError", "DecryptionError", "Passphrase", "Header",
-    "encrypt_stream", "decrypt_stream", "encrypt_file", "decrypt_file", "atomic_output", "remove_stale_temps",
+    "encrypt_stream", "decrypt_stream", "encrypt_file", "decrypt_file", "encrypt_buffer", "decrypt_buffer",
+    "encrypted_len", "atomic_output", "remove_stale_temps",
     "read_header", "parse_header", "chunk_nonce", "write_all", "scrypt_memory_len", "check_scrypt_memory",
 ]
 
@@ -611,6 +617,170 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
         engine.close()
         stats.wall_s += time.perf_counter() - start
     return released_len
+
+
+# ----------------------------------------------------------------------------- in memory
+
+def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE) -> int:
+    """The length of the file that `plaintext_len` bytes encrypt to in chunks of `chunk_size`."""
+    return HEADER_LEN + plaintext_len + TAG_LEN * (plaintext_len // chunk_size + 1)
+
+
+def _plaintext_len(file_len: int, chunk_size: int) -> int:
+    """The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no
+    chunk was opened) when no file has that length, in decrypt_stream's words."""
+    full_len = chunk_size + TAG_LEN
+    num_full, rest = divmod(file_len - HEADER_LEN, full_len)
+    if rest == 0:
+        where = f"after chunk {num_full - 1}" if num_full else "after the header"
+        raise DecryptionError(f"file truncated: the final chunk is missing ({where})", num_full, 0)
+    if rest < TAG_LEN:
+        raise DecryptionError(f"file truncated: chunk {num_full} has {rest} bytes, fewer than its "
+                              f"{TAG_LEN}-byte tag", num_full, 0)
+    return num_full * chunk_size + rest - TAG_LEN
+
+
+def _writable_out(out):
+    """`out` (any writable buffer) as the native code will see it, or None; ValueError naming
+    what is wrong, before any key is derived."""
+    if out is None:
+        return None
+    try:
+        view = memoryview(out)
+    except TypeError:
+        raise TypeError(f"out must be a writable buffer, not {type(out).__name__}") from None
+    if view.readonly:
+        raise ValueError("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)")
+    if not view.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
+
+
+def _check_out_len(view, needed: int, what: str) -> None:
+    if view is not None and len(view) < needed:
+        raise ValueError(f"out holds {len(view)} bytes; {what} needs {needed}")
+
+
+def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
+    """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
+    progress taking the plaintext bytes done so far, cancelled)."""
+    worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
+    if job_size is not None:
+        job_size = _check_length(job_size, "job_size", minimum=1)
+    native_progress = None
+    if progress is not None:
+        reported = 0
+
+        def native_progress(done):
+            nonlocal reported
+            if done > reported:        # a job of only an empty final chunk adds nothing
+                progress(done - reported)
+                reported = done
+    cancelled = cancel.is_set if cancel is not None else None
+    return (worker_devices, -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
+            native_progress, cancelled)
+
+
+def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int, bytes_out: int,
+                wall_s: float) -> None:
+    if stats is None:
+        return
+    stats.bytes_in += bytes_in
+    stats.bytes_out += bytes_out
+    stats.wall_s += wall_s
+    stats.wait_s += native["wait_s"]
+    for name, numbers in native["devices"].items():
+        record = stats.device(name)
+        record.jobs += numbers["jobs"]
+        record.bytes += numbers["bytes"]
+        record.busy_s += numbers["busy_s"]
+        record.variant = numbers["variant"] or record.variant
+        for stage in ("h2d_s", "compute_s", "d2h_s"):
+            record.stages[stage] = record.stages.get(stage, 0.0) + numbers[stage]
+
+
+def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+                   device: str = "auto", devices=None, cpu_share=None, variant: Optional[str] = None,
+                   job_size: Optional[int] = None, scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N,
+                   suite: str = "aes-256-gcm", progress: Progress = None, cancel=None,
+                   stats: Optional[stream.StreamStats] = None):
+    """Encrypt a whole buffer in memory into a gpucrypt file: the same file encrypt_stream writes.
+
+    Returns the file as bytes, or, with `out` (any writable buffer of at least
+    encrypted_len(len(data), chunk_size) bytes: bytearray, memoryview, numpy array,
+    stream.page_locked), writes it to the start of `out` and returns its length. `out` must not
+    overlap `data`. The chunks run as jobs on the library's own scheduler (C++: no Python in the
+    loop, the GIL released), each job reading and writing its part of `data`/`out` in place:
+    page-locked `data` and `out` go to and from a GPU with no host copy. Options as
+    encrypt_stream's (`device`, `devices`, `cpu_share`, `variant`, `job_size`, `cancel` a
+    threading.Event, `stats` a StreamStats); `progress(n)` gets the plaintext bytes done since
+    its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
+    """
+    _check_chunk_size(chunk_size)
+    if suite not in _SUITES_BY_NAME:
+        raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
+    source = _as_source(data)
+    target = _writable_out(out)
+    file_len = encrypted_len(len(source), chunk_size)
+    _check_out_len(target, file_len, "the encrypted file")
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
+                                        chunk_size, scrypt_log2n)
+    key = bytearray(payload_key)
+    del payload_key
+    start = time.perf_counter()
+    try:
+        result, native_stats = _native.format_seal_body(key, header.prefix + header.mac, chunk_size, source, target,
+                                                        *pipeline)
+    finally:
+        _native.wipe(key)
+    _fill_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
+    return file_len if out is not None else result
+
+
+def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "auto", devices=None, cpu_share=None,
+                   variant: Optional[str] = None, job_size: Optional[int] = None,
+                   max_scrypt_log2n: int = MAX_SCRYPT_LOG2N, progress: Progress = None, cancel=None,
+                   stats: Optional[stream.StreamStats] = None):
+    """Decrypt a whole gpucrypt file held in memory; the inverse of encrypt_buffer.
+
+    Returns the plaintext as bytes, or, with `out` (any writable buffer of at least the
+    plaintext's length, not overlapping `data`), writes it to the start of `out` and returns its
+    length. Header errors and key material as decrypt_stream (`key_material` may be a callable
+    taking the Header). A length no file can have raises DecryptionError before any chunk is
+    opened. A chunk that fails authentication raises DecryptionError naming the first failing
+    chunk in file order (`chunk_index`), once every job in flight has stopped; `out` then holds
+    only the authenticated plaintext before it (`released_len` bytes) and zeros after it. The
+    same holds after any other error (Cancelled, KeyboardInterrupt): no byte of `out` beyond
+    what authenticated is plaintext. Options as encrypt_buffer's.
+    """
+    source = _as_source(data)
+    target = _writable_out(out)
+    header = parse_header(bytes(source[:HEADER_LEN]), max_scrypt_log2n)
+    if header.kdf == "scrypt":
+        check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    material = key_material(header) if callable(key_material) else key_material
+    key = bytearray(_open_header(header, _normalise_key_material(material)))
+    start = time.perf_counter()
+    try:
+        # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
+        plaintext_len = _plaintext_len(len(source), header.chunk_size)
+        _check_out_len(target, plaintext_len, "the plaintext")
+        result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
+                                                                 source[HEADER_LEN:], target, *pipeline)
+    finally:
+        _native.wipe(key)
+    if failure is not None:
+        message, chunk_index, released_len = failure
+        raise DecryptionError(message, chunk_index, released_len)
+    _fill_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
+    return plaintext_len if out is not None else result
+
+
+def _as_source(data) -> memoryview:
+    """`data` as a flat byte view (bytes-like only: a str or an int is a TypeError)."""
+    return memoryview(_as_bytes_like(data, "data")).cast("B")
 
 
 _TEMP_SUFFIX = ".gpucrypt-tmp"

@@ -6,13 +6,26 @@
 //   FormatSealer(key, chunk_len, device, variant): .header, .update(data) -> bytes, .finish() -> bytes
 //   FormatOpener(key, device, variant): .update(data) -> bytes, .finish() -> bytes (raises ValueError
 //     naming the failure; kdf 2, raw keys only: passphrases are Python's)
+//   format_seal_body(payload_key, header, chunk_len, plaintext, out, devices, cpu_share, job_len, variant,
+//                    progress, cancelled) -> (new bytes when out is None else None, stats dict):
+//     the whole file (header + sealed chunks) into `out` (or a new bytes object) on the in-memory
+//     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto".
+//   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
+//     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
+//   Both call progress(plaintext bytes done) and cancelled() -> bool with the GIL, on the calling
+//   thread; cancelled() raising, progress() raising or a signal (PyErr_CheckSignals, e.g.
+//   KeyboardInterrupt) stops the pipeline and raises that exception; cancelled() returning True
+//   raises gpucrypt.stream.Cancelled.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
+
+#include "engine/scheduler.hpp"
 
 #include "gpucrypt/format.hpp"
 #include "python/buffer_view.hpp"
@@ -78,9 +91,160 @@ struct PyOpener {
       : opener(BufferView(key).span(), device, variant) {}
 };
 
+// ---- the in-memory pipeline -----------------------------------------------------------------
+
+bool spans_overlap(const uint8_t* a, size_t a_len, const uint8_t* b, size_t b_len) {
+  return a_len && b_len && a < b + b_len && b < a + a_len;
+}
+
+// `out`, or a new bytes object of `len` bytes when out is None: (owner to return or None, span).
+// A new bytes object is filled before Python sees it, which CPython allows its creator.
+struct Output {
+  nb::object fresh;
+  std::optional<BufferView> view;
+  MutableByteSpan span;
+  Output(nb::handle out, uint64_t len, const char* what) {
+    if (out.is_none()) {
+      fresh = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len)));
+      if (!fresh.is_valid()) throw nb::python_error();
+      span = MutableByteSpan(reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(fresh.ptr())), len);
+      return;
+    }
+    view.emplace(out, true);
+    if (view->size() < len)
+      throw std::invalid_argument(std::string("out holds ") + std::to_string(view->size()) + " bytes; " + what +
+                                  " needs " + std::to_string(len));
+    span = MutableByteSpan(view->data(), len);
+  }
+  nb::object result() const { return fresh.is_valid() ? fresh : nb::none(); }
+};
+
+nb::dict stats_dict(const format::PipelineStats& stats) {
+  nb::dict devices;
+  for (const auto& d : stats.devices) {
+    nb::dict device;
+    device["jobs"] = d.jobs;
+    device["bytes"] = d.bytes;
+    device["busy_s"] = d.busy_s;
+    device["variant"] = d.variant;
+    device["h2d_s"] = d.h2d_s;
+    device["compute_s"] = d.compute_s;
+    device["d2h_s"] = d.d2h_s;
+    devices[nb::cast(d.name)] = device;
+  }
+  nb::dict result;
+  result["wall_s"] = stats.wall_s;
+  result["wait_s"] = stats.wait_s;
+  result["devices"] = devices;
+  return result;
+}
+
+// Runs `pipeline` with the GIL released; progress and cancelled take it back. A Python exception
+// from either, or a pending signal, stops the pipeline (as a cancellation) and is raised here
+// once every worker has stopped.
+template <typename Pipeline>
+format::PipelineStats run_released(format::PipelineOptions& options, nb::handle progress, nb::handle cancelled,
+                                   Pipeline&& pipeline) {
+  std::optional<nb::python_error> raised;  // touched with the GIL held only
+  if (!progress.is_none())
+    options.progress = [&](uint64_t done) {
+      nb::gil_scoped_acquire gil;
+      try {
+        progress(done);
+      } catch (nb::python_error& error) {
+        raised.emplace(std::move(error));
+        throw engine::Cancelled();
+      }
+    };
+  options.cancelled = [&] {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) {
+      raised.emplace();  // fetches the exception the signal handler raised
+      return true;
+    }
+    if (cancelled.is_none()) return false;
+    try {
+      return nb::cast<bool>(cancelled());
+    } catch (nb::python_error& error) {
+      raised.emplace(std::move(error));
+      return true;
+    }
+  };
+  try {
+    nb::gil_scoped_release release;
+    return pipeline();
+  } catch (const engine::Cancelled&) {
+    if (raised) {
+      raised->restore();
+      throw nb::python_error();
+    }
+    PyErr_SetString(nb::module_::import_("gpucrypt.stream").attr("Cancelled").ptr(), "stream cancelled");
+    throw nb::python_error();
+  }
+}
+
+format::PipelineOptions pipeline_options(std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                                         std::string variant) {
+  format::PipelineOptions options;
+  options.devices = std::move(devices);
+  options.cpu_share = cpu_share;
+  options.job_len = job_len;
+  options.variant = std::move(variant);
+  return options;
+}
+
+nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_len, nb::handle plaintext, nb::handle out,
+                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    nb::handle progress, nb::handle cancelled) {
+  BufferView key_view(payload_key), header_view(header), in(plaintext);
+  if (header_view.size() != format::kHeaderLen)
+    throw std::invalid_argument("the header is " + std::to_string(format::kHeaderLen) + " bytes, got " +
+                                std::to_string(header_view.size()));
+  format::check_chunk_len(chunk_len);
+  const format::Layout layout{chunk_len, in.size()};
+  Output output(out, layout.file_len(), "the encrypted file");
+  if (spans_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
+    throw std::invalid_argument("out overlaps the input (in place is not supported: each chunk's tag shifts the "
+                                "chunks after it)");
+  auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+    return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(format::kHeaderLen), options);
+  });
+  std::copy(header_view.data(), header_view.data() + format::kHeaderLen, output.span.data());
+  return nb::make_tuple(output.result(), stats_dict(stats));
+}
+
+nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plaintext_len, nb::handle body, nb::handle out,
+                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    nb::handle progress, nb::handle cancelled) {
+  BufferView key_view(payload_key), in(body);
+  format::check_chunk_len(chunk_len);
+  const format::Layout layout{chunk_len, plaintext_len};
+  Output output(out, plaintext_len, "the plaintext");
+  auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  std::optional<format::DecryptionError> failure;
+  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+    try {
+      return format::open_body(key_view.span(), layout, in.span(), output.span, options);
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
+      return format::PipelineStats{};
+    }
+  });
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
+  return nb::make_tuple(output.result(), stats_dict(stats), failed);
+}
+
 }  // namespace
 
 void register_format_bindings(nb::module_& m) {
+  m.def("format_seal_body", &seal_body, nb::arg("payload_key"), nb::arg("header"), nb::arg("chunk_len"),
+        nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
+        nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
+  m.def("format_open_body", &open_body, nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("plaintext_len"),
+        nb::arg("body"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
+        nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
   m.def("format_seal_chunks", &seal_range);
   m.def("format_open_chunks", &open_range);
   nb::class_<PySealer>(m, "FormatSealer")

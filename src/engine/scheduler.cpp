@@ -1,0 +1,232 @@
+// scheduler.cpp: see scheduler.hpp.
+#include "engine/scheduler.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace gpucrypt::engine {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+struct Scheduler::Job {
+  uint64_t num_bytes = 0;
+  size_t device_index = 0;
+  Work work;
+  Retire retire;
+  bool done = false;  // under mutex_
+  std::exception_ptr error;
+};
+
+struct Scheduler::Device {
+  DeviceStats stats;
+  unsigned num_workers = 1;
+  std::deque<std::shared_ptr<Job>> queue;  // waiting for a worker
+  std::condition_variable work_ready;
+  unsigned num_running = 0;
+  uint64_t outstanding_bytes = 0;  // queued or running here, not yet done
+  size_t num_outstanding = 0;
+};
+
+Scheduler::Scheduler(std::vector<std::string> devices, SchedulerOptions options)
+    : options_(std::move(options)), start_(std::chrono::steady_clock::now()) {
+  if (devices.empty()) throw std::invalid_argument("a scheduler needs at least one device");
+  if (options_.cpu_share > 1) throw std::invalid_argument("cpu_share must be negative (auto) or 0..1");
+  unsigned num_workers = 0;
+  bool has_cpu = false, has_other = false;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (std::find(devices.begin(), devices.begin() + i, devices[i]) != devices.begin() + i)
+      throw std::invalid_argument("device " + devices[i] + " is named twice");
+    auto device = std::make_unique<Device>();
+    device->stats.name = devices[i];
+    const bool is_cpu = devices[i] == "cpu";
+    device->num_workers = std::max(1u, is_cpu ? options_.cpu_workers : options_.device_workers);
+    num_workers += device->num_workers;
+    if (is_cpu) cpu_index_ = i;
+    (is_cpu ? has_cpu : has_other) = true;
+    devices_.push_back(std::move(device));
+  }
+  split_ = options_.cpu_share >= 0 && has_cpu && has_other;
+  depth_ = options_.depth ? options_.depth : 2 * size_t(num_workers) + 1;
+  for (auto& device : devices_)
+    for (unsigned w = 0; w < device->num_workers; ++w) threads_.emplace_back([this, d = device.get()] { worker_loop(*d); });
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    for (auto& device : devices_) device->queue.clear();
+  }
+  for (auto& device : devices_) device->work_ready.notify_all();
+  for (auto& thread : threads_)
+    if (thread.joinable()) thread.join();
+  threads_.clear();
+  pending_.clear();
+}
+
+void Scheduler::check_cancelled() {
+  if (options_.cancelled && options_.cancelled()) {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;  // workers drop what is queued
+    }
+    throw Cancelled();
+  }
+}
+
+void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
+  refuse_after_failure();
+  check_cancelled();
+  while (pending_.size() >= depth_) retire_oldest();
+  auto job = std::make_shared<Job>();
+  job->num_bytes = num_bytes;
+  job->work = std::move(work);
+  job->retire = std::move(retire);
+  Device* device;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw Cancelled();
+    job->device_index = choose(num_bytes);
+    device = devices_[job->device_index].get();
+    device->queue.push_back(job);
+    device->outstanding_bytes += num_bytes;
+    ++device->num_outstanding;
+  }
+  device->work_ready.notify_one();
+  pending_.push_back(std::move(job));
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (pending_.empty() || !pending_.front()->done) break;
+    }
+    retire_oldest();
+  }
+}
+
+void Scheduler::drain() {
+  if (!pending_.empty()) refuse_after_failure();
+  while (!pending_.empty()) retire_oldest();
+  last_drain_ = std::chrono::steady_clock::now();
+  drained_ = true;
+}
+
+size_t Scheduler::choose(uint64_t num_bytes) {
+  if (devices_.size() == 1) return 0;
+  if (split_) {
+    all_bytes_ += num_bytes;
+    if (double(cpu_bytes_ + num_bytes) <= options_.cpu_share * double(all_bytes_) + 1e-9) {
+      cpu_bytes_ += num_bytes;
+      return cpu_index_;
+    }
+  }
+  size_t best = devices_.size();
+  double best_s = 0;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (split_ && i == cpu_index_) continue;  // the CPU has had its share
+    const double finish_s = expected_finish_s(*devices_[i], num_bytes);
+    if (best == devices_.size() || finish_s < best_s) best = i, best_s = finish_s;
+  }
+  return best;
+}
+
+double Scheduler::expected_finish_s(const Device& device, uint64_t num_bytes) const {
+  if (device.stats.rate <= 0)  // not measured yet: one job per worker at a time until it is
+    return device.num_outstanding < device.num_workers ? 0.0 : std::numeric_limits<double>::infinity();
+  return double(device.outstanding_bytes + num_bytes) / device.stats.rate;
+}
+
+void Scheduler::retire_oldest() {
+  std::shared_ptr<Job> job = pending_.front();
+  {
+    std::unique_lock lock(mutex_);
+    if (!job->done) {
+      const auto began = std::chrono::steady_clock::now();
+      while (!job_done_.wait_for(lock, kWaitSlice, [&] { return job->done || stopping_; })) {
+        lock.unlock();
+        check_cancelled();
+        lock.lock();
+      }
+      wait_s_ += seconds_since(began);
+      if (!job->done) throw Cancelled();  // stopped after an earlier failure: it will never run
+    }
+  }
+  pending_.pop_front();
+  try {
+    if (job->error) std::rethrow_exception(job->error);
+    check_cancelled();
+    if (job->retire) job->retire();
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;  // nothing after a failure is wanted: workers drop their queues
+    throw;
+  }
+}
+
+void Scheduler::refuse_after_failure() const {
+  std::lock_guard lock(mutex_);
+  if (stopping_) throw Cancelled();
+}
+
+void Scheduler::worker_loop(Device& device) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    device.work_ready.wait(lock, [&] { return stopping_ || !device.queue.empty(); });
+    if (stopping_) return;
+    std::shared_ptr<Job> job = std::move(device.queue.front());
+    device.queue.pop_front();
+    unsigned overlapping = ++device.num_running;
+    lock.unlock();
+    const auto began = std::chrono::steady_clock::now();
+    try {
+      job->work(device.stats.name);
+    } catch (...) {  // handed to the calling thread, in order
+      job->error = std::current_exception();
+    }
+    const double elapsed_s = seconds_since(began);
+    lock.lock();
+    overlapping = std::max(overlapping, device.num_running);
+    --device.num_running;
+    device.outstanding_bytes -= job->num_bytes;
+    --device.num_outstanding;
+    DeviceStats& stats = device.stats;
+    stats.busy_s += elapsed_s;
+    ++stats.jobs;
+    stats.bytes += job->num_bytes;
+    if (elapsed_s > 0 && job->num_bytes && stats.jobs > 1) {
+      const double sample = double(job->num_bytes) / elapsed_s * overlapping;
+      stats.rate = stats.rate == 0 ? sample : 0.7 * stats.rate + 0.3 * sample;
+    }
+    job->done = true;
+    job_done_.notify_all();
+  }
+}
+
+void Scheduler::record_run(const std::string& device, std::string_view variant, double h2d_s, double compute_s,
+                           double d2h_s) {
+  std::lock_guard lock(mutex_);
+  for (auto& d : devices_) {
+    if (d->stats.name != device) continue;
+    d->stats.variant = variant;
+    d->stats.h2d_s += h2d_s;
+    d->stats.compute_s += compute_s;
+    d->stats.d2h_s += d2h_s;
+  }
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard lock(mutex_);
+  SchedulerStats result;
+  for (const auto& device : devices_) result.devices.push_back(device->stats);
+  const auto end = pending_.empty() && drained_ ? last_drain_ : std::chrono::steady_clock::now();
+  result.wall_s = std::chrono::duration<double>(end - start_).count();
+  result.wait_s = wait_s_;
+  return result;
+}
+
+}  // namespace gpucrypt::engine

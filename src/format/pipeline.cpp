@@ -1,0 +1,212 @@
+// pipeline.cpp: the file format memory to memory, on several devices at once (format.hpp:
+// seal_body / open_body / seal_buffer / open_buffer).
+//
+// A file's chunks are cut into jobs of whole chunks; each job is one seal_chunks / open_chunks
+// call on the device the scheduler (src/engine/scheduler.hpp) chooses, reading and writing its
+// own subspans of the caller's buffers. Nothing is copied here: the CUDA batch executor copies
+// straight between page-locked caller memory and the GPU, and the three workers of a GPU overlap
+// one job's copy in, another's kernels and a third's copy out.
+//
+// Constant-time: as format.cpp (the chunks' variant is the device's constant-time choice unless
+// the caller names one); branches depend on lengths and chunk indices only.
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "engine/scheduler.hpp"
+#include "gpucrypt/format.hpp"
+
+namespace gpucrypt::format {
+
+namespace {
+
+constexpr uint64_t kGpuJobLen = 32 << 20;  // GPU only: a transfer this large runs near PCIe speed
+
+bool overlap(ByteSpan a, ByteSpan b) {
+  if (a.empty() || b.empty()) return false;
+  const auto a_begin = reinterpret_cast<uintptr_t>(a.data()), b_begin = reinterpret_cast<uintptr_t>(b.data());
+  return a_begin < b_begin + b.size() && b_begin < a_begin + a.size();
+}
+
+// Zeroes a key on every way out of a scope.
+struct WipeOnExit {
+  uint8_t* key;
+  ~WipeOnExit() { secure_zero(key, kKeyLen); }
+};
+
+std::string bytes_text(uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
+
+// The checks seal_body and open_body share; `input` and `output` are the spans the jobs use.
+void check_pipeline_arguments(const char* function, ByteSpan payload_key, const Layout& layout, ByteSpan input,
+                              ByteSpan output) {
+  if (payload_key.size() != kKeyLen)
+    throw std::invalid_argument(std::string(function) + ": the payload key is " + std::to_string(kKeyLen) +
+                                " bytes, got " + std::to_string(payload_key.size()));
+  check_chunk_len(layout.chunk_len);
+  if (overlap(input, output))
+    throw std::invalid_argument(std::string(function) +
+                                ": the input and output buffers overlap (in place is not supported: each chunk's "
+                                "tag shifts the chunks after it)");
+}
+
+using ChunkJob = std::function<ChunkRun(uint64_t first, uint64_t count, const std::string& device)>;
+
+PipelineStats stats_of(const engine::SchedulerStats& scheduled) {
+  PipelineStats stats;
+  for (const auto& d : scheduled.devices)
+    stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
+  stats.wall_s = scheduled.wall_s;
+  stats.wait_s = scheduled.wait_s;
+  return stats;
+}
+
+// Runs every chunk of `layout` as jobs of whole chunks of about options.job_len input bytes
+// (unit_len input bytes per chunk: plaintext when sealing, sealed when opening). done_chunks
+// counts the chunks retired, in order. When this returns or throws, no job runs any more (the
+// scheduler's destructor lets running jobs finish and drops queued ones).
+PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const PipelineOptions& options,
+                           const ChunkJob& run_job, uint64_t& done_chunks) {
+  engine::SchedulerOptions scheduling;
+  scheduling.cpu_share = options.cpu_share;
+  scheduling.cancelled = options.cancelled;
+  engine::Scheduler scheduler(options.devices, scheduling);
+  const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
+  const uint64_t job_len = options.job_len ? options.job_len : default_job_len(options.devices);
+  const uint64_t chunks_per_job = std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
+  const uint64_t num_chunks = layout.num_chunks();
+  for (uint64_t first = 0; first < num_chunks; first += chunks_per_job) {
+    const uint64_t count = std::min(chunks_per_job, num_chunks - first);
+    const uint64_t input_len = (sealed_input ? layout.sealed_range(first, count) : layout.plaintext_range(first, count)).second;
+    scheduler.submit(
+        input_len,
+        [&, first, count](const std::string& device) {
+          const ChunkRun run = run_job(first, count, device);
+          scheduler.record_run(device, run.variant, run.h2d_s, run.compute_s, run.d2h_s);
+        },
+        [&, first, count] {
+          done_chunks = first + count;
+          if (options.progress) options.progress(layout.plaintext_range(0, done_chunks).second);
+        });
+  }
+  scheduler.drain();
+  return stats_of(scheduler.stats());
+}
+
+}  // namespace
+
+uint64_t default_job_len(const std::vector<std::string>& devices) {
+  if (!devices.empty() && std::find(devices.begin(), devices.end(), "cpu") == devices.end()) return kGpuJobLen;
+  // CPU jobs: large enough to amortise a call over every core, small enough to stay in cache.
+  // Measured best (gpucrypt/stream.py): 2 MiB on 2 cores, 8 MiB on 16; 512 KiB per core between.
+  const uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::min<uint64_t>(8 << 20, std::max<uint64_t>(2 << 20, cores << 19));
+}
+
+PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan plaintext, MutableByteSpan body,
+                        const PipelineOptions& options) {
+  const uint64_t body_len = layout.file_len() - kHeaderLen;
+  if (plaintext.size() != layout.plaintext_len)
+    throw std::invalid_argument("seal_body: the plaintext is " + bytes_text(plaintext.size()) + ", the layout says " +
+                                bytes_text(layout.plaintext_len));
+  if (body.size() < body_len)
+    throw std::invalid_argument("seal_body: the output holds " + bytes_text(body.size()) + ", the sealed chunks need " +
+                                bytes_text(body_len));
+  body = body.first(body_len);
+  check_pipeline_arguments("seal_body", payload_key, layout, plaintext, body);
+  uint64_t done_chunks = 0;
+  return run_pipeline(
+      layout, false, options,
+      [&](uint64_t first, uint64_t count, const std::string& device) {
+        const auto [in_at, in_len] = layout.plaintext_range(first, count);
+        const auto [out_at, out_len] = layout.sealed_range(first, count);
+        return seal_chunks(payload_key, layout, first, count, plaintext.subspan(in_at, in_len),
+                           body.subspan(out_at - kHeaderLen, out_len), device, options.variant);
+      },
+      done_chunks);
+}
+
+PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan body, MutableByteSpan plaintext,
+                        const PipelineOptions& options) {
+  const uint64_t body_len = layout.file_len() - kHeaderLen;
+  if (body.size() != body_len)
+    throw std::invalid_argument("open_body: the sealed body is " + bytes_text(body.size()) + ", the layout says " +
+                                bytes_text(body_len));
+  if (plaintext.size() < layout.plaintext_len)
+    throw std::invalid_argument("open_body: the output holds " + bytes_text(plaintext.size()) +
+                                ", the plaintext needs " + bytes_text(layout.plaintext_len));
+  plaintext = plaintext.first(layout.plaintext_len);
+  check_pipeline_arguments("open_body", payload_key, layout, body, plaintext);
+  uint64_t done_chunks = 0;
+  // Whatever goes wrong, the output keeps only plaintext that authenticated, in order: every
+  // byte after it is zeroed (no plaintext of a chunk after a failed one survives).
+  const auto keep_prefix = [&](uint64_t num_chunks) {
+    const uint64_t kept = layout.plaintext_range(0, std::min(num_chunks, layout.num_chunks())).second;
+    secure_zero(plaintext.data() + kept, plaintext.size() - kept);
+    return kept;
+  };
+  try {
+    return run_pipeline(
+        layout, true, options,
+        [&](uint64_t first, uint64_t count, const std::string& device) {
+          const auto [in_at, in_len] = layout.sealed_range(first, count);
+          const auto [out_at, out_len] = layout.plaintext_range(first, count);
+          return open_chunks(payload_key, layout, first, count, body.subspan(in_at - kHeaderLen, in_len),
+                             plaintext.subspan(out_at, out_len), device, options.variant);
+        },
+        done_chunks);
+  } catch (DecryptionError& failure) {
+    // The first failure in file order: the jobs before it retired, the chunks before it in its
+    // own job authenticated.
+    failure.released_len = keep_prefix(failure.chunk_index);
+    throw;
+  } catch (...) {
+    keep_prefix(done_chunks);
+    throw;
+  }
+}
+
+uint64_t seal_buffer(ByteSpan key, ByteSpan plaintext, MutableByteSpan out, uint32_t chunk_len,
+                     const PipelineOptions& options, PipelineStats* stats) {
+  check_chunk_len(chunk_len);
+  const Layout layout{chunk_len, plaintext.size()};
+  if (out.size() < layout.file_len())
+    throw std::invalid_argument("seal_buffer: the output holds " + bytes_text(out.size()) + ", the file needs " +
+                                bytes_text(layout.file_len()));
+  out = out.first(layout.file_len());
+  if (overlap(plaintext, out))
+    throw std::invalid_argument("seal_buffer: the input and output buffers overlap (in place is not supported)");
+  uint8_t payload_key[kKeyLen];
+  WipeOnExit wipe{payload_key};
+  const std::vector<uint8_t> header = build_header_with_key(key, chunk_len, payload_key);
+  PipelineStats run = seal_body(ByteSpan(payload_key, kKeyLen), layout, plaintext, out.subspan(kHeaderLen), options);
+  std::memcpy(out.data(), header.data(), kHeaderLen);  // last: a failed seal leaves no valid-looking header
+  if (stats) *stats = std::move(run);
+  return layout.file_len();
+}
+
+std::vector<uint8_t> seal_buffer(ByteSpan key, ByteSpan plaintext, uint32_t chunk_len, const PipelineOptions& options,
+                                 PipelineStats* stats) {
+  check_chunk_len(chunk_len);
+  std::vector<uint8_t> file(Layout{chunk_len, plaintext.size()}.file_len());
+  seal_buffer(key, plaintext, file, chunk_len, options, stats);
+  return file;
+}
+
+uint64_t open_buffer(ByteSpan key, ByteSpan file, MutableByteSpan out, const PipelineOptions& options,
+                     PipelineStats* stats) {
+  uint8_t payload_key[kKeyLen];
+  WipeOnExit wipe{payload_key};
+  const uint32_t chunk_len = open_header_with_key(file, key, payload_key);
+  const Layout layout = layout_for_file(file.size(), chunk_len);
+  if (out.size() < layout.plaintext_len)
+    throw std::invalid_argument("open_buffer: the output holds " + bytes_text(out.size()) + ", the plaintext needs " +
+                                bytes_text(layout.plaintext_len));
+  if (overlap(file, out.first(layout.plaintext_len)))
+    throw std::invalid_argument("open_buffer: the input and output buffers overlap (in place is not supported)");
+  PipelineStats run = open_body(ByteSpan(payload_key, kKeyLen), layout, file.subspan(kHeaderLen),
+                                out.first(layout.plaintext_len), options);
+  if (stats) *stats = std::move(run);
+  return layout.plaintext_len;
+}
+
+}  // namespace gpucrypt::format

@@ -1,0 +1,217 @@
+// test_scheduler.cpp: the engine's ordered, bounded per-device scheduler (src/engine/scheduler.hpp)
+// with jobs that only sleep, on made-up device names: the scheduler must not care what a device
+// is. Checks in-order retirement under out-of-order completion, the in-flight bound, errors
+// re-raised in order, cancellation, dropping queued jobs on stop, and the device choice (by
+// measured rate, and by a numeric cpu_share).
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/scheduler.hpp"
+#include "test_support.hpp"
+
+using gpucrypt::engine::Cancelled;
+using gpucrypt::engine::Scheduler;
+using gpucrypt::engine::SchedulerOptions;
+using gpucrypt::test_support::check;
+using namespace std::chrono_literals;
+
+namespace {
+
+const gpucrypt::engine::DeviceStats& stats_of(const gpucrypt::engine::SchedulerStats& stats, const std::string& name) {
+  for (const auto& device : stats.devices)
+    if (device.name == name) return device;
+  throw std::logic_error("no device " + name);
+}
+
+void retires_in_submission_order() {
+  Scheduler scheduler({"fake:0"});  // 3 workers: later jobs, sleeping less, finish first
+  const auto caller = std::this_thread::get_id();
+  std::vector<int> retired;
+  bool on_caller = true;
+  std::atomic<int> max_running{0}, running{0};
+  for (int i = 0; i < 12; ++i) {
+    scheduler.submit(
+        100,
+        [&, i](const std::string& device) {
+          const int now = ++running;
+          for (int seen = max_running; now > seen && !max_running.compare_exchange_weak(seen, now);) {
+          }
+          check(device == "fake:0", "work receives its device's name");
+          std::this_thread::sleep_for(std::chrono::milliseconds(2 * (12 - i)));
+          --running;
+        },
+        [&, i] {
+          retired.push_back(i);
+          on_caller = on_caller && std::this_thread::get_id() == caller;
+        });
+    check(scheduler.num_in_flight() <= scheduler.depth(), "in flight stays within depth (" +
+                                                              std::to_string(scheduler.num_in_flight()) + ")");
+  }
+  scheduler.drain();
+  std::vector<int> expected(12);
+  for (int i = 0; i < 12; ++i) expected[i] = i;
+  check(retired == expected, "retire runs in submission order");
+  check(on_caller, "retire runs on the calling thread");
+  check(max_running == 3, "three workers ran at once on a non-CPU device, got " + std::to_string(max_running));
+  check(scheduler.depth() == 7, "default depth is 2 * workers + 1");
+  const auto stats = scheduler.stats();
+  check(stats_of(stats, "fake:0").jobs == 12 && stats_of(stats, "fake:0").bytes == 1200, "stats count jobs and bytes");
+}
+
+void bounded_in_flight() {
+  SchedulerOptions options;
+  options.depth = 3;
+  Scheduler scheduler({"a", "b"}, options);
+  std::atomic<int> started{0};
+  int retired = 0;
+  for (int i = 0; i < 20; ++i) {
+    scheduler.submit(10, [&](const std::string&) { ++started, std::this_thread::sleep_for(1ms); }, [&] { ++retired; });
+    check(int(scheduler.num_in_flight()) <= 3, "submit blocks at depth 3");
+    check(started - retired <= 3, "no more than depth jobs started and not retired");
+  }
+  scheduler.drain();
+  check(retired == 20 && scheduler.num_in_flight() == 0, "drain retires everything");
+}
+
+void errors_are_raised_in_order() {
+  Scheduler scheduler({"fake:0"});
+  std::vector<int> retired;
+  std::string caught;
+  try {
+    for (int i = 0; i < 8; ++i)
+      scheduler.submit(
+          1,
+          [i](const std::string&) {
+            if (i == 2) std::this_thread::sleep_for(20ms), throw std::runtime_error("job 2");
+            if (i == 3) throw std::runtime_error("job 3");  // fails first, retires later
+          },
+          [&, i] { retired.push_back(i); });
+    scheduler.drain();
+  } catch (const std::runtime_error& error) {
+    caught = error.what();
+  }
+  check(caught == "job 2", "the first failed job in submission order is raised, got '" + caught + "'");
+  check(retired == std::vector<int>{0, 1}, "jobs before the failure retired, none after");
+  bool refused = false;
+  try {
+    scheduler.submit(1, [](const std::string&) {}, {});
+  } catch (const Cancelled&) {
+    refused = true;
+  }
+  check(refused, "a scheduler that failed takes no more work");
+  refused = false;
+  try {
+    scheduler.drain();  // jobs 4.. may be done: they must not retire after the failure
+  } catch (const Cancelled&) {
+    refused = true;
+  }
+  check(refused && retired == std::vector<int>{0, 1}, "a scheduler that failed retires nothing more");
+}
+
+void cancellation() {
+  std::atomic<bool> cancel{false};
+  SchedulerOptions options;
+  options.cancelled = [&] { return cancel.load(); };
+  Scheduler scheduler({"cpu"}, options);
+  int retired = 0;
+  bool raised = false;
+  try {
+    for (int i = 0; i < 10; ++i)
+      scheduler.submit(1, [](const std::string&) {}, [&, i] { ++retired, cancel = i == 3; });
+    scheduler.drain();
+  } catch (const Cancelled&) {
+    raised = true;
+  }
+  check(raised, "cancellation raises Cancelled");
+  check(retired == 4, "nothing retires after cancellation, got " + std::to_string(retired));
+
+  // Cancelled while the caller waits on a long job: noticed within a wait slice.
+  std::atomic<bool> cancel_soon{false};
+  options.cancelled = [&] { return cancel_soon.load(); };
+  Scheduler waiting({"cpu"}, options);
+  const auto began = std::chrono::steady_clock::now();
+  std::thread canceller([&] { std::this_thread::sleep_for(50ms), cancel_soon = true; });
+  raised = false;
+  try {
+    waiting.submit(1, [](const std::string&) { std::this_thread::sleep_for(1s); }, {});
+    waiting.drain();
+  } catch (const Cancelled&) {
+    raised = true;
+  }
+  canceller.join();
+  check(raised && std::chrono::steady_clock::now() - began < 600ms, "a waiting caller sees cancellation");
+}
+
+void stop_drops_queued_jobs() {
+  std::atomic<int> started{0}, ran{0};
+  {
+    SchedulerOptions options;
+    options.depth = 50;
+    Scheduler scheduler({"cpu"}, options);  // one worker
+    for (int i = 0; i < 20; ++i)
+      scheduler.submit(1, [&](const std::string&) { ++started, std::this_thread::sleep_for(5ms), ++ran; }, {});
+    while (started == 0) std::this_thread::yield();
+  }  // destructor: the running job finishes, the rest are dropped
+  check(ran >= 1 && ran < 20, "stop lets the running job finish and drops the queue, ran " + std::to_string(ran));
+}
+
+void choice_follows_measured_rate() {
+  SchedulerOptions options;
+  options.device_workers = 1;
+  Scheduler scheduler({"slow", "fast"}, options);
+  for (int i = 0; i < 60; ++i)
+    scheduler.submit(1 << 20, [](const std::string& device) { std::this_thread::sleep_for(device == "fast" ? 1ms : 5ms); },
+                     {});
+  scheduler.drain();
+  const auto stats = scheduler.stats();
+  const auto &fast = stats_of(stats, "fast"), &slow = stats_of(stats, "slow");
+  check(slow.jobs >= 2 && fast.jobs > 2 * slow.jobs, "the faster device gets most jobs: fast " +
+                                                         std::to_string(fast.jobs) + ", slow " + std::to_string(slow.jobs));
+  check(fast.rate > 2 * slow.rate && slow.rate > 0, "rates are measured");
+  check(stats.wall_s > 0 && fast.busy_s > 0, "times are recorded");
+}
+
+void numeric_cpu_share() {
+  SchedulerOptions options;
+  options.cpu_share = 0.25;
+  Scheduler scheduler({"gpu-like", "cpu"}, options);
+  for (int i = 0; i < 40; ++i) scheduler.submit(1000, [](const std::string&) {}, {});
+  scheduler.drain();
+  const auto stats = scheduler.stats();
+  check(stats_of(stats, "cpu").bytes == 10000 && stats_of(stats, "gpu-like").bytes == 30000,
+        "cpu_share 0.25 sends a quarter of the bytes to the CPU");
+}
+
+void record_run_and_bad_arguments() {
+  Scheduler scheduler({"cpu"});
+  scheduler.submit(1, [&](const std::string& device) { scheduler.record_run(device, "v1", 0.5, 1, 0.25); }, {});
+  scheduler.drain();
+  const auto stats = scheduler.stats();
+  check(stats.devices[0].variant == "v1" && stats.devices[0].h2d_s == 0.5 && stats.devices[0].compute_s == 1,
+        "record_run adds to its device's stats");
+  bool refused = false;
+  try {
+    Scheduler twice({"cpu", "cpu"});
+  } catch (const std::invalid_argument&) {
+    refused = true;
+  }
+  check(refused, "a device named twice is refused");
+}
+
+}  // namespace
+
+int main() {
+  retires_in_submission_order();
+  bounded_in_flight();
+  errors_are_raised_in_order();
+  cancellation();
+  stop_drops_queued_jobs();
+  choice_follows_measured_rate();
+  numeric_cpu_share();
+  record_run_and_bad_arguments();
+  return gpucrypt::test_support::report();
+}
