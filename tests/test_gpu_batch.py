@@ -414,3 +414,41 @@ def test_results_stay_right_while_another_process_loads_the_gpus_and_cpu(tmp_pat
     finally:
         load.kill()
         load.wait()
+
+
+@pytest.mark.parametrize("cpu_share", [0, "auto"])
+def test_file_format_in_memory_on_the_gpu(cpu_share):
+    # encrypt_buffer / decrypt_buffer: the library's pipeline (C++ scheduler, jobs on subspans of
+    # the caller's buffers), here with the GPU's three workers and, with "auto", the CPU beside them.
+    data = os.urandom((9 << 20) + 12345)
+    stats = stream.StreamStats()
+    blob = fileformat.encrypt_buffer(data, KEY, devices=CUDA_DEVICES[:1], cpu_share=cpu_share, job_size=1 << 20,
+                                     stats=stats)
+    assert spec_decrypt(blob, key=KEY) == data
+    assert stats.devices[CUDA_DEVICES[0]].jobs > 0
+    assert stats.devices[CUDA_DEVICES[0]].variant == stream.constant_time_variant("aes", CUDA_DEVICES[0], mode="gcm")
+    assert fileformat.decrypt_buffer(blob, KEY, devices=CUDA_DEVICES[:1], cpu_share=cpu_share,
+                                     job_size=1 << 20) == data
+
+
+def test_file_format_in_memory_page_locked_and_tampered_on_the_gpu():
+    data = os.urandom(6 << 20)
+    source = stream.page_locked(len(data))
+    source[:] = data
+    sealed = stream.page_locked(fileformat.encrypted_len(len(data)))
+    opened = stream.page_locked(len(data))
+    sealed[:] = b"\xa5" * len(sealed)  # poisoned: every byte must be written
+    written = fileformat.encrypt_buffer(source, KEY, out=sealed, device=CUDA_DEVICES[0], job_size=1 << 20)
+    assert written == len(sealed) and spec_decrypt(bytes(sealed), key=KEY) == data
+    assert fileformat.decrypt_buffer(sealed, KEY, out=opened, device=CUDA_DEVICES[0], job_size=1 << 20) == len(data)
+    assert bytes(opened) == data
+    # A modified chunk in the third job: the chunks before it stay, every byte after is zeroed.
+    chunk = fileformat.DEFAULT_CHUNK_SIZE
+    bad = 40  # 16 chunks of 64 KiB per 1 MiB job
+    sealed[fileformat.HEADER_LEN + bad * (chunk + 16) + 7] ^= 1
+    opened[:] = b"\xa5" * len(opened)
+    with pytest.raises(fileformat.DecryptionError) as info:
+        fileformat.decrypt_buffer(sealed, KEY, out=opened, device=CUDA_DEVICES[0], job_size=1 << 20)
+    assert info.value.chunk_index == bad and info.value.released_len == bad * chunk
+    assert bytes(opened[:bad * chunk]) == data[:bad * chunk]
+    assert not any(bytes(opened[bad * chunk:]))

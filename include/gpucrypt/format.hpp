@@ -148,7 +148,7 @@ class Opener {
 // Where and how a pipeline runs. devices: canonical names ("cpu", "cuda:0", "opencl:0"), each
 // with its own worker threads (CPU 1, others 3). cpu_share < 0: each job goes to the device
 // expected to finish it first (measured rates); 0..1: that fraction of the bytes to "cpu".
-// job_len: plaintext bytes per job, whole chunks, at most kMaxChunksPerJob chunks; 0: 32 MiB when
+// job_len: plaintext bytes per job, whole chunks, at most kMaxChunksPerJob chunks; 0: 16 MiB when
 // every device is a GPU, else the CPU's size (default_job_len). variant "": each device's
 // constant-time AES for GCM. cancelled: polled on the calling thread (each job, and while
 // waiting); true stops the work with engine::Cancelled (a std::runtime_error). progress: called

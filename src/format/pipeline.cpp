@@ -10,6 +10,7 @@
 // Constant-time: as format.cpp (the chunks' variant is the device's constant-time choice unless
 // the caller names one); branches depend on lengths and chunk indices only.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -20,7 +21,16 @@ namespace gpucrypt::format {
 
 namespace {
 
-constexpr uint64_t kGpuJobLen = 32 << 20;  // GPU only: a transfer this large runs near PCIe speed
+// The shape of the format's GPU pipeline, measured on an H200 sealing 1 GiB from page-locked into
+// page-locked memory (bench/results/h200-2026-11-25-format-pipeline-shapes.json): 6 workers with
+// 16 MiB jobs 42.5 GB/s, against 33.1 for the stream engine's 3 workers with 32 MiB. A job is
+// one batch call that copies in, runs its kernels and copies out in turn, and the batch GCM
+// kernel gives each chunk one warp (256 warps for 16 MiB of 64 KiB chunks, a few per SM), so one
+// job's kernels leave most of the GPU idle: six jobs in flight keep both copy engines and the
+// SMs busy. Larger jobs (64-128 MiB) lost: the first copy in and the last copy out, which
+// nothing overlaps, grow with them.
+constexpr uint64_t kGpuJobLen = 16 << 20;
+constexpr unsigned kGpuWorkers = 6;
 
 bool overlap(ByteSpan a, ByteSpan b) {
   if (a.empty() || b.empty()) return false;
@@ -49,6 +59,18 @@ void check_pipeline_arguments(const char* function, ByteSpan payload_key, const 
                                 "tag shifts the chunks after it)");
 }
 
+// Workers per GPU: kGpuWorkers unless GPUCRYPT_GPU_WORKERS (1..16) says otherwise, a
+// knob for measuring the pipeline's shape on a new machine (bench/format_bench.py --sweep).
+unsigned gpu_workers(unsigned fallback) {
+  const char* text = std::getenv("GPUCRYPT_GPU_WORKERS");
+  if (text == nullptr || *text == 0) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(text, &end, 10);
+  if (*end != 0 || n < 1 || n > 16)
+    throw std::invalid_argument(std::string("GPUCRYPT_GPU_WORKERS must be 1..16, got '") + text + "'");
+  return static_cast<unsigned>(n);
+}
+
 using ChunkJob = std::function<ChunkRun(uint64_t first, uint64_t count, const std::string& device)>;
 
 PipelineStats stats_of(const engine::SchedulerStats& scheduled) {
@@ -69,6 +91,7 @@ PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const Pipeli
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
+  scheduling.device_workers = gpu_workers(kGpuWorkers);
   engine::Scheduler scheduler(options.devices, scheduling);
   const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
   const uint64_t job_len = options.job_len ? options.job_len : default_job_len(options.devices);
