@@ -27,6 +27,8 @@ struct Scheduler::Device {
   std::deque<std::shared_ptr<Job>> queue;  // waiting for a worker
   std::condition_variable work_ready;
   unsigned num_running = 0;
+  // For the rate: when the device last went from idle to busy, and when a job last finished.
+  std::chrono::steady_clock::time_point busy_since, last_done;
   uint64_t outstanding_bytes = 0;  // queued or running here, not yet done
   size_t num_outstanding = 0;
 };
@@ -180,7 +182,7 @@ void Scheduler::worker_loop(Device& device) {
     if (stopping_) return;
     std::shared_ptr<Job> job = std::move(device.queue.front());
     device.queue.pop_front();
-    unsigned overlapping = ++device.num_running;
+    if (device.num_running++ == 0) device.busy_since = std::chrono::steady_clock::now();
     lock.unlock();
     const auto began = std::chrono::steady_clock::now();
     try {
@@ -190,16 +192,23 @@ void Scheduler::worker_loop(Device& device) {
     }
     const double elapsed_s = seconds_since(began);
     lock.lock();
-    overlapping = std::max(overlapping, device.num_running);
     --device.num_running;
+    // The device's rate is measured from its completions: a job's bytes over the time since the
+    // one before it finished (or since the device went busy). With several workers per device
+    // that is what the device delivers, whether its jobs truly overlap or wait on a shared
+    // resource (the host's copy pool, the memory bus), where elapsed time times the jobs running
+    // would overstate it. A device's first job carries its start-up and is not measured.
+    const auto now = std::chrono::steady_clock::now();
+    const double interval_s = std::chrono::duration<double>(now - std::max(device.busy_since, device.last_done)).count();
+    device.last_done = now;
     device.outstanding_bytes -= job->num_bytes;
     --device.num_outstanding;
     DeviceStats& stats = device.stats;
     stats.busy_s += elapsed_s;
     ++stats.jobs;
     stats.bytes += job->num_bytes;
-    if (elapsed_s > 0 && job->num_bytes && stats.jobs > 1) {
-      const double sample = double(job->num_bytes) / elapsed_s * overlapping;
+    if (interval_s > 0 && job->num_bytes && stats.jobs > 1) {
+      const double sample = double(job->num_bytes) / interval_s;
       stats.rate = stats.rate == 0 ? sample : 0.7 * stats.rate + 0.3 * sample;
     }
     job->done = true;
