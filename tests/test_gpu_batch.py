@@ -452,3 +452,19 @@ def test_file_format_in_memory_page_locked_and_tampered_on_the_gpu():
     assert info.value.chunk_index == bad and info.value.released_len == bad * chunk
     assert bytes(opened[:bad * chunk]) == data[:bad * chunk]
     assert not any(bytes(opened[bad * chunk:]))
+
+
+def test_file_format_in_memory_auto_device_choice():
+    # device="auto": the GPUs when both buffers are page-locked, else the CPU (measured: together
+    # they were slower than the faster alone; fileformat._in_memory_auto_devices).
+    data = os.urandom(3 << 20)
+    stats = stream.StreamStats()
+    blob = fileformat.encrypt_buffer(data, KEY, stats=stats)
+    assert {name for name, d in stats.devices.items() if d.jobs} == {"cpu"}
+    source = stream.page_locked(len(data))
+    source[:] = data
+    sealed = stream.page_locked(len(blob))
+    stats = stream.StreamStats()
+    fileformat.encrypt_buffer(source, KEY, out=sealed, stats=stats)
+    assert {name for name, d in stats.devices.items() if d.jobs} <= set(CUDA_DEVICES)
+    assert fileformat.decrypt_buffer(sealed, KEY) == data

@@ -661,10 +661,30 @@ def _check_out_len(view, needed: int, what: str) -> None:
         raise ValueError(f"out holds {len(view)} bytes; {what} needs {needed}")
 
 
-def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
+def _in_memory_auto_devices(source, target):
+    """device="auto" for the in-memory functions: the GPUs alone when `source` and `target` are
+    both page-locked (the copy engines read and write them directly), else the CPU alone.
+
+    Measured on an H200 with its 16-core host, 1 GiB (docs/performance.md, 2026-11-25): page-locked,
+    the GPU sealed at 40-42 GB/s, the CPU at 28-29 and both together at 32-34; pageable, the GPU
+    sealed at 7-8 GB/s (every byte copied through page-locked staging by the host's copy pool,
+    which the CPU's own jobs also need), the CPU at 29-32 and both at 7.5-8.3. Sharing the host's
+    memory bus and copy pool, the two together were slower than the faster alone in both cases,
+    so auto picks one. Naming devices or a cpu_share runs exactly that.
+    """
+    gpus = [d["name"] for d in stream.list_devices() if d["kind"] == "cuda"] if stream.cuda_available() else []
+    if gpus and target is not None and _native.is_page_locked(source) and _native.is_page_locked(target):
+        return gpus, 0.0
+    return ["cpu"], 1.0
+
+
+def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target):
     """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
     progress taking the plaintext bytes done so far, cancelled)."""
-    worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
+    if device in (None, "auto") and not devices and cpu_share is None:
+        worker_devices, share = _in_memory_auto_devices(source, target)
+    else:
+        worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
     native_progress = None
@@ -711,7 +731,9 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     stream.page_locked), writes it to the start of `out` and returns its length. `out` must not
     overlap `data`. The chunks run as jobs on the library's own scheduler (C++: no Python in the
     loop, the GIL released), each job reading and writing its part of `data`/`out` in place:
-    page-locked `data` and `out` go to and from a GPU with no host copy. Options as
+    page-locked `data` and `out` go to and from a GPU with no host copy. device="auto" (with no
+    `devices` or `cpu_share`) runs on the GPUs alone when `data` and `out` are both page-locked,
+    else on the CPU alone (_in_memory_auto_devices says why). Options as
     encrypt_stream's (`device`, `devices`, `cpu_share`, `variant`, `job_size`, `cancel` a
     threading.Event, `stats` a StreamStats); `progress(n)` gets the plaintext bytes done since
     its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
@@ -723,7 +745,7 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     target = _writable_out(out)
     file_len = encrypted_len(len(source), chunk_size)
     _check_out_len(target, file_len, "the encrypted file")
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target)
     header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
     key = bytearray(payload_key)
@@ -759,7 +781,8 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     header = parse_header(bytes(source[:HEADER_LEN]), max_scrypt_log2n)
     if header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel,
+                                source[HEADER_LEN:], target)
     material = key_material(header) if callable(key_material) else key_material
     key = bytearray(_open_header(header, _normalise_key_material(material)))
     start = time.perf_counter()
