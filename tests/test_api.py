@@ -1,6 +1,8 @@
 """The Python API's contract: argument checks with clear errors, dispatch (which variant runs),
 devices, and that inputs are never modified."""
 
+import sys
+
 import pytest
 
 import gpucrypt
@@ -230,6 +232,26 @@ def test_selftest_passes_and_reports_every_variant():
     assert report and all(r["passed"] for r in report)
     tested = {r["variant"] for r in report if r["device"] == "cpu"}
     assert tested == {v["name"] for v in gpucrypt.variants(backend="cpu")}
+
+
+def test_selftest_runs_the_file_formats_batch_kernels_on_every_device():
+    # The format's chunks run on the batch engine, not on the streams the other vectors use: AES-GCM
+    # seal and open through it, with the format's constant-time variant, on every device.
+    selftest_module = sys.modules["gpucrypt.selftest"]  # the package name gpucrypt.selftest is the function
+    report = gpucrypt.selftest()
+    for device in {r["device"] for r in report}:
+        batch = {r["vector"] for r in report if r["device"] == device and "batch" in r["vector"]}
+        assert batch == {f"aes-{bits}-gcm batch {op}" for bits in (128, 256) for op in ("seal", "open")}, device
+    # A wrong known answer is reported as a failure, not skipped.
+    cipher, key, nonce, pt, sealed = selftest_module._BATCH_GCM_VECTORS[1]
+    wrong = [(cipher, key, nonce, pt, sealed[:-2] + ("00" if sealed[-2:] != "00" else "01"))]
+    original = selftest_module._BATCH_GCM_VECTORS
+    try:
+        selftest_module._BATCH_GCM_VECTORS = wrong
+        failed = [r for r in gpucrypt.selftest(devices=["cpu"], raise_on_failure=False) if not r["passed"]]
+    finally:
+        selftest_module._BATCH_GCM_VECTORS = original
+    assert [r["vector"] for r in failed] == ["aes-256-gcm batch seal", "aes-256-gcm batch open"]
 
 
 def test_dlpack_capsules_are_read_without_being_consumed():
