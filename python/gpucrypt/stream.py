@@ -25,14 +25,13 @@ See docs/engine.md.
 
 from __future__ import annotations
 
-import collections
 import io
 import os
-import queue
 import select
 import stat
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
@@ -58,7 +57,6 @@ DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PC
 # fixed costs (key setup, launch, synchronisation). Measured on two H200s (bench/stream_bench.py).
 GPU_WORKERS = 3
 MAX_CHUNKS_PER_JOB = 4096
-_WAIT_SLICE_S = 0.25              # how often a blocked caller re-checks cancellation
 
 
 class Cancelled(Exception):
@@ -132,7 +130,7 @@ class DeviceStats:
     jobs: int = 0
     bytes: int = 0
     busy_s: float = 0.0           # wall time inside the worker's native calls
-    rate: float = 0.0             # bytes/s, moving average over recent jobs (0 until measured)
+    rate: float = 0.0             # bytes/s, from the scheduler (src/engine/scheduler.hpp; 0 until measured)
     stages: dict = field(default_factory=dict)  # seconds per native stage (h2d_s, compute_s, d2h_s, ...)
     variant: str = ""
 
@@ -181,11 +179,10 @@ class StreamStats:
 # ----------------------------------------------------------------------------- pipeline
 
 class _Slot:
-    __slots__ = ("job", "num_bytes", "done", "result", "error", "device")
+    __slots__ = ("job", "num_bytes", "result", "error")
 
-    def __init__(self, job, num_bytes, device):
-        self.job, self.num_bytes, self.device = job, num_bytes, device
-        self.done = threading.Event()
+    def __init__(self, job, num_bytes):
+        self.job, self.num_bytes = job, num_bytes
         self.result = self.error = None
 
 
@@ -198,6 +195,10 @@ class Pipeline:
     An exception from a worker is raised by ``submit``/``drain`` when its job's turn comes; on
     any exception, leaving the ``with`` block stops the workers (a job already inside a native
     call finishes first) and drops the queued ones.
+
+    The scheduling is the library's (``src/engine/scheduler.hpp`` through ``_native.Scheduler``):
+    the worker threads, the device choice and the in-order retiring are the same code that runs
+    the file format in memory; this class keeps the Python side (jobs, results, errors, stats).
     """
 
     def __init__(self, work: Callable, devices: Sequence[str], *, on_result: Callable,
@@ -208,95 +209,72 @@ class Pipeline:
             raise ValueError("a pipeline needs at least one device")
         self._work, self._on_result = work, on_result
         self._cancel = cancel if cancel is not None else threading.Event()
-        self._stopping = threading.Event()   # set by close(); the caller's cancel event is never set here
         self.stats = stats if stats is not None else StreamStats()
-        self._workers = {d: (1 if d == "cpu" else gpu_workers) for d in devices}
-        self._depth = depth or 2 * sum(self._workers.values()) + 1
-        self._pending: collections.deque = collections.deque()
-        self._devices = list(devices)
-        self._gpus = [d for d in devices if d != "cpu"]
-        self._split = cpu_share not in ("auto", None) and bool(self._gpus) and "cpu" in devices
-        self._cpu_share = float(cpu_share) if self._split else None
-        self._cpu_bytes = self._all_bytes = 0
-        self._queues = {d: queue.SimpleQueue() for d in devices}
-        self._threads = []
-        self._running = {d: 0 for d in devices}   # jobs inside the device's workers now
-        self._running_lock = threading.Lock()
+        self._slots: dict = {}
+        self._next_id = 0
+        self._base = {}
         for d in devices:
-            self.stats.device(d)
-            for _ in range(self._workers[d]):
-                thread = threading.Thread(target=self._worker, args=(d, self._queues[d]), daemon=True,
-                                          name=f"gpucrypt-stream-{d}")
-                thread.start()
-                self._threads.append(thread)
+            record = self.stats.device(d)
+            self._base[d] = (record.jobs, record.bytes, record.busy_s)
+        self._base_wait_s = self.stats.wait_s
+        share = -1.0 if cpu_share in ("auto", None) else float(cpu_share)
+        # The native scheduler holds its callbacks for its lifetime: through a weak reference, so
+        # that a pipeline nobody closed is still freed (and its workers stopped) when dropped.
+        this = weakref.ref(self)
+
+        def run(job_id, device):
+            pipeline = this()
+            if pipeline is not None:
+                pipeline._run(job_id, device)
+
+        def retire(job_id):
+            pipeline = this()
+            if pipeline is not None:
+                pipeline._retire(job_id)
+
+        self._scheduler = _native.Scheduler(list(devices), share, gpu_workers, depth or 0, run, retire,
+                                            self._cancel.is_set)
 
     # -- calling thread
 
     def cancel(self) -> None:
         self._cancel.set()
 
-    def _check_cancelled(self) -> None:
+    def submit(self, job, num_bytes: int) -> None:
         if self._cancel.is_set():
             raise Cancelled("stream cancelled")
-
-    def submit(self, job, num_bytes: int) -> None:
-        self._check_cancelled()
-        while len(self._pending) >= self._depth:
-            self._retire_oldest()
-        slot = _Slot(job, num_bytes, self._choose(num_bytes))
-        self._queues[slot.device].put(slot)
-        self._pending.append(slot)
-        while self._pending and self._pending[0].done.is_set():
-            self._retire_oldest()
+        job_id = self._next_id
+        self._next_id += 1
+        self._slots[job_id] = _Slot(job, num_bytes)
+        self._scheduler.submit(job_id, num_bytes)
 
     def drain(self) -> None:
-        while self._pending:
-            self._retire_oldest()
+        try:
+            self._scheduler.drain()
+        finally:
+            self._update_stats()
 
-    def _choose(self, num_bytes: int) -> str:
-        """The device for the next job: the CPU's fixed share first (numeric cpu_share), then
-        the candidate expected to finish the job first."""
-        if len(self._devices) == 1:
-            return self._devices[0]
-        candidates = self._devices
-        if self._split:
-            self._all_bytes += num_bytes
-            if self._cpu_bytes + num_bytes <= self._cpu_share * self._all_bytes + 1e-9:
-                self._cpu_bytes += num_bytes
-                return "cpu"
-            candidates = self._gpus
-        return min(candidates, key=lambda device: self._expected_finish_s(device, num_bytes))
-
-    def _expected_finish_s(self, device: str, num_bytes: int) -> float:
-        outstanding = [slot.num_bytes for slot in self._pending if slot.device == device and not slot.done.is_set()]
-        rate = self.stats.devices[device].rate
-        if rate <= 0:  # not measured yet: one job per worker at a time until it is
-            return 0.0 if len(outstanding) < self._workers[device] else float("inf")
-        return (sum(outstanding) + num_bytes) / rate
-
-    def _retire_oldest(self) -> None:
-        slot = self._pending[0]
-        if not slot.done.is_set():
-            start = time.perf_counter()
-            while not slot.done.wait(_WAIT_SLICE_S):
-                self._check_cancelled()
-            self.stats.wait_s += time.perf_counter() - start
-        self._pending.popleft()
+    def _retire(self, job_id: int) -> None:
+        slot = self._slots.pop(job_id)
+        self._update_stats()
         if slot.error is not None:
             raise slot.error
-        self._check_cancelled()
         self._on_result(slot.job, slot.result)
+
+    def _update_stats(self) -> None:
+        native = self._scheduler.stats()
+        for name, numbers in native["devices"].items():
+            record = self.stats.devices[name]
+            jobs, num_bytes, busy_s = self._base[name]
+            record.jobs, record.bytes = jobs + numbers["jobs"], num_bytes + numbers["bytes"]
+            record.busy_s, record.rate = busy_s + numbers["busy_s"], numbers["rate"]
+        self.stats.wait_s = self._base_wait_s + native["wait_s"]
 
     def close(self) -> None:
         """Stops the workers; queued jobs are dropped. Safe to call twice."""
-        self._stopping.set()
-        for work_queue in {id(q): q for q in self._queues.values()}.values():
-            for _ in self._threads:
-                work_queue.put(None)
-        for thread in self._threads:
-            thread.join()
-        self._threads = []
-        self._pending.clear()
+        self._scheduler.stop()
+        self._update_stats()
+        self._slots.clear()
 
     def __enter__(self):
         return self
@@ -311,38 +289,12 @@ class Pipeline:
 
     # -- workers
 
-    def _worker(self, device: str, work_queue) -> None:
-        record = self.stats.devices[device]
-        while True:
-            slot = work_queue.get()
-            if slot is None:
-                return
-            if self._cancel.is_set() or self._stopping.is_set():
-                slot.error = Cancelled("stream cancelled")
-                slot.done.set()
-                continue
-            with self._running_lock:
-                self._running[device] += 1
-                overlapping = self._running[device]
-            start = time.perf_counter()
-            try:
-                slot.result = self._work(device, slot.job)
-            except BaseException as error:  # handed to the calling thread
-                slot.error = error
-            elapsed = time.perf_counter() - start
-            with self._running_lock:
-                overlapping = max(overlapping, self._running[device])
-                self._running[device] -= 1
-                record.busy_s += elapsed
-                record.jobs += 1
-                record.bytes += slot.num_bytes
-                # A device's first job carries its one-time start-up (a CUDA context, module
-                # loading), so the rate is measured from the second job on. Jobs that shared the
-                # device with others ran slower each; the device's rate is the sum of theirs.
-                if elapsed > 0 and slot.num_bytes and record.jobs > 1:
-                    sample = slot.num_bytes / elapsed * overlapping
-                    record.rate = sample if record.rate == 0 else 0.7 * record.rate + 0.3 * sample
-            slot.done.set()
+    def _run(self, job_id: int, device: str) -> None:
+        slot = self._slots[job_id]
+        try:
+            slot.result = self._work(device, slot.job)
+        except BaseException as error:  # handed to the calling thread, in order
+            slot.error = error
 
 
 def page_locked(size: int):

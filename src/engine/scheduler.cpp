@@ -29,6 +29,7 @@ struct Scheduler::Device {
   unsigned num_running = 0;
   // For the rate: when the device last went from idle to busy, and when a job last finished.
   std::chrono::steady_clock::time_point busy_since, last_done;
+  double smoothed_bytes = 0, smoothed_seconds = 0;  // the rate's moving averages
   uint64_t outstanding_bytes = 0;  // queued or running here, not yet done
   size_t num_outstanding = 0;
 };
@@ -207,9 +208,13 @@ void Scheduler::worker_loop(Device& device) {
     stats.busy_s += elapsed_s;
     ++stats.jobs;
     stats.bytes += job->num_bytes;
-    if (interval_s > 0 && job->num_bytes && stats.jobs > 1) {
-      const double sample = double(job->num_bytes) / interval_s;
-      stats.rate = stats.rate == 0 ? sample : 0.7 * stats.rate + 0.3 * sample;
+    // Bytes and seconds are smoothed apart and divided after: workers that finish together give
+    // intervals near zero, whose bytes / interval would swamp an average of rates.
+    if (job->num_bytes && stats.jobs > 1) {
+      const bool first = device.smoothed_seconds == 0;
+      device.smoothed_bytes = first ? double(job->num_bytes) : 0.7 * device.smoothed_bytes + 0.3 * double(job->num_bytes);
+      device.smoothed_seconds = first ? interval_s : 0.7 * device.smoothed_seconds + 0.3 * interval_s;
+      if (device.smoothed_seconds > 0) stats.rate = device.smoothed_bytes / device.smoothed_seconds;
     }
     job->done = true;
     job_done_.notify_all();

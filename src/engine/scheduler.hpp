@@ -6,15 +6,16 @@
 // each job's `retire` runs later on the calling thread, in submission order. At most `depth`
 // jobs are in flight: submit() blocks (retiring finished jobs meanwhile) until one is retired.
 //
-// Device choice (Pipeline._choose's rule, the rate measured differently): with a numeric cpu_share the CPU takes that
+// Device choice: with a numeric cpu_share the CPU takes that
 // fraction of the bytes first; otherwise the job goes to the device expected to finish it first,
 // (bytes queued or running on it + the job) / its measured rate. A device not measured yet takes
 // one job per worker at a time. The rate is measured from a device's second job on (the first
 // carries its start-up, e.g. a CUDA context). A sample is a job's bytes over the time since the
 // device's previous completion (or since it went busy): what the device delivers with all its
-// workers, including time they wait on each other. Smoothed as rate = 0.7 rate + 0.3 sample.
-// (Pipeline._choose multiplies elapsed time by the jobs overlapping, which overstated a GPU whose
-// six format jobs queue on the host's copy pool: 66% of the jobs for 8 GB/s against the CPU's 32.)
+// workers, including time they wait on each other. Bytes and seconds are each smoothed (0.7 old +
+// 0.3 new) and the rate is their quotient, so jobs finishing together do not count as infinitely fast.
+// (Elapsed time times the jobs overlapping, the rule before, overstated a GPU whose format jobs
+// queue on the host's copy pool.) Python's stream.Pipeline runs on this class (_native.Scheduler).
 //
 // The scheduler does not know what a device is: a name is a key, and "cpu" only matters for
 // cpu_share and the worker count.

@@ -28,6 +28,7 @@ void register_engine_bindings(nb::module_& m);
 void register_speed_bindings(nb::module_& m);
 void register_tree_bindings(nb::module_& m);
 void register_format_bindings(nb::module_& m);
+void register_scheduler_bindings(nb::module_& m);
 }  // namespace gpucrypt::python
 
 namespace {
@@ -177,6 +178,7 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_engine_bindings(m);
   gpucrypt::python::register_speed_bindings(m);
   gpucrypt::python::register_tree_bindings(m);
+  gpucrypt::python::register_scheduler_bindings(m);
   gpucrypt::python::register_format_bindings(m);
 
   m.def("parse_device_name", [](std::string_view device) {
