@@ -29,6 +29,7 @@
 
 #include "gpucrypt/format.hpp"
 #include "python/buffer_view.hpp"
+#include "python/scheduler_callbacks.hpp"
 
 namespace nb = nanobind;
 
@@ -145,41 +146,14 @@ nb::dict stats_dict(const format::PipelineStats& stats) {
 template <typename Pipeline>
 format::PipelineStats run_released(format::PipelineOptions& options, nb::handle progress, nb::handle cancelled,
                                    Pipeline&& pipeline) {
-  std::optional<nb::python_error> raised;  // touched with the GIL held only
-  if (!progress.is_none())
-    options.progress = [&](uint64_t done) {
-      nb::gil_scoped_acquire gil;
-      try {
-        progress(done);
-      } catch (nb::python_error& error) {
-        raised.emplace(std::move(error));
-        throw engine::Cancelled();
-      }
-    };
-  options.cancelled = [&] {
-    nb::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) {
-      raised.emplace();  // fetches the exception the signal handler raised
-      return true;
-    }
-    if (cancelled.is_none()) return false;
-    try {
-      return nb::cast<bool>(cancelled());
-    } catch (nb::python_error& error) {
-      raised.emplace(std::move(error));
-      return true;
-    }
-  };
+  SchedulerCallbacks callbacks;
+  if (!progress.is_none()) options.progress = [&](uint64_t done) { callbacks.call(progress, done); };
+  options.cancelled = [&] { return callbacks.poll_cancelled(cancelled, true); };
   try {
     nb::gil_scoped_release release;
     return pipeline();
   } catch (const engine::Cancelled&) {
-    if (raised) {
-      raised->restore();
-      throw nb::python_error();
-    }
-    PyErr_SetString(nb::module_::import_("gpucrypt.stream").attr("Cancelled").ptr(), "stream cancelled");
-    throw nb::python_error();
+    callbacks.raise_stopped();
   }
 }
 

@@ -4,8 +4,8 @@
 //     run_work(job_id, device) runs on a worker thread with the GIL; it must not raise (the
 //     Python side keeps a job's exception and raises it from retire_job, in order).
 //     retire_job(job_id) runs on the calling thread, in submission order, with the GIL.
-//     cancelled() -> bool, polled on the calling thread with the GIL; True raises
-//     gpucrypt.stream.Cancelled.
+//     cancelled() -> bool, polled on the calling thread with the GIL (with pending signals:
+//     Ctrl-C raises KeyboardInterrupt); True raises gpucrypt.stream.Cancelled.
 //   .submit(job_id, num_bytes)  queues a job (blocks, with the GIL released, while depth jobs are
 //                               in flight); .drain(); .stop() (running jobs finish, queued ones are
 //                               dropped); .stats() -> {"devices": {name: {jobs, bytes, busy_s,
@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "engine/scheduler.hpp"
+#include "python/scheduler_callbacks.hpp"
 
 namespace nb = nanobind;
 
@@ -37,16 +38,8 @@ class PyScheduler {
     options.cpu_share = cpu_share;
     options.device_workers = device_workers;
     options.depth = depth;
-    options.cancelled = [this] {
-      nb::gil_scoped_acquire gil;
-      if (cancelled_.is_none()) return false;
-      try {
-        return nb::cast<bool>(cancelled_());
-      } catch (nb::python_error& error) {
-        raised_.emplace(std::move(error));
-        return true;
-      }
-    };
+    // Signals too: the calling thread waits in C++, where Ctrl-C would otherwise go unnoticed.
+    options.cancelled = [this] { return callbacks_.poll_cancelled(cancelled_, true); };
     scheduler_.emplace(std::move(devices), std::move(options));
   }
 
@@ -64,15 +57,7 @@ class PyScheduler {
               error.discard_as_unraisable("gpucrypt.stream worker");
             }
           },
-          [this, job_id] {
-            nb::gil_scoped_acquire gil;
-            try {
-              retire_job_(job_id);
-            } catch (nb::python_error& error) {
-              raised_.emplace(std::move(error));
-              throw engine::Cancelled();  // stops the scheduler; raised below as the Python error
-            }
-          });
+          [this, job_id] { callbacks_.call(retire_job_, job_id); });
     });
   }
 
@@ -106,25 +91,19 @@ class PyScheduler {
  private:
   // Runs a blocking scheduler call with the GIL released (the workers need it); a Python error
   // kept by a callback, or a cancellation, comes out as the Python exception.
+  // Runs a blocking scheduler call with the GIL released (the workers need it).
   template <typename Call>
   void run_released(Call&& call) {
     try {
       nb::gil_scoped_release release;
       call();
     } catch (const engine::Cancelled&) {
-      if (raised_) {
-        nb::python_error error = std::move(*raised_);
-        raised_.reset();
-        error.restore();
-        throw nb::python_error();
-      }
-      PyErr_SetString(nb::module_::import_("gpucrypt.stream").attr("Cancelled").ptr(), "stream cancelled");
-      throw nb::python_error();
+      callbacks_.raise_stopped();
     }
   }
 
   nb::object run_work_, retire_job_, cancelled_;
-  std::optional<nb::python_error> raised_;  // touched with the GIL held only
+  SchedulerCallbacks callbacks_;
   std::optional<engine::Scheduler> scheduler_;  // last: its workers stop before the callables go
 };
 

@@ -1,0 +1,68 @@
+// scheduler_callbacks.hpp: Python callbacks around the C++ scheduler (src/engine/scheduler.hpp),
+// one rule for the bindings that run it with the GIL released (format_bindings.cpp,
+// scheduler_bindings.cpp).
+//
+// A callback runs with the GIL taken back. A Python exception it raises is kept here and the
+// scheduler is stopped with engine::Cancelled; once the blocking call has returned (GIL held
+// again), raise_stopped() raises that exception, or gpucrypt.stream.Cancelled when the stop was
+// a plain cancellation.
+#pragma once
+
+#include <Python.h>
+#include <nanobind/nanobind.h>
+
+#include <optional>
+
+#include "engine/scheduler.hpp"
+
+namespace gpucrypt::python {
+
+class SchedulerCallbacks {
+ public:
+  // The scheduler's `cancelled`: true when `cancelled()` says so or raises, or, with
+  // check_signals, when a signal handler raised (Ctrl-C: KeyboardInterrupt).
+  bool poll_cancelled(nanobind::handle cancelled, bool check_signals) {
+    nanobind::gil_scoped_acquire gil;
+    if (check_signals && PyErr_CheckSignals() != 0) {
+      raised_.emplace();  // fetches the exception the signal handler raised
+      return true;
+    }
+    if (cancelled.is_none()) return false;
+    try {
+      return nanobind::cast<bool>(cancelled());
+    } catch (nanobind::python_error& error) {
+      raised_.emplace(std::move(error));
+      return true;
+    }
+  }
+
+  // Calls `callback(args...)` with the GIL; its exception is kept and the scheduler stopped.
+  template <typename... Args>
+  void call(nanobind::handle callback, Args&&... args) {
+    nanobind::gil_scoped_acquire gil;
+    try {
+      callback(std::forward<Args>(args)...);
+    } catch (nanobind::python_error& error) {
+      raised_.emplace(std::move(error));
+      throw engine::Cancelled();
+    }
+  }
+
+  // With the GIL held, after engine::Cancelled left the blocking call: raises the kept Python
+  // exception, or gpucrypt.stream.Cancelled.
+  [[noreturn]] void raise_stopped() {
+    if (raised_) {
+      nanobind::python_error error = std::move(*raised_);
+      raised_.reset();
+      error.restore();
+      throw nanobind::python_error();
+    }
+    PyErr_SetString(nanobind::module_::import_("gpucrypt.stream").attr("Cancelled").ptr(), "stream cancelled");
+    throw nanobind::python_error();
+  }
+
+ private:
+  std::optional<nanobind::python_error> raised_;  // touched with the GIL held only
+};
+
+}  // namespace gpucrypt::python
