@@ -623,21 +623,17 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
 
 def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE) -> int:
     """The length of the file that `plaintext_len` bytes encrypt to in chunks of `chunk_size`."""
-    return HEADER_LEN + plaintext_len + TAG_LEN * (plaintext_len // chunk_size + 1)
+    return _native.format_file_len(plaintext_len, chunk_size)
 
 
 def _plaintext_len(file_len: int, chunk_size: int) -> int:
     """The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no
-    chunk was opened) when no file has that length, in decrypt_stream's words."""
-    full_len = chunk_size + TAG_LEN
-    num_full, rest = divmod(file_len - HEADER_LEN, full_len)
-    if rest == 0:
-        where = f"after chunk {num_full - 1}" if num_full else "after the header"
-        raise DecryptionError(f"file truncated: the final chunk is missing ({where})", num_full, 0)
-    if rest < TAG_LEN:
-        raise DecryptionError(f"file truncated: chunk {num_full} has {rest} bytes, fewer than its "
-                              f"{TAG_LEN}-byte tag", num_full, 0)
-    return num_full * chunk_size + rest - TAG_LEN
+    chunk was opened) when no file has that length (the library's layout rule, format.hpp)."""
+    length = _native.format_plaintext_len(file_len, chunk_size)
+    if isinstance(length, tuple):
+        message, chunk_index = length
+        raise DecryptionError(message, chunk_index, 0)
+    return length
 
 
 def _writable_out(out):
@@ -672,7 +668,7 @@ def _in_memory_auto_devices(source, target):
     memory bus and copy pool, the two together were slower than the faster alone in both cases,
     so auto picks one. Naming devices or a cpu_share runs exactly that.
     """
-    gpus = [d["name"] for d in stream.list_devices() if d["kind"] == "cuda"] if stream.cuda_available() else []
+    gpus = stream.cuda_devices()
     if gpus and target is not None and _native.is_page_locked(source) and _native.is_page_locked(target):
         return gpus, 0.0
     return ["cpu"], 1.0
@@ -708,15 +704,7 @@ def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int
     stats.bytes_in += bytes_in
     stats.bytes_out += bytes_out
     stats.wall_s += wall_s
-    stats.wait_s += native["wait_s"]
-    for name, numbers in native["devices"].items():
-        record = stats.device(name)
-        record.jobs += numbers["jobs"]
-        record.bytes += numbers["bytes"]
-        record.busy_s += numbers["busy_s"]
-        record.variant = numbers["variant"] or record.variant
-        for stage in ("h2d_s", "compute_s", "d2h_s"):
-            record.stages[stage] = record.stages.get(stage, 0.0) + numbers[stage]
+    stream.add_native_stats(stats, native)
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,

@@ -45,7 +45,8 @@ from gpucrypt.info import constant_time_variant, cuda_available, devices as list
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "parse_cpu_share", "normalise_device",
-    "chunks_per_job", "page_locked", "transform_into", "MemorySource", "MemorySink",
+    "chunks_per_job", "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
+    "add_native_stats",
 ]
 
 # CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache.
@@ -84,6 +85,11 @@ def normalise_device(name: str) -> str:
     return _native.parse_device_name(name.strip())[2]
 
 
+def cuda_devices() -> list:
+    """The names of the CUDA devices present (none in a build or on a machine without CUDA)."""
+    return [d["name"] for d in list_devices() if d["kind"] == "cuda"] if cuda_available() else []
+
+
 def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
                     cpu_share=None) -> tuple[list, Union[str, float]]:
     """The worker devices and the CPU share for a stream.
@@ -99,7 +105,7 @@ def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], Non
     if devices:
         chosen = [normalise_device(d) for d in devices]
     elif device in (None, "auto"):
-        chosen = [d["name"] for d in list_devices() if d["kind"] == "cuda"] if cuda_available() else []
+        chosen = cuda_devices()
         if share is None:
             share = "auto"
         if not chosen:
@@ -176,6 +182,22 @@ class StreamStats:
         }
 
 
+def add_native_stats(stats: StreamStats, native: dict) -> None:
+    """Adds what a native scheduler reports (``{"devices": {name: {jobs, bytes, busy_s, ...}},
+    "wait_s"}``; rate, variant and stage seconds where given) to ``stats``."""
+    stats.wait_s += native["wait_s"]
+    for name, numbers in native["devices"].items():
+        record = stats.device(name)
+        record.jobs += numbers["jobs"]
+        record.bytes += numbers["bytes"]
+        record.busy_s += numbers["busy_s"]
+        record.rate = numbers.get("rate", record.rate)
+        record.variant = numbers.get("variant") or record.variant
+        for stage in ("h2d_s", "compute_s", "d2h_s"):
+            if stage in numbers:
+                record.stages[stage] = record.stages.get(stage, 0.0) + numbers[stage]
+
+
 # ----------------------------------------------------------------------------- pipeline
 
 class _Slot:
@@ -212,11 +234,9 @@ class Pipeline:
         self.stats = stats if stats is not None else StreamStats()
         self._slots: dict = {}
         self._next_id = 0
-        self._base = {}
+        self._stats_added = False
         for d in devices:
-            record = self.stats.device(d)
-            self._base[d] = (record.jobs, record.bytes, record.busy_s)
-        self._base_wait_s = self.stats.wait_s
+            self.stats.device(d)
         share = -1.0 if cpu_share in ("auto", None) else float(cpu_share)
         # The native scheduler holds its callbacks for its lifetime: through a weak reference, so
         # that a pipeline nobody closed is still freed (and its workers stopped) when dropped.
@@ -241,39 +261,26 @@ class Pipeline:
         self._cancel.set()
 
     def submit(self, job, num_bytes: int) -> None:
-        if self._cancel.is_set():
-            raise Cancelled("stream cancelled")
         job_id = self._next_id
         self._next_id += 1
         self._slots[job_id] = _Slot(job, num_bytes)
         self._scheduler.submit(job_id, num_bytes)
 
     def drain(self) -> None:
-        try:
-            self._scheduler.drain()
-        finally:
-            self._update_stats()
+        self._scheduler.drain()
 
     def _retire(self, job_id: int) -> None:
         slot = self._slots.pop(job_id)
-        self._update_stats()
         if slot.error is not None:
             raise slot.error
         self._on_result(slot.job, slot.result)
 
-    def _update_stats(self) -> None:
-        native = self._scheduler.stats()
-        for name, numbers in native["devices"].items():
-            record = self.stats.devices[name]
-            jobs, num_bytes, busy_s = self._base[name]
-            record.jobs, record.bytes = jobs + numbers["jobs"], num_bytes + numbers["bytes"]
-            record.busy_s, record.rate = busy_s + numbers["busy_s"], numbers["rate"]
-        self.stats.wait_s = self._base_wait_s + native["wait_s"]
-
     def close(self) -> None:
         """Stops the workers; queued jobs are dropped. Safe to call twice."""
         self._scheduler.stop()
-        self._update_stats()
+        if not self._stats_added:  # the scheduler's figures, once, when its work is over
+            add_native_stats(self.stats, self._scheduler.stats())
+            self._stats_added = True
         self._slots.clear()
 
     def __enter__(self):

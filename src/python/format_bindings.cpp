@@ -12,6 +12,9 @@
 //     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto".
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
+//   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
+//   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
+//     file has that length (format.hpp's layout_for_file).
 //   Both call progress(plaintext bytes done) and cancelled() -> bool with the GIL, on the calling
 //   thread; cancelled() raising, progress() raising or a signal (PyErr_CheckSignals, e.g.
 //   KeyboardInterrupt) stops the pipeline and raises that exception; cancelled() returning True
@@ -219,6 +222,18 @@ void register_format_bindings(nb::module_& m) {
   m.def("format_open_body", &open_body, nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("plaintext_len"),
         nb::arg("body"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
+  // The layout's length rules (format.hpp), so that Python does not restate them.
+  m.def("format_file_len", [](uint64_t plaintext_len, uint64_t chunk_len) {
+    format::check_chunk_len(chunk_len);
+    return format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len}.file_len();
+  }, nb::arg("plaintext_len"), nb::arg("chunk_len"));
+  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) -> nb::object {
+    try {
+      return nb::cast(format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len);
+    } catch (const format::DecryptionError& failure) {
+      return nb::make_tuple(failure.what(), failure.chunk_index);
+    }
+  }, nb::arg("file_len"), nb::arg("chunk_len"));
   m.def("format_seal_chunks", &seal_range);
   m.def("format_open_chunks", &open_range);
   nb::class_<PySealer>(m, "FormatSealer")
