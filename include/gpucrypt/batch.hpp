@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -234,9 +235,11 @@ void zero_failed_outputs(const BatchPlan& plan, const BatchResult& result);
 #if defined(GPUCRYPT_WITH_CUDA)
 namespace gpucrypt::cuda {
 // The CUDA executor (src/engine/cuda_batch.cu): one thread per message for serial modes, a
-// message's blocks spread over threads for parallel modes, one launch per group. Defined only
-// where GPUCRYPT_WITH_CUDA_BATCH is set; the CUDA Device (src/device/cuda_device.cpp) falls back
-// to the generic executor otherwise.
-engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index);
+// message's blocks spread over threads for parallel modes, one launch per group. Nothing when a
+// suite names a variant its kernels do not run: the CUDA Device (src/device/cuda_device.cpp) then
+// hands the plan to the generic executor, which reports the error (the engine never calls up into
+// the device layer). Defined only where GPUCRYPT_WITH_CUDA_BATCH is set; the CUDA Device uses the
+// generic executor otherwise.
+std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int device_index);
 }  // namespace gpucrypt::cuda
 #endif

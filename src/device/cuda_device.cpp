@@ -33,7 +33,8 @@ class CudaDevice final : public Device {
   }
 #if defined(GPUCRYPT_WITH_CUDA_BATCH)
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
-    return cuda::run_batch(plan, name().index);
+    if (auto result = cuda::run_batch(plan, name().index)) return std::move(*result);
+    return engine::run_batch_generic(plan, name().canonical);
   }
 #endif
 

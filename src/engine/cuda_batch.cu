@@ -22,8 +22,8 @@
 //
 // Hashes run on the CPU (hash::create_hash, as the generic executor does): a plan's hashes are
 // few and short next to its ciphers; routing them to keccak_cuda is left to do. A plan with a
-// suite no CUDA family here serves (a variant that is not a CUDA variant) goes whole to the
-// generic executor, which reports the error.
+// suite no CUDA family here serves (a variant that is not a CUDA variant) is refused (nullopt): the
+// CUDA Device hands it whole to the generic executor, which reports the error.
 //
 // The per-family adaptors below (table fill and pointer binding) repeat what the family files
 // in backends/cuda/ do inside their anonymous namespaces; the cipher and mode code is shared.
@@ -652,15 +652,12 @@ int op_for(const Suite& s, bool* decrypt_kernel) {
 
 }  // namespace
 
-engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
+std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int device_index) {
   const auto start = Clock::now();
   std::vector<FamilyOps> families(plan.suites.size());
   for (const auto& group : plan.groups) {
     const Suite& suite = plan.suites[group.suite];
-    if (suite.operation != Operation::hash && !family_for(suite, &families[group.suite])) {
-      BatchResult r = engine::run_batch_generic(plan, "cuda:" + std::to_string(device_index));
-      return r;
-    }
+    if (suite.operation != Operation::hash && !family_for(suite, &families[group.suite])) return std::nullopt;
   }
   BatchResult result;
   result.reset(plan);

@@ -1,11 +1,12 @@
 // batch_run.cpp: run_batch, which hands a plan to the named Device (each backend's Device chooses
-// its executor: src/device/), and the generic executor.
+// its executor), and the generic executor. Both are the device layer's: the engine below builds
+// plans and runs them on one backend, and never calls up to find a Device.
 //
-// The generic executor runs each request through the public API (create_cipher_stream,
-// create_gcm, create_hash) on whatever device is named: correct everywhere, but it pays one
-// engine construction per message, so it is only the fallback for devices that have no batch
-// executor of their own and a second opinion in tests. GCM objects are made once per distinct
-// key. Constant-time exactly when the variants it runs are.
+// The generic executor runs each request through the named Device's own streams
+// (Device::create_cipher_stream, create_gcm; hashes through hash::create_hash): correct everywhere,
+// but it pays one engine construction per message, so it is only the fallback for devices that
+// have no batch executor of their own and a second opinion in tests. GCM objects are made once per
+// distinct key. Constant-time exactly when the variants it runs are.
 #include <chrono>
 #include <map>
 
@@ -40,6 +41,9 @@ BatchResult run_batch_generic(const BatchPlan& plan, std::string_view device) {
   result.reset(plan);
   result.device = std::string(device);
   result.executor = "generic";
+  // The plan's builder checked every key and IV (check_cipher_key / check_cipher_iv), so the
+  // Device is asked directly.
+  const Device& target = gpucrypt::device(device);
   std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<GcmCipher>> gcm_by_suite_and_key;
   for (uint32_t index : plan.order) {
     const BatchRequest& r = plan.requests[index];
@@ -51,9 +55,9 @@ BatchResult run_batch_generic(const BatchPlan& plan, std::string_view device) {
       case Operation::encrypt:
       case Operation::decrypt: {
         const KeySlot& key = plan.keys[r.key];
-        auto stream = create_cipher_stream(
+        auto stream = target.create_cipher_stream(
             suite.cipher, suite.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt,
-            ByteSpan(plan.key_of(key), key.key_len), ByteSpan(plan.iv_of(r), r.iv_len), suite.variant, device);
+            ByteSpan(plan.key_of(key), key.key_len), ByteSpan(plan.iv_of(r), r.iv_len), suite.variant);
         stream->update(in, out, r.input_len);
         variant = stream->variant().name;
         if (suite.pkcs7 && suite.operation == Operation::decrypt) strip_padding(plan, index, result);
@@ -64,7 +68,7 @@ BatchResult run_batch_generic(const BatchPlan& plan, std::string_view device) {
         auto& gcm = gcm_by_suite_and_key[{r.suite, r.key}];
         if (!gcm) {
           const KeySlot& key = plan.keys[r.key];
-          gcm = create_gcm(suite.cipher, ByteSpan(plan.key_of(key), key.key_len), suite.variant, device);
+          gcm = target.create_gcm(suite.cipher, ByteSpan(plan.key_of(key), key.key_len), suite.variant);
         }
         const ByteSpan nonce(plan.iv_of(r), r.iv_len), aad(plan.aad_of(r), r.aad_len);
         if (suite.operation == Operation::seal) {

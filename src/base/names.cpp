@@ -1,0 +1,84 @@
+// names.cpp: the vocabulary every layer uses (gpucrypt_base, the bottom of the library's layers):
+// the names of algorithms and modes, cipher-name parsing, secure_zero. Nothing here knows a
+// backend or a device, so the backends, the hashes and the engine can use it without reaching up
+// (device names are the device layer's: src/device/device_name.cpp, as they depend on which
+// backends are registered).
+#include "base/names.hpp"
+
+#include "gpucrypt/cipher.hpp"
+#include "modes/block_cipher.hpp"
+
+namespace gpucrypt {
+
+namespace {
+
+[[noreturn]] void bad_cipher_name(std::string_view name, std::string_view why) {
+  throw std::invalid_argument("unknown cipher '" + std::string(name) + "': " + std::string(why) +
+                              " (expected ALGORITHM-KEYBITS-MODE, e.g. aes-256-ctr; algorithms "
+                              "aes, camellia, sc2000; key bits 128, 192, 256; modes ecb, cbc, "
+                              "cfb, ofb, ctr, xts, gcm)");
+}
+
+}  // namespace
+
+std::string lower_ascii(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+std::string_view algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::aes: return "aes";
+    case Algorithm::camellia: return "camellia";
+    case Algorithm::sc2000: return "sc2000";
+  }
+  return "?";
+}
+
+std::string_view mode_name(Mode m) {
+  switch (m) {
+    case Mode::ecb: return "ecb";
+    case Mode::cbc: return "cbc";
+    case Mode::cfb: return "cfb";
+    case Mode::ofb: return "ofb";
+    case Mode::ctr: return "ctr";
+    case Mode::xts: return "xts";
+    case Mode::gcm: return "gcm";
+  }
+  return "?";
+}
+
+CipherName parse_cipher_name(std::string_view name) {
+  const std::string s = lower_ascii(name);
+  const size_t first = s.find('-');
+  const size_t second = first == std::string::npos ? first : s.find('-', first + 1);
+  if (second == std::string::npos || s.find('-', second + 1) != std::string::npos)
+    bad_cipher_name(name, "wrong shape");
+  const std::string algorithm = s.substr(0, first);
+  const std::string bits = s.substr(first + 1, second - first - 1);
+  const std::string mode = s.substr(second + 1);
+  CipherName r{};
+  if (algorithm == "aes") r.algorithm = Algorithm::aes;
+  else if (algorithm == "camellia") r.algorithm = Algorithm::camellia;
+  else if (algorithm == "sc2000") r.algorithm = Algorithm::sc2000;
+  else bad_cipher_name(name, "unknown algorithm '" + algorithm + "'");
+  if (bits == "128") r.key_bits = 128;
+  else if (bits == "192") r.key_bits = 192;
+  else if (bits == "256") r.key_bits = 256;
+  else bad_cipher_name(name, "unknown key size '" + bits + "'");
+  static const Mode modes[] = {Mode::ecb, Mode::cbc, Mode::cfb, Mode::ofb,
+                               Mode::ctr, Mode::xts, Mode::gcm};
+  bool found = false;
+  for (Mode m : modes)
+    if (mode == mode_name(m)) { r.mode = m; found = true; }
+  if (!found) bad_cipher_name(name, "unknown mode '" + mode + "'");
+  if (r.mode == Mode::xts && r.key_bits == 192)
+    bad_cipher_name(name, "XTS is defined for 128- and 256-bit keys only");
+  r.canonical = algorithm + "-" + bits + "-" + mode;
+  return r;
+}
+
+void secure_zero(void* p, size_t len) { modes::secure_zero(p, len); }
+
+}  // namespace gpucrypt
