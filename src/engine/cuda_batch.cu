@@ -597,17 +597,7 @@ engine::BatchResult run_batch(const engine::BatchPlan& plan, int device_index) {
   result.device = "cuda:" + std::to_string(device_index);
   result.executor = "cuda";
 
-  int previous_device = 0;
-  const cudaError_t status = cudaGetDevice(&previous_device);
-  if (status != cudaSuccess || cudaSetDevice(device_index) != cudaSuccess) {
-    cudaGetLastError();
-    throw DeviceError("device '" + result.device + "' is not available: " +
-                      cudaGetErrorString(status != cudaSuccess ? status : cudaErrorInvalidDevice));
-  }
-  struct Restore {
-    int d;
-    ~Restore() { cudaSetDevice(d); }
-  } restore{previous_device};
+  DeviceGuard guard(device_index, DeviceGuard::Failure::unavailable);
 
   // Items, raw keys and schedule space per group, in execution order.
   std::vector<GroupWork> work;

@@ -115,24 +115,6 @@ void require_device(int device_index) {
                                       : t.reason));
 }
 
-// Makes device_index current for the calling thread and restores the previous one on exit.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device_index) {
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    if (previous_ != device_index) check(cudaSetDevice(device_index), "cudaSetDevice");
-  }
-  ~DeviceGuard() {
-    int current = -1;
-    if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 // ---- variants -------------------------------------------------------------------------------
 
 struct GpuVariant {
