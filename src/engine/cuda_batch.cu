@@ -538,7 +538,7 @@ struct Workspace {
 
 std::mutex pool_mutex;
 std::map<int, std::vector<Workspace*>>& free_workspaces() {
-  static auto* pool = new std::map<int, std::vector<Workspace*>>;  // never destroyed (see device.cu)
+  static auto* pool = new std::map<int, std::vector<Workspace*>>;  // never destroyed (see host_engine.cu)
   return *pool;
 }
 
