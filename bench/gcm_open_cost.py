@@ -4,7 +4,7 @@
     python3 bench/gcm_open_cost.py [OUT.json] [--gpu] [--gpu-mib 1024] [--repeats 20]
 
 An open now makes two passes: the tag from a GHASH-only pass over the ciphertext, then the
-plaintext once it verified (src/backends/cpu/openssl_gcm.hpp, portable_engine.cpp, device.cu).
+plaintext once it verified (src/backends/cpu/openssl_gcm.hpp, portable_engine.cpp, host_engine.cu).
 Before, it was one fused pass, exactly what a seal does, so for each size this prints:
 
   CPU  open and seal per variant (median of --repeats, time.perf_counter, one call each), and

@@ -23,7 +23,7 @@ if not any(d["kind"] == "cuda" for d in gpucrypt.devices()):
     pytest.skip(f"no CUDA device: {_native.cuda_unavailable_reason()}", allow_module_level=True)
 
 DEVICE = "cuda:0"
-CHUNK = 16 << 20  # the CUDA engine's staging chunk (device.cu kChunkBytes)
+CHUNK = 16 << 20  # the CUDA engine's staging chunk (host_engine.cu kChunkBytes)
 LARGE = int(os.environ.get("GPUCRYPT_TEST_LARGE_BYTES", 64 << 20))
 RAGGED = list(range(0, 18)) + [31, 32, 33, 4095, 4096, 4097]
 MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts")

@@ -25,10 +25,8 @@
 // suite no CUDA family here serves (a variant that is not a CUDA variant) is refused (nullopt): the
 // CUDA Device hands it whole to the generic executor, which reports the error.
 //
-// The per-family adaptors below (table fill and pointer binding) repeat what the family files
-// in backends/cuda/ do inside their anonymous namespaces; the cipher and mode code is shared.
-#define GC_AES_TABLE_STRIDE 64
-#define GC_AES_LANE (threadIdx.x & 31u)
+// The cipher families are the backend's (backends/cuda/*.cuh, protocol in kernels.cuh): their
+// expand makes the schedules here, their fill and bind set up the tables of every CTA and thread.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -37,8 +35,12 @@
 #include <unordered_map>
 
 #include "backends/cpu/thread_pool.hpp"
+// aes_ttable_smem32.cuh first: it sets the AES table layout before kernels.cuh includes aes.h.
+#include "backends/cuda/aes_ttable_smem32.cuh"
+#include "backends/cuda/aes_bitsliced.cuh"
+#include "backends/cuda/camellia_ttable_smem.cuh"
 #include "backends/cuda/device.hpp"
-#include "backends/cuda/kernels.cuh"
+#include "backends/cuda/sc2000_table_smem.cuh"
 #include "gpucrypt/batch.hpp"
 #include "gpucrypt/hash.hpp"
 #include "modes/padding.hpp"
@@ -66,80 +68,6 @@ double seconds_since(Clock::time_point start) {
 
 using cpu::parallel_copy;
 constexpr size_t kCopyPiece = size_t(1) << 20;  // below 2 pieces the copy-out stays on this thread
-
-// ---- families: tables into shared memory once per CTA, pointers bound per thread -------------
-
-__device__ const uint8_t kAesSbox[256] = {GC_AES_SBOX_DATA};
-__device__ const uint32_t kTe0[256] = {GC_AES_TE0_DATA};
-__device__ const uint32_t kTd0[256] = {GC_AES_TD0_DATA};
-__device__ const uint32_t kInvSboxWords[256] = {GC_AES_INV_SBOX_WORDS_DATA};
-__device__ const uint32_t kCamelliaSp[GC_CAMELLIA_SP_WORDS] = {GC_CAMELLIA_SP_DATA};
-__device__ const uint32_t kSc2000Ms[GC_SC2000_MS_WORDS] = {GC_SC2000_MS_DATA};
-
-constexpr int kAesRowWords = 256 * GC_AES_TABLE_STRIDE;
-
-template <int kRounds>
-struct AesTTableFamily {
-  using Cipher = modes::AesTTable<kRounds>;
-  static constexpr size_t smem_bytes() { return kAesRowWords * sizeof(uint32_t); }
-  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
-    aes_expand_key_enc(&c.enc, key, key_len, kAesSbox);
-    aes_expand_key_dec(&c.dec, key, key_len, kAesSbox);
-  }
-  // Pitch 64: Te0 in every slot for encryption; Td0 in slots 0..31, inverse S-box words in 32..63.
-  __device__ static void fill(uint32_t* shared, bool decrypt) {
-    for (int w = threadIdx.x; w < kAesRowWords; w += blockDim.x) {
-      const int entry = w / GC_AES_TABLE_STRIDE;
-      shared[w] = !decrypt ? kTe0[entry] : (w % GC_AES_TABLE_STRIDE < 32 ? kTd0[entry] : kInvSboxWords[entry]);
-    }
-  }
-  __device__ static void bind(Cipher& c, uint32_t* shared, bool decrypt) {
-    const unsigned lane = threadIdx.x % 32;
-    if (decrypt) {
-      c.td0 = shared + lane;
-      c.inv_sbox_words = shared + 32 + lane;
-    } else {
-      c.te0 = shared + lane;
-    }
-  }
-};
-
-template <int kRounds>
-struct AesBitslicedFamily {
-  using Cipher = modes::AesBitsliced<kRounds>;
-  static constexpr size_t smem_bytes() { return 0; }
-  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
-    aes_bitsliced_expand_key(&c.key, key, key_len);
-  }
-  __device__ static void fill(uint32_t*, bool) {}
-  __device__ static void bind(Cipher&, uint32_t*, bool) {}
-};
-
-struct CamelliaFamily {
-  using Cipher = modes::CamelliaTTable;
-  static constexpr size_t smem_bytes() { return GC_CAMELLIA_SP_WORDS * sizeof(uint32_t); }
-  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
-    c.tables = camellia_tables_at(kCamelliaSp);
-    camellia_expand_key(&c.ks, key, key_len, &c.tables);
-  }
-  __device__ static void fill(uint32_t* shared, bool) {
-    for (int w = threadIdx.x; w < GC_CAMELLIA_SP_WORDS; w += blockDim.x) shared[w] = kCamelliaSp[w];
-  }
-  __device__ static void bind(Cipher& c, uint32_t* shared, bool) { c.tables = camellia_tables_at(shared); }
-};
-
-struct Sc2000Family {
-  using Cipher = modes::Sc2000Table;
-  static constexpr size_t smem_bytes() { return GC_SC2000_MS_WORDS * sizeof(uint32_t); }
-  __device__ static void expand(Cipher& c, const uint8_t* key, int key_len) {
-    c.tables = sc2000_tables_at(kSc2000Ms);
-    sc2000_expand_key(&c.ks, key, key_len, &c.tables);
-  }
-  __device__ static void fill(uint32_t* shared, bool) {
-    for (int w = threadIdx.x; w < GC_SC2000_MS_WORDS; w += blockDim.x) shared[w] = kSc2000Ms[w];
-  }
-  __device__ static void bind(Cipher& c, uint32_t* shared, bool) { c.tables = sc2000_tables_at(shared); }
-};
 
 // ---- work records ---------------------------------------------------------------------------
 
@@ -483,7 +411,7 @@ struct Launcher {
     KernelParams p{d.in, d.out, d.params, d.schedules + g.schedule_offset, d.items + g.first_item, g.num_items,
                    d.tweaks + g.first_item, d.status, g.op, (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0,
                    tag_len};
-    const size_t smem = F::smem_bytes();
+    const size_t smem = F::smem_bytes(g.decrypt_kernel);
     if (g.op == op_xts) {
       KernelParams t = p;
       t.op = op_xts_tweak;
@@ -503,7 +431,7 @@ struct Launcher {
 
   static void serial(const KernelParams& p, cudaStream_t stream) {
     auto* kernel = serial_kernel<F>;
-    const size_t smem = F::smem_bytes();
+    const size_t smem = F::smem_bytes(false);  // all four encrypt
     launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, (p.num_items + 31) / 32), smem, p, stream,
            "batch serial kernel launch");
   }
@@ -520,6 +448,12 @@ FamilyOps ops(const char* variant) {
   return {variant, &Launcher<F>::schedule_bytes, &Launcher<F>::run};
 }
 
+// The family for the suite's key size (the backend's families take it as a template argument).
+template <template <int> class F>
+FamilyOps ops_for_key_bits(int key_bits, const char* variant) {
+  return key_bits == 128 ? ops<F<128>>(variant) : key_bits == 192 ? ops<F<192>>(variant) : ops<F<256>>(variant);
+}
+
 // The CUDA variant a suite runs on (the backend's default first, as device.cu registers them),
 // or nothing when the requested variant is not one of these.
 bool family_for(const Suite& suite, FamilyOps* out) {
@@ -528,28 +462,24 @@ bool family_for(const Suite& suite, FamilyOps* out) {
   switch (suite.cipher.algorithm) {
     case Algorithm::aes:
       if (v.empty() || v == "aes_ttable_smem32") {
-        *out = bits == 128 ? ops<AesTTableFamily<10>>("aes_ttable_smem32")
-               : bits == 192 ? ops<AesTTableFamily<12>>("aes_ttable_smem32")
-                             : ops<AesTTableFamily<14>>("aes_ttable_smem32");
+        *out = ops_for_key_bits<AesTTableSmem32>(bits, "aes_ttable_smem32");
         return true;
       }
       // The batch kernels give each lane its own message, so they run the 2-block bitslice for
       // every constant-time name (the 32- and 8-block ones need 32 or 8 blocks of one key per
       // lane); the result reports "aes_bitsliced", what ran.
       if (v == "aes_bitsliced" || v == "aes_bitsliced32" || v == "aes_bitsliced8") {
-        *out = bits == 128 ? ops<AesBitslicedFamily<10>>("aes_bitsliced")
-               : bits == 192 ? ops<AesBitslicedFamily<12>>("aes_bitsliced")
-                             : ops<AesBitslicedFamily<14>>("aes_bitsliced");
+        *out = ops_for_key_bits<AesBitslicedFamily>(bits, "aes_bitsliced");
         return true;
       }
       return false;
     case Algorithm::camellia:
       if (!v.empty() && v != "camellia_ttable_smem") return false;
-      *out = ops<CamelliaFamily>("camellia_ttable_smem");
+      *out = ops_for_key_bits<CamelliaTTableSmem>(bits, "camellia_ttable_smem");
       return true;
     case Algorithm::sc2000:
       if (!v.empty() && v != "sc2000_table_smem") return false;
-      *out = ops<Sc2000Family>("sc2000_table_smem");
+      *out = ops_for_key_bits<Sc2000TableSmem>(bits, "sc2000_table_smem");
       return true;
   }
   return false;
@@ -608,7 +538,7 @@ struct Workspace {
 
 std::mutex pool_mutex;
 std::map<int, std::vector<Workspace*>>& free_workspaces() {
-  static auto* pool = new std::map<int, std::vector<Workspace*>>;  // never destroyed (see device.cu)
+  static auto* pool = new std::map<int, std::vector<Workspace*>>;  // never destroyed (see host_engine.cu)
   return *pool;
 }
 
@@ -664,17 +594,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   result.device = "cuda:" + std::to_string(device_index);
   result.executor = "cuda";
 
-  int previous_device = 0;
-  const cudaError_t status = cudaGetDevice(&previous_device);
-  if (status != cudaSuccess || cudaSetDevice(device_index) != cudaSuccess) {
-    cudaGetLastError();
-    throw DeviceError("device '" + result.device + "' is not available: " +
-                      cudaGetErrorString(status != cudaSuccess ? status : cudaErrorInvalidDevice));
-  }
-  struct Restore {
-    int d;
-    ~Restore() { cudaSetDevice(d); }
-  } restore{previous_device};
+  DeviceGuard guard(device_index, DeviceGuard::Failure::unavailable);
 
   // Items, raw keys and schedule space per group, in execution order.
   std::vector<GroupWork> work;

@@ -20,14 +20,26 @@ namespace gpucrypt::cuda {
 
 namespace {
 
+// No tables: nothing to copy into shared memory, nothing to point a cipher at.
+struct TablelessFamily {
+  static constexpr size_t smem_bytes(bool) { return 0; }
+  __device__ static void fill(uint32_t*, bool) {}
+  template <class Cipher>
+  __device__ static void bind(Cipher&, uint32_t*, bool) {}
+  template <class Cipher>
+  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
+};
+
 template <int kKeyBits>
-struct AesBitslicedFamily {
+struct AesBitslicedFamily : TablelessFamily {
   // The round count as a template argument: aes_bitsliced_*_rounds unrolls with constant
   // round-key indices.
   using Cipher = modes::AesBitsliced<kKeyBits / 32 + 6>;
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
-  static constexpr size_t smem_bytes(bool) { return 0; }
-  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
+  // Device expansion (the batch executor's): the same table-free schedule.
+  __device__ static void expand(Cipher& cipher, const uint8_t* key, int key_len) {
+    aes_bitsliced_expand_key(&cipher.key, key, key_len);
+  }
 };
 
 // The wide bitslices' one shape for every GPU: 256-thread CTAs in every parallel kernel, no
@@ -48,13 +60,11 @@ struct BitslicedWidePolicy : Sm90Policy {
 // blocks, 1.9 KiB for 8) are read in place from the kernel parameter. Serial modes run the 2-block
 // circuit above (one block per call is all a chain allows).
 template <class WideCipher, int kKeyBits>
-struct AesBitslicedWideFamily {
+struct AesBitslicedWideFamily : TablelessFamily {
   using Cipher = WideCipher;
   using SerialFamily = AesBitslicedFamily<kKeyBits>;
   static constexpr bool kReadKeyInPlace = true;
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
-  static constexpr size_t smem_bytes(bool) { return 0; }
-  __device__ static void prepare(Cipher&, uint32_t*, bool) {}
 };
 
 template <int kKeyBits>

@@ -14,7 +14,8 @@
 // permute (aes.h's aes_table_lookup_byte with GC_AES_LANE; AES-128-CTR 2.84 -> 4.68 Tbps on
 // an H200, docs/performance.md).
 // The family lives in this header so bench/shape_sweep*.cu can time its kernels under other launch
-// policies; aes_ttable_smem32.cu instantiates it for the backend.
+// policies and the batch executor (engine/cuda_batch.cu) runs its kernels over it;
+// aes_ttable_smem32.cu instantiates it for the backend.
 // Round keys stay in the kernel's parameter bank: the round count is a template argument, every
 // round-key index is a constant, and the XORs read them as constant-bank operands.
 #pragma once
@@ -27,6 +28,7 @@ namespace gpucrypt::cuda {
 
 namespace {
 
+__device__ const uint8_t kAesSbox[256] = {GC_AES_SBOX_DATA};
 __device__ const uint32_t kTe0[256] = {GC_AES_TE0_DATA};
 __device__ const uint32_t kTd0[256] = {GC_AES_TD0_DATA};
 __device__ const uint32_t kInvSboxWords[256] = {GC_AES_INV_SBOX_WORDS_DATA};
@@ -44,29 +46,49 @@ __device__ void fill_rows(uint32_t* shared, const uint32_t* low, const uint32_t*
 template <int kKeyBits>
 struct AesTTableSmem32 {
   using Cipher = modes::AesTTable<kKeyBits / 32 + 6>;
-  // Host expansion; the table pointers are set by prepare (AesTTable's own make_host exists only
+  // Host expansion; the table pointers are set by bind (AesTTable's own make_host exists only
   // where tables are not replicated).
   static Cipher make_host(const uint8_t* key, int key_len) {
     Cipher cipher{};
-    aes_expand_key_enc(&cipher.enc, key, key_len, gc_aes_sbox);
-    aes_expand_key_dec(&cipher.dec, key, key_len, gc_aes_sbox);
+    expand_with(cipher, key, key_len, gc_aes_sbox);
     return cipher;
+  }
+  // Device expansion (the batch executor's: raw keys go up, schedules are made on the GPU).
+  __device__ static void expand(Cipher& cipher, const uint8_t* key, int key_len) {
+    expand_with(cipher, key, key_len, kAesSbox);
   }
   static constexpr size_t smem_bytes(bool decrypt) {
     return (decrypt && kPitch == 32 ? 2 : 1) * kRowWords * sizeof(uint32_t);
   }
-  __device__ static void prepare(Cipher& cipher, uint32_t* shared, bool decrypt) {
+  __device__ static void fill(uint32_t* shared, bool decrypt) {
+    if (decrypt) {
+      fill_rows(shared, kTd0, kInvSboxWords);
+      if (kPitch == 32) fill_rows(shared + kRowWords, kInvSboxWords, kInvSboxWords);
+    } else {
+      fill_rows(shared, kTe0, kTe0);
+    }
+  }
+  __device__ static void bind(Cipher& cipher, uint32_t* shared, bool decrypt) {
     const unsigned lane = threadIdx.x % 32;
     if (decrypt) {
       uint32_t* inv_sbox_rows = kPitch == 64 ? shared + 32 : shared + kRowWords;
-      fill_rows(shared, kTd0, kInvSboxWords);
-      if (kPitch == 32) fill_rows(shared + kRowWords, kInvSboxWords, kInvSboxWords);
       cipher.td0 = shared + lane;
       cipher.inv_sbox_words = inv_sbox_rows + lane;
     } else {
-      fill_rows(shared, kTe0, kTe0);
       cipher.te0 = shared + lane;
     }
+  }
+  // bind before fill: bind only computes pointers, and in this order the kernels' lane arithmetic
+  // stays where it was before fill and bind were split out of prepare.
+  __device__ static void prepare(Cipher& cipher, uint32_t* shared, bool decrypt) {
+    bind(cipher, shared, decrypt);
+    fill(shared, decrypt);
+  }
+
+ private:
+  __host__ __device__ static void expand_with(Cipher& cipher, const uint8_t* key, int key_len, const uint8_t* sbox) {
+    aes_expand_key_enc(&cipher.enc, key, key_len, sbox);
+    aes_expand_key_dec(&cipher.dec, key, key_len, sbox);
   }
 };
 

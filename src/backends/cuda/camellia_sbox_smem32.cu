@@ -28,10 +28,14 @@ struct CamelliaSboxFamily {
   using Cipher = modes::CamelliaTTable;
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
   static constexpr size_t smem_bytes(bool) { return kRowWords * sizeof(uint32_t); }
-  __device__ static void prepare(Cipher& cipher, uint32_t* shared, bool) {
+  __device__ static void fill(uint32_t* shared, bool) {
     // Every slot of row x holds entry x (slots 32..63 are the pitch's padding, filled alike).
     for (int w = threadIdx.x; w < kRowWords; w += blockDim.x) shared[w] = camellia_sbox_word(kCamelliaSp, w / kPitch);
-    cipher.tables.sbox_words = shared + threadIdx.x % 32;
+  }
+  __device__ static void bind(Cipher& cipher, uint32_t* shared, bool) { cipher.tables.sbox_words = shared + threadIdx.x % 32; }
+  __device__ static void prepare(Cipher& cipher, uint32_t* shared, bool decrypt) {
+    fill(shared, decrypt);
+    bind(cipher, shared, decrypt);
     cipher.set_literal_key_bits(kKeyBits);
   }
 };

@@ -25,6 +25,24 @@ std::string describe_bytes(size_t bytes) {
   return text;
 }
 
+DeviceGuard::DeviceGuard(int device_index, Failure failure) {
+  const cudaError_t got = cudaGetDevice(&previous_);
+  const cudaError_t set = got != cudaSuccess || previous_ == device_index ? cudaSuccess : cudaSetDevice(device_index);
+  if (got == cudaSuccess && set == cudaSuccess) return;
+  if (failure == Failure::unavailable) {
+    (void)cudaGetLastError();
+    throw DeviceError("device 'cuda:" + std::to_string(device_index) +
+                      "' is not available: " + cudaGetErrorString(got != cudaSuccess ? got : set));
+  }
+  check(got, "cudaGetDevice");
+  check(set, "cudaSetDevice");
+}
+
+DeviceGuard::~DeviceGuard() {
+  int current = -1;
+  if (cudaGetDevice(&current) == cudaSuccess && current != previous_) cudaSetDevice(previous_);
+}
+
 void check_allocation(cudaError_t status, const char* what, size_t bytes, bool host) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();

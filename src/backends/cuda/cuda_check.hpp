@@ -36,6 +36,22 @@ std::string describe_bytes(size_t bytes);
 // (cudaMemGetInfo).
 void check_allocation(cudaError_t status, const char* what, size_t bytes, bool host = false);
 
+// Makes device_index the calling thread's current device and restores the previous one on exit
+// (one guard for the backend, the Keccak kernels and the batch executor). A failure to switch
+// throws check's DeviceError ("CUDA error in cudaSetDevice: ..."), or with
+// DeviceGuard::Failure::unavailable the batch's "device 'cuda:N' is not available: <cuda error>".
+class DeviceGuard {
+ public:
+  enum class Failure { cuda_error, unavailable };
+  explicit DeviceGuard(int device_index, Failure failure = Failure::cuda_error);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 // Calls a kernel launch (a lambda with one <<<...>>>) and throws DeviceError naming `what` if the
 // launch itself failed; a stale error from before the launch is not this launch's.
 template <class Launch>

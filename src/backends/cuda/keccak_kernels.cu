@@ -320,30 +320,18 @@ DeviceContext& context_for(int device) {
   return *contexts[device];
 }
 
-// CurrentDevice makes `index` the calling thread's device for its lifetime and restores the
-// previous one after.
-class CurrentDevice {
- public:
-  explicit CurrentDevice(int index) {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();
-      throw DeviceError(std::string("no usable CUDA device: ") + cudaGetErrorString(status));
-    }
-    if (index < 0 || index >= count)
-      throw DeviceError("cuda:" + std::to_string(index) + " does not exist (" + std::to_string(count) +
-                        " CUDA device" + (count == 1 ? "" : "s") + ")");
-    check(cudaGetDevice(&previous_), "cudaGetDevice");
-    check(cudaSetDevice(index), "cudaSetDevice");
+// Throws DeviceError unless `index` names a CUDA device (the messages Keccak callers see).
+void require_device_index(int index) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw DeviceError(std::string("no usable CUDA device: ") + cudaGetErrorString(status));
   }
-  ~CurrentDevice() { cudaSetDevice(previous_); }
-  CurrentDevice(const CurrentDevice&) = delete;
-  CurrentDevice& operator=(const CurrentDevice&) = delete;
-
- private:
-  int previous_ = 0;
-};
+  if (index < 0 || index >= count)
+    throw DeviceError("cuda:" + std::to_string(index) + " does not exist (" + std::to_string(count) +
+                      " CUDA device" + (count == 1 ? "" : "s") + ")");
+}
 
 size_t round_up_16(size_t len) { return (len + 15) & ~size_t{15}; }
 
@@ -523,7 +511,8 @@ void hash_many(std::string_view name, const uint8_t* const* messages, const size
       throw std::invalid_argument("hash_many: message " + std::to_string(i) + " is null but has length " +
                                   std::to_string(lens[i]));
 
-  CurrentDevice device(device_index);
+  require_device_index(device_index);
+  DeviceGuard device(device_index);
   DeviceContext& context = context_for(device_index);
   std::lock_guard<std::mutex> lock(context.mutex);
   context.reset();
@@ -606,7 +595,8 @@ void tree_hash(std::string_view name, const HashParams& params, const uint8_t* d
   const std::unique_ptr<hash::HashContext> node = create_final_node(name, params);
   hash::detail::check_output_length(spec, out_len);
   if (len > 0 && data == nullptr) throw std::invalid_argument("tree_hash: data is null but len > 0");
-  CurrentDevice device(device_index);
+  require_device_index(device_index);
+  DeviceGuard device(device_index);
   DeviceContext& context = context_for(device_index);
   std::lock_guard<std::mutex> lock(context.mutex);
   context.reset();

@@ -7,15 +7,22 @@
 // tweaks use counter.h, GHASH uses gf128.h's constant-time multiplier with powers of H as
 // operands (indexed by lane number, which is public).
 //
-// A family supplies
+// A family (one per variant: aes_ttable_smem32.cuh, aes_bitsliced.cuh, camellia_ttable_smem.cuh,
+// sc2000_table_smem.cuh, camellia_sbox_smem32.cu) supplies
 //   using Cipher;                          a BlockCipher from modes/ciphers.hpp
 //   static Cipher make_host(key, key_len); key schedule expanded on the host (kernel parameter)
 //   static constexpr size_t smem_bytes(bool decrypt);
+//   __device__ static void fill(uint32_t* smem, bool decrypt);
+//   __device__ static void bind(Cipher&, uint32_t* smem, bool decrypt);
 //   __device__ static void prepare(Cipher&, uint32_t* smem, bool decrypt);
-// prepare runs in every thread of a CTA before a __syncthreads(): it copies the tables into
-// shared memory, points the cipher at them and stores the key size as a literal into the copy of
+// and, where the batch executor (engine/cuda_batch.cu) runs it, which uploads raw keys,
+//   __device__ static void expand(Cipher&, key, key_len);  the same schedule made on the device.
+// fill runs in every thread of a CTA before a __syncthreads() and copies the tables into shared
+// memory; bind points one thread's cipher at them. prepare, what the kernels here call, is fill
+// and bind, and for Camellia and SC2000 also stores the key size as a literal into the copy of
 // the schedule, so that round loops unroll and round keys are read straight from the parameter
-// bank.
+// bank (the batch kernels call fill and bind themselves: their schedules are read from global
+// memory).
 //
 // Work layout of the parallel kernels: a warp owns a tile of 32 * kSteps consecutive blocks and
 // lane L takes blocks L, L + 32, L + 64, ... of it, so every 16-byte load and store of a warp

@@ -1,0 +1,252 @@
+// device_api.cu: the CUDA backend's device-pointer API (device.hpp): DeviceCipher and DeviceGcm
+// on data that already lives in GPU memory, enqueued on the caller's stream.
+//
+// Constant-time position: the variant's. Key schedules live in kernel parameters and in host
+// objects that wipe them; the GHASH scratch is zeroed before it is freed. Single blocks (the XTS
+// tweak, GCM's H and E(J0)) are encrypted on the host by the portable CPU code of the same
+// technique (device.cu's make_host_engine).
+#include <memory>
+#include <string>
+
+#include "backends/block_engine.hpp"
+#include "backends/cuda/device.hpp"
+#include "backends/cuda/device_internal.hpp"
+#include "backends/cuda/keyed_cipher.hpp"
+#include "modes/gcm.hpp"
+#include "modes/xts.hpp"
+
+namespace gpucrypt::cuda {
+
+namespace {
+
+bool misaligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; }
+
+bool overlap(const void* a, const void* b, size_t len) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + len && y < x + len;
+}
+
+// Stream-ordered scratch memory, freed in stream order.
+class StreamBuffer {
+ public:
+  StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
+    check_allocation(cudaMallocAsync(&ptr_, bytes, stream), "cudaMallocAsync", bytes);
+  }
+  ~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  uint8_t* get() const { return static_cast<uint8_t*>(ptr_); }
+
+ private:
+  void* ptr_ = nullptr;
+  cudaStream_t stream_;
+};
+
+// Kernels want 16-byte aligned pointers, and CBC/CFB decryption wants in != out (a thread reads
+// the ciphertext block before its own). Otherwise the data goes through scratch copies.
+template <class Body>
+void with_usable_pointers(const void* in, void* out, size_t len, bool needs_distinct, cudaStream_t stream,
+                          Body&& body) {
+  const bool stage_out = misaligned(out);
+  const bool stage_in = misaligned(in) || (needs_distinct && !stage_out && overlap(in, out, len));
+  std::unique_ptr<StreamBuffer> in_copy, out_copy;
+  const uint8_t* src = static_cast<const uint8_t*>(in);
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  if (stage_in) {
+    in_copy = std::make_unique<StreamBuffer>(len, stream);
+    check(cudaMemcpyAsync(in_copy->get(), in, len, cudaMemcpyDeviceToDevice, stream), "staging copy");
+    src = in_copy->get();
+  }
+  if (stage_out) {
+    out_copy = std::make_unique<StreamBuffer>(len, stream);
+    dst = out_copy->get();
+  }
+  body(src, dst);
+  if (stage_out) check(cudaMemcpyAsync(out, dst, len, cudaMemcpyDeviceToDevice, stream), "staging copy");
+}
+
+class DeviceCipherImpl final : public DeviceCipher {
+ public:
+  DeviceCipherImpl(const CipherName& name, Direction direction, ByteSpan key, const GpuVariant& v, int device_index)
+      : name_(name), direction_(direction), variant_(v), device_index_(device_index) {
+    DeviceGuard guard(device_index_);
+    data_ = v.make(key.data(), name.key_bits);
+    if (name.mode == Mode::xts) host_tweak_ = make_host_engine(name, key.data() + name.key_bits / 8, v);
+  }
+
+  const VariantInfo& variant() const override { return variant_.info; }
+  int device_index() const override { return device_index_; }
+
+  void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) override {
+    const Mode mode = name_.mode;
+    if (mode == Mode::ecb ? !iv.empty() : iv.size() != 16)
+      throw std::invalid_argument(name_.canonical + (mode == Mode::ecb ? " takes no IV" : " needs a 16-byte IV/tweak"));
+    if ((mode == Mode::ecb || mode == Mode::cbc) && len % 16 != 0)
+      throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes, got " +
+                                  std::to_string(len));
+    if (mode == Mode::xts) modes::xts_check_data_unit(name_.canonical, len);
+    if (len == 0) return;
+    DeviceGuard guard(device_index_);
+    const bool decrypt = direction_ == Direction::decrypt;
+    const bool chained_decrypt = decrypt && (mode == Mode::cbc || mode == Mode::cfb);
+    const gc_block iv_block = iv.empty() ? modes::zero_block() : load(iv.data());
+    with_usable_pointers(in, out, len, chained_decrypt, stream, [&](const uint8_t* src, uint8_t* dst) {
+      switch (mode) {
+        case Mode::ecb: return data_->ecb(direction_, src, dst, len, stream);
+        case Mode::ctr: return data_->ctr(iv_block, src, dst, len, stream);
+        case Mode::cbc:
+          if (decrypt) return data_->cbc_decrypt(iv_block, src, dst, len, stream);
+          return data_->serial(SerialMode::cbc_encrypt, iv_block, nullptr, nullptr, src, dst, len, stream);
+        case Mode::cfb:
+          if (decrypt) return data_->cfb_decrypt(iv_block, src, dst, len, stream);
+          return data_->serial(SerialMode::cfb_encrypt, iv_block, nullptr, nullptr, src, dst, len, stream);
+        case Mode::ofb:
+          return data_->serial(SerialMode::ofb, iv_block, nullptr, nullptr, src, dst, len, stream);
+        case Mode::xts: {
+          uint8_t t0[16];
+          host_tweak_->encrypt_block(iv.data(), t0);
+          data_->xts(direction_, load(t0), 0, src, dst, len, stream);
+          gpucrypt::secure_zero(t0, sizeof t0);
+          return;
+        }
+        case Mode::gcm: break;
+      }
+      throw std::logic_error("unreachable mode");
+    });
+  }
+
+ private:
+  CipherName name_;
+  Direction direction_;
+  const GpuVariant& variant_;
+  int device_index_;
+  std::unique_ptr<KeyedCipher> data_;
+  std::unique_ptr<BlockEngine> host_tweak_;
+};
+
+class DeviceGcmImpl final : public DeviceGcm {
+ public:
+  DeviceGcmImpl(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
+      : key_(name, key, v, device_index) {}
+
+  const VariantInfo& variant() const override { return key_.variant().info; }
+
+  void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag, size_t tag_len,
+            cudaStream_t stream) override {
+    check_gcm_arguments(nonce, aad.size(), len, tag_len);
+    modes::GcmContext ctx = key_.context(nonce);
+    key_.tag(ctx, aad, process(ctx, true, in, out, len, stream), len, tag, tag_len);
+    ctx.wipe();
+  }
+
+  bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
+            cudaStream_t stream) override {
+    check_gcm_arguments(nonce, aad.size(), len, tag.size());
+    modes::GcmContext ctx = key_.context(nonce);
+    // The tag from a GHASH-only pass over the ciphertext first; GCTR writes out only once it
+    // verified, so a failed open (in place too) leaves out exactly as it was.
+    uint8_t expected[16];
+    key_.tag(ctx, aad, ciphertext_hash(in, len, stream), len, expected, tag.size());
+    const bool ok = modes::constant_time_equal(expected, tag.data(), tag.size());
+    gpucrypt::secure_zero(expected, sizeof expected);
+    if (ok && len > 0) decipher(ctx, in, out, len, stream);
+    ctx.wipe();
+    return ok;
+  }
+
+ private:
+  gc_gf128 process(const modes::GcmContext& ctx, bool encrypt, const void* in, void* out, size_t len,
+                   cudaStream_t stream) {
+    if (len == 0) return gc_gf128_make(0, 0);
+    DeviceGuard guard(key_.device_index());
+    const size_t tiles = gcm_num_tiles(len);
+    const size_t num_hashes = tiles + ghash_reduce_scratch(tiles) + 1;
+    gc_gf128 data_hash;
+    {
+      StreamBuffer hashes(num_hashes * sizeof(gc_gf128), stream);
+      auto* device_hashes = reinterpret_cast<gc_gf128*>(hashes.get());
+      with_usable_pointers(in, out, len, false, stream, [&](const uint8_t* src, uint8_t* dst) {
+        key_.enqueue(ctx, 0, encrypt, src, dst, len, device_hashes, device_hashes + num_hashes - 1, stream);
+      });
+      check(cudaMemcpyAsync(&data_hash, device_hashes + num_hashes - 1, sizeof data_hash, cudaMemcpyDeviceToHost,
+                            stream),
+            "copy GHASH");
+      check(cudaMemsetAsync(device_hashes, 0, num_hashes * sizeof(gc_gf128), stream), "cudaMemset");
+    }
+    check(cudaStreamSynchronize(stream), "GCM kernels");
+    return data_hash;
+  }
+
+  // GHASH of len bytes of device ciphertext (copied first when misaligned); waits for the stream.
+  gc_gf128 ciphertext_hash(const void* in, size_t len, cudaStream_t stream) {
+    gc_gf128 data_hash = gc_gf128_make(0, 0);
+    if (len == 0) return data_hash;
+    DeviceGuard guard(key_.device_index());
+    const size_t tiles = gcm_num_tiles(len);
+    const size_t num_hashes = tiles + ghash_reduce_scratch(tiles) + 1;
+    {
+      StreamBuffer hashes(num_hashes * sizeof(gc_gf128), stream);
+      auto* device_hashes = reinterpret_cast<gc_gf128*>(hashes.get());
+      std::unique_ptr<StreamBuffer> aligned_copy;
+      const uint8_t* src = static_cast<const uint8_t*>(in);
+      if (misaligned(in)) {
+        aligned_copy = std::make_unique<StreamBuffer>(len, stream);
+        check(cudaMemcpyAsync(aligned_copy->get(), in, len, cudaMemcpyDeviceToDevice, stream), "staging copy");
+        src = aligned_copy->get();
+      }
+      key_.enqueue_hash(src, len, device_hashes, device_hashes + num_hashes - 1, stream);
+      check(cudaMemcpyAsync(&data_hash, device_hashes + num_hashes - 1, sizeof data_hash, cudaMemcpyDeviceToHost,
+                            stream),
+            "copy GHASH");
+      check(cudaMemsetAsync(device_hashes, 0, num_hashes * sizeof(gc_gf128), stream), "cudaMemset");
+    }
+    check(cudaStreamSynchronize(stream), "GHASH kernels");
+    return data_hash;
+  }
+
+  // GCTR alone (the tag verified); waits for the stream, as open always has.
+  void decipher(const modes::GcmContext& ctx, const void* in, void* out, size_t len, cudaStream_t stream) {
+    DeviceGuard guard(key_.device_index());
+    const size_t tiles = gcm_num_tiles(len);
+    StreamBuffer hashes(tiles * sizeof(gc_gf128), stream);  // used only when the 32-bit counter wraps
+    with_usable_pointers(in, out, len, false, stream, [&](const uint8_t* src, uint8_t* dst) {
+      key_.enqueue_ctr(ctx, 0, src, dst, len, reinterpret_cast<gc_gf128*>(hashes.get()), stream);
+    });
+    check(cudaMemsetAsync(hashes.get(), 0, tiles * sizeof(gc_gf128), stream), "cudaMemset");
+    check(cudaStreamSynchronize(stream), "GCM kernels");
+  }
+
+  GcmKey key_;
+};
+
+}  // namespace
+
+// ---- device.hpp ---------------------------------------------------------------------------
+
+std::unique_ptr<DeviceCipher> DeviceCipher::create(const CipherName& name, Direction direction, ByteSpan key,
+                                                   std::string_view variant, int device_index) {
+  if (name.mode == Mode::gcm) throw std::invalid_argument(name.canonical + " is an AEAD: use DeviceGcm");
+  check_cipher_key(name, key);  // block_engine.hpp: the one request check of every entry point
+  const GpuVariant& v = select_variant(name.algorithm, variant);
+  require_device(device_index);
+  return std::make_unique<DeviceCipherImpl>(name, direction, key, v, device_index);
+}
+
+const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
+                                  std::string_view variant, int device_index, const void* in, void* out,
+                                  size_t len, cudaStream_t stream) {
+  auto cipher = DeviceCipher::create(name, direction, key, variant, device_index);
+  cipher->process(iv, in, out, len, stream);
+  return cipher->variant();
+}
+
+std::unique_ptr<DeviceGcm> DeviceGcm::create(const CipherName& name, ByteSpan key, std::string_view variant,
+                                             int device_index) {
+  if (name.mode != Mode::gcm) throw std::invalid_argument(name.canonical + " is not GCM");
+  check_cipher_key(name, key);
+  const GpuVariant& v = select_variant(name.algorithm, variant);
+  require_device(device_index);
+  return std::make_unique<DeviceGcmImpl>(name, key, v, device_index);
+}
+
+}  // namespace gpucrypt::cuda

@@ -1,0 +1,135 @@
+// device_internal.hpp: what the CUDA backend's host-side files share: a registered variant, the
+// variant choice, the device check and the host engine for single blocks (device.cu), and GcmKey,
+// the per-key state of the GPU GCM over host memory (host_engine.cu) and over device pointers
+// (device_api.cu). Constant-time position: as theirs (device.cu); GcmKey keeps H and its powers
+// on the host and wipes them with the key.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "backends/block_engine.hpp"
+#include "backends/cuda/keyed_cipher.hpp"
+#include "modes/gcm.hpp"
+
+namespace gpucrypt::cuda {
+
+struct GpuVariant {
+  VariantInfo info;
+  std::unique_ptr<KeyedCipher> (*make)(const uint8_t* key, int key_bits);
+  const char* host_variant;  // the portable CPU variant of the same technique, for single blocks
+};
+
+// The requested CUDA variant of the algorithm, or its default (device.cu, the one place that
+// chooses); throws std::invalid_argument for a name that is not a CUDA variant of it.
+const GpuVariant& select_variant(Algorithm algorithm, std::string_view requested);
+// Throws DeviceError("device 'cuda:N' is not available: ...") unless cuda:N is usable.
+void require_device(int device_index);
+// Host engine for single blocks under one key (one XTS half).
+std::unique_ptr<BlockEngine> make_host_engine(const CipherName& name, const uint8_t* key, const GpuVariant& v);
+
+inline gc_block load(const uint8_t* p) { return gc_block_load(p); }
+
+inline void check_gcm_arguments(ByteSpan nonce, size_t aad_len, size_t data_len, size_t tag_len) {
+  modes::gcm_check_arguments(nonce.size(), aad_len, data_len, tag_len);
+}
+
+// What the GPU GCM needs per key: the keyed cipher, H and its powers, host single blocks.
+class GcmKey {
+ public:
+  GcmKey(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
+      : variant_(v), device_index_(device_index) {
+    DeviceGuard guard(device_index_);
+    data_ = v.make(key.data(), name.key_bits);
+    host_ = make_host_engine(name, key.data(), v);
+    uint8_t block[16] = {};
+    host_->encrypt_block(block, block);
+    hash_subkey_ = gc_gf128_from_block(load(block));
+    gpucrypt::secure_zero(block, sizeof block);
+    gcm_segment_powers(hash_subkey_, &powers_);
+  }
+  ~GcmKey() {
+    gpucrypt::secure_zero(&hash_subkey_, sizeof hash_subkey_);
+    gpucrypt::secure_zero(&powers_, sizeof powers_);
+  }
+
+  const GpuVariant& variant() const { return variant_; }
+  int device_index() const { return device_index_; }
+  const KeyedCipher& cipher() const { return *data_; }
+  gc_gf128 hash_subkey() const { return hash_subkey_; }
+
+  modes::GcmContext context(ByteSpan nonce) const {
+    modes::GcmContext ctx;
+    ctx.hash_subkey = hash_subkey_;
+    ctx.pre_counter = modes::gcm_pre_counter(hash_subkey_, nonce.data(), nonce.size());
+    uint8_t block[16];
+    gc_block_store(block, ctx.pre_counter);
+    host_->encrypt_block(block, block);
+    ctx.tag_mask = load(block);
+    gpucrypt::secure_zero(block, sizeof block);
+    return ctx;
+  }
+
+  // Segment parameters for data blocks starting at first_block of the message.
+  GcmSegment segment(const modes::GcmContext& ctx, uint64_t first_block, bool encrypt) const {
+    GcmSegment s = powers_;
+    s.first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
+    s.encrypt = encrypt;
+    return s;
+  }
+
+  // Enqueues GCTR + GHASH of one segment; the segment's GHASH lands in *device_result.
+  void enqueue(const modes::GcmContext& ctx, uint64_t first_block, bool encrypt, const uint8_t* in,
+               uint8_t* out, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
+               cudaStream_t stream) const {
+    GcmSegment s = segment(ctx, first_block, encrypt);
+    // The cipher's tiles may be larger than the minimum the buffers were sized for: fewer hashes.
+    const size_t tile_blocks = data_->gcm_tile_blocks();
+    const size_t tiles = gcm_num_tiles(len, tile_blocks);
+    data_->gcm(s, in, out, len, device_hashes, stream);
+    gpucrypt::secure_zero(&s, sizeof s);
+    ghash_reduce(device_hashes, tiles, tile_blocks, hash_subkey_, device_hashes + tiles, device_result, stream);
+  }
+
+  // Enqueues GHASH alone over len bytes of ciphertext (device, 16-byte aligned) into
+  // *device_result: the first pass of an open, before anything is deciphered.
+  void enqueue_hash(const uint8_t* in, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
+                    cudaStream_t stream) const {
+    ghash_device(in, len, powers_, hash_subkey_, device_hashes, device_result, stream);
+  }
+
+  // Enqueues GCTR alone over data blocks starting at first_block (an open's second pass, once the
+  // tag verified). GCM's counter increments its last 32 bits only; where they do not wrap within
+  // the range (always with a 12-byte nonce: its counter starts at 2) that is the plain 128-bit CTR
+  // the bulk kernel runs at full speed. Otherwise the GCM kernel runs and its GHASH goes unused
+  // into device_hashes.
+  void enqueue_ctr(const modes::GcmContext& ctx, uint64_t first_block, const uint8_t* in, uint8_t* out, size_t len,
+                   gc_gf128* device_hashes, cudaStream_t stream) const {
+    const gc_block first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
+    const uint64_t num_blocks = (len + 15) / 16;
+    if (uint64_t{gc_block_be_word(first_counter, 3)} + num_blocks <= (uint64_t{1} << 32)) {
+      data_->ctr(first_counter, in, out, len, stream);
+      return;
+    }
+    GcmSegment s = segment(ctx, first_block, false);
+    data_->gcm(s, in, out, len, device_hashes, stream);
+    gpucrypt::secure_zero(&s, sizeof s);
+  }
+
+  // The tag from the GHASH of the whole ciphertext.
+  void tag(const modes::GcmContext& ctx, ByteSpan aad, gc_gf128 data_hash, uint64_t data_len, uint8_t* tag,
+           size_t tag_len) const {
+    const gc_gf128 aad_hash = modes::gcm_ghash_range(hash_subkey_, aad.data(), aad.size());
+    modes::gcm_tag_from_hashes(ctx, aad_hash, data_hash, aad.size(), data_len, tag, tag_len);
+  }
+
+ private:
+  const GpuVariant& variant_;
+  int device_index_;
+  std::unique_ptr<KeyedCipher> data_;
+  std::unique_ptr<BlockEngine> host_;
+  gc_gf128 hash_subkey_;
+  GcmSegment powers_;
+};
+
+}  // namespace gpucrypt::cuda
