@@ -309,7 +309,6 @@ class Lease {
       (void)ws_.release();
     }
   }
-  Workspace& operator*() { return *ws_; }
   Workspace* operator->() { return ws_.get(); }
 
  private:
