@@ -5,7 +5,6 @@
 #include "device/registry.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
-#include "modes/block_cipher.hpp"
 
 namespace gpucrypt {
 

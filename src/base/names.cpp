@@ -5,6 +5,9 @@
 // backends are registered).
 #include "base/names.hpp"
 
+#include <cctype>
+#include <stdexcept>
+
 #include "gpucrypt/cipher.hpp"
 #include "modes/block_cipher.hpp"
 

@@ -2,7 +2,6 @@
 // vocabulary, parse_cipher_name and friends, is declared in gpucrypt/cipher.hpp).
 #pragma once
 
-#include <cctype>
 #include <string>
 #include <string_view>
 
