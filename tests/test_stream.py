@@ -412,14 +412,14 @@ def test_memory_stays_bounded():
 
 def test_payload_key_is_zeroed(monkeypatch):
     engines = []
-    original = fileformat._ChunkEngine
+    original = fileformat._PayloadKey
 
     class Recording(original):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             engines.append(self)
 
-    monkeypatch.setattr(fileformat, "_ChunkEngine", Recording)
+    monkeypatch.setattr(fileformat, "_PayloadKey", Recording)
     sealed = io.BytesIO()
     fileformat.encrypt_stream(io.BytesIO(b"secret" * 1000), sealed, KEY, device="cpu")
     with pytest.raises(fileformat.DecryptionError):

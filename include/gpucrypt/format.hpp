@@ -3,9 +3,10 @@
 // What lives here: the chunk layout (where chunk i lies in the plaintext and in the file, from
 // the lengths alone), the chunk nonce rule, sealing and opening any run of chunks at its computed
 // offset on any device (the batch engine), the 80-byte header for a raw 32-byte key (kdf 2:
-// HKDF-SHA256 and HMAC-SHA256 through OpenSSL), a streaming Sealer / Opener over those, and a
+// HKDF-SHA256 and HMAC-SHA256 through OpenSSL), a streaming Sealer / Opener over those, a
 // memory-to-memory pipeline (seal_body / open_body, seal_buffer / open_buffer) that runs jobs of
-// chunks concurrently on several devices straight on the caller's buffers.
+// chunks concurrently on several devices straight on the caller's buffers, and the same pipeline
+// fed job by job from a stream (ChunkStream).
 // Passphrases (kdf 1, scrypt) are read by the Python package, which derives the input keying
 // material with pyca/cryptography; everything after that is the same rule.
 //
@@ -194,6 +195,49 @@ PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan pla
 // the jobs retired so far the same way.
 PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan body, MutableByteSpan plaintext,
                         const PipelineOptions& options = {});
+
+// The pipeline of seal_body / open_body fed one job at a time, for a stream whose length is not
+// known in advance (gpucrypt.fileformat's encrypt_stream / decrypt_stream, which read files and
+// pipes). The caller cuts its input into jobs in file order: each job is whole input units
+// (input_unit_len(): a chunk, plus its tag when opening), at most chunks_per_job() of them, with
+// its own input and output buffers, which stay alive and untouched until the job retires. The
+// devices run jobs concurrently with no caller code in the way; retire(job_id, num_chunks,
+// output_len) runs on the calling thread, inside submit / drain, in submission order, with the
+// job's chunks done (opening: those that authenticated) and their output bytes. The job that ends the input
+// (at_end) holds the rest: any length, possibly 0.
+//
+// Sealing: the last job's final chunk is its partial tail (empty when the input is a multiple of
+// the chunk length: a full chunk is never final). A job's output needs output_capacity(input) bytes.
+// Opening: plaintext reaches `retire` only after its chunk authenticated. A job with a failed chunk
+// retires its authenticated prefix, then DecryptionError is thrown (chunk_index; released_len:
+// every plaintext byte retired so far). An input that ends with no final chunk, with one shorter
+// than its tag, or that goes on after its final chunk (trailing_data: the source gave more after
+// reporting its end) throws DecryptionError once the chunks before it retired.
+// Errors and cancellation are PipelineOptions' and seal_body's; after one, the stream only stops.
+// The payload key is copied and wiped when the stream goes.
+class ChunkStream {
+ public:
+  enum class Operation { seal, open };
+  using Retire = std::function<void(uint64_t job_id, uint64_t num_chunks, uint64_t output_len)>;
+
+  ChunkStream(Operation operation, ByteSpan payload_key, uint32_t chunk_len, PipelineOptions options, Retire retire);
+  ~ChunkStream();  // stop()
+  ChunkStream(const ChunkStream&) = delete;
+  ChunkStream& operator=(const ChunkStream&) = delete;
+
+  uint64_t input_unit_len() const;
+  uint64_t chunks_per_job() const;
+  // The output bytes a job of input_len input bytes can produce (at most).
+  uint64_t output_capacity(uint64_t input_len) const;
+  void submit(uint64_t job_id, ByteSpan input, MutableByteSpan output, bool at_end, bool trailing_data = false);
+  void drain();
+  void stop() noexcept;
+  PipelineStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // A whole file in memory with a raw 32-byte key (kdf 2): header (fresh salt) + seal_body into
 // `out` (at least Layout{chunk_len, plaintext.size()}.file_len() bytes); returns the file length.

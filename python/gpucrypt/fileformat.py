@@ -31,7 +31,6 @@ import stat
 import struct
 import tempfile
 import time
-from array import array
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Iterator, Optional, Union
 
@@ -40,7 +39,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 import gpucrypt
-from gpucrypt import _native, batch, info, stream
+from gpucrypt import _native, stream
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 
@@ -359,73 +358,101 @@ def _open_header(header: Header, material: Union[Passphrase, bytes]) -> bytes:
     return payload_key
 
 
-class _Job:
-    """A run of consecutive chunks processed in one native call (see gpucrypt.stream)."""
+class _PayloadKey:
+    """The payload key in a bytearray that close() zeroes (the native stream keeps its own copy,
+    which it wipes when it goes)."""
 
-    __slots__ = ("first_index", "data", "data_len", "lengths", "final", "out", "out_len", "status",
-                 "trailing", "end_error", "nonces")
-
-    def __init__(self, first_index, data, data_len, lengths, final, out, out_len):
-        self.first_index, self.data, self.data_len, self.lengths = first_index, data, data_len, lengths
-        self.final, self.out, self.out_len = final, out, out_len
-        self.status = b""
-        self.trailing = False        # decryption: bytes followed the final chunk
-        self.end_error = None        # decryption: (kind, chunk index, length) of a truncation
-        # Built here, in the calling thread, while the workers compute.
-        last = len(lengths) - 1
-        chunk_nonce(first_index + last + 1, False)  # range check once for the whole job
-        counter_len = _COUNTER_LEN
-        self.nonces = b"".join([(first_index + i).to_bytes(counter_len, "big") + b"\x00" for i in range(last)]
-                               + ([chunk_nonce(first_index + last, final)] if last >= 0 else []))
-
-
-class _ChunkEngine:
-    """Seals or opens jobs of chunks on the stream engine's workers under the payload key.
-
-    The key lives in a bytearray that close() zeroes. Each device runs the variant chosen for
-    it: constant-time by default (info.constant_time_variant), or the one the caller named.
-    """
-
-    def __init__(self, suite: _Suite, payload_key: bytes, devices, variant: Optional[str], stats):
-        self.aead_name = suite.aead_name
+    def __init__(self, payload_key: bytes):
         self.key = bytearray(payload_key)
-        algorithm = suite.aead_name.split("-")[0]
-        self.variants = {d: variant or info.constant_time_variant(algorithm, d, mode="gcm") for d in devices}
-        self.stats = stats
-
-    def _record(self, device, variant, info):
-        record = self.stats.device(device)
-        record.variant = variant
-        for stage in ("h2d_s", "compute_s", "d2h_s"):
-            record.stages[stage] = record.stages.get(stage, 0.0) + info.get(stage, 0.0)
-
-    def seal(self, device, job):
-        _, variant, info = batch.seal_packed(self.aead_name, self.key, job.nonces, NONCE_LEN,
-                                             memoryview(job.data)[:job.data_len], job.lengths, job.out,
-                                             device=device, variant=self.variants[device])
-        self._record(device, variant, info)
-
-    def open(self, device, job):
-        _, job.status, variant, info = batch.open_packed(self.aead_name, self.key, job.nonces, NONCE_LEN,
-                                                         memoryview(job.data)[:job.data_len], job.lengths, job.out,
-                                                         device=device, variant=self.variants[device])
-        self._record(device, variant, info)
 
     def close(self):
         _native.wipe(self.key)
 
 
-def _write_out(pipeline, dst):
-    """The input is waiting on a slow producer: finish and write every job in flight, and flush."""
-    pipeline.drain()
-    flush = getattr(dst, "flush", None)
-    if flush is not None:
-        flush()
+def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: BinaryIO, dst: BinaryIO, *,
+                   device, devices, cpu_share, variant, job_size, cancel, stats: stream.StreamStats,
+                   progress: Progress) -> tuple[int, int]:
+    """Seals or opens every chunk readable from `src` after its header, writing the output to
+    `dst`; returns (bytes read, bytes written).
 
-
-def _plan(device, devices, cpu_share, chunk_len, job_size):
+    The chunks run on the library's ChunkStream (include/gpucrypt/format.hpp): this thread reads
+    jobs of whole chunks into staging buffers and writes what retires, in order, while the
+    devices seal or open the jobs with no Python in their way. Each device runs a constant-time
+    AES unless `variant` names another. Opening, only authenticated plaintext is written: a
+    failure raises DecryptionError after the chunks before it were written (decrypt_stream says why).
+    """
     worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
-    return worker_devices, share, stream.chunks_per_job(chunk_len, job_size, worker_devices)
+    if job_size is not None:
+        job_size = _check_length(job_size, "job_size", minimum=1)
+    key = _PayloadKey(payload_key)
+    del payload_key
+    jobs = {}                       # job id -> (input buffer, output buffer, input length)
+    read = written = 0
+
+    def retire(job_id, num_chunks, output_len):
+        nonlocal written
+        data, out, input_len = jobs.pop(job_id)
+        began = time.perf_counter()
+        write_all(dst, memoryview(out)[:output_len])
+        stats.write_s += time.perf_counter() - began
+        stats.bytes_out += output_len
+        written += output_len
+        in_pool.release(data)
+        out_pool.release(out)
+        if progress is not None:    # per chunk, in input bytes
+            for _ in range(num_chunks):
+                length = min(unit_len, input_len)
+                input_len -= length
+                if length:
+                    progress(length)
+
+    def check(failure):
+        if failure is not None:
+            message, chunk_index, released_len = failure
+            raise DecryptionError(message, chunk_index, released_len)
+
+    def write_out():
+        """The input is waiting on a slow producer: write every job in flight, and flush."""
+        check(chunks.drain())
+        flush = getattr(dst, "flush", None)
+        if flush is not None:
+            flush()
+
+    start = time.perf_counter()
+    try:
+        chunks = _native.FormatStream(operation, key.key, chunk_size, worker_devices,
+                                      -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
+                                      retire, cancel.is_set if cancel is not None else None)
+    finally:
+        key.close()
+    unit_len = chunks.input_unit_len
+    job_len = chunks.chunks_per_job * unit_len
+    reader = stream.Reader(src, idle=write_out)
+    pinned = stream.has_gpu(worker_devices)  # page-locked staging when a GPU takes part
+    try:
+        with stream.BufferPool(job_len, page_locked=pinned) as in_pool, \
+                stream.BufferPool(chunks.output_capacity(job_len), page_locked=pinned) as out_pool:
+            job_id = 0
+            while not reader.at_eof:
+                data = in_pool.acquire()
+                began = time.perf_counter()
+                data_len = reader.fill(memoryview(data), unit_len)
+                stats.read_s += time.perf_counter() - began
+                # Only the end of the input makes a chunk final (before it, fill returns whole
+                # chunks only); the library decides what the last job's tail is (format.hpp).
+                trailing = operation == "open" and reader.at_eof and bool(reader.read(1))
+                out = out_pool.acquire()
+                jobs[job_id] = (data, out, data_len)
+                stats.bytes_in += data_len
+                read += data_len
+                check(chunks.submit(job_id, memoryview(data)[:data_len], out, reader.at_eof, trailing))
+                job_id += 1
+            check(chunks.drain())
+    finally:
+        chunks.stop()
+        stream.add_native_stats(stats, chunks.stats())
+        stats.wall_s += time.perf_counter() - start
+    return read, written
 
 
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
@@ -440,71 +467,25 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     of input bytes it consumed. Errors from `src`/`dst` (OSError, e.g. ENOSPC) propagate
     unchanged; what was already written to `dst` is the caller's to discard (encrypt_file does).
 
-    The chunks run on the stream engine (gpucrypt.stream): `device` / `devices` / `cpu_share`
-    choose the workers (default: every GPU plus the CPU, or the CPU alone), `job_size` the
-    bytes per native call, `cancel` a threading.Event that stops the work (raising
-    stream.Cancelled), `stats` a StreamStats to fill. Memory stays bounded: a few jobs of a few
-    MiB each, whatever the input size. `variant`: None runs a constant-time AES on every device
-    (info.constant_time_variant); naming one (e.g. "aes_ttable") is the explicit opt-out.
+    The chunks run on the library's pipeline (format.hpp's ChunkStream, the scheduler of
+    encrypt_buffer): `device` / `devices` / `cpu_share` choose the workers (default: every GPU
+    plus the CPU, or the CPU alone), `job_size` the bytes per native call, `cancel` a
+    threading.Event that stops the work (raising stream.Cancelled), `stats` a StreamStats to
+    fill. Memory stays bounded: a few jobs of a few MiB each, whatever the input size.
+    `variant`: None runs a constant-time AES on every device (info.constant_time_variant);
+    naming one (e.g. "aes_ttable") is the explicit opt-out.
     """
     _check_chunk_size(chunk_size)
     if suite not in _SUITES_BY_NAME:
         raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
-    selected_suite = _SUITES_BY_NAME[suite]
-    worker_devices, share, per_job = _plan(device, devices, cpu_share, chunk_size, job_size)
     stats = stats if stats is not None else stream.StreamStats()
-    header, payload_key = _build_header(selected_suite, _normalise_key_material(key_material),
+    stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
+    header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
-    engine = _ChunkEngine(selected_suite, payload_key, worker_devices, variant, stats)
-    del payload_key
-    start = time.perf_counter()
     write_all(dst, header.prefix + header.mac)
-    reader = stream.Reader(src, idle=lambda: _write_out(pipeline, dst))
-    plaintext_len = 0
-
-    def write(job, _):
-        began = time.perf_counter()
-        write_all(dst, memoryview(job.out)[:job.out_len])
-        stats.write_s += time.perf_counter() - began
-        stats.bytes_out += job.out_len
-        in_pool.release(job.data)
-        out_pool.release(job.out)
-        if progress is not None:
-            for length in job.lengths:
-                if length:
-                    progress(length)
-
-    try:
-        pinned = stream.has_gpu(worker_devices)  # page-locked staging when a GPU takes part
-        with stream.BufferPool(per_job * chunk_size, page_locked=pinned) as in_pool, \
-                stream.BufferPool(per_job * (chunk_size + TAG_LEN), page_locked=pinned) as out_pool, \
-                stream.Pipeline(engine.seal, worker_devices, on_result=write, cpu_share=share, cancel=cancel,
-                                stats=stats) as pipeline:
-            chunk_index = 0
-            while True:
-                data = in_pool.acquire()
-                began = time.perf_counter()
-                data_len = reader.fill(memoryview(data), chunk_size)
-                stats.read_s += time.perf_counter() - began
-                # Only the end of the input makes a chunk final, and a full chunk is never final
-                # (see the spec): input of a multiple of L bytes ends with an empty final chunk.
-                # (Before the end, fill returns whole chunks only.)
-                is_final = reader.at_eof
-                num_full = data_len // chunk_size
-                lengths = array("Q", [chunk_size]) * num_full
-                if is_final:
-                    lengths.append(data_len - num_full * chunk_size)
-                job = _Job(chunk_index, data, data_len, lengths, is_final, out_pool.acquire(),
-                           data_len + TAG_LEN * len(lengths))
-                plaintext_len += data_len
-                stats.bytes_in += data_len
-                pipeline.submit(job, data_len)
-                chunk_index += len(lengths)
-                if is_final:
-                    break
-    finally:
-        engine.close()
-        stats.wall_s += time.perf_counter() - start
+    plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, device=device, devices=devices,
+                                      cpu_share=cpu_share, variant=variant, job_size=job_size, cancel=cancel,
+                                      stats=stats, progress=progress)
     return plaintext_len
 
 
@@ -527,96 +508,16 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     header = read_header(src, max_scrypt_log2n)
     if header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
+    stream.resolve_devices(device, devices, cpu_share)
     material = key_material(header) if callable(key_material) else key_material
     payload_key = _open_header(header, _normalise_key_material(material))
-    full_len = header.chunk_size + TAG_LEN
-    worker_devices, share, per_job = _plan(device, devices, cpu_share, full_len, job_size)
     stats = stats if stats is not None else stream.StreamStats()
-    engine = _ChunkEngine(_SUITES[header.suite_id], payload_key, worker_devices, variant, stats)
-    del payload_key
-    start = time.perf_counter()
     if progress is not None:
         progress(HEADER_LEN)
-    reader = stream.Reader(src, idle=lambda: _write_out(pipeline, dst))
-    released_len = 0
-
-    def write(job, _):
-        nonlocal released_len
-        failed = next((i for i, code in enumerate(job.status) if code), -1)
-        num_good = len(job.lengths) if failed < 0 else failed
-        if failed < 0 and job.trailing:
-            num_good -= 1                  # the final chunk verified, but the file goes on
-        good_len = sum(job.lengths[:num_good]) - TAG_LEN * num_good
-        began = time.perf_counter()
-        write_all(dst, memoryview(job.out)[:good_len])
-        stats.write_s += time.perf_counter() - began
-        stats.bytes_out += good_len
-        for length in job.lengths[:num_good]:
-            released_len += length - TAG_LEN
-            if progress is not None:
-                progress(length)
-        last_index = job.first_index + len(job.lengths) - 1
-        if failed >= 0:
-            index = job.first_index + failed
-            if job.final and index == last_index:
-                raise DecryptionError(f"chunk {index} failed authentication as the final chunk "
-                                      "(file truncated, modified, or followed by extra data)", index, released_len)
-            raise DecryptionError(f"chunk {index} failed authentication (modified, reordered or duplicated chunk)",
-                                  index, released_len)
-        if job.trailing:
-            raise DecryptionError(f"trailing data after final chunk {last_index}", last_index, released_len)
-        if job.end_error is not None:
-            kind, index, length = job.end_error
-            if kind == "missing":
-                where = f"after chunk {index - 1}" if index else "after the header"
-                raise DecryptionError(f"file truncated: the final chunk is missing ({where})", index, released_len)
-            raise DecryptionError(f"file truncated: chunk {index} has {length} bytes, fewer than its "
-                                  f"{TAG_LEN}-byte tag", index, released_len)
-        in_pool.release(job.data)
-        out_pool.release(job.out)
-
-    try:
-        pinned = stream.has_gpu(worker_devices)
-        with stream.BufferPool(per_job * full_len, page_locked=pinned) as in_pool, \
-                stream.BufferPool(per_job * header.chunk_size, page_locked=pinned) as out_pool, \
-                stream.Pipeline(engine.open, worker_devices, on_result=write, cpu_share=share, cancel=cancel,
-                                stats=stats) as pipeline:
-            chunk_index = 0
-            while True:
-                data = in_pool.acquire()
-                began = time.perf_counter()
-                data_len = reader.fill(memoryview(data), full_len)
-                stats.read_s += time.perf_counter() - began
-                # Full-length chunks are never final; at the end of the input what remains after
-                # the full chunks must be the final chunk (at least a tag).
-                is_final = reader.at_eof
-                num_full = data_len // full_len
-                rest = data_len - num_full * full_len
-                lengths = array("Q", [full_len]) * num_full
-                end_error, trailing = None, False
-                if is_final:
-                    if rest == 0:
-                        end_error = ("missing", chunk_index + num_full, 0)
-                    elif rest < TAG_LEN:
-                        end_error = ("short", chunk_index + num_full, rest)
-                        data_len -= rest
-                    else:
-                        lengths.append(rest)
-                        # Appended bytes normally land inside the final read and fail its tag; this
-                        # catches a source that yields more after reporting end of input.
-                        trailing = bool(reader.read(1))
-                job = _Job(chunk_index, data, data_len, lengths, is_final and end_error is None,
-                           out_pool.acquire(), data_len - TAG_LEN * len(lengths))
-                job.end_error, job.trailing = end_error, trailing
-                stats.bytes_in += data_len
-                pipeline.submit(job, data_len)
-                chunk_index += len(lengths)
-                if is_final:
-                    break
-    finally:
-        engine.close()
-        stats.wall_s += time.perf_counter() - start
-    return released_len
+    _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, device=device,
+                                      devices=devices, cpu_share=cpu_share, variant=variant, job_size=job_size,
+                                      cancel=cancel, stats=stats, progress=progress)
+    return plaintext_len
 
 
 # ----------------------------------------------------------------------------- in memory

@@ -1,5 +1,6 @@
 // pipeline.cpp: the file format memory to memory, on several devices at once (format.hpp:
-// seal_body / open_body / seal_buffer / open_buffer).
+// seal_body / open_body / seal_buffer / open_buffer), and the same fed job by job from a stream
+// (ChunkStream).
 //
 // A file's chunks are cut into jobs of whole chunks; each job is one seal_chunks / open_chunks
 // call on the device the scheduler (src/engine/scheduler.hpp) chooses, reading and writing its
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "engine/scheduler.hpp"
@@ -86,16 +88,25 @@ PipelineStats stats_of(const engine::SchedulerStats& scheduled) {
 // (unit_len input bytes per chunk: plaintext when sealing, sealed when opening). done_chunks
 // counts the chunks retired, in order. When this returns or throws, no job runs any more (the
 // scheduler's destructor lets running jobs finish and drops queued ones).
-PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const PipelineOptions& options,
-                           const ChunkJob& run_job, uint64_t& done_chunks) {
+engine::SchedulerOptions scheduling_of(const PipelineOptions& options) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
   scheduling.device_workers = gpu_workers(kGpuWorkers);
-  engine::Scheduler scheduler(options.devices, scheduling);
-  const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
+  return scheduling;
+}
+
+// Whole chunks per job: about options.job_len input bytes (unit_len input bytes per chunk).
+uint64_t chunks_per_job_of(const PipelineOptions& options, uint64_t unit_len) {
   const uint64_t job_len = options.job_len ? options.job_len : default_job_len(options.devices);
-  const uint64_t chunks_per_job = std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
+  return std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
+}
+
+PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const PipelineOptions& options,
+                           const ChunkJob& run_job, uint64_t& done_chunks) {
+  engine::Scheduler scheduler(options.devices, scheduling_of(options));
+  const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
+  const uint64_t chunks_per_job = chunks_per_job_of(options, unit_len);
   const uint64_t num_chunks = layout.num_chunks();
   for (uint64_t first = 0; first < num_chunks; first += chunks_per_job) {
     const uint64_t count = std::min(chunks_per_job, num_chunks - first);
@@ -231,5 +242,142 @@ uint64_t open_buffer(ByteSpan key, ByteSpan file, MutableByteSpan out, const Pip
   if (stats) *stats = std::move(run);
   return layout.plaintext_len;
 }
+
+
+// ---- ChunkStream ----------------------------------------------------------------------------------
+
+namespace {
+
+// The end of an input being opened, as its last job finds it: the final chunk, or why there is none.
+enum class StreamEnd { more, final_chunk, missing, short_tag };
+
+}  // namespace
+
+struct ChunkStream::Impl {
+  Operation operation;
+  uint8_t payload_key[kKeyLen];
+  uint32_t chunk_len;
+  PipelineOptions options;
+  Retire retire;
+  uint64_t unit_len, chunks_per_job;
+  uint64_t next_index = 0;    // the first chunk of the next job
+  uint64_t released_len = 0;  // output bytes retired (opening: authenticated plaintext)
+  bool ended = false;         // a job with at_end was submitted
+  engine::Scheduler scheduler;
+
+  Impl(Operation operation, ByteSpan key, uint32_t chunk_len, PipelineOptions options_in, Retire retire_in)
+      : operation(operation),
+        chunk_len(chunk_len),
+        options(std::move(options_in)),
+        retire(std::move(retire_in)),
+        unit_len(uint64_t(chunk_len) + (operation == Operation::open ? kTagLen : 0)),
+        chunks_per_job(chunks_per_job_of(options, unit_len)),
+        scheduler(options.devices, scheduling_of(options)) {
+    std::memcpy(payload_key, key.data(), kKeyLen);
+  }
+  ~Impl() {
+    scheduler.stop();  // no worker reads the key any more
+    secure_zero(payload_key, kKeyLen);
+  }
+};
+
+ChunkStream::ChunkStream(Operation operation, ByteSpan payload_key, uint32_t chunk_len, PipelineOptions options,
+                         Retire retire) {
+  const char* function = operation == Operation::seal ? "ChunkStream (seal)" : "ChunkStream (open)";
+  check_pipeline_arguments(function, payload_key, Layout{chunk_len, 0}, {}, {});
+  if (!retire) throw std::invalid_argument(std::string(function) + ": no retire callback");
+  impl_ = std::make_unique<Impl>(operation, payload_key, chunk_len, std::move(options), std::move(retire));
+}
+
+ChunkStream::~ChunkStream() = default;
+
+uint64_t ChunkStream::input_unit_len() const { return impl_->unit_len; }
+uint64_t ChunkStream::chunks_per_job() const { return impl_->chunks_per_job; }
+
+uint64_t ChunkStream::output_capacity(uint64_t input_len) const {
+  if (impl_->operation == Operation::open) return input_len;  // tags removed
+  return input_len + kTagLen * (input_len / impl_->chunk_len + 1);
+}
+
+void ChunkStream::submit(uint64_t job_id, ByteSpan input, MutableByteSpan output, bool at_end, bool trailing_data) {
+  Impl& s = *impl_;
+  const bool opening = s.operation == Operation::open;
+  const char* function = opening ? "ChunkStream::submit (open)" : "ChunkStream::submit (seal)";
+  if (s.ended) throw std::logic_error(std::string(function) + ": a job after the one that ended the input");
+  if (overlap(input, output))
+    throw std::invalid_argument(std::string(function) + ": the input and output buffers overlap");
+  const uint64_t num_full = input.size() / s.unit_len, rest = input.size() % s.unit_len;
+  if (!at_end && rest != 0)
+    throw std::invalid_argument(std::string(function) + ": a job before the end holds whole chunks of " +
+                                bytes_text(s.unit_len) + ", got " + bytes_text(input.size()));
+  if (output.size() < output_capacity(input.size()))
+    throw std::invalid_argument(std::string(function) + ": the output holds " + bytes_text(output.size()) + ", the job needs " +
+                                bytes_text(output_capacity(input.size())));
+  // What this job's chunks are, and a layout in which exactly they are the file's chunks
+  // [first, first + count), the last one final only when the input ends with it.
+  StreamEnd end = StreamEnd::more;
+  if (at_end) end = !opening ? StreamEnd::final_chunk
+                    : rest == 0 ? StreamEnd::missing
+                    : rest < kTagLen ? StreamEnd::short_tag
+                    : StreamEnd::final_chunk;
+  const uint64_t first = s.next_index;
+  const uint64_t count = num_full + (end == StreamEnd::final_chunk ? 1 : 0);
+  const uint64_t final_plain_len = opening ? rest - kTagLen : rest;  // used only with a final chunk
+  const Layout layout{s.chunk_len, (first + num_full) * uint64_t(s.chunk_len) +
+                                       (end == StreamEnd::final_chunk ? final_plain_len : s.chunk_len)};
+  const uint64_t input_len = opening ? layout.sealed_range(first, count).second : layout.plaintext_range(first, count).second;
+  const uint64_t output_len = opening ? layout.plaintext_range(first, count).second : layout.sealed_range(first, count).second;
+  s.next_index += count;
+  s.ended = at_end;
+
+  // Opening: the first failed chunk of this job (the job retires the chunks before it).
+  auto failure = std::make_shared<std::optional<DecryptionError>>();
+  auto work = [&s, opening, layout, first, count, input = input.first(input_len), output = output.first(output_len),
+               failure](const std::string& device) {
+    if (count == 0) return;
+    const ByteSpan key(s.payload_key, kKeyLen);
+    ChunkRun run;
+    if (!opening) {
+      run = seal_chunks(key, layout, first, count, input, output, device, s.options.variant);
+    } else {
+      try {
+        run = open_chunks(key, layout, first, count, input, output, device, s.options.variant);
+      } catch (const DecryptionError& error) {
+        failure->emplace(error);
+      }
+    }
+    s.scheduler.record_run(device, run.variant, run.h2d_s, run.compute_s, run.d2h_s);
+  };
+  auto retire = [&s, job_id, first, count, output_len, end, rest, trailing_data, failure, chunk_len = s.chunk_len] {
+    // Opening: only what authenticated, in order; and not a final chunk that the input goes on
+    // after (it verified, but the file is not what its writer wrote).
+    const bool extended = end == StreamEnd::final_chunk && trailing_data && !failure->has_value();
+    const uint64_t good_chunks = failure->has_value() ? (**failure).chunk_index - first : count - (extended ? 1 : 0);
+    const uint64_t good_len = good_chunks == count ? output_len : good_chunks * chunk_len;
+    s.retire(job_id, good_chunks, good_len);
+    s.released_len += good_len;
+    if (failure->has_value()) {
+      DecryptionError error = **failure;
+      error.released_len = s.released_len;
+      throw error;
+    }
+    const uint64_t next = first + count;
+    if (end == StreamEnd::missing)
+      throw DecryptionError("file truncated: the final chunk is missing (" +
+                                (next ? "after chunk " + std::to_string(next - 1) : std::string("after the header")) + ")",
+                            next, s.released_len);
+    if (end == StreamEnd::short_tag)
+      throw DecryptionError("file truncated: chunk " + std::to_string(next) + " has " + bytes_text(rest) +
+                                ", fewer than its " + std::to_string(kTagLen) + "-byte tag",
+                            next, s.released_len);
+    if (extended)
+      throw DecryptionError("trailing data after final chunk " + std::to_string(next - 1), next - 1, s.released_len);
+  };
+  s.scheduler.submit(input_len, std::move(work), std::move(retire));
+}
+
+void ChunkStream::drain() { impl_->scheduler.drain(); }
+void ChunkStream::stop() noexcept { impl_->scheduler.stop(); }
+PipelineStats ChunkStream::stats() const { return stats_of(impl_->scheduler.stats()); }
 
 }  // namespace gpucrypt::format

@@ -12,6 +12,13 @@
 //     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto".
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
+//   FormatStream(operation "seal" | "open", payload_key, chunk_len, devices, cpu_share, job_len, variant,
+//                retire, cancelled): format.hpp's ChunkStream. .input_unit_len, .chunks_per_job,
+//     .output_capacity(input_len); .submit(job_id, input, output, at_end, trailing_data) and .drain()
+//     return None, or (message, chunk_index, released_len) of an authentication failure (after which
+//     the stream only stops); .stop(); .stats() -> the stats dict. The workers never touch Python:
+//     the buffers are held (buffer protocol) from submit until retire(job_id, num_chunks, output_len), which
+//     runs on the calling thread with the GIL, in order.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -26,6 +33,8 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <map>
+#include <memory>
 #include <optional>
 
 #include "engine/scheduler.hpp"
@@ -213,6 +222,81 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   return nb::make_tuple(output.result(), stats_dict(stats), failed);
 }
 
+// ---- the streaming pipeline ---------------------------------------------------------------------
+
+class PyChunkStream {
+ public:
+  PyChunkStream(std::string_view operation, nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices,
+                double cpu_share, uint64_t job_len, std::string variant, nb::object retire, nb::object cancelled)
+      : retire_(std::move(retire)), cancelled_(std::move(cancelled)) {
+    if (operation != "seal" && operation != "open")
+      throw std::invalid_argument("FormatStream: operation is 'seal' or 'open', got '" + std::string(operation) + "'");
+    auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+    options.cancelled = [this] { return callbacks_.poll_cancelled(cancelled_, true); };
+    BufferView key(payload_key);
+    stream_.emplace(operation == "seal" ? format::ChunkStream::Operation::seal : format::ChunkStream::Operation::open,
+                    key.span(), chunk_len, std::move(options), [this](uint64_t job_id, uint64_t num_chunks, uint64_t output_len) {
+                      nb::gil_scoped_acquire gil;
+                      held_.erase(job_id);
+                      callbacks_.call(retire_, job_id, num_chunks, output_len);
+                    });
+  }
+
+  ~PyChunkStream() { stop(); }
+
+  nb::object submit(uint64_t job_id, nb::handle input, nb::handle output, bool at_end, bool trailing_data) {
+    auto views = std::make_unique<Held>(input, output);
+    const ByteSpan in = views->input.span();
+    const MutableByteSpan out(views->output.data(), views->output.size());
+    held_[job_id] = std::move(views);
+    return run_released([&] { stream_->submit(job_id, in, out, at_end, trailing_data); });
+  }
+
+  nb::object drain() {
+    return run_released([&] { stream_->drain(); });
+  }
+
+  void stop() {
+    if (!stream_) return;
+    {
+      nb::gil_scoped_release release;
+      stream_->stop();
+    }
+    held_.clear();  // no worker uses the buffers any more
+  }
+
+  const format::ChunkStream& stream() const { return *stream_; }
+
+ private:
+  struct Held {
+    BufferView input, output;
+    Held(nb::handle in, nb::handle out) : input(in), output(out, true) {}
+  };
+
+  // A blocking stream call with the GIL released: None, or the authentication failure as a tuple.
+  template <typename Call>
+  nb::object run_released(Call&& call) {
+    std::optional<format::DecryptionError> failure;
+    try {
+      nb::gil_scoped_release release;
+      try {
+        call();
+      } catch (const format::DecryptionError& error) {
+        failure.emplace(error);
+      }
+    } catch (const engine::Cancelled&) {
+      callbacks_.raise_stopped();
+    }
+    if (!failure) return nb::none();
+    return nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
+  }
+
+  nb::object retire_, cancelled_;
+  SchedulerCallbacks callbacks_;
+  std::map<uint64_t, std::unique_ptr<Held>> held_;  // touched with the GIL held only
+  std::optional<format::ChunkStream> stream_;       // last: its workers stop before the rest goes
+};
+
 }  // namespace
 
 void register_format_bindings(nb::module_& m) {
@@ -234,6 +318,19 @@ void register_format_bindings(nb::module_& m) {
       return nb::make_tuple(failure.what(), failure.chunk_index);
     }
   }, nb::arg("file_len"), nb::arg("chunk_len"));
+  nb::class_<PyChunkStream>(m, "FormatStream")
+      .def(nb::init<std::string_view, nb::handle, uint32_t, std::vector<std::string>, double, uint64_t, std::string,
+                    nb::object, nb::object>(),
+           nb::arg("operation"), nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"),
+           nb::arg("job_len"), nb::arg("variant"), nb::arg("retire"), nb::arg("cancelled").none())
+      .def_prop_ro("input_unit_len", [](const PyChunkStream& s) { return s.stream().input_unit_len(); })
+      .def_prop_ro("chunks_per_job", [](const PyChunkStream& s) { return s.stream().chunks_per_job(); })
+      .def("output_capacity", [](const PyChunkStream& s, uint64_t n) { return s.stream().output_capacity(n); })
+      .def("submit", &PyChunkStream::submit, nb::arg("job_id"), nb::arg("input"), nb::arg("output"), nb::arg("at_end"),
+           nb::arg("trailing_data") = false)
+      .def("drain", &PyChunkStream::drain)
+      .def("stop", &PyChunkStream::stop)
+      .def("stats", [](const PyChunkStream& s) { return stats_dict(s.stream().stats()); });
   m.def("format_seal_chunks", &seal_range);
   m.def("format_open_chunks", &open_range);
   nb::class_<PySealer>(m, "FormatSealer")

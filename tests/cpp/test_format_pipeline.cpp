@@ -2,8 +2,11 @@
 // open_buffer over seal_body / open_body). Files it writes are read by the streaming Opener and
 // the other way round (the Python suite checks both against an independent decoder); many
 // small jobs are in flight; a tampered chunk yields DecryptionError for it, its released_len, and
-// zeros after the authenticated prefix; bad lengths and overlapping buffers are refused.
+// zeros after the authenticated prefix; bad lengths and overlapping buffers are refused. The
+// streaming ChunkStream writes the same files and reads them back, job by job.
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,6 +127,98 @@ void bad_arguments() {
   check(throws_invalid_argument([&] { format::seal_body(kKey, layout, plaintext, body, no_devices); }), "no device");
 }
 
+// ChunkStream: the pipeline fed job by job. `job_chunks` lists each job's whole input units
+// before the last, as far as the input has them; the last job gets the rest. Returns the output retired, in order, and the
+// DecryptionError if one was thrown.
+struct StreamRun {
+  std::vector<uint8_t> out;
+  std::optional<format::DecryptionError> failure;
+  std::vector<uint64_t> retired_ids;
+};
+
+StreamRun run_stream(format::ChunkStream::Operation operation, ByteSpan payload_key, ByteSpan input,
+                     const std::vector<uint64_t>& job_chunks, bool trailing = false) {
+  StreamRun run;
+  std::vector<std::vector<uint8_t>> outputs;
+  std::unique_ptr<format::ChunkStream> stream;
+  stream = std::make_unique<format::ChunkStream>(operation, payload_key, kChunkLen, small_jobs(),
+                                                 [&](uint64_t id, uint64_t, uint64_t len) {
+                                                   run.retired_ids.push_back(id);
+                                                   run.out.insert(run.out.end(), outputs[id].begin(),
+                                                                  outputs[id].begin() + len);
+                                                 });
+  outputs.reserve(job_chunks.size() + 1);
+  try {
+    size_t at = 0;
+    for (size_t job = 0;; ++job) {
+      const bool last = job == job_chunks.size() || at + job_chunks[job] * stream->input_unit_len() > input.size();
+      const size_t len = last ? input.size() - at : job_chunks[job] * stream->input_unit_len();
+      outputs.emplace_back(stream->output_capacity(len));
+      stream->submit(job, input.subspan(at, len), outputs.back(), last, last && trailing);
+      at += len;
+      if (last) break;
+    }
+    stream->drain();
+  } catch (const format::DecryptionError& error) {
+    run.failure.emplace(error);
+  }
+  return run;
+}
+
+void chunk_stream_matches_the_buffer_pipeline() {
+  using Operation = format::ChunkStream::Operation;
+  for (size_t len : {size_t(0), size_t(kChunkLen), size_t(5 * kChunkLen + 7), size_t(12 * kChunkLen)}) {
+    const auto plaintext = random_bytes(len, unsigned(len) + 11);
+    const std::string name = "stream of " + std::to_string(len) + " bytes";
+    uint8_t payload_key[format::kKeyLen];
+    std::vector<uint8_t> file = format::build_header_with_key(kKey, kChunkLen, payload_key);
+    const ByteSpan key(payload_key, format::kKeyLen);
+    // Jobs of 1, 3, 0 (a pipe that had nothing) and 2 chunks, as a reader fills them; the rest last.
+    const std::vector<uint64_t> jobs{1, 3, 0, 2};
+    const StreamRun sealed = run_stream(Operation::seal, key, plaintext, jobs);
+    file.insert(file.end(), sealed.out.begin(), sealed.out.end());
+    check(!sealed.failure && file.size() == format::Layout{kChunkLen, len}.file_len(), name + ": sealed length");
+    bool in_order = !sealed.retired_ids.empty();
+    for (size_t i = 0; i < sealed.retired_ids.size(); ++i) in_order = in_order && sealed.retired_ids[i] == i;
+    check(in_order, name + ": jobs retire in order");
+    std::vector<uint8_t> opened(len);
+    check(format::open_buffer(kKey, file, opened) == len && opened == plaintext, name + ": open_buffer reads it");
+
+    const ByteSpan body = ByteSpan(file).subspan(format::kHeaderLen);
+    const StreamRun reopened = run_stream(Operation::open, key, body, {2, 1});
+    check(!reopened.failure && reopened.out == plaintext, name + ": ChunkStream opens it");
+    // Truncated at a chunk boundary (the final chunk missing) and inside the final tag.
+    const size_t full = kChunkLen + format::kTagLen;
+    if (len >= kChunkLen) {
+      const StreamRun missing = run_stream(Operation::open, key, body.first(full), {});
+      check(missing.failure && missing.failure->chunk_index == 1 && missing.out == std::vector<uint8_t>(
+                plaintext.begin(), plaintext.begin() + kChunkLen) && missing.failure->released_len == kChunkLen,
+            name + ": final chunk missing, the first chunk released");
+    }
+    const StreamRun short_tag = run_stream(Operation::open, key, body.first(body.size() - (len % kChunkLen) - 1), {});
+    check(short_tag.failure && short_tag.failure->chunk_index == len / kChunkLen, name + ": final tag cut short");
+    const StreamRun extended = run_stream(Operation::open, key, body, {}, true);
+    check(extended.failure && extended.failure->chunk_index == len / kChunkLen &&
+              extended.out.size() == len / kChunkLen * kChunkLen,
+          name + ": data after the final chunk: its plaintext is not released");
+    if (len > 2 * kChunkLen) {
+      auto changed = std::vector<uint8_t>(body.begin(), body.end());
+      changed[2 * full + 1] ^= 1;
+      const StreamRun tampered = run_stream(Operation::open, key, changed, {1, 3});
+      check(tampered.failure && tampered.failure->chunk_index == 2 && tampered.failure->released_len == 2 * kChunkLen &&
+                tampered.out == std::vector<uint8_t>(plaintext.begin(), plaintext.begin() + 2 * kChunkLen),
+            name + ": a modified chunk: the chunks before it only");
+    }
+  }
+  uint8_t key[format::kKeyLen] = {};
+  format::ChunkStream stream(format::ChunkStream::Operation::seal, ByteSpan(key, sizeof key), kChunkLen, small_jobs(),
+                             [](uint64_t, uint64_t, uint64_t) {});
+  std::vector<uint8_t> in(kChunkLen + 1), out(2 * kChunkLen + 3 * format::kTagLen);
+  check(throws_invalid_argument([&] { stream.submit(0, in, out, false); }), "a job of part of a chunk before the end");
+  check(throws_invalid_argument([&] { stream.submit(0, in, MutableByteSpan(out).first(10), true); }),
+        "an output too small for the job");
+}
+
 }  // namespace
 
 int main() {
@@ -131,6 +226,7 @@ int main() {
   round_trips();
   tampering_keeps_the_authenticated_prefix();
   bad_arguments();
+  chunk_stream_matches_the_buffer_pipeline();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
