@@ -6,8 +6,9 @@
 Measured, each as the median (and best) of --repeats runs, wall clock around the whole call, with a
 raw 32-byte key (no scrypt: the key derivation is not the format's throughput):
 
-* python memory->memory: fileformat.encrypt_stream / decrypt_stream on io.BytesIO (the stream
-  engine's job pipeline in Python over the batch engine's packed GCM calls);
+* python memory->memory: fileformat.encrypt_stream / decrypt_stream on io.BytesIO (Python reads
+  jobs of chunks into staging buffers and writes what retires; the library's format::ChunkStream
+  seals or opens them on its scheduler's workers, with no Python on them);
 * python file->file: fileformat.encrypt_file / decrypt_file (atomic output files, fsync included);
 * library memory->memory: the C++ streaming Sealer / Opener (include/gpucrypt/format.hpp) fed the
   whole input in 4 MiB updates from Python: one chunk at a time on one device, no job pipeline.
