@@ -30,8 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <array>
 #include <unordered_map>
 
 #include "backends/cpu/thread_pool.hpp"
@@ -41,6 +40,7 @@
 #include "backends/cuda/camellia_ttable_smem.cuh"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/sc2000_table_smem.cuh"
+#include "backends/cuda/workspace_pool.hpp"
 #include "gpucrypt/batch.hpp"
 #include "gpucrypt/hash.hpp"
 #include "modes/padding.hpp"
@@ -524,44 +524,35 @@ struct Buffer {
   }
 };
 
-struct Workspace {
-  int device_index = 0;
+// One call's buffers and stream, lent by the backend's one workspace pool (workspace_pool.hpp).
+class Workspace {
+ public:
+  explicit Workspace(int device_index) : device_index_(device_index) {
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  ~Workspace() {  // pooled workspaces live as long as the process: only a dropped one gets here
+    cudaStreamSynchronize(stream);
+    for (Buffer* b : buffers()) b->release();
+    cudaStreamDestroy(stream);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  int device_index() const { return device_index_; }
+  void wipe() {
+    for (Buffer* b : buffers()) b->wipe(stream);
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+
   cudaStream_t stream = nullptr;
   Buffer staging_in{nullptr, 0, 0, true}, staging_out{nullptr, 0, 0, true};
   Buffer in, out, params, keys, schedules, items, tweaks, status;
-  void wipe() {
-    for (Buffer* b : {&staging_in, &staging_out, &in, &out, &params, &keys, &schedules, &items, &tweaks, &status})
-      b->wipe(stream);
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+
+ private:
+  std::array<Buffer*, 10> buffers() {
+    return {&staging_in, &staging_out, &in, &out, &params, &keys, &schedules, &items, &tweaks, &status};
   }
+  int device_index_;
 };
-
-std::mutex pool_mutex;
-std::map<int, std::vector<Workspace*>>& free_workspaces() {
-  static auto* pool = new std::map<int, std::vector<Workspace*>>;  // never destroyed (see host_engine.cu)
-  return *pool;
-}
-
-Workspace* acquire(int device_index) {
-  {
-    std::lock_guard<std::mutex> lock(pool_mutex);
-    auto& free = free_workspaces()[device_index];
-    if (!free.empty()) {
-      Workspace* ws = free.back();
-      free.pop_back();
-      return ws;
-    }
-  }
-  auto* ws = new Workspace;
-  ws->device_index = device_index;
-  check(cudaStreamCreateWithFlags(&ws->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  return ws;
-}
-
-void give_back(Workspace* ws) {
-  std::lock_guard<std::mutex> lock(pool_mutex);
-  free_workspaces()[ws->device_index].push_back(ws);
-}
 
 uint64_t align16(uint64_t n) { return (n + 15) / 16 * 16; }
 
@@ -672,17 +663,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   }
   result.timings.key_setup_s = seconds_since(start);
 
-  Workspace* ws = acquire(device_index);
-  struct Return {
-    Workspace* ws;
-    ~Return() {
-      try {
-        ws->wipe();
-        give_back(ws);
-      } catch (...) {  // a broken context: leak rather than free into it
-      }
-    }
-  } returner{ws};
+  Lease<Workspace> ws(device_index);
   cudaStream_t stream = ws->stream;
   const size_t in_len = plan.input.size(), out_len = plan.output.size();
   if (!work.empty()) {

@@ -11,8 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -21,6 +19,7 @@
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/device_internal.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
+#include "backends/cuda/workspace_pool.hpp"
 #include "modes/gcm.hpp"
 #include "modes/mode_rules.hpp"
 #include "modes/xts.hpp"
@@ -263,57 +262,8 @@ class Workspace {
   gc_block* pinned_iv_ = nullptr;
 };
 
-// Workspaces are kept per device and lent to one call at a time, so the pinned and device
-// buffers are allocated once per concurrent caller, not once per cipher object. The pool is
-// never destroyed: freeing CUDA memory during static destruction can run after the runtime
-// has shut down.
-class WorkspacePool {
- public:
-  std::unique_ptr<Workspace> acquire(int device_index) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto& free = free_[device_index];
-      if (!free.empty()) {
-        auto ws = std::move(free.back());
-        free.pop_back();
-        return ws;
-      }
-    }
-    return std::make_unique<Workspace>(device_index);
-  }
-  void release(std::unique_ptr<Workspace> ws) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    free_[ws->device_index()].push_back(std::move(ws));
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<int, std::vector<std::unique_ptr<Workspace>>> free_;
-};
-
-WorkspacePool& pool() {
-  static WorkspacePool* p = new WorkspacePool;
-  return *p;
-}
-
-// One call's workspace: wiped and returned on scope exit; after a failure it is wiped if the
-// device still answers, else leaked (a broken context cannot free anything either).
-class Lease {
- public:
-  explicit Lease(int device_index) : ws_(pool().acquire(device_index)) {}
-  ~Lease() {
-    try {
-      ws_->wipe();
-      pool().release(std::move(ws_));
-    } catch (...) {
-      (void)ws_.release();
-    }
-  }
-  Workspace* operator->() { return ws_.get(); }
-
- private:
-  std::unique_ptr<Workspace> ws_;
-};
+// Workspaces are lent one call at a time by the backend's one pool (workspace_pool.hpp).
+using StagingLease = Lease<Workspace>;
 
 const auto kNoDrain = [](Workspace::Slot&, size_t, size_t) {};
 
@@ -385,7 +335,7 @@ class CudaEngine final : public BlockEngine {
   void run(const uint8_t* in, uint8_t* out, size_t len, Launch&& launch) const {
     if (len == 0) return;
     DeviceGuard guard(device_index_);
-    Lease ws(device_index_);
+    StagingLease ws(device_index_);
     ws->run(in, out, len, launch, kNoDrain);
   }
 
@@ -394,7 +344,7 @@ class CudaEngine final : public BlockEngine {
   void serial(SerialMode mode, uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const {
     if (num_blocks == 0) return;
     DeviceGuard guard(device_index_);
-    Lease ws(device_index_);
+    StagingLease ws(device_index_);
     std::memcpy(ws->pinned_iv(), iv, 16);
     Workspace::Slot& first = ws->slot(0);
     check(cudaMemcpyAsync(ws->device_iv(), ws->pinned_iv(), 16, cudaMemcpyHostToDevice, first.stream), "copy IV");
@@ -456,7 +406,7 @@ class CudaGcm final : public GcmCipher {
     gc_gf128 data_hash = gc_gf128_make(0, 0);
     if (len == 0) return data_hash;
     DeviceGuard guard(key_.device_index());
-    Lease ws(key_.device_index());
+    StagingLease ws(key_.device_index());
     if (!encrypt && out != nullptr) {
       ws->run(in, out, len,
               [&](Workspace::Slot& s, size_t offset, size_t take) {
