@@ -18,6 +18,8 @@ raw 32-byte key (no scrypt: the key derivation is not the format's throughput):
   the loop): from pageable bytes into a new bytes object, and, when the device is a GPU, from a
   page-locked buffer into a page-locked buffer (stream.page_locked), the form that can reach the
   copy engines' speed. Per-device stats of the last run go to the JSON (buffer_stats).
+* stream copies: what encrypt_stream's calling thread does without the cipher (read each job into
+  the staging buffer, write it to a BytesIO sink, then getvalue): the ceiling of the stream path.
 * memcpy ceilings, measured in the same run on the same size: a numpy copy on one thread and the
   library's all-core copy (_native.copy_into), pageable and (GPU) page-locked. A host-side
   format pipeline cannot beat reading and writing every byte once.
@@ -87,6 +89,51 @@ def copy_ceilings(label, source, target, repeats, record):
     record(f"memcpy all cores {label}", *timed(repeats, lambda: _native.copy_into(target, source)))
 
 
+def stream_copy_ceiling(plaintext, device, repeats, record):
+    """The copies a stream through the format needs, without the cipher: the calling thread reads
+    the input in jobs into the same staging buffers (page-locked when a GPU takes part) and writes
+    each job to a BytesIO sink, as encrypt_stream does. No stream path can beat it."""
+    devices, _ = stream.resolve_devices(device)
+    job_len = (16 << 20) if stream.has_gpu(devices) else (8 << 20)
+
+    def copy_through():
+        reader, sink = stream.Reader(io.BytesIO(plaintext)), io.BytesIO()
+        with stream.BufferPool(job_len, page_locked=stream.has_gpu(devices)) as pool:
+            buffer = pool.acquire()
+            while not reader.at_eof:
+                n = reader.fill(memoryview(buffer), fileformat.DEFAULT_CHUNK_SIZE)
+                sink.write(memoryview(buffer)[:n])
+        return sink.getvalue()
+
+    record("stream copies (read in, write out) memory->memory", *timed(repeats, copy_through))
+
+
+def device_cases(device, plaintext, repeats, record, results):
+    """encrypt_stream (memory->memory) and encrypt_buffer (pageable, and page-locked where there is
+    a GPU) on another device setting, with each run's per-device shares."""
+    stats = stream.StreamStats()
+
+    def seal_stream():
+        stats.__init__()
+        fileformat.encrypt_stream(io.BytesIO(plaintext), io.BytesIO(), KEY, device=device, stats=stats)
+
+    record(f"[{device}] python encrypt memory->memory", *timed(repeats, seal_stream))
+    shares = {"stream": stats.shares()}
+    buffer_stats = stream.StreamStats()
+    record(f"[{device}] buffer-seal pageable", *timed(repeats, lambda: fileformat.encrypt_buffer(
+        plaintext, KEY, device=device, stats=buffer_stats.__init__() or buffer_stats)))
+    shares["buffer pageable"] = buffer_stats.shares()
+    if stream.cuda_available():
+        source = stream.page_locked(len(plaintext))
+        sealed = stream.page_locked(fileformat.encrypted_len(len(plaintext)))
+        if isinstance(source, memoryview):
+            source[:] = plaintext
+            record(f"[{device}] buffer-seal page-locked", *timed(repeats, lambda: fileformat.encrypt_buffer(
+                source, KEY, out=sealed, device=device, stats=buffer_stats.__init__() or buffer_stats)))
+            shares["buffer page-locked"] = buffer_stats.shares()
+    results.setdefault("device_shares", {})[device] = shares
+
+
 def buffer_cases(args, plaintext, record, results):
     """encrypt_buffer / decrypt_buffer and the copy ceilings beside them."""
     file_len = fileformat.encrypted_len(len(plaintext))
@@ -136,6 +183,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--json")
+    parser.add_argument("--also-devices", default="",
+                        help="comma-separated device settings (e.g. cpu,auto) whose stream and buffer seal "
+                             "rates are measured too, in the same run: CPU and GPU alone against together")
     args = parser.parse_args()
 
     plaintext = os.urandom(args.mib << 20)
@@ -162,6 +212,7 @@ def main():
     record("python encrypt memory->memory", *timed(args.repeats, py_encrypt))
     record("python decrypt memory->memory", *timed(args.repeats, py_decrypt))
     assert sealed_holder.pop("opened") == plaintext, "python memory->memory round trip differs"
+    stream_copy_ceiling(plaintext, args.device, args.repeats, record)
 
     with tempfile.TemporaryDirectory(prefix="format-bench-") as directory:
         source, sealed_path, opened_path = (os.path.join(directory, n) for n in ("in", "in.gcx", "out"))
@@ -188,6 +239,8 @@ def main():
         assert sink.getvalue() == plaintext
 
     buffer_cases(args, plaintext, record, results)
+    for other in filter(None, args.also_devices.split(",")):
+        device_cases(other, plaintext, args.repeats, record, results)
 
     if args.json:
         with open(args.json, "w") as f:
