@@ -29,6 +29,60 @@ struct DeviceBackend {
   std::function<std::unique_ptr<Device>(const DeviceName& where, std::string_view as_named)> open;
 };
 
+// The entry points of a backend whose devices are numbered and whose functions take the device
+// index last (cuda::, opencl::). IndexedDevice is the Device over such a table, so a backend of
+// this shape registers its functions, not a class of forwarding calls (indexed_device.cpp).
+struct IndexedBackendCalls {
+  const char* label;  // "CUDA", "OpenCL": for "no such CUDA device (2 listed)"
+  int (*device_count)();
+  std::string (*unavailable_reason)();  // "" when a device works
+  std::vector<DeviceInfo> (*devices)();
+  const std::vector<VariantInfo>& (*variants)();
+  const VariantInfo& (*default_variant)(Algorithm);
+  std::unique_ptr<CipherStream> (*create_cipher_stream)(const CipherName&, Direction, ByteSpan key, ByteSpan iv,
+                                                        std::string_view variant, int device_index);
+  std::unique_ptr<GcmCipher> (*create_gcm)(const CipherName&, ByteSpan key, std::string_view variant,
+                                           int device_index);
+  void (*hash_many)(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,
+                    size_t num_messages, uint8_t* out, size_t out_len_each, int device_index);
+  void (*tree_hash)(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,
+                    uint8_t* out, size_t out_len, int device_index);
+};
+
+class IndexedDevice : public Device {
+ public:
+  IndexedDevice(DeviceName name, const IndexedBackendCalls& calls) : Device(std::move(name)), calls_(calls) {}
+  // The listed device of this index; DeviceError with the backend's reason, or "no such
+  // LABEL device (N listed)".
+  DeviceInfo info() const override;
+  const std::vector<VariantInfo>& variants() const override { return calls_.variants(); }
+  std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& cipher, Direction direction, ByteSpan key,
+                                                     ByteSpan iv, std::string_view variant) const override {
+    return calls_.create_cipher_stream(cipher, direction, key, iv, variant, name().index);
+  }
+  std::unique_ptr<GcmCipher> create_gcm(const CipherName& cipher, ByteSpan key,
+                                        std::string_view variant) const override {
+    return calls_.create_gcm(cipher, key, variant, name().index);
+  }
+  void hash_many(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,
+                 size_t num_messages, uint8_t* out, size_t out_len_each) const override {
+    calls_.hash_many(hash_name, messages, lens, num_messages, out, out_len_each, name().index);
+  }
+  void tree_hash(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,
+                 uint8_t* out, size_t out_len) const override {
+    calls_.tree_hash(hash_name, params, data, len, out, out_len, name().index);
+  }
+
+ protected:
+  VariantInfo default_variant(Algorithm algorithm, Mode) const override { return calls_.default_variant(algorithm); }
+
+ private:
+  const IndexedBackendCalls& calls_;
+};
+
+// A DeviceBackend of `kind` with its lists from `calls`; the caller sets `open`.
+DeviceBackend indexed_backend(std::string kind, const IndexedBackendCalls& calls);
+
 // Every registered backend, the CPU first, in the order list_devices and list_variants report them.
 const std::vector<DeviceBackend>& backends();
 // The backend of `kind` ("cuda"), or null.
