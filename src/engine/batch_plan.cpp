@@ -1,5 +1,10 @@
 // batch_plan.cpp: BatchBuilder (validation, key interning, packing, grouping) and the plan's
 // small helpers. No cryptography happens here.
+//
+// Constant-time position: NOT constant-time in one respect, by design: key interning looks a key
+// up by a hash of its bytes, so the time to add a request depends on whether an equal key is
+// already in the plan (all keys in a plan are the caller's). Key bytes are compared with
+// modes::constant_time_equal, so that time does not also depend on where two keys first differ.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -244,7 +249,7 @@ uint32_t BatchBuilder::intern_key(const Suite& suite, ByteSpan key) {
   auto same = [&](uint32_t slot_index) {
     const KeySlot& slot = plan_.keys[slot_index];
     return slot.algorithm == name.algorithm && slot.xts == xts && slot.key_len == key.size() &&
-           std::memcmp(plan_.key_of(slot), key.data(), key.size()) == 0;
+           modes::constant_time_equal(plan_.key_of(slot), key.data(), key.size());
   };
   if (!plan_.keys.empty() && same(static_cast<uint32_t>(plan_.keys.size() - 1)))
     return static_cast<uint32_t>(plan_.keys.size() - 1);
