@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -85,6 +86,7 @@ struct ChunkRun {
 // Seal chunks [first, first + count) of `layout` (plaintext: exactly their bytes) into `out`,
 // exactly as they lie in the file at layout.sealed_range(first, count); the file's last chunk is
 // sealed as final. device: "cpu", "cuda:N", ... ; variant "" = the device's constant-time choice.
+// Both run check_device_answers(device, variant) first (once per process for each pair).
 ChunkRun seal_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
                         ByteSpan plaintext, MutableByteSpan out, std::string_view device = "cpu",
                         std::string_view variant = "");
@@ -93,6 +95,26 @@ ChunkRun seal_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first,
 ChunkRun open_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
                         ByteSpan sealed, MutableByteSpan out, std::string_view device = "cpu",
                         std::string_view variant = "");
+
+// The known-answer check seal_chunks and open_chunks run before a device's first chunk in this
+// process (hashcat's habit: a kernel earns trust before real work): NIST CAVP AES-256-GCM records
+// (96-bit nonces, no AAD, 128-bit tags; whole blocks and a partial one, two keys) sealed and opened
+// through the batch engine on `device` with `variant` ("" = the device's constant-time choice),
+// into poisoned outputs. Throws DeviceError naming the device and variant when an answer differs;
+// returns at once for a (device, variant) that already passed.
+void check_device_answers(std::string_view device, std::string_view variant = "");
+
+namespace detail {
+// One known answer (hex): sealed = ciphertext || 16-byte tag. check_gcm_answers runs `answers`
+// as check_device_answers does, every time (tests give it a wrong answer to see the refusal).
+struct GcmAnswer {
+  const char* key;
+  const char* nonce;
+  const char* plaintext;
+  const char* sealed;
+};
+void check_gcm_answers(std::string_view device, const std::string& variant, std::span<const GcmAnswer> answers);
+}  // namespace detail
 
 // Header for a raw 32-byte key (kdf 2) with a fresh random salt; writes the payload key.
 std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uint8_t payload_key[kKeyLen]);

@@ -2,11 +2,13 @@
 //
 // Constant-time: the header MAC comparison is modes::constant_time_equal; HKDF/HMAC are
 // OpenSSL's; chunks run on a constant-time variant unless the caller names another; branches
-// depend only on lengths and chunk indices.
+// depend only on lengths and chunk indices. The known-answer check compares public test data.
 #include "gpucrypt/format.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 #include "gpucrypt/batch.hpp"
 #include "modes/block_cipher.hpp"
@@ -107,28 +109,127 @@ DecryptionError chunk_failure(uint64_t index, const Layout& layout) {
                          index);
 }
 
-// One batch of `count` chunks through the engine; returns (result, variant).
-engine::BatchResult run_chunks(bool seal, ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
-                               ByteSpan input, MutableByteSpan out, std::string_view device, std::string_view variant) {
+std::string resolve_variant(std::string_view device, std::string_view variant) {
+  return variant.empty() ? constant_time_variant("aes", device, "gcm") : std::string(variant);
+}
+
+// One packed batch of AES-256-GCM messages (no AAD, kTagLen-byte tags) through the engine: message
+// i is lengths[i] bytes of `input` (plaintext when sealing, ciphertext || tag when opening), under
+// keys[i] and nonces + i * kNonceLen, its output at the same offset of `out` (packed form).
+engine::BatchResult run_gcm_batch(bool seal, const std::vector<ByteSpan>& keys, const uint8_t* nonces,
+                                  const std::vector<uint64_t>& lengths, ByteSpan input, MutableByteSpan out,
+                                  std::string_view device, const std::string& variant) {
   engine::BatchBuilder builder;
-  builder.reserve(count);
+  builder.reserve(lengths.size());
   engine::Suite suite;
   suite.operation = seal ? engine::Operation::seal : engine::Operation::open;
   suite.cipher = parse_cipher_name(kAead);
   suite.tag_len = kTagLen;
-  suite.variant = variant.empty() ? constant_time_variant("aes", device, "gcm") : std::string(variant);
+  suite.variant = variant;
   const uint32_t suite_index = builder.add_suite(suite);
-  std::vector<uint8_t> nonces(count * kNonceLen);
   uint64_t offset = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint64_t index = first + i;
-    chunk_nonce(index, index + 1 == layout.num_chunks(), nonces.data() + i * kNonceLen);
-    const uint64_t len = layout.chunk_plaintext_len(index) + (seal ? 0 : kTagLen);
-    builder.add_packed(suite_index, payload_key, ByteSpan(nonces.data() + i * kNonceLen, kNonceLen), {}, offset, len);
-    offset += len;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    builder.add_packed(suite_index, keys[i], ByteSpan(nonces + i * kNonceLen, kNonceLen), {}, offset, lengths[i]);
+    offset += lengths[i];
   }
   engine::BatchPlan plan = builder.build_packed(input, out);
   return engine::run_batch(plan, device);
+}
+
+// ---- the known-answer check before a device's first chunk ----------------------------------------
+
+std::vector<uint8_t> from_hex(std::string_view hex) {
+  std::vector<uint8_t> bytes(hex.size() / 2);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(std::stoi(std::string(hex.substr(2 * i, 2)), nullptr, 16));
+  return bytes;
+}
+
+std::string to_hex(ByteSpan bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (uint8_t b : bytes) hex += {kDigits[b >> 4], kDigits[b & 15]};
+  return hex;
+}
+
+// NIST CAVP gcmEncryptExtIV256.rsp (tests/vectors/nist/aes/GCM), [Keylen = 256] [IVlen = 96]
+// [AADlen = 0] [Taglen = 128], Count = 0 of [PTlen = 256] and [PTlen = 408]: the format's suite
+// and shape, one message of whole blocks and one ending in a partial block, each with its own key.
+constexpr detail::GcmAnswer kGcmAnswers[] = {
+    {"268ed1b5d7c9c7304f9cae5fc437b4cd3aebe2ec65f0d85c3918d3d3b5bba89b", "9ed9d8180564e0e945f5e5d4",
+     "fe29a40d8ebf57262bdb87191d01843f4ca4b2de97d88273154a0b7d9e2fdb80",
+     "791a4a026f16f3a5ea06274bf02baab469860abde5e645f3dd473a5acddeecfc" "05b2b74db0662550435ef1900e136b15"},
+    {"1fded32d5999de4a76e0f8082108823aef60417e1896cf4218a2fa90f632ec8a", "1f3afa4711e9474f32e70462",
+     "06b2c75853df9aeb17befd33cea81c630b0fc53667ff45199c629c8e15dce41e530aa792f796b8138eeab2e86c7b7bee1d40b0",
+     "91fbd061ddc5a7fcc9513fcdfdc9c3a7c5d4d64cedf6a9c24ab8a77c36eefbf1c5dc00bc50121b96456c8cd8b6ff1f8b3e480f"
+     "30096d340f3d5c42d82a6f475def23eb"},
+};
+
+}  // namespace
+
+namespace detail {
+
+void check_gcm_answers(std::string_view device, const std::string& variant, std::span<const GcmAnswer> answers) {
+  std::vector<std::vector<uint8_t>> keys;
+  std::vector<ByteSpan> key_spans;
+  std::vector<uint8_t> nonces, plaintext, sealed;
+  std::vector<uint64_t> plain_lengths, sealed_lengths;
+  for (const GcmAnswer& answer : answers) {
+    keys.push_back(from_hex(answer.key));
+    const auto nonce = from_hex(answer.nonce), plain = from_hex(answer.plaintext), expected = from_hex(answer.sealed);
+    nonces.insert(nonces.end(), nonce.begin(), nonce.end());
+    plaintext.insert(plaintext.end(), plain.begin(), plain.end());
+    sealed.insert(sealed.end(), expected.begin(), expected.end());
+    plain_lengths.push_back(plain.size());
+    sealed_lengths.push_back(expected.size());
+  }
+  for (const auto& key : keys) key_spans.emplace_back(key);
+  const auto refuse = [&](const std::string& what) {
+    throw DeviceError("device '" + std::string(device) + "' failed the file format's known-answer check (" + kAead +
+                      ", variant " + variant + ", NIST CAVP records): " + what +
+                      "; it is not used for the format's chunks");
+  };
+  // Seal: ciphertext and tags; open: the plaintext back, every tag accepted. Outputs are poisoned
+  // first, so that a kernel that writes nothing cannot pass.
+  std::vector<uint8_t> got(sealed.size(), 0xa5);
+  engine::BatchResult result = run_gcm_batch(true, key_spans, nonces.data(), plain_lengths, plaintext, got, device, variant);
+  if (got != sealed) refuse("sealed " + to_hex(got) + ", expected " + to_hex(sealed));
+  std::vector<uint8_t> opened(plaintext.size(), 0x5a);
+  result = run_gcm_batch(false, key_spans, nonces.data(), sealed_lengths, sealed, opened, device, variant);
+  for (engine::RequestStatus status : result.status)
+    if (status != engine::RequestStatus::ok) refuse("a known-good tag was rejected");
+  if (opened != plaintext) refuse("opened " + to_hex(opened) + ", expected " + to_hex(plaintext));
+}
+
+}  // namespace detail
+
+void check_device_answers(std::string_view device, std::string_view variant) {
+  // Each (device, variant) once per process; a failed check is not remembered, so it fails again.
+  static std::mutex mutex;
+  static std::set<std::string> passed;
+  const std::string resolved = resolve_variant(device, variant);
+  const std::string key = std::string(device) + '/' + resolved;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (passed.count(key)) return;
+  detail::check_gcm_answers(device, resolved, kGcmAnswers);
+  passed.insert(key);
+}
+
+namespace {
+
+// One batch of `count` chunks through the engine, after the device's known-answer check.
+engine::BatchResult run_chunks(bool seal, ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
+                               ByteSpan input, MutableByteSpan out, std::string_view device, std::string_view variant) {
+  const std::string resolved = resolve_variant(device, variant);
+  check_device_answers(device, resolved);
+  std::vector<uint8_t> nonces(count * kNonceLen);
+  std::vector<uint64_t> lengths(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t index = first + i;
+    chunk_nonce(index, index + 1 == layout.num_chunks(), nonces.data() + i * kNonceLen);
+    lengths[i] = layout.chunk_plaintext_len(index) + (seal ? 0 : kTagLen);
+  }
+  return run_gcm_batch(seal, std::vector<ByteSpan>(count, payload_key), nonces.data(), lengths, input, out, device,
+                       resolved);
 }
 
 }  // namespace

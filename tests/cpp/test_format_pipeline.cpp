@@ -219,6 +219,36 @@ void chunk_stream_matches_the_buffer_pipeline() {
         "an output too small for the job");
 }
 
+// The known-answer check before a device's first chunk: every CPU AES variant that runs GCM
+// passes it; a wrong answer (one tag bit) is refused with DeviceError naming device and variant.
+void known_answer_check() {
+  for (const VariantInfo& v : list_variants()) {
+    if (v.backend != "cpu" || v.algorithm != "aes") continue;
+    bool passed = false;
+    try {
+      format::check_device_answers("cpu", v.name);
+      passed = true;
+    } catch (const std::invalid_argument&) {
+      continue;  // a variant without GCM
+    } catch (const DeviceError&) {
+    }
+    check(passed, "cpu/" + v.name + ": the known-answer check passes");
+  }
+  const format::detail::GcmAnswer wrong[] = {
+      {"268ed1b5d7c9c7304f9cae5fc437b4cd3aebe2ec65f0d85c3918d3d3b5bba89b", "9ed9d8180564e0e945f5e5d4",
+       "fe29a40d8ebf57262bdb87191d01843f4ca4b2de97d88273154a0b7d9e2fdb80",
+       "791a4a026f16f3a5ea06274bf02baab469860abde5e645f3dd473a5acddeecfc" "05b2b74db0662550435ef1900e136b14"}};
+  std::string message;
+  try {
+    format::detail::check_gcm_answers("cpu", "aes_openssl", wrong);
+  } catch (const DeviceError& error) {
+    message = error.what();
+  }
+  check(message.find("device 'cpu' failed the file format's known-answer check") != std::string::npos &&
+            message.find("aes_openssl") != std::string::npos,
+        "a wrong known answer is refused: " + message);
+}
+
 }  // namespace
 
 int main() {
@@ -227,6 +257,7 @@ int main() {
   tampering_keeps_the_authenticated_prefix();
   bad_arguments();
   chunk_stream_matches_the_buffer_pipeline();
+  known_answer_check();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
