@@ -261,6 +261,22 @@ class ChunkStream {
   std::unique_ptr<Impl> impl_;
 };
 
+// A whole stream with a raw 32-byte key (kdf 2) on the pipeline (ChunkStream), for callers with
+// no reading loop of their own (the C API's file descriptors). read(buffer) puts up to
+// buffer.size() bytes at the start of buffer and returns how many; 0 means the end of the input.
+// write(bytes) takes the output, in order, on the calling thread. Jobs are read whole before they
+// are submitted (a slow producer's data waits for a full job), into pageable buffers reused from
+// job to job. seal_stream writes the header, then the sealed chunks; returns the plaintext
+// length. open_stream reads the header, then writes plaintext only of chunks that authenticated;
+// returns the plaintext length. Errors as ChunkStream's and open_header_with_key's, and whatever
+// read or write throw; what write already took is the caller's to discard on an error.
+using StreamReader = std::function<size_t(MutableByteSpan buffer)>;
+using StreamWriter = std::function<void(ByteSpan bytes)>;
+uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write,
+                     uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {});
+uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write,
+                     const PipelineOptions& options = {});
+
 // A whole file in memory with a raw 32-byte key (kdf 2): header (fresh salt) + seal_body into
 // `out` (at least Layout{chunk_len, plaintext.size()}.file_len() bytes); returns the file length.
 uint64_t seal_buffer(ByteSpan key, ByteSpan plaintext, MutableByteSpan out, uint32_t chunk_len = kDefaultChunkLen,

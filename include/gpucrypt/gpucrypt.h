@@ -21,7 +21,8 @@ typedef enum gc_status {
   GC_ERROR_FORMAT = -3,         /* not a gpucrypt file, or a header this library cannot read */
   GC_ERROR_DEVICE = -4,         /* the device is missing or failed */
   GC_ERROR_MEMORY = -5,
-  GC_ERROR_INTERNAL = -6
+  GC_ERROR_INTERNAL = -6,
+  GC_ERROR_IO = -7              /* reading or writing a file descriptor failed (errno's message) */
 } gc_status;
 
 /* The message of this thread's last failure ("" if none). Valid until the next call. */
@@ -79,6 +80,20 @@ gc_status gc_file_opener_update(gc_file_opener* opener, const uint8_t* in, size_
  * modified). Only a GC_OK from finish says the whole file was intact. */
 gc_status gc_file_opener_finish(gc_file_opener* opener, const uint8_t** out, size_t* out_len);
 void gc_file_opener_free(gc_file_opener* opener);
+
+/* Whole streams through the library's job pipeline (format.hpp seal_stream / open_stream): the
+ * calling thread reads in_fd to its end in jobs of chunks and writes out_fd, while worker threads
+ * seal or open the jobs; on large inputs much faster than the sealer / opener above, which run one
+ * update at a time. devices: NULL for "cpu", or a comma-separated list ("cuda:0", "cuda:0,cpu");
+ * several share the jobs by measured throughput. variant: NULL for each device's constant-time
+ * AES. Decryption writes plaintext only of chunks that authenticated, but a truncated, extended or
+ * modified file is found when its chunk's turn comes: on any error out_fd may already hold part of
+ * the output, which the caller must discard (examples/encrypt_file.c removes the file). Neither
+ * descriptor is closed. */
+gc_status gc_file_seal_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, uint32_t chunk_len,
+                          const char* devices, const char* variant);
+gc_status gc_file_open_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, const char* devices,
+                          const char* variant);
 
 #ifdef __cplusplus
 }

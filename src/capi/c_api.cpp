@@ -3,10 +3,14 @@
 // Constant-time: adds no branch or index on secrets (it forwards to the chosen variant).
 #include "gpucrypt/gpucrypt.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "gpucrypt/format.hpp"
@@ -51,6 +55,9 @@ gc_status guarded(Body&& body) {
   } catch (const std::invalid_argument& e) {
     last_error = e.what();
     return GC_ERROR_ARGUMENT;
+  } catch (const std::system_error& e) {
+    last_error = e.what();
+    return GC_ERROR_IO;
   } catch (const std::bad_alloc&) {
     last_error = "out of memory";
     return GC_ERROR_MEMORY;
@@ -70,6 +77,45 @@ void require(bool ok, const char* what) {
 }
 
 gpucrypt::ByteSpan span(const uint8_t* p, size_t n) { return {p, n}; }
+
+// POSIX reads and writes for seal_stream / open_stream, retried on EINTR and short writes.
+gpucrypt::format::StreamReader fd_reader(int fd) {
+  return [fd](gpucrypt::MutableByteSpan buffer) -> size_t {
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "reading the input");
+    }
+  };
+}
+
+gpucrypt::format::StreamWriter fd_writer(int fd) {
+  return [fd](gpucrypt::ByteSpan bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw std::system_error(errno, std::generic_category(), "writing the output");
+      }
+      bytes = bytes.subspan(static_cast<size_t>(n));
+    }
+  };
+}
+
+// A device list "cuda:0,cpu" (NULL or empty: "cpu") as pipeline options.
+gpucrypt::format::PipelineOptions pipeline_options(const char* devices, const char* variant) {
+  gpucrypt::format::PipelineOptions options;
+  options.devices.clear();
+  const std::string list(or_default(devices, "cpu"));
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) options.devices.push_back(gpucrypt::parse_device_name(list.substr(at, comma - at)).canonical);
+    at = comma + 1;
+  }
+  require(!options.devices.empty(), "no device named");
+  options.variant = std::string(or_default(variant));
+  return options;
+}
 
 }  // namespace
 
@@ -138,6 +184,25 @@ gc_status gc_hash(const char* name, const uint8_t* data, size_t len, uint8_t* ou
   return guarded([&] {
     require(name && out && (data || !len), "gc_hash: null argument");
     gpucrypt::hash::hash_once(name, "", data, len, out, out_len);
+  });
+}
+
+gc_status gc_file_seal_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, uint32_t chunk_len,
+                          const char* devices, const char* variant) {
+  return guarded([&] {
+    require(key != nullptr, "gc_file_seal_fd: null key");
+    gpucrypt::format::seal_stream(span(key, key_len), fd_reader(in_fd), fd_writer(out_fd),
+                                  chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen,
+                                  pipeline_options(devices, variant));
+  });
+}
+
+gc_status gc_file_open_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, const char* devices,
+                          const char* variant) {
+  return guarded([&] {
+    require(key != nullptr, "gc_file_open_fd: null key");
+    gpucrypt::format::open_stream(span(key, key_len), fd_reader(in_fd), fd_writer(out_fd),
+                                  pipeline_options(devices, variant));
   });
 }
 

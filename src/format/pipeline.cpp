@@ -380,4 +380,94 @@ void ChunkStream::drain() { impl_->scheduler.drain(); }
 void ChunkStream::stop() noexcept { impl_->scheduler.stop(); }
 PipelineStats ChunkStream::stats() const { return stats_of(impl_->scheduler.stats()); }
 
+
+// ---- seal_stream / open_stream ------------------------------------------------------------------
+
+namespace {
+
+// Fills `buffer` from `read` until it is full or the input ends; returns the bytes read and
+// whether the input ended.
+std::pair<size_t, bool> fill(const StreamReader& read, MutableByteSpan buffer) {
+  size_t filled = 0;
+  while (filled < buffer.size()) {
+    const size_t n = read(buffer.subspan(filled));
+    if (n == 0) return {filled, true};
+    if (n > buffer.size() - filled) throw std::length_error("a StreamReader returned more bytes than it was given room for");
+    filled += n;
+  }
+  return {filled, false};
+}
+
+// The job buffers of one seal_stream / open_stream call, reused once their job retired (at most
+// the scheduler's depth + 1 exist at a time) and zeroed when the call ends, however it ends.
+struct StreamBuffers {
+  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> buffers;  // (input, output)
+  std::vector<size_t> free;        // indices into buffers
+  std::vector<size_t> job_buffer;  // job id -> index into buffers
+  ~StreamBuffers() {
+    for (auto& [in, out] : buffers) {
+      secure_zero(in.data(), in.size());
+      secure_zero(out.data(), out.size());
+    }
+  }
+};
+
+// Submits every job of `read`'s input to `stream`, then drains it; returns the input length.
+uint64_t run_stream(ChunkStream& stream, const StreamReader& read, StreamBuffers& b) {
+  const size_t job_len = stream.chunks_per_job() * stream.input_unit_len();
+  uint64_t input_len = 0;
+  for (uint64_t job = 0;; ++job) {
+    if (b.free.empty()) {
+      b.buffers.emplace_back(std::vector<uint8_t>(job_len), std::vector<uint8_t>(stream.output_capacity(job_len)));
+      b.free.push_back(b.buffers.size() - 1);
+    }
+    const size_t slot = b.free.back();
+    b.free.pop_back();
+    b.job_buffer.push_back(slot);
+    auto& [in, out] = b.buffers[slot];
+    const auto [len, at_end] = fill(read, in);
+    input_len += len;
+    stream.submit(job, ByteSpan(in).first(len), out, at_end);
+    if (at_end) break;
+  }
+  stream.drain();
+  return input_len;
+}
+
+uint64_t stream_through(ChunkStream::Operation operation, ByteSpan payload_key, uint32_t chunk_len,
+                        const StreamReader& read, const StreamWriter& write, const PipelineOptions& options) {
+  StreamBuffers b;  // declared first: it outlives the stream, whose workers use its buffers
+  uint64_t output_len = 0;
+  ChunkStream stream(operation, payload_key, chunk_len, options,
+                     [&](uint64_t job, uint64_t, uint64_t len) {
+                       const size_t slot = b.job_buffer[job];
+                       write(ByteSpan(b.buffers[slot].second).first(len));
+                       output_len += len;
+                       b.free.push_back(slot);
+                     });
+  const uint64_t input_len = run_stream(stream, read, b);
+  return operation == ChunkStream::Operation::seal ? input_len : output_len;
+}
+
+}  // namespace
+
+uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, uint32_t chunk_len,
+                     const PipelineOptions& options) {
+  uint8_t payload_key[kKeyLen];
+  WipeOnExit wipe{payload_key};
+  const std::vector<uint8_t> header = build_header_with_key(key, chunk_len, payload_key);
+  write(header);
+  return stream_through(ChunkStream::Operation::seal, ByteSpan(payload_key, kKeyLen), chunk_len, read, write, options);
+}
+
+uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, const PipelineOptions& options) {
+  uint8_t header[kHeaderLen];
+  const auto [got, ended] = fill(read, MutableByteSpan(header, kHeaderLen));
+  uint8_t payload_key[kKeyLen];
+  WipeOnExit wipe{payload_key};
+  const uint32_t chunk_len = open_header_with_key(ByteSpan(header, got), key, payload_key);
+  (void)ended;  // a whole header followed by nothing is judged by ChunkStream (the final chunk is missing)
+  return stream_through(ChunkStream::Operation::open, ByteSpan(payload_key, kKeyLen), chunk_len, read, write, options);
+}
+
 }  // namespace gpucrypt::format

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The C example (examples/encrypt_file.c, the C API) against the gpucrypt CLI, both directions,
-# plus a tampered file and a wrong key, which must fail and leave no output. Run by ctest.
+# both C paths, plus a tampered, a truncated file and a wrong key, which must fail and leave no
+# output. Run by ctest.
 set -euo pipefail
 example=$1
 work=$(mktemp -d)
@@ -8,12 +9,22 @@ trap 'rm -rf "$work"' EXIT
 python3 -m gpucrypt keygen -o "$work/key" >/dev/null
 python3 -m gpucrypt keygen -o "$work/other" >/dev/null
 head -c 300017 /dev/urandom >"$work/plain"
-"$example" "$work/key" "$work/plain" "$work/c.gcx"
-python3 -m gpucrypt decrypt --key-file "$work/key" -o "$work/c.out" "$work/c.gcx"
-cmp "$work/plain" "$work/c.out"
-python3 -m gpucrypt encrypt --key-file "$work/key" -o "$work/py.gcx" "$work/plain"
-"$example" -d "$work/key" "$work/py.gcx" "$work/py.out"
-cmp "$work/plain" "$work/py.out"
+# Both ways through the C API: the job pipeline on file descriptors (default) and -u, the
+# sealer / opener fed 1 MiB updates.
+for mode in "" "-u"; do
+  rm -f "$work/c.gcx" "$work/c.out" "$work/py.gcx" "$work/py.out"
+  "$example" $mode "$work/key" "$work/plain" "$work/c.gcx"
+  python3 -m gpucrypt decrypt --key-file "$work/key" -o "$work/c.out" "$work/c.gcx"
+  cmp "$work/plain" "$work/c.out"
+  python3 -m gpucrypt encrypt --key-file "$work/key" -o "$work/py.gcx" "$work/plain"
+  "$example" -d $mode "$work/key" "$work/py.gcx" "$work/py.out"
+  cmp "$work/plain" "$work/py.out"
+done
+# A file cut inside its last chunk: refused, no output (the pipeline's end-of-input rule).
+head -c 200000 "$work/py.gcx" >"$work/cut.gcx"
+if "$example" -d "$work/key" "$work/cut.gcx" "$work/cut.out" 2>"$work/err"; then echo "truncated file accepted"; exit 1; fi
+grep -q "failed authentication as the final chunk" "$work/err"
+test ! -e "$work/cut.out"
 if "$example" -d "$work/other" "$work/py.gcx" "$work/wrong.out" 2>"$work/err"; then echo "wrong key accepted"; exit 1; fi
 grep -q "wrong passphrase or key" "$work/err"
 test ! -e "$work/wrong.out"

@@ -4,6 +4,7 @@
 // small jobs are in flight; a tampered chunk yields DecryptionError for it, its released_len, and
 // zeros after the authenticated prefix; bad lengths and overlapping buffers are refused. The
 // streaming ChunkStream writes the same files and reads them back, job by job.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -219,6 +220,63 @@ void chunk_stream_matches_the_buffer_pipeline() {
         "an output too small for the job");
 }
 
+// seal_stream / open_stream: a reader that hands out odd-sized pieces, many small jobs; the files
+// are open_buffer's and seal_buffer's; a modified chunk writes only the chunks before it.
+format::StreamReader reader_of(ByteSpan data, size_t& at, size_t piece) {
+  return [data, &at, piece](MutableByteSpan buffer) {
+    const size_t n = std::min({piece, buffer.size(), data.size() - at});
+    std::memcpy(buffer.data(), data.data() + at, n);
+    at += n;
+    return n;
+  };
+}
+
+void streams_through_callbacks() {
+  for (size_t len : {size_t(0), size_t(kChunkLen), size_t(29 * kChunkLen + 3)}) {
+    const auto plaintext = random_bytes(len, unsigned(len) + 5);
+    const std::string name = "seal_stream of " + std::to_string(len) + " bytes";
+    std::vector<uint8_t> file;
+    size_t at = 0;
+    const uint64_t sealed_len = format::seal_stream(
+        kKey, reader_of(plaintext, at, 1000), [&](ByteSpan b) { file.insert(file.end(), b.begin(), b.end()); },
+        kChunkLen, small_jobs());
+    check(sealed_len == len && file.size() == format::Layout{kChunkLen, len}.file_len(), name + ": lengths");
+    std::vector<uint8_t> opened(len);
+    check(format::open_buffer(kKey, file, opened) == len && opened == plaintext, name + ": open_buffer reads it");
+    const auto other = format::seal_buffer(kKey, plaintext, kChunkLen);
+    std::vector<uint8_t> streamed;
+    at = 0;
+    const uint64_t opened_len = format::open_stream(
+        kKey, reader_of(other, at, 777), [&](ByteSpan b) { streamed.insert(streamed.end(), b.begin(), b.end()); },
+        small_jobs());
+    check(opened_len == len && streamed == plaintext, name + ": open_stream reads seal_buffer's file");
+  }
+  const auto plaintext = random_bytes(20 * kChunkLen, 9);
+  auto file = format::seal_buffer(kKey, plaintext, kChunkLen);
+  file[format::kHeaderLen + 9 * (kChunkLen + format::kTagLen) + 5] ^= 1;
+  std::vector<uint8_t> streamed;
+  size_t at = 0;
+  uint64_t failed = UINT64_MAX, released = UINT64_MAX;
+  try {
+    format::open_stream(kKey, reader_of(file, at, 4096),
+                        [&](ByteSpan b) { streamed.insert(streamed.end(), b.begin(), b.end()); }, small_jobs());
+  } catch (const format::DecryptionError& error) {
+    failed = error.chunk_index, released = error.released_len;
+  }
+  check(failed == 9 && released == 9 * kChunkLen &&
+            streamed == std::vector<uint8_t>(plaintext.begin(), plaintext.begin() + 9 * kChunkLen),
+        "open_stream of a modified chunk 9: chunks 0..8 written, then DecryptionError");
+  std::vector<uint8_t> none;
+  at = 0;
+  std::string message;
+  try {
+    format::open_stream(kKey, reader_of(ByteSpan(file).first(50), at, 4096), [&](ByteSpan) {});
+  } catch (const format::FormatError& error) {
+    message = error.what();
+  }
+  check(message.find("fewer than the 80-byte header") != std::string::npos, "open_stream of 50 bytes: " + message);
+}
+
 // The known-answer check before a device's first chunk: every CPU AES variant that runs GCM
 // passes it; a wrong answer (one tag bit) is refused with DeviceError naming device and variant.
 void known_answer_check() {
@@ -258,6 +316,7 @@ int main() {
   bad_arguments();
   chunk_stream_matches_the_buffer_pipeline();
   known_answer_check();
+  streams_through_callbacks();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
