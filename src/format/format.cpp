@@ -7,8 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
-#include <set>
 
 #include "gpucrypt/batch.hpp"
 #include "modes/block_cipher.hpp"
@@ -203,15 +204,27 @@ void check_gcm_answers(std::string_view device, const std::string& variant, std:
 }  // namespace detail
 
 void check_device_answers(std::string_view device, std::string_view variant) {
-  // Each (device, variant) once per process; a failed check is not remembered, so it fails again.
+  // Each (device, variant) once per process, a device's first check not holding up another's (a
+  // GPU's first batch includes its context's start-up). A check that throws is not marked
+  // passed, so the next call checks, and fails, again.
+  struct Check {
+    std::mutex mutex;
+    bool passed = false;
+  };
   static std::mutex mutex;
-  static std::set<std::string> passed;
+  static std::map<std::string, std::shared_ptr<Check>> checks;
   const std::string resolved = resolve_variant(device, variant);
-  const std::string key = std::string(device) + '/' + resolved;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (passed.count(key)) return;
+  std::shared_ptr<Check> check;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& entry = checks[std::string(device) + '/' + resolved];
+    if (!entry) entry = std::make_shared<Check>();
+    check = entry;
+  }
+  std::lock_guard<std::mutex> lock(check->mutex);
+  if (check->passed) return;
   detail::check_gcm_answers(device, resolved, kGcmAnswers);
-  passed.insert(key);
+  check->passed = true;
 }
 
 namespace {
