@@ -91,15 +91,26 @@ def copy_ceilings(label, source, target, repeats, record):
     record(f"memcpy all cores {label}", *timed(repeats, lambda: _native.copy_into(target, source)))
 
 
+def staging_of(device):
+    """(job length, page-locked) of the staging buffers the format's streams use on `device`: read
+    off a FormatStream, the library's own choice."""
+    devices, share = stream.resolve_devices(device)
+    probe = _native.FormatStream("seal", bytes(32), fileformat.DEFAULT_CHUNK_SIZE, devices,
+                                 -1.0 if share == "auto" else float(share), 0, "", lambda *_: None, None)
+    try:
+        return probe.chunks_per_job * probe.input_unit_len, stream.has_gpu(devices)
+    finally:
+        probe.stop()
+
+
 def file_copy_ceiling(source, target, device, repeats, record):
     """What encrypt_file's calling thread does without the cipher: read `source` in jobs into the
     staging buffers (page-locked when a GPU takes part), write each to `target`, fsync."""
-    devices, _ = stream.resolve_devices(device)
-    job_len = (16 << 20) if stream.has_gpu(devices) else (8 << 20)
+    job_len, page_locked = staging_of(device)
 
     def copy_file():
         with open(source, "rb") as src, open(target, "wb") as dst, \
-                stream.BufferPool(job_len, page_locked=stream.has_gpu(devices)) as pool:
+                stream.BufferPool(job_len, page_locked=page_locked) as pool:
             reader, buffer = stream.Reader(src), pool.acquire()
             while not reader.at_eof:
                 n = reader.fill(memoryview(buffer), fileformat.DEFAULT_CHUNK_SIZE)
@@ -114,12 +125,11 @@ def stream_copy_ceiling(plaintext, device, repeats, record):
     """The copies a stream through the format needs, without the cipher: the calling thread reads
     the input in jobs into the same staging buffers (page-locked when a GPU takes part) and writes
     each job to a BytesIO sink, as encrypt_stream does. No stream path can beat it."""
-    devices, _ = stream.resolve_devices(device)
-    job_len = (16 << 20) if stream.has_gpu(devices) else (8 << 20)
+    job_len, page_locked = staging_of(device)
 
     def copy_through():
         reader, sink = stream.Reader(io.BytesIO(plaintext)), io.BytesIO()
-        with stream.BufferPool(job_len, page_locked=stream.has_gpu(devices)) as pool:
+        with stream.BufferPool(job_len, page_locked=page_locked) as pool:
             buffer = pool.acquire()
             while not reader.at_eof:
                 n = reader.fill(memoryview(buffer), fileformat.DEFAULT_CHUNK_SIZE)
@@ -140,18 +150,19 @@ def device_cases(device, plaintext, repeats, record, results):
 
     record(f"[{device}] python encrypt memory->memory", *timed(repeats, seal_stream))
     shares = {"stream": stats.shares()}
-    buffer_stats = stream.StreamStats()
-    record(f"[{device}] buffer-seal pageable", *timed(repeats, lambda: fileformat.encrypt_buffer(
-        plaintext, KEY, device=device, stats=buffer_stats.__init__() or buffer_stats)))
-    shares["buffer pageable"] = buffer_stats.shares()
+    def seal_buffer(data, out=None):
+        stats.__init__()
+        fileformat.encrypt_buffer(data, KEY, out=out, device=device, stats=stats)
+
+    record(f"[{device}] buffer-seal pageable", *timed(repeats, lambda: seal_buffer(plaintext)))
+    shares["buffer pageable"] = stats.shares()
     if stream.cuda_available():
         source = stream.page_locked(len(plaintext))
         sealed = stream.page_locked(fileformat.encrypted_len(len(plaintext)))
         if isinstance(source, memoryview):
             source[:] = plaintext
-            record(f"[{device}] buffer-seal page-locked", *timed(repeats, lambda: fileformat.encrypt_buffer(
-                source, KEY, out=sealed, device=device, stats=buffer_stats.__init__() or buffer_stats)))
-            shares["buffer page-locked"] = buffer_stats.shares()
+            record(f"[{device}] buffer-seal page-locked", *timed(repeats, lambda: seal_buffer(source, sealed)))
+            shares["buffer page-locked"] = stats.shares()
     results.setdefault("device_shares", {})[device] = shares
 
 

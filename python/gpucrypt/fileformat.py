@@ -370,7 +370,7 @@ class _PayloadKey:
 
 
 def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: BinaryIO, dst: BinaryIO, *,
-                   device, devices, cpu_share, variant, job_size, cancel, stats: stream.StreamStats,
+                   workers: tuple, variant, job_size, cancel, stats: stream.StreamStats,
                    progress: Progress) -> tuple[int, int]:
     """Seals or opens every chunk readable from `src` after its header, writing the output to
     `dst`; returns (bytes read, bytes written).
@@ -381,7 +381,7 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     AES unless `variant` names another. Opening, only authenticated plaintext is written: a
     failure raises DecryptionError after the chunks before it were written (decrypt_stream says why).
     """
-    worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
+    worker_devices, share = workers   # stream.resolve_devices' answer
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
     key = _PayloadKey(payload_key)
@@ -479,13 +479,12 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     if suite not in _SUITES_BY_NAME:
         raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
     stats = stats if stats is not None else stream.StreamStats()
-    stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
+    workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
     header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
     write_all(dst, header.prefix + header.mac)
-    plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, device=device, devices=devices,
-                                      cpu_share=cpu_share, variant=variant, job_size=job_size, cancel=cancel,
-                                      stats=stats, progress=progress)
+    plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, workers=workers, variant=variant,
+                                      job_size=job_size, cancel=cancel, stats=stats, progress=progress)
     return plaintext_len
 
 
@@ -508,15 +507,15 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     header = read_header(src, max_scrypt_log2n)
     if header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
-    stream.resolve_devices(device, devices, cpu_share)
+    workers = stream.resolve_devices(device, devices, cpu_share)   # before a prompt for a passphrase
     material = key_material(header) if callable(key_material) else key_material
     payload_key = _open_header(header, _normalise_key_material(material))
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(HEADER_LEN)
-    _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, device=device,
-                                      devices=devices, cpu_share=cpu_share, variant=variant, job_size=job_size,
-                                      cancel=cancel, stats=stats, progress=progress)
+    _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, workers=workers,
+                                      variant=variant, job_size=job_size, cancel=cancel, stats=stats,
+                                      progress=progress)
     return plaintext_len
 
 

@@ -402,8 +402,7 @@ std::pair<size_t, bool> fill(const StreamReader& read, MutableByteSpan buffer) {
 // the scheduler's depth + 1 exist at a time) and zeroed when the call ends, however it ends.
 struct StreamBuffers {
   std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> buffers;  // (input, output)
-  std::vector<size_t> free;        // indices into buffers
-  std::vector<size_t> job_buffer;  // job id -> index into buffers
+  std::vector<size_t> free;  // indices into buffers; a job's id is the index of its buffers
   ~StreamBuffers() {
     for (auto& [in, out] : buffers) {
       secure_zero(in.data(), in.size());
@@ -416,18 +415,17 @@ struct StreamBuffers {
 uint64_t run_stream(ChunkStream& stream, const StreamReader& read, StreamBuffers& b) {
   const size_t job_len = stream.chunks_per_job() * stream.input_unit_len();
   uint64_t input_len = 0;
-  for (uint64_t job = 0;; ++job) {
+  for (;;) {
     if (b.free.empty()) {
       b.buffers.emplace_back(std::vector<uint8_t>(job_len), std::vector<uint8_t>(stream.output_capacity(job_len)));
       b.free.push_back(b.buffers.size() - 1);
     }
     const size_t slot = b.free.back();
     b.free.pop_back();
-    b.job_buffer.push_back(slot);
     auto& [in, out] = b.buffers[slot];
     const auto [len, at_end] = fill(read, in);
     input_len += len;
-    stream.submit(job, ByteSpan(in).first(len), out, at_end);
+    stream.submit(slot, ByteSpan(in).first(len), out, at_end);
     if (at_end) break;
   }
   stream.drain();
@@ -439,8 +437,7 @@ uint64_t stream_through(ChunkStream::Operation operation, ByteSpan payload_key, 
   StreamBuffers b;  // declared first: it outlives the stream, whose workers use its buffers
   uint64_t output_len = 0;
   ChunkStream stream(operation, payload_key, chunk_len, options,
-                     [&](uint64_t job, uint64_t, uint64_t len) {
-                       const size_t slot = b.job_buffer[job];
+                     [&](uint64_t slot, uint64_t, uint64_t len) {
                        write(ByteSpan(b.buffers[slot].second).first(len));
                        output_len += len;
                        b.free.push_back(slot);
