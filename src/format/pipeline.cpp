@@ -48,13 +48,18 @@ struct WipeOnExit {
 
 std::string bytes_text(uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
 
-// The checks seal_body and open_body share; `input` and `output` are the spans the jobs use.
-void check_pipeline_arguments(const char* function, ByteSpan payload_key, const Layout& layout, ByteSpan input,
-                              ByteSpan output) {
+// The checks every pipeline (seal_body, open_body, ChunkStream) makes of its key and chunk length.
+void check_key_and_chunk_len(const char* function, ByteSpan payload_key, uint32_t chunk_len) {
   if (payload_key.size() != kKeyLen)
     throw std::invalid_argument(std::string(function) + ": the payload key is " + std::to_string(kKeyLen) +
                                 " bytes, got " + std::to_string(payload_key.size()));
-  check_chunk_len(layout.chunk_len);
+  check_chunk_len(chunk_len);
+}
+
+// The checks seal_body and open_body share; `input` and `output` are the spans the jobs use.
+void check_pipeline_arguments(const char* function, ByteSpan payload_key, const Layout& layout, ByteSpan input,
+                              ByteSpan output) {
+  check_key_and_chunk_len(function, payload_key, layout.chunk_len);
   if (overlap(input, output))
     throw std::invalid_argument(std::string(function) +
                                 ": the input and output buffers overlap (in place is not supported: each chunk's "
@@ -284,7 +289,7 @@ struct ChunkStream::Impl {
 ChunkStream::ChunkStream(Operation operation, ByteSpan payload_key, uint32_t chunk_len, PipelineOptions options,
                          Retire retire) {
   const char* function = operation == Operation::seal ? "ChunkStream (seal)" : "ChunkStream (open)";
-  check_pipeline_arguments(function, payload_key, Layout{chunk_len, 0}, {}, {});
+  check_key_and_chunk_len(function, payload_key, chunk_len);
   if (!retire) throw std::invalid_argument(std::string(function) + ": no retire callback");
   impl_ = std::make_unique<Impl>(operation, payload_key, chunk_len, std::move(options), std::move(retire));
 }
