@@ -185,6 +185,44 @@ def test_gpu_executor_large_messages():
     assert isinstance(plain[0], gpucrypt.InvalidTag) and plain[1] == requests[1][2]
 
 
+def test_gpu_gcm_messages_across_tiles():
+    """The batch cuts a GCM message into the launch policy's tiles (512 blocks on every policy
+    today), a warp each, and joins their hashes per message: lengths at and around the tile edges,
+    up to just below the bulk-kernel cut (256 KiB), with and without AAD, 96-bit and other nonces,
+    against pyca's AESGCM (another implementation) and the CPU batch; then opens with one tag and one
+    ciphertext byte broken in multi-tile messages beside good ones, which must still open."""
+    AESGCM = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead").AESGCM
+    rng = random.Random(7)
+    tile = 512 * 16
+    lengths = [0, 1, tile - 1, tile, tile + 1, 2 * tile - 15, 2 * tile + 16, 8 * tile, 8 * tile + 7, 65536 + 1,
+               (1 << 18) - 1, (1 << 18) - 4096]
+    requests = []
+    for i, length in enumerate(lengths):
+        for variant in (None, "aes_bitsliced"):
+            nonce = rng.randbytes(12 if i % 3 else 16)
+            aad = rng.randbytes(rng.choice((0, 1, 16, 33))) or None
+            requests.append(("aes-256-gcm", rng.randbytes(32), rng.randbytes(length), nonce, aad, 16, None, variant))
+    sealed, stats = _run_all(CUDA_DEVICES[0], requests, decrypt=False, with_variant=True)
+    assert stats["executor"] == "cuda"
+    for i, (name, key, data, nonce, aad, _, _, _) in enumerate(requests):
+        assert sealed[i] == AESGCM(key).encrypt(nonce, data, aad), (i, len(data))
+    expected, _ = _run_all("cpu", requests, decrypt=False, with_variant=False)
+    assert sealed[:len(requests)] == expected[:len(requests)]
+
+    to_open = [(n, k, c, iv, a, t, p, v) for (n, k, _, iv, a, t, p, v), c in zip(requests, sealed)]
+    broken_tag, broken_body = 2 * lengths.index(8 * tile + 7), 2 * lengths.index(2 * tile + 16) + 1
+    c = bytearray(to_open[broken_tag][2]); c[-1] ^= 0x80
+    to_open[broken_tag] = to_open[broken_tag][:2] + (bytes(c),) + to_open[broken_tag][3:]
+    c = bytearray(to_open[broken_body][2]); c[tile + 3] ^= 1  # in the second tile
+    to_open[broken_body] = to_open[broken_body][:2] + (bytes(c),) + to_open[broken_body][3:]
+    opened, _ = _run_all(CUDA_DEVICES[0], to_open, decrypt=True, with_variant=True)
+    for i, request in enumerate(requests):
+        if i in (broken_tag, broken_body):
+            assert isinstance(opened[i], gpucrypt.InvalidTag), i
+        else:
+            assert opened[i] == request[2], (i, len(request[2]))
+
+
 def _best_seconds(repeats, run):
     best = None
     for _ in range(repeats):

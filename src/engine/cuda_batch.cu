@@ -11,14 +11,16 @@
 // schedule is 15x the key: uploading 32 bytes instead of ~500 per key keeps a batch of 1 KiB
 // messages with their own keys from paying half its bytes again over PCIe).
 //
-// Work: one item per message (per 16 KiB piece in ECB, CTR and CBC/CFB decryption). Parallel
-// modes give a warp an item and spread its blocks over the lanes (ECB, CTR, CBC/CFB decryption,
-// XTS, GCM: a message's GHASH is a lane sum by Horner with H^32 and one multiply by H^(32-L), as
-// in kernels.cuh's tile hash); serial modes (CBC/CFB encryption, OFB) give a thread a message.
-// One launch per group (plus one for key expansion, and one for XTS tweaks). The plan lists a
-// suite's messages longest first, so neighbouring warps do alike work. GCM and XTS messages of
-// kBigLen and more go through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the
-// uploaded buffers), which spread one message over the whole GPU.
+// Work: one item per message (per 16 KiB piece in ECB, CTR and CBC/CFB decryption; per tile in
+// GCM). Parallel modes give a warp an item and spread its blocks over the lanes (ECB, CTR,
+// CBC/CFB decryption, XTS); serial modes (CBC/CFB encryption, OFB) give a thread a message. GCM
+// cuts a message into the bulk kernel's tiles under the device's launch policy and runs each
+// through the bulk kernel's own tile routine (kernels.cuh's gcm_tile_lane_sum), then joins the
+// tile hashes per message (see gcm_prepare_kernel). One launch per group (plus one for key
+// expansion, one for XTS tweaks, three or four for GCM). The plan lists a suite's messages
+// longest first, so neighbouring warps do alike work. GCM and XTS messages of kBigLen and more go
+// through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the uploaded buffers),
+// which spread one message over the whole GPU and fold its tile hashes in a tree.
 //
 // Hashes run on the CPU (hash::create_hash, as the generic executor does): a plan's hashes are
 // few and short next to its ciphers; routing them to keccak_cuda is left to do. A plan with a
@@ -52,7 +54,8 @@ namespace {
 using namespace kernels;
 
 // The batch kernels' CTA size. A work item is one message (serial modes) or one warp-sized slice
-// (parallel modes); the launch policies of launch_policy.hpp shape the bulk kernels only.
+// (parallel modes); the launch policies of launch_policy.hpp shape the bulk kernels and the
+// batch's GCM tiles (the GCM kernel the file format runs on), not yet the batch's other kernels.
 constexpr int kThreads = 256;
 using engine::BatchPlan;
 using engine::BatchRequest;
@@ -85,7 +88,16 @@ struct Item {
   uint64_t len;                     // message bytes (GCM open: without the tag)
   uint64_t begin_block, end_block;  // the piece of the message this item covers
   uint64_t iv_offset, aad_offset, aad_len;
-  uint32_t iv_len, schedule, request, unused;
+  uint32_t iv_len, schedule, request;
+  uint32_t message;                 // GCM: the message's index in its group (GcmMessage, first_items)
+};
+
+// GCM: what gcm_prepare_kernel derives once per message for its tiles and its tag.
+struct GcmMessage {
+  gc_block j0;            // the pre-counter block J0; data block i runs under inc32^(i+1)(J0)
+  gc_block tag_mask;      // E_K(J0)
+  gc_gf128 h;             // the hash subkey E_K(0)
+  gc_gf128 lane_pow[32];  // H^(32 - L) for lane L (lane 0: H^32, the Horner step of a lane)
 };
 
 struct KernelParams {
@@ -100,6 +112,13 @@ struct KernelParams {
   int op;
   int decrypt;            // GCM: open
   int tag_len;
+  // GCM: items are tiles of messages (begin_block = the tile, end_block = the message's tiles)
+  GcmMessage* messages;          // per message of the group
+  const uint64_t* first_items;   // per message: its first tile's item
+  uint64_t num_messages;
+  gc_gf128* tile_hashes;         // per item
+  uint64_t tile_blocks;          // blocks per tile (the launch policy's, as the bulk kernel's)
+  GcmTileHash tile_hash;
 };
 
 struct ExpandParams {
@@ -108,14 +127,9 @@ struct ExpandParams {
   uint32_t num_keys, key_len, key_stride, xts;
 };
 
-// Unaligned-safe loads/stores: packed-form offsets and AAD are not 16-byte aligned.
-__device__ __forceinline__ gc_block ld(const uint8_t* p) {
-  return (reinterpret_cast<uintptr_t>(p) & 15) == 0 ? load16(p) : gc_block_load(p);
-}
-__device__ __forceinline__ void st(uint8_t* p, gc_block b) {
-  if ((reinterpret_cast<uintptr_t>(p) & 15) == 0) store16(p, b);
-  else gc_block_store(p, b);
-}
+// Packed-form offsets and AAD are not 16-byte aligned: kernels.cuh's load16_any/store16_any.
+__device__ __forceinline__ gc_block ld(const uint8_t* p) { return load16_any(p); }
+__device__ __forceinline__ void st(uint8_t* p, gc_block b) { store16_any(p, b); }
 __device__ __forceinline__ gc_block ld_upto(const uint8_t* p, uint64_t n) {
   return n >= 16 ? ld(p) : load_partial_block(p, static_cast<size_t>(n));
 }
@@ -275,8 +289,22 @@ __device__ gc_gf128 warp_ghash(uint64_t num_blocks, Block block, gc_gf128 h_pow3
   return warp_xor(gc_gf128_mul(sum, lane_pow));
 }
 
+// ---- GCM: a message in tiles -----------------------------------------------------------------
+// A GCM message is cut into the launch policy's tiles (32 * steps blocks, as in the bulk kernel;
+// the first tile of a message holds its padding in front), one warp each, so that a batch of
+// 64 KiB file-format chunks gives the GPU 8 warps a chunk instead of one. Per group:
+//   gcm_prepare_kernel     a warp per message: H = E_K(0), J0, E_K(J0), the lane powers of H
+//   gcm_tiles_kernel       a warp per tile: GCTR and the tile's hash (kernels.cuh's
+//                          gcm_tile_lane_sum, the bulk kernel's tile)
+//   gcm_hash_tiles_kernel  a warp per tile: the tile's hash alone, of the ciphertext received
+//   gcm_finish_kernel      a warp per message: GHASH(A || C || lengths) from the tile hashes, and
+//                          the tag, written (seal) or compared (open)
+// Sealing runs prepare, tiles, finish. Opening runs prepare, hash tiles, finish, then tiles
+// without hashing for the messages whose tag verified: a failed open writes nothing (in place
+// included), as the bulk path.
+
 template <class F>
-__global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant__ KernelParams p) {
+__global__ void __launch_bounds__(kThreads) gcm_prepare_kernel(const __grid_constant__ KernelParams p) {
   using Cipher = typename F::Cipher;
   constexpr int kLanes = Cipher::kBlocksPerCall;
   extern __shared__ uint4 shared_words[];
@@ -285,15 +313,11 @@ __global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant_
   __syncthreads();
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
   const unsigned lane = lane_id();
-  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
-    const Item it = p.items[w];
+  for (uint64_t m = global_warp<kThreads>(); m < p.num_messages; m += num_warps<kThreads>()) {
+    const Item it = p.items[p.first_items[m]];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, false);
-    const uint8_t* in = p.in + it.in_offset;
-    uint8_t* out = p.out + it.out_offset;
     const uint8_t* iv = p.params + it.iv_offset;
-    const uint8_t* aad = p.params + it.aad_offset;
-    const uint64_t len = it.len;
 
     gc_block x[kLanes] = {};
     c.encrypt_blocks(x);
@@ -317,58 +341,106 @@ __global__ void __launch_bounds__(kThreads, 2) gcm_kernel(const __grid_constant_
           },
           h_pow32, lane_pow));
     }
-
-    // GCTR: data block k under inc32^(k+1)(J0).
-    const uint64_t num_blocks = (len + 15) / 16;
-    auto gctr = [&] {
-      for (uint64_t row = 0; 32 * row < num_blocks; row += kLanes) {
-        gc_block ks[kLanes];
-#pragma unroll
-        for (int s = 0; s < kLanes; ++s) ks[s] = gc_ctr32_add(j0, 1 + 32 * (row + s) + lane);
-        c.encrypt_blocks(ks);
-#pragma unroll
-        for (int s = 0; s < kLanes; ++s) {
-          const uint64_t i = 32 * (row + s) + lane;
-          if (16 * i + 16 <= len) st(out + 16 * i, gc_block_xor(ld(in + 16 * i), ks[s]));
-          else if (16 * i < len) xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, ks[s]);
-        }
-      }
-    };
-    // Sealing enciphers first and hashes its output; opening hashes the input and deciphers only
-    // after the tag verified, so a failed open writes nothing (also in place).
-    if (!p.decrypt) {
-      gctr();
-      __syncwarp();  // the ciphertext a lane hashes may have been written by another lane
-    }
-    const uint8_t* ciphertext = p.decrypt ? in : out;
-    const uint64_t aad_blocks = (it.aad_len + 15) / 16;
-    const gc_gf128 s = warp_ghash(
-        aad_blocks + num_blocks + 1,
-        [&](uint64_t j) {
-          if (j < aad_blocks) return ld_upto(aad + 16 * j, it.aad_len - 16 * j);
-          j -= aad_blocks;
-          if (j < num_blocks) return ld_upto(ciphertext + 16 * j, len - 16 * j);
-          return gc_gf128_to_block(gc_gf128_make(it.aad_len * 8, len * 8));
-        },
-        h_pow32, lane_pow);
-
     gc_block mask[kLanes] = {};
     mask[0] = j0;
     c.encrypt_blocks(mask);
-    int tag_ok = 0;
+
+    GcmMessage& message = p.messages[m];
+    message.lane_pow[lane] = lane_pow;
     if (lane == 0) {
+      message.j0 = j0;
+      message.tag_mask = mask[0];
+      message.h = h;
+    }
+  }
+}
+
+// Where a tile starts: the zero blocks in front of its message so that tiles divide it evenly.
+__device__ __forceinline__ uint64_t gcm_pad_blocks(const Item& it, uint64_t tile_blocks) {
+  return it.end_block * tile_blocks - (it.len + 15) / 16;
+}
+
+template <class F, class P>
+__global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
+    gcm_tiles_kernel(const __grid_constant__ KernelParams p) {
+  using Cipher = typename F::Cipher;
+  constexpr uint64_t kTileBlocks = 32 * gcm_steps<Cipher, P>();
+  extern __shared__ uint4 shared_words[];
+  uint32_t* shared = reinterpret_cast<uint32_t*>(shared_words);
+  F::fill(shared, false);
+  __syncthreads();
+  const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
+  const unsigned lane = lane_id();
+  for (uint64_t w = global_warp<P::kGcmThreads>(); w < p.num_items; w += num_warps<P::kGcmThreads>()) {
+    const Item it = p.items[w];
+    if (p.decrypt && p.status[it.request] != 0) continue;  // opening: only verified messages
+    const GcmMessage& message = p.messages[it.message];
+    Cipher c = schedules[it.schedule];
+    F::bind(c, shared, false);
+    gc_gf128 sum = gcm_tile_lane_sum<Cipher, P, true, true>(
+        c, gc_ctr32_add(message.j0, 1), message.lane_pow[0], p.tile_hash, p.in + it.in_offset,
+        p.out + it.out_offset, it.len, gcm_pad_blocks(it, kTileBlocks), it.begin_block);
+    if (p.tile_hash != GcmTileHash::none) {
+      sum = warp_xor(gc_gf128_mul(sum, message.lane_pow[lane]));
+      if (lane == 0) p.tile_hashes[w] = sum;
+    }
+  }
+}
+
+template <int kSteps>
+__global__ void __launch_bounds__(kThreads) gcm_hash_tiles_kernel(const __grid_constant__ KernelParams p) {
+  const unsigned lane = lane_id();
+  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
+    const Item it = p.items[w];
+    const GcmMessage& message = p.messages[it.message];
+    gc_gf128 sum = ghash_tile_lane_sum<kSteps, true, true>(p.in + it.in_offset, it.len,
+                                                           gcm_pad_blocks(it, 32 * kSteps), it.begin_block,
+                                                           message.lane_pow[0]);
+    sum = warp_xor(gc_gf128_mul(sum, message.lane_pow[lane]));
+    if (lane == 0) p.tile_hashes[w] = sum;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) gcm_finish_kernel(const __grid_constant__ KernelParams p) {
+  const unsigned lane = lane_id();
+  for (uint64_t m = global_warp<kThreads>(); m < p.num_messages; m += num_warps<kThreads>()) {
+    const uint64_t first = p.first_items[m];
+    const Item it = p.items[first];
+    const GcmMessage& message = p.messages[m];
+    const gc_gf128 h = message.h;
+    const uint64_t len = it.len, num_blocks = (len + 15) / 16, num_tiles = it.end_block;
+
+    // GHASH(C) = sum of tile hash t * (H^tile_blocks)^(tiles after t) (as ghash.cu folds the bulk's).
+    const gc_gf128 h_tile = num_tiles > 1 ? gc_gf128_pow(h, p.tile_blocks) : gc_gf128_one();
+    gc_gf128 data_hash = gc_gf128_make(0, 0);
+    for (uint64_t t = lane; t < num_tiles; t += 32)
+      data_hash = gc_gf128_xor(data_hash, gc_gf128_mul(p.tile_hashes[first + t], gc_gf128_pow(h_tile, num_tiles - 1 - t)));
+    data_hash = warp_xor(data_hash);
+
+    const uint8_t* aad = p.params + it.aad_offset;
+    const uint64_t aad_blocks = (it.aad_len + 15) / 16;
+    const gc_gf128 aad_hash =
+        aad_blocks == 0 ? gc_gf128_make(0, 0)
+                        : warp_ghash(aad_blocks, [&](uint64_t j) { return ld_upto(aad + 16 * j, it.aad_len - 16 * j); },
+                                     message.lane_pow[0], message.lane_pow[lane]);
+    // GHASH(A || C || L) = GHASH(A || C) * H xor L * H, with GHASH(A || C) from the two halves.
+    const gc_gf128 lengths = gc_gf128_make(it.aad_len * 8, len * 8);
+    const gc_gf128 body = aad_blocks == 0 ? data_hash : gc_ghash_combine(aad_hash, gc_gf128_pow(h, num_blocks), data_hash);
+    const gc_gf128 s = gc_ghash_block(body, h, lengths);
+
+    if (lane == 0) {
+      const uint8_t* in = p.in + it.in_offset;
+      uint8_t* out = p.out + it.out_offset;
       uint8_t tag[16];
-      gc_block_store(tag, gc_block_xor(gc_gf128_to_block(s), mask[0]));
+      gc_block_store(tag, gc_block_xor(gc_gf128_to_block(s), message.tag_mask));
       if (!p.decrypt) {
         for (int b = 0; b < p.tag_len; ++b) out[len + b] = tag[b];
       } else {
         uint8_t diff = 0;  // every byte compared, whatever differs
         for (int b = 0; b < p.tag_len; ++b) diff |= static_cast<uint8_t>(tag[b] ^ in[len + b]);
-        tag_ok = diff == 0 ? 1 : 0;
-        p.status[it.request] = tag_ok ? 0 : 1;
+        p.status[it.request] = diff == 0 ? 0 : 1;
       }
     }
-    if (p.decrypt && __shfl_sync(0xffffffffu, tag_ok, 0)) gctr();
   }
 }
 
@@ -380,6 +452,7 @@ struct GroupWork {
   bool open;            // GCM: verify instead of seal
   bool decrypt_kernel;  // parallel kernel in the decryption direction
   uint64_t first_item, num_items;
+  uint64_t first_message, num_messages;  // GCM: the group's messages (items are their tiles)
   uint64_t key_offset, num_keys;    // raw keys in the key upload
   uint64_t schedule_offset;         // bytes in the device schedule buffer
   uint32_t key_len, key_stride;
@@ -395,6 +468,9 @@ struct Device {
   const Item* items;
   gc_block* tweaks;
   uint8_t* status;
+  GcmMessage* gcm_messages;
+  const uint64_t* gcm_first_items;
+  gc_gf128* tile_hashes;
 };
 
 template <class F>
@@ -402,15 +478,30 @@ struct Launcher {
   using Cipher = typename F::Cipher;
   static size_t schedule_bytes() { return sizeof(Cipher); }
 
+  // Blocks per GCM tile under the current device's launch policy (the host cuts messages into them).
+  static uint64_t gcm_tile_blocks() {
+    return current_launch_policy() == PolicyName::sm90 ? 32 * gcm_steps<Cipher, Sm90Policy>()
+                                                       : 32 * gcm_steps<Cipher, DefaultPolicy>();
+  }
+
   static void run(const GroupWork& g, const Device& d, int tag_len, cudaStream_t stream) {
     ExpandParams e{d.keys + g.key_offset, d.schedules + g.schedule_offset, static_cast<uint32_t>(g.num_keys),
                    g.key_len, g.key_stride, g.xts ? 1u : 0u};
     const int expand_grid = static_cast<int>((g.num_keys + kThreads - 1) / kThreads);
     checked_launch("key expansion launch", [&] { expand_kernel<F><<<expand_grid, kThreads, 0, stream>>>(e); });
     if (g.num_items == 0) return;
-    KernelParams p{d.in, d.out, d.params, d.schedules + g.schedule_offset, d.items + g.first_item, g.num_items,
-                   d.tweaks + g.first_item, d.status, g.op, (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0,
-                   tag_len};
+    KernelParams p{};
+    p.in = d.in;
+    p.out = d.out;
+    p.params = d.params;
+    p.schedules = d.schedules + g.schedule_offset;
+    p.items = d.items + g.first_item;
+    p.num_items = g.num_items;
+    p.tweaks = d.tweaks + g.first_item;
+    p.status = d.status;
+    p.op = g.op;
+    p.decrypt = (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0;
+    p.tag_len = tag_len;
     const size_t smem = F::smem_bytes(g.decrypt_kernel);
     if (g.op == op_xts) {
       KernelParams t = p;
@@ -419,14 +510,44 @@ struct Launcher {
     }
     if (g.op >= op_cbc_encrypt && g.op <= op_ofb) return serial(p, stream);
     if (g.op == op_gcm) {
-      auto* kernel = gcm_kernel<F>;
-      launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
-             "batch GCM kernel launch");
+      p.messages = d.gcm_messages + g.first_message;
+      p.first_items = d.gcm_first_items + g.first_message;
+      p.num_messages = g.num_messages;
+      p.tile_hashes = d.tile_hashes + g.first_item;
+      if (current_launch_policy() == PolicyName::sm90) gcm<Sm90Policy>(p, g.open, stream);
+      else gcm<DefaultPolicy>(p, g.open, stream);
       return;
     }
     auto* kernel = g.decrypt_kernel ? parallel_kernel<F, true> : parallel_kernel<F, false>;
     launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
            "batch kernel launch");
+  }
+
+  // The GCM kernels of one group (see gcm_prepare_kernel): the tiles under the launch policy P.
+  template <class P>
+  static void gcm(KernelParams p, bool open, cudaStream_t stream) {
+    constexpr int kSteps = gcm_steps<Cipher, P>();
+    p.tile_blocks = 32 * kSteps;
+    const size_t smem = F::smem_bytes(false);
+    auto* prepare = gcm_prepare_kernel<F>;
+    launch<kThreads>(prepare, grid_for<kThreads>(reinterpret_cast<const void*>(prepare), smem, p.num_messages), smem, p,
+                     stream, "batch GCM prepare launch");
+    auto* tiles = gcm_tiles_kernel<F, P>;
+    const int tiles_grid = grid_for<P::kGcmThreads>(reinterpret_cast<const void*>(tiles), smem, p.num_items);
+    auto* finish = gcm_finish_kernel;
+    const int finish_grid = grid_for<kThreads>(reinterpret_cast<const void*>(finish), 0, p.num_messages);
+    if (!open) {
+      p.tile_hash = GcmTileHash::output;
+      launch<P::kGcmThreads>(tiles, tiles_grid, smem, p, stream, "batch GCM tiles launch");
+      launch<kThreads>(finish, finish_grid, 0, p, stream, "batch GCM finish launch");
+      return;
+    }
+    auto* hash = gcm_hash_tiles_kernel<kSteps>;
+    launch<kThreads>(hash, grid_for<kThreads>(reinterpret_cast<const void*>(hash), 0, p.num_items), 0, p, stream,
+                     "batch GCM hash launch");
+    launch<kThreads>(finish, finish_grid, 0, p, stream, "batch GCM finish launch");
+    p.tile_hash = GcmTileHash::none;  // decipher the messages whose tag verified
+    launch<P::kGcmThreads>(tiles, tiles_grid, smem, p, stream, "batch GCM tiles launch");
   }
 
   static void serial(const KernelParams& p, cudaStream_t stream) {
@@ -440,12 +561,13 @@ struct Launcher {
 struct FamilyOps {
   const char* variant;
   size_t (*schedule_bytes)();
+  uint64_t (*gcm_tile_blocks)();
   void (*run)(const GroupWork&, const Device&, int, cudaStream_t);
 };
 
 template <class F>
 FamilyOps ops(const char* variant) {
-  return {variant, &Launcher<F>::schedule_bytes, &Launcher<F>::run};
+  return {variant, &Launcher<F>::schedule_bytes, &Launcher<F>::gcm_tile_blocks, &Launcher<F>::run};
 }
 
 // The family for the suite's key size (the backend's families take it as a template argument).
@@ -546,10 +668,12 @@ class Workspace {
   cudaStream_t stream = nullptr;
   Buffer staging_in{nullptr, 0, 0, true}, staging_out{nullptr, 0, 0, true};
   Buffer in, out, params, keys, schedules, items, tweaks, status;
+  Buffer gcm_messages, gcm_first_items, tile_hashes;  // GCM: per message, per message, per tile
 
  private:
-  std::array<Buffer*, 10> buffers() {
-    return {&staging_in, &staging_out, &in, &out, &params, &keys, &schedules, &items, &tweaks, &status};
+  std::array<Buffer*, 13> buffers() {
+    return {&staging_in, &staging_out, &in, &out,   &params,          &keys,       &schedules,
+            &items,      &tweaks,      &status, &gcm_messages, &gcm_first_items, &tile_hashes};
   }
   int device_index_;
 };
@@ -595,6 +719,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   std::vector<uint32_t> slot_to_local(plan.keys.size(), UINT32_MAX);
   std::vector<uint32_t> hash_requests;
   std::vector<uint32_t> big_requests;  // GCM/XTS messages of kBigLen and more
+  std::vector<uint64_t> gcm_first_items;  // per GCM message: its first tile's item in its group
   uint64_t schedule_bytes = 0;
   for (size_t group_index = 0; group_index < plan.groups.size(); ++group_index) {
     const auto& group = plan.groups[group_index];
@@ -615,6 +740,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     g.key_stride = g.xts ? 2 * g.key_len : g.key_len;
     g.key_offset = key_upload.size();
     g.first_item = items.size();
+    g.first_message = gcm_first_items.size();
     std::vector<uint32_t> used_slots;
     const bool open = g.open;
     for (uint32_t k = 0; k < group.count; ++k) {
@@ -650,12 +776,18 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
         }
       } else if ((g.op == op_gcm || g.op == op_xts) && it.len >= kBigLen) {
         big_requests.push_back(index);
-      } else if (it.len > 0 || g.op == op_gcm) {
+      } else if (g.op == op_gcm) {  // the message's tiles, and where they start
+        it.message = static_cast<uint32_t>(gcm_first_items.size() - g.first_message);
+        gcm_first_items.push_back(items.size() - g.first_item);
+        it.end_block = gcm_num_tiles(it.len, family.gcm_tile_blocks());
+        for (it.begin_block = 0; it.begin_block < it.end_block; ++it.begin_block) items.push_back(it);
+      } else if (it.len > 0) {
         items.push_back(it);
       }
     }
     for (uint32_t slot : used_slots) slot_to_local[slot] = UINT32_MAX;
     g.num_items = items.size() - g.first_item;
+    g.num_messages = gcm_first_items.size() - g.first_message;
     g.num_keys = used_slots.size();
     g.schedule_offset = schedule_bytes;
     schedule_bytes += align16(family.schedule_bytes() * g.num_keys * (g.xts ? 2 : 1));
@@ -673,7 +805,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     const bool direct_in = in_len > 0 && cuda::is_page_locked(plan.input.data(), in_len);
     const bool direct_out = out_len > 0 && cuda::is_page_locked(plan.output.data(), out_len);
     ws->staging_in.reserve((direct_in ? 0 : in_len) + plan.params.size() + key_upload.size() +
-                           items.size() * sizeof(Item));
+                           items.size() * sizeof(Item) + gcm_first_items.size() * sizeof(uint64_t));
     ws->staging_out.reserve((direct_out ? 0 : out_len) + plan.requests.size());
     ws->in.reserve(in_len);
     ws->out.reserve(out_len);
@@ -683,6 +815,9 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     ws->items.reserve(items.size() * sizeof(Item));
     ws->tweaks.reserve(items.size() * sizeof(gc_block));
     ws->status.reserve(plan.requests.size());
+    ws->gcm_messages.reserve(gcm_first_items.size() * sizeof(GcmMessage));
+    ws->gcm_first_items.reserve(gcm_first_items.size() * sizeof(uint64_t));
+    ws->tile_hashes.reserve(gcm_first_items.empty() ? 0 : items.size() * sizeof(gc_gf128));
     uint8_t* staged = ws->staging_in.ptr;
     auto upload = [&](Buffer& to, const void* from, size_t n) {
       if (n == 0) return;
@@ -697,6 +832,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     upload(ws->params, plan.params.data(), plan.params.size());
     upload(ws->keys, key_upload.data(), key_upload.size());
     upload(ws->items, items.data(), items.size() * sizeof(Item));
+    upload(ws->gcm_first_items, gcm_first_items.data(), gcm_first_items.size() * sizeof(uint64_t));
     gpucrypt::secure_zero(key_upload.data(), key_upload.size());
     check(cudaMemsetAsync(ws->status.ptr, 0, plan.requests.size(), stream), "cudaMemset");
     check(cudaStreamSynchronize(stream), "copy to device");
@@ -706,7 +842,10 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     const Device d{ws->in.ptr,        ws->out.ptr,
                    ws->params.ptr,    ws->keys.ptr,
                    ws->schedules.ptr, reinterpret_cast<const Item*>(ws->items.ptr),
-                   reinterpret_cast<gc_block*>(ws->tweaks.ptr), ws->status.ptr};
+                   reinterpret_cast<gc_block*>(ws->tweaks.ptr), ws->status.ptr,
+                   reinterpret_cast<GcmMessage*>(ws->gcm_messages.ptr),
+                   reinterpret_cast<const uint64_t*>(ws->gcm_first_items.ptr),
+                   reinterpret_cast<gc_gf128*>(ws->tile_hashes.ptr)};
     for (const GroupWork& g : work) families[g.suite].run(g, d, plan.suites[g.suite].tag_len, stream);
     std::vector<uint8_t> big_tags(16 * big_requests.size());
     for (size_t b = 0; b < big_requests.size(); ++b) {

@@ -46,8 +46,9 @@ uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 // GHASH alone over data already in GPU memory (GCM open hashes the ciphertext before it writes
 // any plaintext). Tiles of kGcmMinTileBlocks blocks, laid out as the GCM kernel's (lane L takes
 // blocks L, L + 32, ... of its tile, Horner with H^32, one multiply by H^(32 - L), zero blocks in
-// front), so ghash_reduce folds them the same way. No cipher work: the pass costs the multiplies
-// and one read of the data.
+// front; kernels.cuh's ghash_tile_lane_sum, which the batch executor's GCM open runs too), so
+// ghash_reduce folds them the same way. No cipher work: the pass costs the multiplies and one
+// read of the data.
 struct HashTilesParams {
   const uint8_t* data;
   uint64_t len;
@@ -64,19 +65,10 @@ __global__ void __launch_bounds__(kHashThreads) ghash_tiles_kernel(const __grid_
   const unsigned lane = kernels::lane_id();
   const gc_gf128* lane_pows = p.powers.lane_pow;
   const gc_gf128 lane_pow = lane_pows[lane];
-  const uint64_t num_full = p.len / 16, tail_len = p.len % 16;
   for (uint64_t tile = kernels::global_warp<kHashThreads>(); tile < p.num_tiles;
        tile += kernels::num_warps<kHashThreads>()) {
-    gc_gf128 sum = gc_gf128_make(0, 0);
-#pragma unroll 4
-    for (int step = 0; step < kHashSteps; ++step) {
-      const uint64_t v = tile * kGcmMinTileBlocks + lane + 32 * step;
-      const uint64_t i = v - p.pad_blocks;  // wraps for padding blocks, which fail both tests
-      gc_block x = modes::zero_block();
-      if (v >= p.pad_blocks && i < num_full) x = kernels::load16(p.data + 16 * i);
-      else if (v >= p.pad_blocks && i == num_full && tail_len != 0) x = kernels::load_partial_block(p.data + 16 * i, tail_len);
-      sum = gc_gf128_xor(gc_gf128_mul(sum, p.powers.h_pow32), gc_gf128_from_block(x));
-    }
+    gc_gf128 sum = kernels::ghash_tile_lane_sum<kHashSteps, false, false>(p.data, p.len, p.pad_blocks, tile,
+                                                                          p.powers.h_pow32);
     sum = kernels::warp_xor(gc_gf128_mul(sum, lane_pow));
     if (lane == 0) p.tile_hashes[tile] = sum;
   }

@@ -82,6 +82,16 @@ __device__ inline gc_block load_partial_block(const uint8_t* in, size_t n) {
   return gc_block_load(bytes);
 }
 
+// Loads and stores at any address: the batch executor's packed messages and AAD start anywhere;
+// aligned addresses take the 16-byte access.
+__device__ __forceinline__ gc_block load16_any(const uint8_t* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15) == 0 ? load16(p) : gc_block_load(p);
+}
+__device__ __forceinline__ void store16_any(uint8_t* p, gc_block b) {
+  if ((reinterpret_cast<uintptr_t>(p) & 15) == 0) store16(p, b);
+  else gc_block_store(p, b);
+}
+
 // t * x^32 in XTS's little-endian convention, i.e. 32 applications of gc_xts_mul_alpha: a word
 // shift plus the fold of the word shifted out (x^128 = x^7 + x^2 + x + 1; the 39-bit product
 // of the word with 0x87 cannot overflow again). A lane's blocks are 32 apart, so its tweak walks
@@ -390,10 +400,118 @@ constexpr int gcm_group() { return steps_for(P::kGcmGroup, Cipher::kBlocksPerCal
 template <class Cipher, class P>
 constexpr int gcm_steps() { return steps_for(P::kGcmSteps, gcm_group<Cipher, P>()); }
 
-// Tile hash: GHASH from zero over the tile's 32 * S blocks (S = steps per lane) = sum over lanes L
-// of (sum_j X_{L+32j} H^{32(S-1-j)}) * H^{32-L}. Each lane runs the inner sum by Horner with H^32,
-// then one multiply by its lane power, then the lanes are XORed. Blocks in front of the data
-// (padding) are zero and change nothing, since GHASH from zero stays zero through zero blocks.
+// What a GCM tile hashes: the ciphertext it writes (sealing), the ciphertext it reads (the bulk
+// kernel's decryption), or nothing (the batch's deciphering pass after its tags verified).
+enum class GcmTileHash { output, input, none };
+
+// One GCM tile of a warp, shared by the bulk kernel below and the batch executor's
+// (engine/cuda_batch.cu): GCTR over the tile's blocks and, unless `hash` is none, the lane's part
+// of the tile hash. The tile hash is GHASH from zero over the tile's 32 * S blocks (S = steps per
+// lane) = sum over lanes L of (sum_j X_{L+32j} H^{32(S-1-j)}) * H^{32-L}: this returns the lane's
+// inner sum (Horner with H^32); the caller multiplies by its lane power and XORs the lanes.
+// Blocks are virtual: `pad_blocks` zero blocks stand in front of the message's `len` bytes so that
+// tiles divide it evenly; they change nothing, since GHASH from zero stays zero through zero
+// blocks. kSkipPadRows starts at the first row holding a message block (the batch's messages are
+// short next to a tile, and each has its own padding); kUnaligned loads and stores through the
+// alignment test (the batch's packed messages start anywhere).
+template <class Cipher, class P, bool kSkipPadRows, bool kUnaligned>
+__device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_block first_counter, gc_gf128 h_pow32,
+                                                      GcmTileHash hash, const uint8_t* in, uint8_t* out, uint64_t len,
+                                                      uint64_t pad_blocks, uint64_t tile) {
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  constexpr int kGcmGroup = gcm_group<Cipher, P>();
+  constexpr int kGcmSteps = gcm_steps<Cipher, P>();
+  constexpr uint64_t kGcmTileBlocks = 32 * kGcmSteps;
+  static_assert(kGcmGroup % kLanes == 0 && kGcmSteps % kGcmGroup == 0, "a group must fill whole cipher calls");
+  const uint64_t num_full = len / 16;
+  const uint64_t tail_len = len % 16;
+  const unsigned lane = lane_id();
+  const auto load = [](const uint8_t* p) { return kUnaligned ? load16_any(p) : load16(p); };
+  int first_step = 0;
+  if constexpr (kSkipPadRows) {
+    const uint64_t tile_start = tile * kGcmTileBlocks;
+    const uint64_t pad_rows = pad_blocks > tile_start ? (pad_blocks - tile_start) / 32 : 0;
+    first_step = static_cast<int>(pad_rows < kGcmSteps ? pad_rows : kGcmSteps) / kGcmGroup * kGcmGroup;
+  }
+  gc_gf128 sum = gc_gf128_make(0, 0);
+  for (int s0 = first_step; s0 < kGcmSteps; s0 += kGcmGroup) {
+    // Input loaded ahead of the cipher, except for wide ciphers (see bulk_kernel).
+    constexpr bool kLoadLate = kLanes > 4;
+    gc_block keystream[kGcmGroup], data[kLoadLate ? 1 : kGcmGroup];
+    auto load_data = [&](uint64_t v) {
+      const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
+      if (v >= pad_blocks && i < num_full) return load(in + 16 * i);
+      if (v >= pad_blocks && i == num_full && tail_len != 0) return load_partial_block(in + 16 * i, tail_len);
+      return modes::zero_block();
+    };
+#pragma unroll
+    for (int g = 0; g < kGcmGroup; ++g) {
+      const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
+      keystream[g] = gc_ctr32_add(first_counter, v - pad_blocks);
+      if constexpr (!kLoadLate) data[g] = load_data(v);
+    }
+#pragma unroll
+    for (int g = 0; g < kGcmGroup; g += kLanes) cipher.encrypt_blocks(keystream + g);
+#pragma unroll
+    for (int g = 0; g < kGcmGroup; ++g) {
+      const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
+      const uint64_t i = v - pad_blocks;
+      const bool live = v >= pad_blocks;
+      gc_block in_block;
+      if constexpr (kLoadLate) in_block = load_data(v);
+      else in_block = data[g];
+      gc_block result = gc_block_xor(in_block, keystream[g]);
+      gc_block ciphertext = hash == GcmTileHash::output ? result : in_block;
+      if (live && i < num_full) {
+        if constexpr (kUnaligned) store16_any(out + 16 * i, result);
+        else store16(out + 16 * i, result);
+      } else if (live && i == num_full && tail_len != 0) {
+        xor_partial_block(in + 16 * i, out + 16 * i, tail_len, keystream[g]);
+        if (hash == GcmTileHash::output) {  // hash the ciphertext zero-padded, without keystream past its end
+          uint8_t bytes[16];
+          gc_block_store(bytes, ciphertext);
+          for (int b = static_cast<int>(tail_len); b < 16; ++b) bytes[b] = 0;
+          ciphertext = gc_block_load(bytes);
+        }
+      } else {
+        ciphertext = modes::zero_block();
+      }
+      if (hash != GcmTileHash::none) sum = gc_gf128_xor(gc_gf128_mul(sum, h_pow32), gc_gf128_from_block(ciphertext));
+    }
+  }
+  return sum;
+}
+
+// The lane's part of a tile hash without the cipher (GCM open hashes the received ciphertext
+// before it deciphers): the same tiles and padding as gcm_tile_lane_sum, over 32 * kSteps blocks
+// of `data`.
+template <int kSteps, bool kSkipPadRows, bool kUnaligned>
+__device__ __forceinline__ gc_gf128 ghash_tile_lane_sum(const uint8_t* data, uint64_t len, uint64_t pad_blocks,
+                                                        uint64_t tile, gc_gf128 h_pow32) {
+  constexpr uint64_t kTileBlocks = 32 * kSteps;
+  const uint64_t num_full = len / 16, tail_len = len % 16;
+  const unsigned lane = lane_id();
+  int first_step = 0;
+  if constexpr (kSkipPadRows) {
+    const uint64_t tile_start = tile * kTileBlocks;
+    const uint64_t pad_rows = pad_blocks > tile_start ? (pad_blocks - tile_start) / 32 : 0;
+    first_step = static_cast<int>(pad_rows < kSteps ? pad_rows : kSteps);
+  }
+  gc_gf128 sum = gc_gf128_make(0, 0);
+#pragma unroll 4
+  for (int step = first_step; step < kSteps; ++step) {
+    const uint64_t v = tile * kTileBlocks + lane + 32 * step;
+    const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
+    gc_block x = modes::zero_block();
+    if (v >= pad_blocks && i < num_full) x = kUnaligned ? load16_any(data + 16 * i) : load16(data + 16 * i);
+    else if (v >= pad_blocks && i == num_full && tail_len != 0) x = load_partial_block(data + 16 * i, tail_len);
+    sum = gc_gf128_xor(gc_gf128_mul(sum, h_pow32), gc_gf128_from_block(x));
+  }
+  return sum;
+}
+
+// The bulk GCM kernel: one segment of one message, a tile per warp, its hash to tile_hashes
+// (ghash.cu folds them).
 // The policy's minimum CTAs per SM caps registers: at 2 CTAs of 256 threads, 128 registers; unbounded,
 // ptxas spends 254 on overlapping the constant-time multiplies (1 CTA, 8 warps per SM); at 3 CTAs it
 // spills (nvcc 13.0).
@@ -401,68 +519,18 @@ template <class Family, class P>
 __global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
     gcm_kernel(const __grid_constant__ GcmParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
-  constexpr int kLanes = Cipher::kBlocksPerCall;
-  constexpr int kGcmGroup = gcm_group<Cipher, P>();
-  constexpr int kGcmSteps = gcm_steps<Cipher, P>();
-  constexpr uint64_t kGcmTileBlocks = 32 * kGcmSteps;
-  static_assert(kGcmGroup % kLanes == 0 && kGcmSteps % kGcmGroup == 0, "a group must fill whole cipher calls");
   extern __shared__ uint4 shared_words[];
   Cipher copy;
   const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), false);
   __syncthreads();
 
-  const uint64_t num_full = p.len / 16;
-  const uint64_t tail_len = p.len % 16;
   const unsigned lane = lane_id();
-  const bool encrypt = p.segment.encrypt;
+  const GcmTileHash hash = p.segment.encrypt ? GcmTileHash::output : GcmTileHash::input;
   const gc_gf128* lane_pows = p.segment.lane_pow;
   const gc_gf128 lane_pow = lane_pows[lane];
   for (uint64_t tile = global_warp<P::kGcmThreads>(); tile < p.num_tiles; tile += num_warps<P::kGcmThreads>()) {
-    gc_gf128 sum = gc_gf128_make(0, 0);
-    for (int s0 = 0; s0 < kGcmSteps; s0 += kGcmGroup) {
-      // Input loaded ahead of the cipher, except for wide ciphers (see bulk_kernel).
-      constexpr bool kLoadLate = kLanes > 4;
-      gc_block keystream[kGcmGroup], data[kLoadLate ? 1 : kGcmGroup];
-      auto load_data = [&](uint64_t v) {
-        const uint64_t i = v - p.pad_blocks;  // wraps for padding blocks, which fail both tests
-        if (v >= p.pad_blocks && i < num_full) return load16(p.in + 16 * i);
-        if (v >= p.pad_blocks && i == num_full && tail_len != 0) return load_partial_block(p.in + 16 * i, tail_len);
-        return modes::zero_block();
-      };
-#pragma unroll
-      for (int g = 0; g < kGcmGroup; ++g) {
-        const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
-        keystream[g] = gc_ctr32_add(p.segment.first_counter, v - p.pad_blocks);
-        if constexpr (!kLoadLate) data[g] = load_data(v);
-      }
-#pragma unroll
-      for (int g = 0; g < kGcmGroup; g += kLanes) cipher.encrypt_blocks(keystream + g);
-#pragma unroll
-      for (int g = 0; g < kGcmGroup; ++g) {
-        const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
-        const uint64_t i = v - p.pad_blocks;
-        const bool live = v >= p.pad_blocks;
-        gc_block in_block;
-        if constexpr (kLoadLate) in_block = load_data(v);
-        else in_block = data[g];
-        gc_block result = gc_block_xor(in_block, keystream[g]);
-        gc_block ciphertext = encrypt ? result : in_block;
-        if (live && i < num_full) {
-          store16(p.out + 16 * i, result);
-        } else if (live && i == num_full && tail_len != 0) {
-          xor_partial_block(p.in + 16 * i, p.out + 16 * i, tail_len, keystream[g]);
-          if (encrypt) {  // hash the ciphertext zero-padded, without keystream past its end
-            uint8_t bytes[16];
-            gc_block_store(bytes, ciphertext);
-            for (int b = static_cast<int>(tail_len); b < 16; ++b) bytes[b] = 0;
-            ciphertext = gc_block_load(bytes);
-          }
-        } else {
-          ciphertext = modes::zero_block();
-        }
-        sum = gc_gf128_xor(gc_gf128_mul(sum, p.segment.h_pow32), gc_gf128_from_block(ciphertext));
-      }
-    }
+    gc_gf128 sum = gcm_tile_lane_sum<Cipher, P, false, false>(cipher, p.segment.first_counter, p.segment.h_pow32, hash,
+                                                              p.in, p.out, p.len, p.pad_blocks, tile);
     sum = warp_xor(gc_gf128_mul(sum, lane_pow));
     if (lane == 0) p.tile_hashes[tile] = sum;
   }
