@@ -66,7 +66,8 @@ def test_gpu_batch_matches_cpu_batch():
 
 
 # Every CUDA family the executor serves, with the variant to ask for (None: the default).
-GPU_FAMILIES = [("aes", None), ("aes", "aes_bitsliced"), ("camellia", None), ("sc2000", None)]
+GPU_FAMILIES = [("aes", None), ("aes", "aes_bitsliced"), ("camellia", None), ("camellia", "camellia_ttable_smem"),
+                ("sc2000", None)]
 MODES = ("ecb", "cbc", "cfb", "ofb", "ctr", "xts", "gcm")
 LENGTHS = (0, 1, 15, 16, 17, 31, 32, 1024, 4097, 70_000)
 
@@ -183,6 +184,21 @@ def test_gpu_executor_large_messages():
     sealed[0] = sealed[0][:2] + (sealed[0][2][:-1] + bytes([sealed[0][2][-1] ^ 1]),) + sealed[0][3:]  # a long GCM
     plain, _ = _run_all(CUDA_DEVICES[0], sealed, decrypt=True, with_variant=False)
     assert isinstance(plain[0], gpucrypt.InvalidTag) and plain[1] == requests[1][2]
+
+
+def test_gpu_batch_and_bulk_pick_the_same_default_variant():
+    """One variant choice: a batch without a variant runs what a bulk Cipher on the same device
+    picks by default (issue 10: Camellia's defaults had drifted apart)."""
+    device = CUDA_DEVICES[0]
+    for name, key_len in (("aes-256-ctr", 32), ("camellia-128-ctr", 16), ("camellia-256-gcm", 32),
+                          ("sc2000-256-ctr", 32)):
+        iv = bytes(12) if name.endswith("gcm") else bytes(16)
+        b = Batch(device)
+        b.add(name, bytes(key_len), b"x" * 4096, iv=iv)
+        b.run()
+        bulk_name = name if not name.endswith("gcm") else name[:-3] + "ctr"
+        bulk = gpucrypt.Cipher(bulk_name, bytes(key_len), iv=bytes(16), device=device)
+        assert list(b.stats["variants"].values()) == [bulk.variant], name
 
 
 def test_gpu_gcm_messages_across_tiles():
