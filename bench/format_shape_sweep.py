@@ -2,8 +2,11 @@
 """bench/format_shape_sweep.py: the in-memory file format pipeline's shape on a GPU: workers per GPU
 (GPUCRYPT_GPU_WORKERS) x job size, 1 GiB page-locked and reused pageable buffers, median of 5, cuda:0.
 
-    python3 bench/format_shape_sweep.py OUT.json WORKERS... -- JOB_MIB...
+    python3 bench/format_shape_sweep.py OUT.json WORKERS... -- JOB_MIB... [--kinds page-locked]
     python3 bench/format_shape_sweep.py out.json 3 4 6 8 -- 16 32 64 128
+
+--kinds (last) limits the buffers to page-locked or pageable-reused; the JSON is written after
+each worker count, so a run cut short keeps what it measured.
 """
 import json, os, statistics, subprocess, sys, time
 if len(sys.argv) > 1 and sys.argv[1] == "--child":
@@ -29,10 +32,14 @@ if len(sys.argv) > 1 and sys.argv[1] == "--child":
     print(json.dumps(out))
     sys.exit(0)
 path = sys.argv[1]
+kinds = ("page-locked", "pageable-reused")
+if "--kinds" in sys.argv:
+    k = sys.argv.index("--kinds")
+    kinds, sys.argv = tuple(sys.argv[k + 1].split(",")), sys.argv[:k]
 i = sys.argv.index("--")
 workers, jobs = sys.argv[2:i], sys.argv[i + 1:]
 result = {}
-for kind in ("page-locked", "pageable-reused"):
+for kind in kinds:
     for w in workers:
         env = dict(os.environ, GPUCRYPT_GPU_WORKERS=w)
         text = subprocess.run([sys.executable, __file__, "--child", kind] + jobs, env=env, capture_output=True, text=True)
@@ -42,4 +49,4 @@ for kind in ("page-locked", "pageable-reused"):
         result[f"{kind} workers={w}"] = r
         for job, v in r.items():
             print(f"{kind:16s} workers {w:2s} job {job:>4s} MiB  seal {v['seal_GBps']:5.1f}  open {v['open_GBps']:5.1f} GB/s", flush=True)
-json.dump(result, open(path, "w"), indent=1)
+        json.dump(result, open(path, "w"), indent=1)
