@@ -26,11 +26,12 @@ namespace {
 // The shape of the format's GPU pipeline, measured on an H200 sealing 1 GiB from page-locked into
 // page-locked memory (bench/results/h200-2026-11-25-format-pipeline-shapes.json): 6 workers with
 // 16 MiB jobs 42.5 GB/s, against 33.1 for the stream engine's 3 workers with 32 MiB. A job is
-// one batch call that copies in, runs its kernels and copies out in turn, and the batch GCM
-// kernel gives each chunk one warp (256 warps for 16 MiB of 64 KiB chunks, a few per SM), so one
-// job's kernels leave most of the GPU idle: six jobs in flight keep both copy engines and the
-// SMs busy. Larger jobs (64-128 MiB) lost: the first copy in and the last copy out, which
-// nothing overlaps, grow with them.
+// one batch call that copies in, runs its kernels and copies out in turn, so several jobs in
+// flight are what keep both copy engines busy. Larger jobs (64-128 MiB) lost: the first copy in
+// and the last copy out, which nothing overlaps, grow with them. Since the batch's GCM runs in
+// tiles (a 16 MiB job's kernels take 0.25 ms), a sweep gave 6 x 8 MiB 39.7 GB/s against 35.1 for
+// 6 x 16 MiB and 25 with 12 workers (h200-2026-11-26-s3-format-shapes.json, one run): the jobs
+// contend with each other, not for the SMs (docs/performance.md, 2026-11-26 third session).
 constexpr uint64_t kGpuJobLen = 16 << 20;
 constexpr unsigned kGpuWorkers = 6;
 
