@@ -31,7 +31,7 @@ enum Op : int {
 struct Item {
   uint64_t in_offset, out_offset;
   uint64_t len;                     // message bytes (GCM open: without the tag)
-  uint64_t begin_block, end_block;  // the piece of the message this item covers
+  uint64_t begin_block, end_block;  // the piece of the message this item covers (GCM: its tile, the message's tiles)
   uint64_t iv_offset, aad_offset, aad_len;
   uint32_t iv_len, schedule, request;
   uint32_t message;                 // GCM: the message's index in its group (GcmMessage, first_items)
@@ -53,8 +53,9 @@ struct ExpandParams {
 
 constexpr int kSteps = 2;  // rows of 32 blocks a warp works on at once (a 1 KiB message = 2 rows)
 constexpr uint64_t kPieceBlocks = 1024;
-// GCM and XTS give a message one warp; a message this long instead goes through the backend's
-// bulk kernels (DeviceGcm / DeviceCipher on the uploaded buffers), which spread it over the GPU.
+// XTS gives a message one warp and GCM a warp per tile; a message this long instead goes through
+// the backend's bulk kernels (DeviceGcm / DeviceCipher on the uploaded buffers), which spread it
+// over the whole GPU and fold its tile hashes in a tree rather than in one warp.
 constexpr uint64_t kBigLen = 256 * 1024;
 
 struct GroupWork {
