@@ -386,7 +386,6 @@ void ChunkStream::drain() { impl_->scheduler.drain(); }
 void ChunkStream::stop() noexcept { impl_->scheduler.stop(); }
 PipelineStats ChunkStream::stats() const { return stats_of(impl_->scheduler.stats()); }
 
-
 // ---- seal_stream / open_stream ------------------------------------------------------------------
 
 namespace {
@@ -464,12 +463,13 @@ uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter&
 }
 
 uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, const PipelineOptions& options) {
+  // A short header is open_header_with_key's to refuse; a whole one followed by nothing is
+  // ChunkStream's (the final chunk is missing).
   uint8_t header[kHeaderLen];
-  const auto [got, ended] = fill(read, MutableByteSpan(header, kHeaderLen));
+  const size_t got = fill(read, MutableByteSpan(header, kHeaderLen)).first;
   uint8_t payload_key[kKeyLen];
   WipeOnExit wipe{payload_key};
   const uint32_t chunk_len = open_header_with_key(ByteSpan(header, got), key, payload_key);
-  (void)ended;  // a whole header followed by nothing is judged by ChunkStream (the final chunk is missing)
   return stream_through(ChunkStream::Operation::open, ByteSpan(payload_key, kKeyLen), chunk_len, read, write, options);
 }
 
