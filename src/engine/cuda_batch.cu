@@ -252,6 +252,8 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     g.first_message = gcm_first_items.size();
     std::vector<uint32_t> used_slots;
     const bool open = g.open;
+    // Blocks per GCM tile, once per group: the launch policy is read per device, not per message.
+    const uint64_t gcm_tile_blocks = g.op == op_gcm ? family.gcm_tile_blocks() : 0;
     for (uint32_t k = 0; k < group.count; ++k) {
       const uint32_t index = plan.order[group.first + k];
       const BatchRequest& r = plan.requests[index];
@@ -288,7 +290,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       } else if (g.op == op_gcm) {  // the message's tiles, and where they start
         it.message = static_cast<uint32_t>(gcm_first_items.size() - g.first_message);
         gcm_first_items.push_back(items.size() - g.first_item);
-        it.end_block = gcm_num_tiles(it.len, family.gcm_tile_blocks());
+        it.end_block = gcm_num_tiles(it.len, gcm_tile_blocks);
         for (it.begin_block = 0; it.begin_block < it.end_block; ++it.begin_block) items.push_back(it);
       } else if (it.len > 0) {
         items.push_back(it);

@@ -451,8 +451,7 @@ struct Launcher {
 
   // Blocks per GCM tile under the current device's launch policy (the host cuts messages into them).
   static uint64_t gcm_tile_blocks() {
-    return current_launch_policy() == PolicyName::sm90 ? 32 * gcm_steps<Cipher, Sm90Policy>()
-                                                       : 32 * gcm_steps<Cipher, DefaultPolicy>();
+    return with_launch_policy([](auto policy) -> uint64_t { return 32 * gcm_steps<Cipher, decltype(policy)>(); });
   }
 
   static void run(const GroupWork& g, const Device& d, int tag_len, cudaStream_t stream) {
@@ -488,8 +487,7 @@ struct Launcher {
       p.first_items = d.gcm_first_items + g.first_message;
       p.num_messages = g.num_messages;
       p.tile_hashes = d.tile_hashes + g.first_item;
-      if (current_launch_policy() == PolicyName::sm90) gcm<Sm90Policy>(p, g.open, stream);
-      else gcm<DefaultPolicy>(p, g.open, stream);
+      with_launch_policy([&](auto policy) { gcm<decltype(policy)>(p, g.open, stream); });
       return;
     }
     auto* kernel = g.decrypt_kernel ? parallel_kernel<F, true> : parallel_kernel<F, false>;

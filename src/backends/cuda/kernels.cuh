@@ -404,6 +404,16 @@ constexpr int gcm_steps() { return steps_for(P::kGcmSteps, gcm_group<Cipher, P>(
 // kernel's decryption), or nothing (the batch's deciphering pass after its tags verified).
 enum class GcmTileHash { output, input, none };
 
+// The first step (row of 32 blocks) of tile `tile` that holds a message block, with `pad_blocks`
+// zero blocks in front of the message: the rows before it are all padding, which GHASH from zero
+// passes through unchanged, so a message much shorter than a tile skips them.
+template <int kSteps>
+__device__ __forceinline__ int first_live_step(uint64_t pad_blocks, uint64_t tile) {
+  const uint64_t tile_start = tile * 32 * kSteps;
+  const uint64_t pad_rows = pad_blocks > tile_start ? (pad_blocks - tile_start) / 32 : 0;
+  return static_cast<int>(pad_rows < kSteps ? pad_rows : kSteps);
+}
+
 // One GCM tile of a warp, shared by the bulk kernel below and the batch executor's
 // (engine/cuda_batch.cu): GCTR over the tile's blocks and, unless `hash` is none, the lane's part
 // of the tile hash. The tile hash is GHASH from zero over the tile's 32 * S blocks (S = steps per
@@ -428,11 +438,7 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
   const unsigned lane = lane_id();
   const auto load = [](const uint8_t* p) { return kUnaligned ? load16_any(p) : load16(p); };
   int first_step = 0;
-  if constexpr (kSkipPadRows) {
-    const uint64_t tile_start = tile * kGcmTileBlocks;
-    const uint64_t pad_rows = pad_blocks > tile_start ? (pad_blocks - tile_start) / 32 : 0;
-    first_step = static_cast<int>(pad_rows < kGcmSteps ? pad_rows : kGcmSteps) / kGcmGroup * kGcmGroup;
-  }
+  if constexpr (kSkipPadRows) first_step = first_live_step<kGcmSteps>(pad_blocks, tile) / kGcmGroup * kGcmGroup;
   gc_gf128 sum = gc_gf128_make(0, 0);
   for (int s0 = first_step; s0 < kGcmSteps; s0 += kGcmGroup) {
     // Input loaded ahead of the cipher, except for wide ciphers (see bulk_kernel).
@@ -492,11 +498,7 @@ __device__ __forceinline__ gc_gf128 ghash_tile_lane_sum(const uint8_t* data, uin
   const uint64_t num_full = len / 16, tail_len = len % 16;
   const unsigned lane = lane_id();
   int first_step = 0;
-  if constexpr (kSkipPadRows) {
-    const uint64_t tile_start = tile * kTileBlocks;
-    const uint64_t pad_rows = pad_blocks > tile_start ? (pad_blocks - tile_start) / 32 : 0;
-    first_step = static_cast<int>(pad_rows < kSteps ? pad_rows : kSteps);
-  }
+  if constexpr (kSkipPadRows) first_step = first_live_step<kSteps>(pad_blocks, tile);
   gc_gf128 sum = gc_gf128_make(0, 0);
 #pragma unroll 4
   for (int step = first_step; step < kSteps; ++step) {
@@ -708,8 +710,7 @@ std::unique_ptr<KeyedCipher> make_keyed_with(const uint8_t* key, int key_bits) {
 
 template <template <int> class Family>
 std::unique_ptr<KeyedCipher> make_keyed(const uint8_t* key, int key_bits) {
-  if (current_launch_policy() == PolicyName::sm90) return make_keyed_with<Family, Sm90Policy>(key, key_bits);
-  return make_keyed_with<Family, DefaultPolicy>(key, key_bits);
+  return with_launch_policy([&](auto policy) { return make_keyed_with<Family, decltype(policy)>(key, key_bits); });
 }
 
 }  // namespace kernels

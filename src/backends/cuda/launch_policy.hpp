@@ -54,4 +54,12 @@ enum class PolicyName { sm90, generic };
 PolicyName current_launch_policy();
 std::string_view launch_policy_name(PolicyName policy);
 
+// body(Policy{}) under the current device's policy type: the one place where the policy's name
+// becomes the type the kernels are instantiated over (both branches must return the same type).
+template <class Body>
+decltype(auto) with_launch_policy(Body&& body) {
+  if (current_launch_policy() == PolicyName::sm90) return body(Sm90Policy{});
+  return body(DefaultPolicy{});
+}
+
 }  // namespace gpucrypt::cuda
