@@ -142,11 +142,14 @@ enum class RequestStatus : uint8_t {
 };
 
 // Seconds spent per stage; stages an executor does not have stay 0.
+// On CUDA the three stages are timed on the device's stream with events (from the call's start to
+// the copies in done, to the kernels done, to the copies out done, plus the host's work after
+// them), so the host never waits between stages to time them.
 struct BatchTimings {
   double key_setup_s = 0;  // expanding key schedules
-  double h2d_s = 0;        // host -> device copies (CUDA)
+  double h2d_s = 0;        // host -> device copies (CUDA), staging included
   double compute_s = 0;    // the cipher/hash work (CPU wall time, or kernel time)
-  double d2h_s = 0;        // device -> host copies (CUDA)
+  double d2h_s = 0;        // device -> host copies (CUDA), and the host's copy-out and unpadding
   double total_s = 0;
 };
 

@@ -153,10 +153,12 @@ class Workspace {
  public:
   explicit Workspace(int device_index) : device_index_(device_index) {
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (cudaEvent_t& mark : marks) check(cudaEventCreate(&mark), "cudaEventCreate");
   }
   ~Workspace() {  // pooled workspaces live as long as the process: only a dropped one gets here
     cudaStreamSynchronize(stream);
     for (Buffer* b : buffers()) b->release();
+    for (cudaEvent_t mark : marks) cudaEventDestroy(mark);
     cudaStreamDestroy(stream);
   }
   Workspace(const Workspace&) = delete;
@@ -168,6 +170,9 @@ class Workspace {
   }
 
   cudaStream_t stream = nullptr;
+  // Stage boundaries on the stream (copies queued, copies in done, kernels done, copies out done):
+  // the stage times come from these, so the host never waits between stages just to time them.
+  std::array<cudaEvent_t, 4> marks{};
   Buffer staging_in{nullptr, 0, 0, true}, staging_out{nullptr, 0, 0, true};
   Buffer in, out, params, keys, schedules, items, tweaks, status;
   Buffer gcm_messages, gcm_first_items, tile_hashes;  // GCM: per message, per message, per tile
@@ -181,6 +186,14 @@ class Workspace {
 };
 
 uint64_t align16(uint64_t n) { return (n + 15) / 16 * 16; }
+
+// Copies the kernels' status bytes into page-locked host memory with the SMs, not a copy engine:
+// the opens' verdicts then reach the host when the kernels end, instead of queueing behind the
+// copies out of the other calls in flight on this device.
+__global__ void statuses_to_host_kernel(uint8_t* host_statuses, const uint8_t* statuses, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    host_statuses[i] = statuses[i];
+}
 
 int op_for(const Suite& s, bool* decrypt_kernel) {
   const bool decrypt = s.operation == Operation::decrypt;
@@ -310,7 +323,18 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   cudaStream_t stream = ws->stream;
   const size_t in_len = plan.input.size(), out_len = plan.output.size();
   if (!work.empty()) {
-    auto h2d_start = Clock::now();
+    // One host wait per call when nothing gates the copy out: copies in, kernels, the statuses and
+    // the output are queued back to back on the stream. An open gates it: a failed open's output
+    // range must keep the caller's bytes, so the output comes back only after the statuses did
+    // (the kernels write nothing there; the device buffer holds no data of its own). Fewer waits
+    // matter because several calls share the copy engines: a call that waits between stages
+    // leaves them idle unless another call has queued work (docs/performance.md, 2026-11-27).
+    const bool output_gated = std::any_of(work.begin(), work.end(), [](const GroupWork& g) { return g.open; }) ||
+                              std::any_of(big_requests.begin(), big_requests.end(), [&](uint32_t index) {
+                                return plan.suites[plan.requests[index].suite].operation == Operation::open;
+                              });
+    const auto& marks = ws->marks;
+    check(cudaEventRecord(marks[0], stream), "cudaEventRecord");
     // Page-locked caller memory (the stream engine's buffers) moves to and from the GPU in place;
     // the device output has plan.output's layout, so it can come back in one copy.
     const bool direct_in = in_len > 0 && cuda::is_page_locked(plan.input.data(), in_len);
@@ -324,7 +348,9 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     ws->keys.reserve(key_upload.size());
     ws->schedules.reserve(schedule_bytes);
     ws->items.reserve(items.size() * sizeof(Item));
-    ws->tweaks.reserve(items.size() * sizeof(gc_block));
+    // Per item, for XTS's tweaks and GCM's tile hashes; a batch without either needs neither.
+    const bool any_xts = std::any_of(work.begin(), work.end(), [](const GroupWork& g) { return g.xts; });
+    ws->tweaks.reserve(any_xts ? items.size() * sizeof(gc_block) : 0);
     ws->status.reserve(plan.requests.size());
     ws->gcm_messages.reserve(gcm_first_items.size() * sizeof(GcmMessage));
     ws->gcm_first_items.reserve(gcm_first_items.size() * sizeof(uint64_t));
@@ -344,12 +370,10 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     upload(ws->keys, key_upload.data(), key_upload.size());
     upload(ws->items, items.data(), items.size() * sizeof(Item));
     upload(ws->gcm_first_items, gcm_first_items.data(), gcm_first_items.size() * sizeof(uint64_t));
-    gpucrypt::secure_zero(key_upload.data(), key_upload.size());
+    gpucrypt::secure_zero(key_upload.data(), key_upload.size());  // staged: the workspace's wipe takes that copy
     check(cudaMemsetAsync(ws->status.ptr, 0, plan.requests.size(), stream), "cudaMemset");
-    check(cudaStreamSynchronize(stream), "copy to device");
-    result.timings.h2d_s = seconds_since(h2d_start);
+    check(cudaEventRecord(marks[1], stream), "cudaEventRecord");
 
-    const auto compute_start = Clock::now();
     const Device d{ws->in.ptr,        ws->out.ptr,
                    ws->params.ptr,    ws->keys.ptr,
                    ws->schedules.ptr, reinterpret_cast<const Item*>(ws->items.ptr),
@@ -384,60 +408,72 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
           result.status[index] = RequestStatus::authentication_failed;
       }
     }
-    check(cudaStreamSynchronize(stream), "batch kernels");
-    result.timings.compute_s = seconds_since(compute_start);
+    check(cudaEventRecord(marks[2], stream), "cudaEventRecord");
 
-    const auto d2h_start = Clock::now();
-    // Statuses first: a failed open's output range must keep the caller's bytes, so it is never
-    // copied back (the kernels write nothing there; the device buffer holds no data of its own).
-    uint8_t* const status_back = ws->staging_out.ptr + (direct_out ? 0 : out_len);
-    check(cudaMemcpyAsync(status_back, ws->status.ptr, plan.requests.size(), cudaMemcpyDeviceToHost, stream),
-          "copy to host");
-    check(cudaStreamSynchronize(stream), "copy to host");
     bool any_open_failed = false;
-    for (size_t index = 0; index < plan.requests.size(); ++index) {
-      if (plan.suites[plan.requests[index].suite].operation != Operation::open) continue;
-      if (status_back[index] != 0) result.status[index] = RequestStatus::authentication_failed;
-      if (result.status[index] != RequestStatus::ok) any_open_failed = true;
-    }
-    if (!direct_out) {
-      check(cudaMemcpyAsync(ws->staging_out.ptr, ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream), "copy to host");
-    } else if (!any_open_failed) {
-      check(cudaMemcpyAsync(plan.output.data(), ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream), "copy to host");
-    } else {  // straight into the caller's memory, around the failed opens
-      for (const GroupWork& g : work) {
-        const engine::RequestGroup& group = plan.groups[g.group];
-        for (size_t k = 0; k < group.count; ++k) {
-          const uint32_t index = plan.order[group.first + k];
-          const BatchRequest& r = plan.requests[index];
-          if (result.status[index] == RequestStatus::ok && r.output_len > 0)
-            check(cudaMemcpyAsync(plan.output_of(r), ws->out.ptr + r.output_offset, r.output_len,
-                                  cudaMemcpyDeviceToHost, stream),
-                  "copy to host");
+    auto read_statuses = [&] {  // the opens' verdicts, from the kernels' status bytes
+      uint8_t* const status_back = ws->staging_out.ptr + (direct_out ? 0 : out_len);
+      const auto num_statuses = static_cast<uint32_t>(plan.requests.size());
+      checked_launch("status copy launch", [&] {
+        statuses_to_host_kernel<<<(num_statuses + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
+            status_back, ws->status.ptr, num_statuses);
+      });
+      check(cudaStreamSynchronize(stream), "batch kernels");
+      for (size_t index = 0; index < plan.requests.size(); ++index) {
+        if (plan.suites[plan.requests[index].suite].operation != Operation::open) continue;
+        if (status_back[index] != 0) result.status[index] = RequestStatus::authentication_failed;
+        if (result.status[index] != RequestStatus::ok) any_open_failed = true;
+      }
+    };
+    auto copy_output_back = [&] {
+      if (!direct_out) {
+        check(cudaMemcpyAsync(ws->staging_out.ptr, ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream),
+              "copy to host");
+      } else if (!any_open_failed) {
+        check(cudaMemcpyAsync(plan.output.data(), ws->out.ptr, out_len, cudaMemcpyDeviceToHost, stream),
+              "copy to host");
+      } else {  // straight into the caller's memory, around the failed opens
+        for (const GroupWork& g : work) {
+          const engine::RequestGroup& group = plan.groups[g.group];
+          for (size_t k = 0; k < group.count; ++k) {
+            const uint32_t index = plan.order[group.first + k];
+            const BatchRequest& r = plan.requests[index];
+            if (result.status[index] == RequestStatus::ok && r.output_len > 0)
+              check(cudaMemcpyAsync(plan.output_of(r), ws->out.ptr + r.output_offset, r.output_len,
+                                    cudaMemcpyDeviceToHost, stream),
+                    "copy to host");
+          }
         }
       }
-    }
+    };
+    if (output_gated) read_statuses();  // else no open in the batch: nothing holds the output back
+    copy_output_back();
+    check(cudaEventRecord(marks[3], stream), "cudaEventRecord");
     check(cudaStreamSynchronize(stream), "copy to host");
+    const auto host_out_start = Clock::now();
     // Only the GPU requests' outputs: hashes are written below, and in the packed form the
-    // caller's output is exactly the requests' outputs back to back.
+    // caller's output is exactly the requests' outputs back to back. With the output copied
+    // straight into the caller's memory, only a padded decryption has anything left to do here.
     for (const GroupWork& g : work) {
       const Suite& suite = plan.suites[g.suite];
+      const bool unpad = suite.pkcs7 && suite.operation == Operation::decrypt;
+      if (direct_out && !unpad) continue;
       const engine::RequestGroup& group = plan.groups[g.group];
       auto copy_out = [&](size_t first, size_t last) {
-      for (size_t k = first; k < last; ++k) {
-        const uint32_t index = plan.order[group.first + k];
-        const BatchRequest& r = plan.requests[index];
-        if (result.status[index] != RequestStatus::ok) continue;  // a failed open: nothing to copy
-        if (!direct_out) std::memcpy(plan.output_of(r), ws->staging_out.ptr + r.output_offset, r.output_len);
-        if (suite.pkcs7 && suite.operation == Operation::decrypt && r.input_len >= 16) {
-          size_t tail_len = 0;
-          const bool ok = modes::pkcs7_unpadded_len(plan.output_of(r) + r.input_len - 16, &tail_len);
-          result.output_len[index] = r.input_len - 16 + tail_len;
-          if (!ok) result.status[index] = RequestStatus::invalid_padding;
+        for (size_t k = first; k < last; ++k) {
+          const uint32_t index = plan.order[group.first + k];
+          const BatchRequest& r = plan.requests[index];
+          if (result.status[index] != RequestStatus::ok) continue;  // a failed open: nothing to copy
+          if (!direct_out) std::memcpy(plan.output_of(r), ws->staging_out.ptr + r.output_offset, r.output_len);
+          if (unpad && r.input_len >= 16) {
+            size_t tail_len = 0;
+            const bool ok = modes::pkcs7_unpadded_len(plan.output_of(r) + r.input_len - 16, &tail_len);
+            result.output_len[index] = r.input_len - 16 + tail_len;
+            if (!ok) result.status[index] = RequestStatus::invalid_padding;
+          }
         }
-      }
       };
-      if (group.total_input_len < 2 * kCopyPiece) copy_out(0, group.count);
+      if (direct_out || group.total_input_len < 2 * kCopyPiece) copy_out(0, group.count);
       else cpu::ThreadPool::global().parallel_for(group.count, 64, copy_out);
     }
     for (size_t b = 0; b < big_requests.size(); ++b) {  // sealed tags came back to the host
@@ -446,7 +482,14 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       if (suite.operation == Operation::seal) std::memcpy(plan.output_of(r) + r.input_len, &big_tags[16 * b], suite.tag_len);
     }
     gpucrypt::secure_zero(big_tags.data(), big_tags.size());
-    result.timings.d2h_s = seconds_since(d2h_start);
+    auto stage_s = [&](size_t from) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, marks[from], marks[from + 1]), "cudaEventElapsedTime");
+      return ms / 1e3;
+    };
+    result.timings.h2d_s = stage_s(0);
+    result.timings.compute_s = stage_s(1);
+    result.timings.d2h_s = stage_s(2) + seconds_since(host_out_start);
   }
   for (uint32_t index : hash_requests) {  // on the CPU, as the generic executor does
     const BatchRequest& r = plan.requests[index];

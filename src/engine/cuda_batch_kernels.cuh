@@ -41,8 +41,8 @@ struct Item {
 struct GcmMessage {
   gc_block j0;            // the pre-counter block J0; data block i runs under inc32^(i+1)(J0)
   gc_block tag_mask;      // E_K(J0)
-  gc_gf128 h;             // the hash subkey E_K(0)
-  gc_gf128 lane_pow[32];  // H^(32 - L) for lane L (lane 0: H^32, the Horner step of a lane)
+  gc_gf128 lane_pow[32];  // H^(32 - L) for lane L (lane 0: H^32, the Horner step of a lane;
+                          // lane 31: H, the hash subkey E_K(0))
 };
 
 struct ExpandParams {
@@ -353,7 +353,6 @@ __global__ void __launch_bounds__(kThreads) gcm_prepare_kernel(const __grid_cons
     if (lane == 0) {
       message.j0 = j0;
       message.tag_mask = mask[0];
-      message.h = h;
     }
   }
 }
@@ -407,7 +406,7 @@ __global__ void __launch_bounds__(kThreads) gcm_finish_kernel(const __grid_const
     const uint64_t first = p.first_items[m];
     const Item it = p.items[first];
     const GcmMessage& message = p.messages[m];
-    const gc_gf128 h = message.h;
+    const gc_gf128 h = message.lane_pow[31];  // H^(32 - 31)
     const uint64_t len = it.len, num_blocks = (len + 15) / 16, num_tiles = it.end_block;
 
     // GHASH(C) = sum of tile hash t * (H^tile_blocks)^(tiles after t) (as ghash.cu folds the bulk's).
