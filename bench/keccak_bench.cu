@@ -2,7 +2,9 @@
 // CMake). bench/run_keccak_bench.sh builds and runs it; by hand:
 //
 //   nvcc -O3 -std=c++20 -arch=sm_90 -Iinclude -Isrc bench/keccak_bench.cu src/hash/*.cpp \
+//        src/backends/cuda/cuda_check.cu src/backends/cuda/page_locked.cu \
 //        src/backends/cpu/thread_pool.cpp -o keccak_bench
+//   (that builds the host Keccak loops portably only; the script adds their BMI2 build)
 //   ./keccak_bench --check            GPU against the CPU backend and a few known answers
 //   ./keccak_bench --bench --json F   timings (device-resident and host-memory) as JSON
 //
@@ -60,6 +62,7 @@
 // Which build this is: how many rotations per round run on the FMA pipe (src/core/keccak.h).
 static const char* const kBuildVariant = "fma_rotations=" KECCAK_BENCH_STR(GC_KECCAK_FMA_ROTATIONS);
 #include "gpucrypt/hash.hpp"
+#include "hash/keccak_host_loops.h"
 
 namespace {
 
@@ -233,17 +236,31 @@ std::vector<uint8_t> cpu_tree(const std::string& name, const HashParams& params,
   return out;
 }
 
+// Where a tree's input lies: pageable host memory (staged by the backend), page-locked host memory
+// (copied to the GPU in place) or device memory.
+enum class TreeFrom { pageable, page_locked, device };
+
 std::vector<uint8_t> gpu_tree(const std::string& name, const HashParams& params, const std::vector<uint8_t>& data,
-                              size_t out_len, bool device_resident) {
+                              size_t out_len, TreeFrom from) {
   std::vector<uint8_t> out(out_len, 0xAA);
-  if (!device_resident) {
+  if (from == TreeFrom::pageable) {
     gpucrypt::cuda::tree_hash(name, params, data.empty() ? nullptr : data.data(), data.size(), out.data(), out_len, 0);
-    return out;
+  } else if (from == TreeFrom::page_locked) {
+    uint8_t* pinned = nullptr;
+    BENCH_CHECK(cudaMallocHost(&pinned, std::max<size_t>(data.size(), 1)));
+    if (!data.empty()) std::memcpy(pinned, data.data(), data.size());
+    gpucrypt::cuda::tree_hash(name, params, pinned, data.size(), out.data(), out_len, 0);
+    BENCH_CHECK(cudaFreeHost(pinned));
+  } else {
+    DeviceMemory d_data(data.size());
+    BENCH_CHECK(cudaMemcpy(d_data.ptr, data.data(), data.size(), cudaMemcpyHostToDevice));
+    gpucrypt::cuda::tree_hash_device(name, params, d_data.as<uint8_t>(), data.size(), out.data(), out_len, nullptr);
   }
-  DeviceMemory d_data(data.size());
-  BENCH_CHECK(cudaMemcpy(d_data.ptr, data.data(), data.size(), cudaMemcpyHostToDevice));
-  gpucrypt::cuda::tree_hash_device(name, params, d_data.as<uint8_t>(), data.size(), out.data(), out_len, nullptr);
   return out;
+}
+
+const char* where_name(TreeFrom from) {
+  return from == TreeFrom::pageable ? " host" : from == TreeFrom::page_locked ? " page-locked" : " device";
 }
 
 template <typename Exception>
@@ -284,11 +301,10 @@ int run_checks() {
       HashParams params;
       const std::vector<uint8_t> c = pattern(v.c_len);
       params.customization.assign(c.begin(), c.end());
-      for (bool device_resident : {false, true}) {
-        const std::vector<uint8_t> got = gpu_tree("kt128", params, pattern(v.m_len), 32, device_resident);
+      for (TreeFrom from : {TreeFrom::pageable, TreeFrom::page_locked, TreeFrom::device}) {
+        const std::vector<uint8_t> got = gpu_tree("kt128", params, pattern(v.m_len), 32, from);
         tally.expect(hex(got.data(), 32) == v.output, "KAT kt128 ptn(" + std::to_string(v.m_len) + "), C=ptn(" +
-                                                          std::to_string(v.c_len) + ")" +
-                                                          (device_resident ? " device" : " host"));
+                                                          std::to_string(v.c_len) + ")" + where_name(from));
       }
     }
   }
@@ -353,8 +369,8 @@ int run_checks() {
             const std::string what = std::string(name) + " len=" + std::to_string(len) + " B=" +
                                      std::to_string(block_size) + " S='" + customization + "' out=" +
                                      std::to_string(out_len);
-            tally.expect(gpu_tree(name, params, data, out_len, false) == expected, what + " host");
-            tally.expect(gpu_tree(name, params, data, out_len, true) == expected, what + " device");
+            for (TreeFrom from : {TreeFrom::pageable, TreeFrom::page_locked, TreeFrom::device})
+              tally.expect(gpu_tree(name, params, data, out_len, from) == expected, what + where_name(from));
           }
         }
       }
@@ -365,13 +381,13 @@ int run_checks() {
     long_c.customization.assign(c.begin(), c.end());
     for (size_t len : {size_t{5}, size_t{40000}}) {
       const std::vector<uint8_t> data = random_bytes(rng, len);
-      tally.expect(gpu_tree(name, long_c, data, 64, false) == cpu_tree(name, long_c, data, 64),
+      tally.expect(gpu_tree(name, long_c, data, 64, TreeFrom::pageable) == cpu_tree(name, long_c, data, 64),
                    std::string(name) + " 20000-byte customization, len=" + std::to_string(len));
     }
     const std::vector<uint8_t> big = random_bytes(rng, (size_t{150} << 20) + 12345);
     const std::vector<uint8_t> expected = cpu_tree(name, HashParams{}, big, 32);
-    tally.expect(gpu_tree(name, HashParams{}, big, 32, false) == expected, std::string(name) + " 150 MiB host");
-    tally.expect(gpu_tree(name, HashParams{}, big, 32, true) == expected, std::string(name) + " 150 MiB device");
+    for (TreeFrom from : {TreeFrom::pageable, TreeFrom::page_locked, TreeFrom::device})
+      tally.expect(gpu_tree(name, HashParams{}, big, 32, from) == expected, std::string(name) + " 150 MiB" + where_name(from));
   }
 
   // Errors: the right exception types, before any GPU work.
@@ -574,26 +590,56 @@ void bench_host_memory(size_t total_bytes) {
     time_wall(t, [&] { gpucrypt::cuda::tree_hash(name, HashParams{}, host.data(), total_bytes, digest, 32, 0); }, 5);
     report(t);
   }
+  // The same trees from page-locked memory (a pinned array), which the GPU reads in place.
+  uint8_t* pinned = nullptr;
+  BENCH_CHECK(cudaMallocHost(&pinned, total_bytes));
+  std::memcpy(pinned, host.data(), total_bytes);
+  for (const char* name : {"kt128", "parallelhash128"}) {
+    Result t;
+    t.name = std::string(name) + " 1 GiB";
+    t.api = "tree_hash (page-locked host mem)";
+    t.message_len = 8192;
+    t.total_bytes = total_bytes;
+    t.rounds = std::string(name) == "kt128" ? 12 : 24;
+    t.permutations = static_cast<double>(total_bytes / 8192) * permutations_per_message(8192, 168, 32);
+    uint8_t digest[32], expected[32];
+    gpucrypt::cuda::tree_hash(name, HashParams{}, host.data(), total_bytes, expected, 32, 0);
+    time_wall(t, [&] { gpucrypt::cuda::tree_hash(name, HashParams{}, pinned, total_bytes, digest, 32, 0); }, 5);
+    if (std::memcmp(digest, expected, 32) != 0) {
+      std::fprintf(stderr, "FAIL: %s from page-locked memory differs from the pageable digest\n", name);
+      std::exit(1);
+    }
+    report(t);
+  }
+  BENCH_CHECK(cudaFreeHost(pinned));
 }
 
-// Host-side cost of the final node alone: absorbing 1 GiB / 8 KiB chaining values.
+// Host-side cost of the final node alone: absorbing 1 GiB / 8 KiB chaining values, with each build
+// of the host's Keccak loops on this CPU (src/hash/keccak_host_loops.h; KeccakSponge takes the
+// fastest).
 void bench_final_node() {
+  namespace detail = gpucrypt::hash::detail;
   std::vector<uint8_t> cvs(size_t{131072} * 32, 0x3c);
-  for (int rounds : {12, 24}) {
-    Result r;
-    r.name = "final node, 131072 CVs";
-    r.api = "host KeccakSponge";
-    r.message_len = 32;
-    r.total_bytes = cvs.size();
-    r.rounds = rounds;
-    r.permutations = static_cast<double>(cvs.size()) / 168;
-    time_wall(r, [&] {
-      gpucrypt::hash::detail::KeccakSponge sponge(168, rounds);
-      sponge.absorb(cvs.data(), cvs.size());
-      uint8_t out[32];
-      sponge.finish(0x06, out, 32);
-    }, 5);
-    report(r);
+  std::vector<const detail::KeccakHostLoops*> builds = {&detail::kKeccakLoopsPortable};
+  if (const detail::KeccakHostLoops* bmi2 = detail::keccak_loops_bmi2()) builds.push_back(bmi2);
+  for (const detail::KeccakHostLoops* build : builds) {
+    for (int rounds : {12, 24}) {
+      Result r;
+      r.name = "final node, 131072 CVs";
+      r.api = std::string("host Keccak loops '") + build->name + "'";
+      r.message_len = 32;
+      r.total_bytes = cvs.size();
+      r.rounds = rounds;
+      r.permutations = static_cast<double>(cvs.size()) / 168;
+      time_wall(r, [&] {
+        uint64_t state[25] = {};
+        build->absorb_blocks(state, cvs.data(), cvs.size() / 168, 168, rounds);
+        uint8_t out[32];
+        build->finish(state, cvs.data() + cvs.size() / 168 * 168, static_cast<int>(cvs.size() % 168), 168, 0x06, out, 32,
+                      rounds);
+      }, 5);
+      report(r);
+    }
   }
 }
 

@@ -33,8 +33,17 @@ if [[ -z "$binary" ]]; then
   mkdir -p "$build_dir"
   binary="$build_dir/keccak_bench"
   echo "building $binary with $nvcc" >&2
-  "$nvcc" -std=c++20 -O3 -arch=sm_90 -Iinclude -Isrc -Xptxas -warn-spills \
-    bench/keccak_bench.cu src/backends/cuda/cuda_check.cu src/hash/*.cpp src/backends/cpu/thread_pool.cpp -o "$binary"
+  # The host Keccak loops' BMI1/BMI2 build gets its flags alone, as CMakeLists.txt does.
+  hash_sources=$(ls src/hash/*.cpp | grep -v keccak_bmi2.cpp)
+  bmi2=()
+  if [[ "$(uname -m)" == x86_64 ]]; then
+    "$nvcc" -std=c++20 -O3 -DGPUCRYPT_WITH_KECCAK_BMI2=1 -Xcompiler -mbmi,-mbmi2 -Iinclude -Isrc \
+      -c src/hash/keccak_bmi2.cpp -o "$build_dir/keccak_bmi2.o"
+    bmi2=(-DGPUCRYPT_WITH_KECCAK_BMI2=1 "$build_dir/keccak_bmi2.o")
+  fi
+  "$nvcc" -std=c++20 -O3 -arch=sm_90 -Iinclude -Isrc -Xptxas -warn-spills "${bmi2[@]}" \
+    bench/keccak_bench.cu src/backends/cuda/cuda_check.cu src/backends/cuda/page_locked.cu $hash_sources \
+    src/backends/cpu/thread_pool.cpp -o "$binary"
 fi
 
 if [[ "$run_check" == 1 ]]; then

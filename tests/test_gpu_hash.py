@@ -7,7 +7,8 @@ Skipped unless ``gpucrypt.devices()`` lists a CUDA device (CI has none). Covers:
   one 64 MiB staging buffer, every output length class of SHAKE; NIST CAVP / Keccak KAT files.
 * ``hash(..., device=...)`` for ParallelHash128/256 (+XOF) and KT128/KT256: the SP 800-185 /
   RFC 9861 samples, and the CPU backend at sizes around leaf boundaries (8191/8192/8193, many
-  leaves), odd ParallelHash block sizes, customization strings that span KT chunks.
+  leaves), odd ParallelHash block sizes, customization strings that span KT chunks; trees from
+  page-locked memory, which the GPU reads in place.
 * ``_native.cuda_hash_many`` / ``cuda_tree_hash`` directly, and their error types.
 """
 
@@ -17,7 +18,7 @@ import random
 import pytest
 
 import gpucrypt
-from gpucrypt import _native
+from gpucrypt import _native, stream
 from vector_files import json_bytes, message_of, read_json, read_keccak_kat, read_rsp
 
 CUDA_DEVICES = [d["name"] for d in gpucrypt.devices() if d["kind"] == "cuda"]
@@ -201,6 +202,23 @@ def test_tree_large_input(name):
     data = random.Random(5).randbytes((150 << 20) + 12345)
     gpu, cpu = tree_pair(name, data, 32)
     assert gpu == cpu
+
+
+@pytest.mark.parametrize("name", ("kt128", "parallelhash128", "parallelhash256-xof"))
+@pytest.mark.parametrize("size", (0, 1, 8192, 8193, 3 * 8192 + 1, (150 << 20) + 12345))
+def test_tree_from_page_locked_memory(name, size):
+    """Page-locked input is copied to the GPU in place (no staging): the same digest as from
+    pageable bytes and on the CPU, over one and several 64 MiB segments; the input is unchanged."""
+    data = random.Random(size + 17).randbytes(size)
+    pinned = stream.page_locked(max(size, 1))
+    if isinstance(pinned, bytearray):
+        pytest.skip("no page-locked memory to be had")
+    view = pinned[:size]
+    view[:] = data
+    cpu = gpucrypt.hash(name, data, length=32)
+    assert gpucrypt.hash(name, view, length=32, device=DEVICE) == cpu, f"{name} size={size}"
+    assert gpucrypt.hash(name, data, length=32, device=DEVICE) == cpu
+    assert bytes(view) == data
 
 
 # --- the native entry points -------------------------------------------------------------------

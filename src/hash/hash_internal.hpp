@@ -63,10 +63,16 @@ class KeccakContext : public HashContext {
   bool finalized_ = false;
 };
 
+struct KeccakHostLoops;  // keccak_host_loops.h
+// The host's Keccak loops for this CPU: the BMI1/BMI2 build where CPUID has both, else portable.
+const KeccakHostLoops& host_keccak_loops();
+
 // KeccakSponge: a byte-streaming sponge (any split of the input) around keccak.h.
 class KeccakSponge {
  public:
-  KeccakSponge(int rate, int num_rounds) : rate_(rate), num_rounds_(num_rounds) { restart(); }
+  KeccakSponge(int rate, int num_rounds) : rate_(rate), num_rounds_(num_rounds), loops_(&host_keccak_loops()) {
+    restart();
+  }
   void restart();
   void absorb(const uint8_t* data, size_t len);
   void absorb_zeros(size_t len);
@@ -79,6 +85,7 @@ class KeccakSponge {
  private:
   int rate_;
   int num_rounds_;
+  const KeccakHostLoops* loops_;  // chosen once per process: copies may share it
   size_t num_buffered_ = 0;
   uint64_t state_[25];
   uint8_t buffer_[200];

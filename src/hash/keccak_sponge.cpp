@@ -2,7 +2,8 @@
 // hasher shared by ParallelHash and KangarooTwelve.
 //
 // Constant-time: everything here branches only on lengths and counts (public), and the
-// permutation comes from src/core/keccak.h, which is constant-time.
+// permutation comes from src/core/keccak.h, which is constant-time, through host_keccak_loops
+// (portable, or the same code built with BMI1/BMI2: keccak_host_loops.h).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -11,8 +12,38 @@
 #include "../backends/cpu/thread_pool.hpp"
 #include "../core/keccak.h"
 #include "hash_internal.hpp"
+#include "keccak_host_loops.h"
 
 namespace gpucrypt::hash::detail {
+
+namespace {
+
+void absorb_blocks_portable(uint64_t* state, const uint8_t* data, size_t num_blocks, int rate, int num_rounds) {
+  for (size_t i = 0; i < num_blocks; ++i) gc_keccak_absorb_block(state, data + i * static_cast<size_t>(rate), rate, num_rounds);
+}
+
+void finish_portable(uint64_t* state, const uint8_t* tail, int tail_len, int rate, uint8_t domain, uint8_t* out,
+                     size_t out_len, int num_rounds) {
+  gc_keccak_absorb_final(state, tail, tail_len, rate, domain, num_rounds);
+  gc_keccak_squeeze(state, out, out_len, rate, num_rounds);
+}
+
+}  // namespace
+
+const KeccakHostLoops kKeccakLoopsPortable = {absorb_blocks_portable, finish_portable, gc_keccak_sponge_oneshot,
+                                              "portable"};
+
+const KeccakHostLoops* keccak_loops_bmi2() {
+#if defined(GPUCRYPT_WITH_KECCAK_BMI2)
+  if (__builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2")) return &kKeccakLoopsBmi2;
+#endif
+  return nullptr;
+}
+
+const KeccakHostLoops& host_keccak_loops() {
+  static const KeccakHostLoops* const bmi2 = keccak_loops_bmi2();
+  return bmi2 != nullptr ? *bmi2 : kKeccakLoopsPortable;
+}
 
 void KeccakSponge::restart() {
   gc_keccak_init(state_);
@@ -31,10 +62,13 @@ void KeccakSponge::absorb(const uint8_t* data, size_t len) {
     data += take;
     len -= take;
     if (num_buffered_ < rate) return;
-    gc_keccak_absorb_block(state_, buffer_, rate_, num_rounds_);
+    loops_->absorb_blocks(state_, buffer_, 1, rate_, num_rounds_);
     num_buffered_ = 0;
   }
-  for (; len >= rate; data += rate, len -= rate) gc_keccak_absorb_block(state_, data, rate_, num_rounds_);
+  const size_t num_blocks = len / rate;
+  loops_->absorb_blocks(state_, data, num_blocks, rate_, num_rounds_);
+  data += num_blocks * rate;
+  len -= num_blocks * rate;
   if (len > 0) std::memcpy(buffer_, data, len);
   num_buffered_ = len;
 }
@@ -49,8 +83,7 @@ void KeccakSponge::absorb_zeros(size_t len) {
 }
 
 void KeccakSponge::finish(uint8_t domain, uint8_t* out, size_t out_len) {
-  gc_keccak_absorb_final(state_, buffer_, static_cast<int>(num_buffered_), rate_, domain, num_rounds_);
-  gc_keccak_squeeze(state_, out, out_len, rate_, num_rounds_);
+  loops_->finish(state_, buffer_, static_cast<int>(num_buffered_), rate_, domain, out, out_len, num_rounds_);
 }
 
 namespace {
@@ -148,9 +181,10 @@ void LeafHasher::chaining_values(const uint8_t* data, size_t num_leaves, uint8_t
   const size_t num_threads = pool.num_threads();
   const int rate = leaf_.rate();
   const int num_rounds = leaf_.num_rounds();
+  const auto oneshot = host_keccak_loops().oneshot;
   auto hash_range = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i)
-      gc_keccak_sponge_oneshot(rate, domain_, data + i * leaf_len_, leaf_len_, out + i * cv_len_, cv_len_, num_rounds);
+      oneshot(rate, domain_, data + i * leaf_len_, leaf_len_, out + i * cv_len_, cv_len_, num_rounds);
   };
   if (num_threads > 1 && num_leaves >= 2 * num_threads && num_leaves * leaf_len_ >= kMinParallelBytes) {
     pool.parallel_for(num_leaves, 1, hash_range);

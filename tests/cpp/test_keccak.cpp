@@ -15,6 +15,9 @@
 //     rotation through it (GC_KECCAK_EMULATE_FMA_ROTATIONS, all 29 per round), hashes 100 random
 //     SHA3-256/SHAKE128 messages as the library's keccak_portable does (and the keccak.h checks
 //     above and the TurboSHAKE vectors run through it too);
+//   * the host's Keccak loops (src/hash/keccak_host_loops.h), portable and, where built and the CPU
+//     has BMI1/BMI2, the BMI2 build: absorb + finish and one-shot, every rate, 12 and 24 rounds,
+//     random lengths, against this file's own keccak.h copy;
 //   * 200 random SHA3/SHAKE messages, lengths and update splits, both variants, against direct
 //     OpenSSL EVP calls (when built with GPUCRYPT_WITH_OPENSSL);
 //   * streaming: random splits and byte-at-a-time updates of ParallelHash and KangarooTwelve equal
@@ -35,6 +38,8 @@
 #endif
 #include "core/keccak.h"
 #include "gpucrypt/hash.hpp"
+#include "hash/hash_internal.hpp"
+#include "hash/keccak_host_loops.h"
 
 #include <cctype>
 #include <cstdio>
@@ -332,6 +337,36 @@ void test_fma_rotation_model() {
   }
 }
 
+// The library's host loops, each build there is on this machine, against this file's keccak.h.
+void test_host_loops() {
+  namespace detail = gpucrypt::hash::detail;
+  const detail::KeccakHostLoops* bmi2 = detail::keccak_loops_bmi2();
+  std::printf("host Keccak loops in use: %s%s\n", detail::host_keccak_loops().name,
+              bmi2 ? "" : " (BMI2 build not compiled or not supported by this CPU)");
+  std::vector<const detail::KeccakHostLoops*> builds = {&detail::kKeccakLoopsPortable};
+  if (bmi2) builds.push_back(bmi2);
+  for (const detail::KeccakHostLoops* build : builds) {
+    bool ok = true;
+    for (int rate : {GC_KECCAK_RATE_128, GC_KECCAK_RATE_224, GC_KECCAK_RATE_256, GC_KECCAK_RATE_384, GC_KECCAK_RATE_512})
+      for (int rounds : {12, 24})
+        for (int trial = 0; trial < 12; ++trial) {
+          const Bytes message = random_bytes(random_below(5 * static_cast<size_t>(rate) + 3));
+          const size_t out_len = 1 + random_below(3 * static_cast<size_t>(rate));
+          const uint8_t domain = trial % 2 ? GC_KECCAK_DOMAIN_SHAKE : GC_KECCAK_DOMAIN_SHA3;
+          Bytes expected(out_len), oneshot(out_len), streamed(out_len);
+          gc_keccak_sponge_oneshot(rate, domain, message.data(), message.size(), expected.data(), out_len, rounds);
+          build->oneshot(rate, domain, message.data(), message.size(), oneshot.data(), out_len, rounds);
+          uint64_t state[25] = {};
+          const size_t num_blocks = message.size() / static_cast<size_t>(rate);
+          build->absorb_blocks(state, message.data(), num_blocks, rate, rounds);
+          build->finish(state, message.data() + num_blocks * rate, static_cast<int>(message.size() % rate), rate, domain,
+                        streamed.data(), out_len, rounds);
+          ok = ok && oneshot == expected && streamed == expected;
+        }
+    check(ok, std::string("host Keccak loops '") + build->name + "': every rate, 12 and 24 rounds, random lengths");
+  }
+}
+
 void test_json_vectors(const std::string& dir) {
   const std::string path = dir + "/sp800-185-rfc9861.json";
   const std::string text = read_file(path);
@@ -622,6 +657,7 @@ int main(int argc, char** argv) {
   try {
     test_keccak_h_directly();
     test_fma_rotation_model();
+    test_host_loops();
     test_api();
     test_json_vectors(dir);
     test_cavp(dir);

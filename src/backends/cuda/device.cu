@@ -1,7 +1,8 @@
 // device.cu: the CUDA backend's devices (which work, launch support) and variants (the one place
 // that selects a CUDA variant), and the device and variant lists of backend.hpp. The engines over
-// host memory are in host_engine.cu, the device-pointer API (device.hpp) in device_api.cu; what
-// they share with this file is declared in device_internal.hpp.
+// host memory are in host_engine.cu, the device-pointer API (device.hpp) in device_api.cu, the
+// page-locked host memory helpers in page_locked.cu; what they share with this file is declared
+// in device_internal.hpp.
 //
 // Constant-time position: the variant's. Nothing here touches data; keys only pass through to a
 // variant's factory (key schedules in kernel parameters) and to the portable CPU code of the same
@@ -21,36 +22,6 @@
 #include "backends/cuda/launch_policy.hpp"
 
 namespace gpucrypt::cuda {
-
-
-bool is_page_locked(const void* ptr, size_t len) {
-  if (ptr == nullptr || len == 0) return false;
-  // A Python buffer is one allocation, so its first and last bytes settle the whole range.
-  for (const void* p : {ptr, static_cast<const void*>(static_cast<const uint8_t*>(ptr) + len - 1)}) {
-    cudaPointerAttributes attributes{};
-    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
-      cudaGetLastError();  // clear the sticky-free error so the next call does not report it
-      return false;
-    }
-    if (attributes.type != cudaMemoryTypeHost) return false;
-  }
-  return true;
-}
-
-void* alloc_page_locked(size_t bytes) {
-  void* ptr = nullptr;
-  if (cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable) != cudaSuccess) {
-    cudaGetLastError();
-    return nullptr;
-  }
-  return ptr;
-}
-
-void free_page_locked(void* ptr, size_t bytes) {
-  if (ptr == nullptr) return;
-  gpucrypt::secure_zero(ptr, bytes);
-  cudaFreeHost(ptr);
-}
 
 // ---- devices --------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@
 
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cuda/cuda_check.hpp"
+#include "backends/cuda/device.hpp"
 #include "core/keccak.h"
 #include "gpucrypt/cipher.hpp"
 #include "hash/hash_internal.hpp"
@@ -384,6 +385,7 @@ struct TreeInput {
   const uint8_t* data;
   size_t len;
   bool on_device;
+  bool page_locked = false;  // host memory the GPU can read in place: no staging copy
 
   void copy_to_host(size_t begin, size_t count, uint8_t* dst) const {
     if (count == 0) return;
@@ -411,7 +413,8 @@ void feed_node(hash::HashContext& node, const TreeInput& input, size_t begin, si
 // KT128 tree, about 25 000 permutations on one core) and is what bounds a whole tree, so it runs
 // on its own thread, overlapped with everything else: segments alternate between the two slots;
 // while the absorb thread takes segment k's chaining values, this thread stages segment k + 2
-// into page-locked memory (host input) and the GPU hashes segment k + 1. A slot's chaining values
+// into page-locked memory (pageable host input; page-locked input is copied to the GPU in place)
+// and the GPU hashes segment k + 1. A slot's chaining values
 // are overwritten only after their absorb finished. Device-resident input goes in segments too
 // (kDeviceSegmentBytes), so that the absorb starts long before the last leaf is hashed.
 void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t begin, size_t range_len,
@@ -447,17 +450,18 @@ void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t beg
       const size_t segment_offset = static_cast<size_t>(first_leaf * shape.leaf_len);
       const size_t segment_len = std::min(static_cast<size_t>(count * shape.leaf_len), range_len - segment_offset);
       const uint8_t* leaves = input.data + begin + segment_offset;
-      uint8_t* staging = nullptr;
-      if (!input.on_device) {
-        staging = slot.host_in.reserve(segment_len);
+      const uint8_t* copy_from = leaves;  // host input: what the copy to the device reads
+      if (!input.on_device && !input.page_locked) {
+        uint8_t* staging = slot.host_in.reserve(segment_len);
         cpu::parallel_copy(staging, leaves, segment_len);  // overlaps the absorb just started
+        copy_from = staging;
       }
       // This slot's host_out is about to be overwritten: its absorb (if that is the running one)
       // must be done first.
       if (absorbing_slot == &slot) finish_absorb();
       if (!input.on_device) {
         uint8_t* device_in = slot.dev_in.reserve(segment_len);
-        check(cudaMemcpyAsync(device_in, staging, segment_len, cudaMemcpyHostToDevice, slot.stream),
+        check(cudaMemcpyAsync(device_in, copy_from, segment_len, cudaMemcpyHostToDevice, slot.stream),
               "cudaMemcpyAsync (tree leaves)");
         leaves = device_in;
       }
@@ -600,7 +604,9 @@ void tree_hash(std::string_view name, const HashParams& params, const uint8_t* d
   DeviceContext& context = context_for(device_index);
   std::lock_guard<std::mutex> lock(context.mutex);
   context.reset();
-  tree_hash_on(name, params, *node, TreeInput{data, len, false}, out, out_len, context);
+  // Page-locked input (a pinned array, say) is copied to the GPU in place, at the PCIe rate;
+  // pageable input goes through the slots' page-locked staging first.
+  tree_hash_on(name, params, *node, TreeInput{data, len, false, is_page_locked(data, len)}, out, out_len, context);
 }
 
 void tree_hash_device(std::string_view name, const HashParams& params, const uint8_t* d_data, size_t len,
