@@ -31,7 +31,9 @@ namespace {
 // and the last copy out, which nothing overlaps, grow with them. Since the batch's GCM runs in
 // tiles (a 16 MiB job's kernels take 0.25 ms), a sweep gave 6 x 8 MiB 39.7 GB/s against 35.1 for
 // 6 x 16 MiB and 25 with 12 workers (h200-2026-11-26-s3-format-shapes.json, one run): the jobs
-// contend with each other, not for the SMs (docs/performance.md, 2026-11-26 third session).
+// contend with each other, not for the SMs (docs/performance.md, 2026-11-26 third session). With
+// one host wait per job instead of four (2026-11-27) 6 x 16 MiB and 6 x 8 MiB both ran at 40-42
+// GB/s, 0.90x the raw CTR stream, under a link that moves 101 GB/s both ways at once.
 constexpr uint64_t kGpuJobLen = 16 << 20;
 constexpr unsigned kGpuWorkers = 6;
 
