@@ -13,25 +13,11 @@
 #include "../core/keccak.h"
 #include "hash_internal.hpp"
 #include "keccak_host_loops.h"
+#include "keccak_host_loops_body.h"
 
 namespace gpucrypt::hash::detail {
 
-namespace {
-
-void absorb_blocks_portable(uint64_t* state, const uint8_t* data, size_t num_blocks, int rate, int num_rounds) {
-  for (size_t i = 0; i < num_blocks; ++i) gc_keccak_absorb_block(state, data + i * static_cast<size_t>(rate), rate, num_rounds);
-}
-
-void finish_portable(uint64_t* state, const uint8_t* tail, int tail_len, int rate, uint8_t domain, uint8_t* out,
-                     size_t out_len, int num_rounds) {
-  gc_keccak_absorb_final(state, tail, tail_len, rate, domain, num_rounds);
-  gc_keccak_squeeze(state, out, out_len, rate, num_rounds);
-}
-
-}  // namespace
-
-const KeccakHostLoops kKeccakLoopsPortable = {absorb_blocks_portable, finish_portable, gc_keccak_sponge_oneshot,
-                                              "portable"};
+const KeccakHostLoops kKeccakLoopsPortable = host_loops_named("portable");
 
 const KeccakHostLoops* keccak_loops_bmi2() {
 #if defined(GPUCRYPT_WITH_KECCAK_BMI2)
