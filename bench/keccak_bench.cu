@@ -583,9 +583,14 @@ void bench_host_memory(size_t total_bytes) {
   uint8_t* pinned = nullptr;
   BENCH_CHECK(cudaMallocHost(&pinned, total_bytes));
   std::memcpy(pinned, host.data(), total_bytes);
+  const char* const tree_names[] = {"kt128", "parallelhash128"};
+  uint8_t expected[2][32];  // each tree's digest once, untimed
+  for (int n = 0; n < 2; ++n)
+    gpucrypt::cuda::tree_hash(tree_names[n], HashParams{}, host.data(), total_bytes, expected[n], 32, 0);
   for (const uint8_t* data : {static_cast<const uint8_t*>(host.data()), static_cast<const uint8_t*>(pinned)}) {
     const bool page_locked = data == pinned;
-    for (const char* name : {"kt128", "parallelhash128"}) {
+    for (int n = 0; n < 2; ++n) {
+      const char* name = tree_names[n];
       Result t;
       t.name = std::string(name) + " 1 GiB";
       t.api = page_locked ? "tree_hash (page-locked host mem)" : "tree_hash (host mem)";
@@ -593,10 +598,9 @@ void bench_host_memory(size_t total_bytes) {
       t.total_bytes = total_bytes;
       t.rounds = std::string(name) == "kt128" ? 12 : 24;
       t.permutations = static_cast<double>(total_bytes / 8192) * permutations_per_message(8192, 168, 32);
-      uint8_t digest[32], expected[32];
-      gpucrypt::cuda::tree_hash(name, HashParams{}, host.data(), total_bytes, expected, 32, 0);
+      uint8_t digest[32];
       time_wall(t, [&] { gpucrypt::cuda::tree_hash(name, HashParams{}, data, total_bytes, digest, 32, 0); }, 5);
-      if (std::memcmp(digest, expected, 32) != 0) {
+      if (std::memcmp(digest, expected[n], 32) != 0) {
         std::fprintf(stderr, "FAIL: %s, %s: the digest differs from the pageable one\n", name, t.api.c_str());
         std::exit(1);
       }

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "backends/cuda/device.hpp"
-#include "modes/block_cipher.hpp"
+#include "modes/block_cipher.hpp"  // modes::secure_zero: header-only, so the Keccak benchmark links without src/base
 
 namespace gpucrypt::cuda {
 
