@@ -32,12 +32,16 @@ GC_METHOD gc_block cbc_encrypt_blocks(const Cipher& cipher, gc_block chain, cons
   return chain;
 }
 
-// cbc_decrypt_range: decrypts num_blocks whole blocks whose preceding ciphertext block is
-// previous_ciphertext; returns the last ciphertext block of the range (the chain for whatever
-// follows). Independent of every other range, so threads and chunks call it concurrently.
-template <BlockCipher Cipher>
-GC_METHOD gc_block cbc_decrypt_range(const Cipher& cipher, gc_block previous_ciphertext, const uint8_t* in,
-                                     uint8_t* out, size_t num_blocks) {
+// The parallel decryption of the two feedback modes over whole blocks, one loop for both (CFB's
+// cfb_decrypt_range runs it too): every cipher input is ciphertext already known, so
+// kBlocksPerCall blocks go through the cipher at once. CBC: P_i = D(C_i) xor C_{i-1}; CFB:
+// P_i = E(C_{i-1}) xor C_i. A group's ciphertext is read before any of its output is written, so
+// in == out works. Returns the last ciphertext block.
+enum class Feedback { cbc, cfb };
+
+template <Feedback kMode, BlockCipher Cipher>
+GC_METHOD gc_block feedback_decrypt_blocks(const Cipher& cipher, gc_block previous_ciphertext, const uint8_t* in,
+                                           uint8_t* out, size_t num_blocks) {
   constexpr int kLanes = Cipher::kBlocksPerCall;
   for (size_t first = 0; first < num_blocks; first += kLanes) {
     size_t num_live = min_size(kLanes, num_blocks - first);
@@ -45,17 +49,28 @@ GC_METHOD gc_block cbc_decrypt_range(const Cipher& cipher, gc_block previous_cip
     gc_block lanes[kLanes];
     for (size_t lane = 0; lane < num_live; ++lane) {
       ciphertext[lane] = load_block(in + (first + lane) * kBlockLen);
-      lanes[lane] = ciphertext[lane];
+      lanes[lane] = kMode == Feedback::cbc ? ciphertext[lane] : (lane == 0 ? previous_ciphertext : ciphertext[lane - 1]);
     }
     fill_spare_lanes<kLanes>(lanes, num_live);
-    cipher.decrypt_blocks(lanes);
+    if constexpr (kMode == Feedback::cbc) cipher.decrypt_blocks(lanes);
+    else cipher.encrypt_blocks(lanes);
     for (size_t lane = 0; lane < num_live; ++lane) {
-      gc_block chain = lane == 0 ? previous_ciphertext : ciphertext[lane - 1];
-      store_block(out + (first + lane) * kBlockLen, gc_block_xor(lanes[lane], chain));
+      const gc_block before = lane == 0 ? previous_ciphertext : ciphertext[lane - 1];
+      store_block(out + (first + lane) * kBlockLen,
+                  gc_block_xor(lanes[lane], kMode == Feedback::cbc ? before : ciphertext[lane]));
     }
     previous_ciphertext = ciphertext[num_live - 1];
   }
   return previous_ciphertext;
+}
+
+// cbc_decrypt_range: decrypts num_blocks whole blocks whose preceding ciphertext block is
+// previous_ciphertext; returns the last ciphertext block of the range (the chain for whatever
+// follows). Independent of every other range, so threads and chunks call it concurrently.
+template <BlockCipher Cipher>
+GC_METHOD gc_block cbc_decrypt_range(const Cipher& cipher, gc_block previous_ciphertext, const uint8_t* in,
+                                     uint8_t* out, size_t num_blocks) {
+  return feedback_decrypt_blocks<Feedback::cbc>(cipher, previous_ciphertext, in, out, num_blocks);
 }
 
 }  // namespace gpucrypt::modes

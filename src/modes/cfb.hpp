@@ -10,7 +10,7 @@
 // Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
-#include "block_cipher.hpp"
+#include "cbc.hpp"  // feedback_decrypt_blocks
 
 namespace gpucrypt::modes {
 
@@ -32,22 +32,9 @@ GC_METHOD gc_block cfb_encrypt_blocks(const Cipher& cipher, gc_block chain, cons
 template <BlockCipher Cipher>
 GC_METHOD gc_block cfb_decrypt_range(const Cipher& cipher, gc_block previous_ciphertext, const uint8_t* in,
                                      uint8_t* out, size_t len) {
-  constexpr int kLanes = Cipher::kBlocksPerCall;
-  size_t num_full_blocks = len / kBlockLen;
-  for (size_t first = 0; first < num_full_blocks; first += kLanes) {
-    size_t num_live = min_size(kLanes, num_full_blocks - first);
-    gc_block ciphertext[kLanes];
-    gc_block lanes[kLanes];
-    for (size_t lane = 0; lane < num_live; ++lane) {
-      lanes[lane] = lane == 0 ? previous_ciphertext : ciphertext[lane - 1];
-      ciphertext[lane] = load_block(in + (first + lane) * kBlockLen);
-    }
-    fill_spare_lanes<kLanes>(lanes, num_live);
-    cipher.encrypt_blocks(lanes);
-    for (size_t lane = 0; lane < num_live; ++lane)
-      store_block(out + (first + lane) * kBlockLen, gc_block_xor(lanes[lane], ciphertext[lane]));
-    previous_ciphertext = ciphertext[num_live - 1];
-  }
+  const size_t num_full_blocks = len / kBlockLen;
+  previous_ciphertext =
+      feedback_decrypt_blocks<Feedback::cfb>(cipher, previous_ciphertext, in, out, num_full_blocks);
   size_t offset = num_full_blocks * kBlockLen;
   if (len > offset) {
     xor_partial_block(encrypt_one(cipher, previous_ciphertext), in + offset, out + offset, len - offset);
