@@ -239,6 +239,46 @@ def test_gpu_gcm_messages_across_tiles():
             assert opened[i] == request[2], (i, len(request[2]))
 
 
+def test_gpu_batch_pieces_and_xts_tiles_at_their_edges():
+    """The batch runs the bulk kernels' per-warp routines: ECB/CTR/CBC/CFB decryption over 16 KiB
+    pieces of a message, a warp each, in the launch policy's tiles; XTS a warp per message, which
+    walks its tweak from tile to tile (1024 blocks under the Hopper policy, 512 under the default
+    one) and steals ciphertext at the end. Lengths at and around those edges, ragged and whole,
+    up to just below the bulk-kernel cut (256 KiB), both directions, every family, each message
+    with its own key: against the CPU batch, and AES XTS/CTR also against pyca/cryptography."""
+    rng = random.Random(11)
+    block_edges = (512, 1024, 2048, 3072)
+    lengths = sorted({16 * b + d for b in block_edges for d in (-17, -1, 0, 1, 15)} | {16, 17, 31, 262_143, 262_128})
+    requests = []
+    for algorithm, variant in GPU_FAMILIES:
+        for mode in ("ecb", "cbc", "cfb", "ofb", "ctr", "xts"):
+            for length in lengths:
+                if mode in ("ecb", "cbc"):
+                    length -= length % 16
+                bits = rng.choice((128, 256))
+                key = rng.randbytes(bits // 8 * (2 if mode == "xts" else 1))
+                iv = None if mode == "ecb" else rng.randbytes(16)
+                requests.append((f"{algorithm}-{bits}-{mode}", key, rng.randbytes(length), iv, None, 16,
+                                 False if mode in ("ecb", "cbc") else None, variant))
+    encrypted = None
+    for decrypt in (False, True):
+        expected, _ = _run_all("cpu", requests, decrypt=decrypt, with_variant=False)
+        got, stats = _run_all(CUDA_DEVICES[0], requests, decrypt=decrypt, with_variant=True)
+        assert stats["executor"] == "cuda", stats
+        mismatches = [(i, requests[i][0], requests[i][7], len(requests[i][2]))
+                      for i in range(len(requests)) if got[i] != expected[i]]
+        assert not mismatches, mismatches[:20]
+        encrypted = encrypted or got
+    ciphers = pytest.importorskip("cryptography.hazmat.primitives.ciphers")
+    for i, (name, key, data, iv, *_) in enumerate(requests):
+        algorithm, _, mode = name.split("-")
+        if algorithm == "aes" and mode in ("xts", "ctr"):
+            pyca_mode = ciphers.modes.XTS(iv) if mode == "xts" else ciphers.modes.CTR(iv)
+            encryptor = ciphers.Cipher(ciphers.algorithms.AES(key), pyca_mode).encryptor()
+            assert encrypted[i] == encryptor.update(data) + encryptor.finalize(), (i, name, len(data))
+    print(f"{len(requests)} messages per direction, lengths {lengths[0]}..{lengths[-1]}")
+
+
 def _best_seconds(repeats, run):
     best = None
     for _ in range(repeats):

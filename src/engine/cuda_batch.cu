@@ -13,11 +13,10 @@
 // messages with their own keys from paying half its bytes again over PCIe).
 //
 // Work: one item per message (per 16 KiB piece in ECB, CTR and CBC/CFB decryption; per tile in
-// GCM). Parallel modes give a warp an item and spread its blocks over the lanes (ECB, CTR,
-// CBC/CFB decryption, XTS); serial modes (CBC/CFB encryption, OFB) give a thread a message. GCM
-// cuts a message into the bulk kernel's tiles under the device's launch policy and runs each
-// through the bulk kernel's own tile routine (kernels.cuh's gcm_tile_lane_sum), then joins the
-// tile hashes per message (see gcm_prepare_kernel). One launch per group (plus one for key
+// GCM). Parallel modes give a warp an item and run the bulk kernels' own per-warp routines over it
+// under the device's launch policy (kernels.cuh's bulk_tile, xts_tile, gcm_tile_lane_sum); serial
+// modes (CBC/CFB encryption, OFB) give a thread a message (serial_message). GCM cuts a message
+// into the bulk kernel's tiles and joins the tile hashes per message (see gcm_prepare_kernel). One launch per group (plus one for key
 // expansion, one for XTS tweaks, three or four for GCM). The plan lists a suite's messages
 // longest first, so neighbouring warps do alike work. GCM and XTS messages of kBigLen and more go
 // through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the uploaded buffers),

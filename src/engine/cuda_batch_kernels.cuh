@@ -51,7 +51,8 @@ struct ExpandParams {
   uint32_t num_keys, key_len, key_stride, xts;
 };
 
-constexpr int kSteps = 2;  // rows of 32 blocks a warp works on at once (a 1 KiB message = 2 rows)
+// ECB, CTR and CBC/CFB decryption cut a message into pieces of this many blocks (16 KiB), a warp
+// each: a whole number of the bulk kernels' tiles under every launch policy.
 constexpr uint64_t kPieceBlocks = 1024;
 // XTS gives a message one warp and GCM a warp per tile; a message this long instead goes through
 // the backend's bulk kernels (DeviceGcm / DeviceCipher on the uploaded buffers), which spread it
@@ -104,9 +105,9 @@ namespace {
 
 using namespace kernels;
 
-// The batch kernels' CTA size. A work item is one message (serial modes) or one warp-sized slice
-// (parallel modes); the launch policies of launch_policy.hpp shape the bulk kernels and the
-// batch's GCM tiles (the GCM kernel the file format runs on), not yet the batch's other kernels.
+// The CTA size of the batch's own kernels (key expansion, GCM's per-message prepare and finish,
+// its hash-only tiles). The kernels that encipher data run the bulk kernels' per-warp routines
+// under the same launch policy as those (launch_policy.hpp): threads per CTA and tile shape.
 constexpr int kThreads = 256;
 
 template <class F, class = void>
@@ -135,11 +136,10 @@ struct KernelParams {
   GcmTileHash tile_hash;
 };
 
-// Packed-form offsets and AAD are not 16-byte aligned: kernels.cuh's load16_any/store16_any.
-__device__ __forceinline__ gc_block ld(const uint8_t* p) { return load16_any(p); }
-__device__ __forceinline__ void st(uint8_t* p, gc_block b) { store16_any(p, b); }
+// IV and AAD blocks in the params, which are not 16-byte aligned (kernels.cuh's load16_any); the
+// last may be partial.
 __device__ __forceinline__ gc_block ld_upto(const uint8_t* p, uint64_t n) {
-  return n >= 16 ? ld(p) : load_partial_block(p, static_cast<size_t>(n));
+  return n >= 16 ? load16_any(p) : load_partial_block(p, static_cast<size_t>(n));
 }
 
 // The family's tables in the CTA's shared memory, filled by all its threads before any uses them.
@@ -169,109 +169,73 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const __grid_constant_
   }
 }
 
-template <bool kDecrypt, class Cipher>
-__device__ void blocks_item(const Cipher& c, int op, gc_block iv, const uint8_t* in, uint8_t* out, uint64_t len,
-                            uint64_t b0, uint64_t b1) {
-  const uint64_t num_full = len / 16;
-  const unsigned lane = lane_id();
-  for (uint64_t t = b0; t < b1; t += 32 * kSteps) {
-    gc_block x[kSteps], data[kSteps];
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const uint64_t i = t + lane + 32 * s;
-      const gc_block own = i < num_full ? ld(in + 16 * i) : modes::zero_block();
-      const gc_block previous = i == 0 ? iv : (i - 1 < num_full ? ld(in + 16 * (i - 1)) : modes::zero_block());
-      if (op == op_ecb || op == op_cbc_decrypt) x[s] = own;
-      if (op == op_cbc_decrypt) data[s] = previous;
-      if (op == op_ctr) x[s] = gc_ctr128_add(iv, i);
-      if (op == op_cfb_decrypt) x[s] = previous;
-      if (op == op_ctr || op == op_cfb_decrypt) data[s] = own;
-    }
-#pragma unroll
-    for (int s = 0; s < kSteps; s += Cipher::kBlocksPerCall) run_cipher<Cipher, kDecrypt>(c, x + s);
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const uint64_t i = t + lane + 32 * s;
-      if (i >= b1) continue;
-      if (op == op_ecb) {
-        if (i < num_full) st(out + 16 * i, x[s]);
-      } else if (i < num_full) {
-        st(out + 16 * i, gc_block_xor(x[s], data[s]));
-      } else if (16 * i < len) {  // CTR/CFB: the ragged end
-        xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, x[s]);
-      }
-    }
-  }
-}
-
-template <bool kDecrypt, class Cipher>
-__device__ void xts_item(const Cipher& c, gc_block t0, const uint8_t* in, uint8_t* out, uint64_t len) {
-  const uint64_t num_full = len / 16, tail_len = len % 16;
-  const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;  // the last full block is stolen from
-  const unsigned lane = lane_id();
-  gc_block tweak = gc_xts_tweak_at(t0, lane);
-  for (uint64_t row = 0; 32 * row < num_bulk; row += kSteps) {
-    gc_block x[kSteps], tweaks[kSteps];
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const uint64_t i = 32 * (row + s) + lane;
-      tweaks[s] = tweak;
-      tweak = xts_mul_x32(tweak);
-      x[s] = gc_block_xor(i < num_bulk ? ld(in + 16 * i) : modes::zero_block(), tweaks[s]);
-    }
-#pragma unroll
-    for (int s = 0; s < kSteps; s += Cipher::kBlocksPerCall) run_cipher<Cipher, kDecrypt>(c, x + s);
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const uint64_t i = 32 * (row + s) + lane;
-      if (i < num_bulk) st(out + 16 * i, gc_block_xor(x[s], tweaks[s]));
-    }
-  }
-  if (tail_len != 0 && lane == 0) {
-    const uint64_t offset = 16 * num_bulk;
-    if constexpr (kDecrypt) modes::xts_decrypt_range(c, t0, num_bulk, in + offset, out + offset, 16 + tail_len);
-    else modes::xts_encrypt_range(c, t0, num_bulk, in + offset, out + offset, 16 + tail_len);
-  }
-}
-
-template <class F, bool kDecrypt>
-__global__ void __launch_bounds__(kThreads) parallel_kernel(const __grid_constant__ KernelParams p) {
+// The parallel modes: a warp per item, which runs the bulk kernel's tiles (kernels.cuh's
+// bulk_tile, under the same launch policy) over its piece of a message. Pieces are at most
+// kPieceBlocks long, so long messages spread over many warps as in the bulk kernel.
+template <class F, class P, Bulk kMode>
+__global__ void __launch_bounds__(P::kBulkThreads) bulk_items_kernel(const __grid_constant__ KernelParams p) {
   using Cipher = typename F::Cipher;
+  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr uint64_t kTileBlocks = 32 * bulk_steps<Cipher, P>();
   uint32_t* shared = filled_tables<F>(kDecrypt);
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
-  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
+  for (uint64_t w = global_warp<P::kBulkThreads>(); w < p.num_items; w += num_warps<P::kBulkThreads>()) {
     const Item it = p.items[w];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, kDecrypt);
-    const uint8_t* in = p.in + it.in_offset;
-    uint8_t* out = p.out + it.out_offset;
-    if (p.op == op_xts) {
-      xts_item<kDecrypt>(c, p.tweaks[w], in, out, it.len);
-    } else {
-      const gc_block iv = it.iv_len == 16 ? gc_block_load(p.params + it.iv_offset) : modes::zero_block();
-      blocks_item<kDecrypt>(c, p.op, iv, in, out, it.len, it.begin_block, it.end_block);
-    }
+    gc_block iv = modes::zero_block();  // ECB has none
+    if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt) iv = gc_block_load(p.params + it.iv_offset);
+    for (uint64_t first = it.begin_block; first < it.end_block; first += kTileBlocks)
+      bulk_tile<Cipher, P, kMode, true>(c, p.in + it.in_offset, p.out + it.out_offset, it.len, iv, first,
+                                        it.end_block);
   }
 }
 
-template <class F>
-__global__ void __launch_bounds__(kThreads) serial_kernel(const __grid_constant__ KernelParams p) {
+// XTS: a warp per message (below kBigLen), which runs the bulk kernel's tiles (kernels.cuh's
+// xts_tile) one after another; its T_0 = E_K2(tweak) came from serial_items_kernel.
+template <class F, class P, bool kEncrypt>
+__global__ void __launch_bounds__(P::kXtsThreads) xts_items_kernel(const __grid_constant__ KernelParams p) {
+  using Cipher = typename F::Cipher;
+  constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();
+  uint32_t* shared = filled_tables<F>(!kEncrypt);
+  const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
+  for (uint64_t w = global_warp<P::kXtsThreads>(); w < p.num_items; w += num_warps<P::kXtsThreads>()) {
+    const Item it = p.items[w];
+    Cipher c = schedules[it.schedule];
+    F::bind(c, shared, !kEncrypt);
+    const uint8_t* in = p.in + it.in_offset;
+    uint8_t* out = p.out + it.out_offset;
+    const uint64_t num_full = it.len / 16, tail_len = it.len % 16;
+    const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;  // the last full block is stolen from
+    gc_block tweak = gc_xts_tweak_at(p.tweaks[w], lane_id());
+    for (uint64_t first = 0; first < num_bulk; first += kTileBlocks)
+      tweak = xts_tile<Cipher, P, kEncrypt, true>(c, tweak, in, out, num_bulk, first);
+    if (tail_len != 0 && lane_id() == 0)
+      xts_steal<kEncrypt>(c, p.tweaks[w], num_bulk, in + 16 * num_bulk, out + 16 * num_bulk, 16 + tail_len);
+  }
+}
+
+// The serial modes, a thread per message (kernels.cuh's serial_message, as the bulk serial
+// kernel), and XTS's T_0 = E_K2(tweak) per message.
+template <class F, class P>
+__global__ void __launch_bounds__(P::kSerialThreads) serial_items_kernel(const __grid_constant__ KernelParams p) {
   using Cipher = typename F::Cipher;
   uint32_t* shared = filled_tables<F>(false);  // all four encrypt
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
-  for (uint64_t k = blockIdx.x * uint64_t(kThreads) + threadIdx.x; k < p.num_items;
-       k += uint64_t(gridDim.x) * kThreads) {
+  for (uint64_t k = blockIdx.x * uint64_t(P::kSerialThreads) + threadIdx.x; k < p.num_items;
+       k += uint64_t(gridDim.x) * P::kSerialThreads) {
     const Item it = p.items[k];
     Cipher c = schedules[it.schedule + (p.op == op_xts_tweak ? 1 : 0)];
     F::bind(c, shared, false);
     const gc_block iv = gc_block_load(p.params + it.iv_offset);
-    const uint8_t* in = p.in + it.in_offset;
-    uint8_t* out = p.out + it.out_offset;
-    switch (p.op) {
-      case op_cbc_encrypt: modes::cbc_encrypt_blocks(c, iv, in, out, it.len / 16); break;
-      case op_cfb_encrypt: modes::cfb_encrypt(c, iv, in, out, it.len); break;
-      case op_ofb: modes::ofb_xor(c, iv, in, out, it.len); break;
-      default: p.tweaks[k] = modes::xts_encrypted_tweak(c, iv); break;
+    if (p.op == op_xts_tweak) {
+      p.tweaks[k] = modes::xts_encrypted_tweak(c, iv);
+    } else {
+      const SerialMode mode = p.op == op_cbc_encrypt   ? SerialMode::cbc_encrypt
+                              : p.op == op_cfb_encrypt ? SerialMode::cfb_encrypt
+                                                       : SerialMode::ofb;
+      // CBC's length is whole blocks (validated); CFB and OFB may end in a partial one.
+      serial_message<Cipher, P, true>(c, mode, iv, p.in + it.in_offset, p.out + it.out_offset, it.len);
     }
   }
 }
@@ -474,24 +438,58 @@ struct Launcher {
     p.op = g.op;
     p.decrypt = (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0;
     p.tag_len = tag_len;
-    const size_t smem = F::smem_bytes(g.decrypt_kernel);
-    if (g.op == op_xts) {
-      KernelParams t = p;
-      t.op = op_xts_tweak;
-      serial(t, stream);
-    }
-    if (g.op >= op_cbc_encrypt && g.op <= op_ofb) return serial(p, stream);
-    if (g.op == op_gcm) {
+    if (g.op == op_gcm) {  // (a batch without GCM has no buffers for these)
       p.messages = d.gcm_messages + g.first_message;
       p.first_items = d.gcm_first_items + g.first_message;
       p.num_messages = g.num_messages;
       p.tile_hashes = d.tile_hashes + g.first_item;
-      with_launch_policy([&](auto policy) { gcm<decltype(policy)>(p, g.open, stream); });
-      return;
     }
-    auto* kernel = g.decrypt_kernel ? parallel_kernel<F, true> : parallel_kernel<F, false>;
-    launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, g.num_items), smem, p, stream,
-           "batch kernel launch");
+    with_launch_policy([&](auto policy) { run_items<decltype(policy)>(g, p, stream); });
+  }
+
+  // The group's kernels under the current device's launch policy P.
+  template <class P>
+  static void run_items(const GroupWork& g, const KernelParams& p, cudaStream_t stream) {
+    switch (g.op) {
+      case op_ecb: return g.decrypt_kernel ? bulk<P, Bulk::ecb_decrypt>(p, stream) : bulk<P, Bulk::ecb_encrypt>(p, stream);
+      case op_ctr: return bulk<P, Bulk::ctr>(p, stream);
+      case op_cbc_decrypt: return bulk<P, Bulk::cbc_decrypt>(p, stream);
+      case op_cfb_decrypt: return bulk<P, Bulk::cfb_decrypt>(p, stream);
+      case op_xts: {
+        KernelParams tweaks = p;  // T_0 per message first
+        tweaks.op = op_xts_tweak;
+        serial<P>(tweaks, stream);
+        return g.decrypt_kernel ? xts<P, false>(p, stream) : xts<P, true>(p, stream);
+      }
+      case op_gcm: return gcm<P>(p, g.open, stream);
+      default: return serial<P>(p, stream);  // CBC/CFB encryption, OFB
+    }
+  }
+
+  template <class P, Bulk kMode>
+  static void bulk(const KernelParams& p, cudaStream_t stream) {
+    constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+    auto* kernel = bulk_items_kernel<F, P, kMode>;
+    const size_t smem = F::smem_bytes(kDecrypt);
+    launch<P::kBulkThreads>(kernel, grid_for<P::kBulkThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items),
+                            smem, p, stream, "batch kernel launch");
+  }
+
+  template <class P, bool kEncrypt>
+  static void xts(const KernelParams& p, cudaStream_t stream) {
+    auto* kernel = xts_items_kernel<F, P, kEncrypt>;
+    const size_t smem = F::smem_bytes(!kEncrypt);
+    launch<P::kXtsThreads>(kernel, grid_for<P::kXtsThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items),
+                           smem, p, stream, "batch XTS launch");
+  }
+
+  template <class P>
+  static void serial(const KernelParams& p, cudaStream_t stream) {
+    auto* kernel = serial_items_kernel<F, P>;
+    const size_t smem = F::smem_bytes(false);  // all four encrypt
+    launch<P::kSerialThreads>(
+        kernel, grid_for<P::kSerialThreads>(reinterpret_cast<const void*>(kernel), smem, (p.num_items + 31) / 32), smem,
+        p, stream, "batch serial kernel launch");
   }
 
   // The GCM kernels of one group (see gcm_prepare_kernel): the tiles under the launch policy P.
@@ -521,12 +519,6 @@ struct Launcher {
     launch<P::kGcmThreads>(tiles, tiles_grid, smem, p, stream, "batch GCM tiles launch");
   }
 
-  static void serial(const KernelParams& p, cudaStream_t stream) {
-    auto* kernel = serial_kernel<F>;
-    const size_t smem = F::smem_bytes(false);  // all four encrypt
-    launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, (p.num_items + 31) / 32), smem, p, stream,
-           "batch serial kernel launch");
-  }
 };
 
 template <class F>

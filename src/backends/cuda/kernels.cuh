@@ -92,6 +92,20 @@ __device__ __forceinline__ void store16_any(uint8_t* p, gc_block b) {
   else gc_block_store(p, b);
 }
 
+// The accesses of the per-warp routines below: kUnaligned for the batch's packed messages, the
+// 16-byte access alone for the bulk kernels' buffers (the backend allocates and offsets them in
+// whole blocks).
+template <bool kUnaligned>
+__device__ __forceinline__ gc_block load_block(const uint8_t* p) {
+  if constexpr (kUnaligned) return load16_any(p);
+  else return load16(p);
+}
+template <bool kUnaligned>
+__device__ __forceinline__ void store_block(uint8_t* p, gc_block b) {
+  if constexpr (kUnaligned) store16_any(p, b);
+  else store16(p, b);
+}
+
 // t * x^32 in XTS's little-endian convention, i.e. 32 applications of gc_xts_mul_alpha: a word
 // shift plus the fold of the word shifted out (x^128 = x^7 + x^2 + x + 1; the 39-bit product
 // of the word with 0x87 cannot overflow again). A lane's blocks are 32 apart, so its tweak walks
@@ -179,67 +193,80 @@ struct BulkParams {
 template <class Cipher, class P>
 constexpr int bulk_steps() { return steps_for(P::kBulkSteps, Cipher::kBlocksPerCall); }
 
+// One tile of a warp (see "Work layout" above), shared by bulk_kernel and the batch executor's
+// kernel (engine/cuda_batch_kernels.cuh), which runs the tiles of each piece of its messages:
+// lane L takes blocks first + L + 32 s, s < the policy's steps, of the message at in/out of `len`
+// bytes, and writes those below `end` (the message's block count for the bulk kernel, the end of
+// the piece for the batch). Block indices count from the message's first block, whose predecessor
+// is `iv` (CTR: the counter of block 0; CBC/CFB: the ciphertext block before block 0).
+template <class Cipher, class P, Bulk kMode, bool kUnaligned>
+__device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* in, uint8_t* out, uint64_t len,
+                                          gc_block iv, uint64_t first, uint64_t end) {
+  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  constexpr int kBulkSteps = bulk_steps<Cipher, P>();
+  static_assert(kBulkSteps % kLanes == 0, "a tile step must fill whole cipher calls");
+  const uint64_t num_full = len / 16;
+  const unsigned lane = lane_id();
+  gc_block x[kBulkSteps];  // cipher input, then output
+  // What the cipher output is XORed with: loaded ahead of the cipher (latency hidden behind it),
+  // except for wide ciphers (bitsliced AES, 32 blocks per lane), whose registers hold the
+  // cipher state: they load it block by block as they store.
+  constexpr bool kLoadLate = kLanes > 4;
+  gc_block data[kLoadLate ? 1 : kBulkSteps];
+  auto input_or_zero = [&](uint64_t i) {
+    return i < num_full ? load_block<kUnaligned>(in + 16 * i) : modes::zero_block();
+  };
+  // The block before i: the IV for block 0, else ciphertext (always a full block).
+  auto previous = [&](uint64_t i) { return i == 0 ? iv : input_or_zero(i - 1); };
+  auto data_for = [&](uint64_t i) {
+    if constexpr (kMode == Bulk::cbc_decrypt) return previous(i);
+    else return input_or_zero(i);  // CTR, CFB decryption: P_i = E(C_{i-1}) ^ C_i
+  };
+#pragma unroll
+  for (int s = 0; s < kBulkSteps; ++s) {
+    const uint64_t i = first + lane + 32 * s;
+    if constexpr (kMode == Bulk::ctr) {
+      x[s] = gc_ctr128_add(iv, i);
+    } else if constexpr (kMode == Bulk::cfb_decrypt) {
+      x[s] = previous(i);
+    } else {  // ECB, CBC decryption
+      x[s] = input_or_zero(i);
+    }
+    if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt && !kLoadLate) data[s] = data_for(i);
+  }
+#pragma unroll
+  for (int s = 0; s < kBulkSteps; s += kLanes) run_cipher<Cipher, kDecrypt>(cipher, x + s);
+#pragma unroll
+  for (int s = 0; s < kBulkSteps; ++s) {
+    const uint64_t i = first + lane + 32 * s;
+    if (i >= end) continue;
+    if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
+      if (i < num_full) store_block<kUnaligned>(out + 16 * i, x[s]);
+    } else if (i < num_full) {
+      if constexpr (kLoadLate) store_block<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data_for(i)));
+      else store_block<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data[s]));
+    } else {  // CTR/CFB only: the message's ragged end (i < end <= the block count)
+      xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, x[s]);
+    }
+  }
+}
+
 template <class Family, class P, Bulk kMode>
 __global__ void __launch_bounds__(P::kBulkThreads)
     bulk_kernel(const __grid_constant__ BulkParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
   constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
-  constexpr int kLanes = Cipher::kBlocksPerCall;
-  constexpr int kBulkSteps = bulk_steps<Cipher, P>();
-  constexpr uint64_t kBulkTileBlocks = 32 * kBulkSteps;
-  static_assert(kBulkSteps % kLanes == 0, "a tile step must fill whole cipher calls");
+  constexpr uint64_t kBulkTileBlocks = 32 * bulk_steps<Cipher, P>();
   extern __shared__ uint4 shared_words[];
   Cipher copy;
   const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), kDecrypt);
   __syncthreads();
 
   const uint64_t num_blocks = (p.len + 15) / 16;
-  const uint64_t num_full = p.len / 16;
-  const unsigned lane = lane_id();
   for (uint64_t tile = global_warp<P::kBulkThreads>(); tile * kBulkTileBlocks < num_blocks;
-       tile += num_warps<P::kBulkThreads>()) {
-    gc_block x[kBulkSteps];  // cipher input, then output
-    // What the cipher output is XORed with: loaded ahead of the cipher (latency hidden behind it),
-    // except for wide ciphers (bitsliced AES, 32 blocks per lane), whose registers hold the
-    // cipher state: they load it block by block as they store.
-    constexpr bool kLoadLate = kLanes > 4;
-    gc_block data[kLoadLate ? 1 : kBulkSteps];
-    auto input_or_zero = [&](uint64_t i) { return i < num_full ? load16(p.in + 16 * i) : modes::zero_block(); };
-    // The block before i: the IV for block 0, else ciphertext (always a full block).
-    auto previous = [&](uint64_t i) { return i == 0 ? p.iv : input_or_zero(i - 1); };
-    auto data_for = [&](uint64_t i) {
-      if constexpr (kMode == Bulk::cbc_decrypt) return previous(i);
-      else return input_or_zero(i);  // CTR, CFB decryption: P_i = E(C_{i-1}) ^ C_i
-    };
-#pragma unroll
-    for (int s = 0; s < kBulkSteps; ++s) {
-      const uint64_t i = tile * kBulkTileBlocks + lane + 32 * s;
-      if constexpr (kMode == Bulk::ctr) {
-        x[s] = gc_ctr128_add(p.iv, i);
-      } else if constexpr (kMode == Bulk::cfb_decrypt) {
-        x[s] = previous(i);
-      } else {  // ECB, CBC decryption
-        x[s] = input_or_zero(i);
-      }
-      if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt && !kLoadLate) data[s] = data_for(i);
-    }
-#pragma unroll
-    for (int s = 0; s < kBulkSteps; s += kLanes) run_cipher<Cipher, kDecrypt>(cipher, x + s);
-#pragma unroll
-    for (int s = 0; s < kBulkSteps; ++s) {
-      const uint64_t i = tile * kBulkTileBlocks + lane + 32 * s;
-      if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
-        if (i < num_full) store16(p.out + 16 * i, x[s]);
-      } else {
-        if (i < num_full) {
-          if constexpr (kLoadLate) store16(p.out + 16 * i, gc_block_xor(x[s], data_for(i)));
-          else store16(p.out + 16 * i, gc_block_xor(x[s], data[s]));
-        } else if (i < num_blocks) {  // CTR/CFB only: the message's ragged end
-          xor_partial_block(p.in + 16 * i, p.out + 16 * i, p.len - 16 * i, x[s]);
-        }
-      }
-    }
-  }
+       tile += num_warps<P::kBulkThreads>())
+    bulk_tile<Cipher, P, kMode, false>(cipher, p.in, p.out, p.len, p.iv, tile * kBulkTileBlocks, num_blocks);
 }
 
 // ---- XTS ------------------------------------------------------------------------------------
@@ -262,15 +289,64 @@ constexpr int xts_group() { return steps_for(P::kXtsGroup, Cipher::kBlocksPerCal
 template <class Cipher, class P>
 constexpr int xts_steps() { return steps_for(P::kXtsSteps, xts_group<Cipher, P>()); }
 
+// One XTS tile of a warp, shared by xts_kernel and the batch executor's: lane L enciphers blocks
+// first + L + 32 s, s < the policy's steps, of those below num_bulk (the blocks before ciphertext
+// stealing), starting from `tweak`, the lane's T_0 * alpha^(first + L). Returns the lane's tweak
+// one tile later, where the warp's next tile starts when it walks a data unit tile by tile (the
+// batch: a warp per message); a tile cut short by the end of the data returns an earlier one,
+// which nothing then needs.
+template <class Cipher, class P, bool kEncrypt, bool kUnaligned>
+__device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block tweak, const uint8_t* in, uint8_t* out,
+                                             uint64_t num_bulk, uint64_t first) {
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  constexpr int kXtsGroup = xts_group<Cipher, P>();
+  constexpr int kXtsSteps = xts_steps<Cipher, P>();
+  static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
+  const unsigned lane = lane_id();
+  for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
+    if (first + 32 * s0 >= num_bulk) break;  // short data units
+    // Wide ciphers (32 blocks per lane) walk the tweaks again as they store instead of keeping
+    // a second 32-block array live across the cipher.
+    constexpr bool kRewalk = kLanes > 4;
+    gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
+    const gc_block group_tweak = tweak;
+#pragma unroll
+    for (int g = 0; g < kXtsGroup; ++g) {
+      const uint64_t i = first + lane + 32 * (s0 + g);
+      if constexpr (!kRewalk) tweaks[g] = tweak;
+      x[g] = gc_block_xor(i < num_bulk ? load_block<kUnaligned>(in + 16 * i) : modes::zero_block(), tweak);
+      tweak = xts_mul_x32(tweak);
+    }
+#pragma unroll
+    for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
+    gc_block store_tweak = group_tweak;
+#pragma unroll
+    for (int g = 0; g < kXtsGroup; ++g) {
+      const uint64_t i = first + lane + 32 * (s0 + g);
+      gc_block t;
+      if constexpr (kRewalk) t = store_tweak;
+      else t = tweaks[g];
+      if (i < num_bulk) store_block<kUnaligned>(out + 16 * i, gc_block_xor(x[g], t));
+      if constexpr (kRewalk) store_tweak = xts_mul_x32(store_tweak);
+    }
+  }
+  return tweak;
+}
+
+// Ciphertext stealing over the last full and the partial block (xts.hpp), by one thread: the
+// `len` = 16 + tail bytes at in/out are blocks `block` and `block` + 1 of the data unit.
+template <bool kEncrypt, class Cipher>
+__device__ __forceinline__ void xts_steal(const Cipher& cipher, gc_block encrypted_tweak, uint64_t block,
+                                          const uint8_t* in, uint8_t* out, uint64_t len) {
+  if constexpr (kEncrypt) modes::xts_encrypt_range(cipher, encrypted_tweak, block, in, out, len);
+  else modes::xts_decrypt_range(cipher, encrypted_tweak, block, in, out, len);
+}
+
 template <class Family, class P, bool kEncrypt>
 __global__ void __launch_bounds__(P::kXtsThreads)
     xts_kernel(const __grid_constant__ XtsParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
-  constexpr int kLanes = Cipher::kBlocksPerCall;
-  constexpr int kXtsGroup = xts_group<Cipher, P>();
-  constexpr int kXtsSteps = xts_steps<Cipher, P>();
-  constexpr uint64_t kXtsTileBlocks = 32 * kXtsSteps;
-  static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
+  constexpr uint64_t kXtsTileBlocks = 32 * xts_steps<Cipher, P>();
   extern __shared__ uint4 shared_words[];
   Cipher copy;
   const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), !kEncrypt);
@@ -280,50 +356,16 @@ __global__ void __launch_bounds__(P::kXtsThreads)
   const uint64_t tail_len = p.len % 16;
   // With a ragged tail the last full block belongs to ciphertext stealing, done at the end.
   const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;
-  const unsigned lane = lane_id();
   const uint64_t first_tile = global_warp<P::kXtsThreads>();
-  gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + first_tile * kXtsTileBlocks + lane);
+  gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + first_tile * kXtsTileBlocks + lane_id());
   for (uint64_t tile = first_tile; tile * kXtsTileBlocks < num_bulk; tile += num_warps<P::kXtsThreads>()) {
-    gc_block tweak = lane_tweak;
-    for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
-      if (tile * kXtsTileBlocks + 32 * s0 >= num_bulk) break;  // short data units
-      // Wide ciphers (32 blocks per lane) walk the tweaks again as they store instead of keeping
-      // a second 32-block array live across the cipher.
-      constexpr bool kRewalk = kLanes > 4;
-      gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
-      const gc_block group_tweak = tweak;
-#pragma unroll
-      for (int g = 0; g < kXtsGroup; ++g) {
-        const uint64_t i = tile * kXtsTileBlocks + lane + 32 * (s0 + g);
-        if constexpr (!kRewalk) tweaks[g] = tweak;
-        x[g] = gc_block_xor(i < num_bulk ? load16(p.in + 16 * i) : modes::zero_block(), tweak);
-        tweak = xts_mul_x32(tweak);
-      }
-#pragma unroll
-      for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
-      gc_block store_tweak = group_tweak;
-#pragma unroll
-      for (int g = 0; g < kXtsGroup; ++g) {
-        const uint64_t i = tile * kXtsTileBlocks + lane + 32 * (s0 + g);
-        gc_block t;
-        if constexpr (kRewalk) t = store_tweak;
-        else t = tweaks[g];
-        if (i < num_bulk) store16(p.out + 16 * i, gc_block_xor(x[g], t));
-        if constexpr (kRewalk) store_tweak = xts_mul_x32(store_tweak);
-      }
-    }
-    lane_tweak = gc_xts_mul(lane_tweak, p.tile_step);
+    xts_tile<Cipher, P, kEncrypt, false>(cipher, lane_tweak, p.in, p.out, num_bulk, tile * kXtsTileBlocks);
+    lane_tweak = gc_xts_mul(lane_tweak, p.tile_step);  // the grid's next tile of this warp
   }
   if (tail_len != 0 && blockIdx.x == 0 && threadIdx.x == 0) {
-    // Ciphertext stealing over the last full and the partial block (xts.hpp).
     const uint64_t offset = 16 * num_bulk;
-    if constexpr (kEncrypt) {
-      modes::xts_encrypt_range(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset,
-                               p.out + offset, 16 + tail_len);
-    } else {
-      modes::xts_decrypt_range(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset,
-                               p.out + offset, 16 + tail_len);
-    }
+    xts_steal<kEncrypt>(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset, p.out + offset,
+                        16 + tail_len);
   }
 }
 
@@ -341,6 +383,40 @@ struct SerialParams {
   SerialMode mode;
 };
 
+// One message of a serial mode on one thread, shared by serial_kernel and the batch executor's
+// (a thread per message): loads are issued kSerialBatch blocks ahead of the chain, one memory
+// latency per batch instead of one per block, and the modes' functions run on the batch in local
+// memory. A whole message may end in a partial block (CFB/OFB). Returns the final chaining value.
+template <class Cipher, class P, bool kUnaligned>
+__device__ __forceinline__ gc_block serial_message(const Cipher& cipher, SerialMode mode, gc_block chain,
+                                                   const uint8_t* in, uint8_t* out, uint64_t len) {
+  const uint64_t num_full = len / 16;
+  constexpr int kBatch = P::kSerialBatch;
+  gc_block batch[kBatch];
+  uint8_t* bytes = reinterpret_cast<uint8_t*>(batch);
+  for (uint64_t first = 0; first < num_full; first += kBatch) {
+    const size_t n = static_cast<size_t>(num_full - first < kBatch ? num_full - first : kBatch);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (static_cast<size_t>(b) < n) batch[b] = load_block<kUnaligned>(in + 16 * (first + b));
+    switch (mode) {
+      case SerialMode::cbc_encrypt: chain = modes::cbc_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
+      case SerialMode::cfb_encrypt: chain = modes::cfb_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
+      case SerialMode::ofb: chain = modes::ofb_xor_blocks(cipher, chain, bytes, bytes, n); break;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (static_cast<size_t>(b) < n) store_block<kUnaligned>(out + 16 * (first + b), batch[b]);
+  }
+  const size_t tail_len = len % 16;
+  if (tail_len != 0) {
+    const uint64_t offset = 16 * num_full;
+    if (mode == SerialMode::cfb_encrypt) modes::cfb_encrypt(cipher, chain, in + offset, out + offset, tail_len);
+    if (mode == SerialMode::ofb) modes::ofb_xor(cipher, chain, in + offset, out + offset, tail_len);
+  }
+  return chain;
+}
+
 template <class Family, class P>
 __global__ void __launch_bounds__(P::kSerialThreads)
     serial_kernel(const __grid_constant__ SerialParams<typename Family::Cipher> p) {
@@ -350,34 +426,8 @@ __global__ void __launch_bounds__(P::kSerialThreads)
   const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), false);  // all three encrypt
   __syncthreads();
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
-
-  gc_block chain = p.iv_in != nullptr ? *p.iv_in : p.iv;
-  const uint64_t num_full = p.len / 16;
-  // Loads are issued kBatch blocks ahead of the chain: one memory latency per batch instead of
-  // one per block. The modes' functions then run on the batch in local memory.
-  constexpr int kBatch = P::kSerialBatch;
-  gc_block batch[kBatch];
-  uint8_t* bytes = reinterpret_cast<uint8_t*>(batch);
-  for (uint64_t first = 0; first < num_full; first += kBatch) {
-    const size_t n = static_cast<size_t>(num_full - first < kBatch ? num_full - first : kBatch);
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-      if (static_cast<size_t>(b) < n) batch[b] = load16(p.in + 16 * (first + b));
-    switch (p.mode) {
-      case SerialMode::cbc_encrypt: chain = modes::cbc_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
-      case SerialMode::cfb_encrypt: chain = modes::cfb_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
-      case SerialMode::ofb: chain = modes::ofb_xor_blocks(cipher, chain, bytes, bytes, n); break;
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b)
-      if (static_cast<size_t>(b) < n) store16(p.out + 16 * (first + b), batch[b]);
-  }
-  const size_t tail_len = p.len % 16;
-  if (tail_len != 0) {  // a whole message ending in a partial block (CFB/OFB)
-    const uint64_t offset = 16 * num_full;
-    if (p.mode == SerialMode::cfb_encrypt) modes::cfb_encrypt(cipher, chain, p.in + offset, p.out + offset, tail_len);
-    if (p.mode == SerialMode::ofb) modes::ofb_xor(cipher, chain, p.in + offset, p.out + offset, tail_len);
-  }
+  const gc_block chain = serial_message<Cipher, P, false>(cipher, p.mode, p.iv_in != nullptr ? *p.iv_in : p.iv,
+                                                           p.in, p.out, p.len);
   if (p.iv_out != nullptr) *p.iv_out = chain;
 }
 
@@ -436,7 +486,6 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
   const uint64_t num_full = len / 16;
   const uint64_t tail_len = len % 16;
   const unsigned lane = lane_id();
-  const auto load = [](const uint8_t* p) { return kUnaligned ? load16_any(p) : load16(p); };
   int first_step = 0;
   if constexpr (kSkipPadRows) first_step = first_live_step<kGcmSteps>(pad_blocks, tile) / kGcmGroup * kGcmGroup;
   gc_gf128 sum = gc_gf128_make(0, 0);
@@ -446,7 +495,7 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
     gc_block keystream[kGcmGroup], data[kLoadLate ? 1 : kGcmGroup];
     auto load_data = [&](uint64_t v) {
       const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
-      if (v >= pad_blocks && i < num_full) return load(in + 16 * i);
+      if (v >= pad_blocks && i < num_full) return load_block<kUnaligned>(in + 16 * i);
       if (v >= pad_blocks && i == num_full && tail_len != 0) return load_partial_block(in + 16 * i, tail_len);
       return modes::zero_block();
     };
@@ -469,8 +518,7 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
       gc_block result = gc_block_xor(in_block, keystream[g]);
       gc_block ciphertext = hash == GcmTileHash::output ? result : in_block;
       if (live && i < num_full) {
-        if constexpr (kUnaligned) store16_any(out + 16 * i, result);
-        else store16(out + 16 * i, result);
+        store_block<kUnaligned>(out + 16 * i, result);
       } else if (live && i == num_full && tail_len != 0) {
         xor_partial_block(in + 16 * i, out + 16 * i, tail_len, keystream[g]);
         if (hash == GcmTileHash::output) {  // hash the ciphertext zero-padded, without keystream past its end
@@ -505,7 +553,7 @@ __device__ __forceinline__ gc_gf128 ghash_tile_lane_sum(const uint8_t* data, uin
     const uint64_t v = tile * kTileBlocks + lane + 32 * step;
     const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
     gc_block x = modes::zero_block();
-    if (v >= pad_blocks && i < num_full) x = kUnaligned ? load16_any(data + 16 * i) : load16(data + 16 * i);
+    if (v >= pad_blocks && i < num_full) x = load_block<kUnaligned>(data + 16 * i);
     else if (v >= pad_blocks && i == num_full && tail_len != 0) x = load_partial_block(data + 16 * i, tail_len);
     sum = gc_gf128_xor(gc_gf128_mul(sum, h_pow32), gc_gf128_from_block(x));
   }
