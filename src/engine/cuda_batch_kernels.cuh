@@ -105,9 +105,12 @@ namespace {
 
 using namespace kernels;
 
-// The CTA size of the batch's own kernels (key expansion, GCM's per-message prepare and finish,
-// its hash-only tiles). The kernels that encipher data run the bulk kernels' per-warp routines
-// under the same launch policy as those (launch_policy.hpp): threads per CTA and tile shape.
+// The CTA size of the batch's kernels. The ones that encipher data run the bulk kernels' per-warp
+// routines with the launch policy's tile shapes (launch_policy.hpp), but not its 512-thread CTAs
+// for ECB/CTR/XTS: a batch warp copies each message's key schedule from global memory into
+// registers (the bulk kernels read theirs in place from the parameter bank), and at 512 threads'
+// 128 registers the bitsliced AES-256 schedule spills (528 bytes in the XTS kernel, nvcc 13.0).
+// GCM tiles and the serial modes take the policy's CTA size, 256 on every policy today.
 constexpr int kThreads = 256;
 
 template <class F, class = void>
@@ -173,13 +176,13 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const __grid_constant_
 // bulk_tile, under the same launch policy) over its piece of a message. Pieces are at most
 // kPieceBlocks long, so long messages spread over many warps as in the bulk kernel.
 template <class F, class P, Bulk kMode>
-__global__ void __launch_bounds__(P::kBulkThreads) bulk_items_kernel(const __grid_constant__ KernelParams p) {
+__global__ void __launch_bounds__(kThreads) bulk_items_kernel(const __grid_constant__ KernelParams p) {
   using Cipher = typename F::Cipher;
   constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
   constexpr uint64_t kTileBlocks = 32 * bulk_steps<Cipher, P>();
   uint32_t* shared = filled_tables<F>(kDecrypt);
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
-  for (uint64_t w = global_warp<P::kBulkThreads>(); w < p.num_items; w += num_warps<P::kBulkThreads>()) {
+  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
     const Item it = p.items[w];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, kDecrypt);
@@ -194,12 +197,12 @@ __global__ void __launch_bounds__(P::kBulkThreads) bulk_items_kernel(const __gri
 // XTS: a warp per message (below kBigLen), which runs the bulk kernel's tiles (kernels.cuh's
 // xts_tile) one after another; its T_0 = E_K2(tweak) came from serial_items_kernel.
 template <class F, class P, bool kEncrypt>
-__global__ void __launch_bounds__(P::kXtsThreads) xts_items_kernel(const __grid_constant__ KernelParams p) {
+__global__ void __launch_bounds__(kThreads) xts_items_kernel(const __grid_constant__ KernelParams p) {
   using Cipher = typename F::Cipher;
   constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();
   uint32_t* shared = filled_tables<F>(!kEncrypt);
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
-  for (uint64_t w = global_warp<P::kXtsThreads>(); w < p.num_items; w += num_warps<P::kXtsThreads>()) {
+  for (uint64_t w = global_warp<kThreads>(); w < p.num_items; w += num_warps<kThreads>()) {
     const Item it = p.items[w];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, !kEncrypt);
@@ -471,16 +474,16 @@ struct Launcher {
     constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
     auto* kernel = bulk_items_kernel<F, P, kMode>;
     const size_t smem = F::smem_bytes(kDecrypt);
-    launch<P::kBulkThreads>(kernel, grid_for<P::kBulkThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items),
-                            smem, p, stream, "batch kernel launch");
+    launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items), smem, p,
+                     stream, "batch kernel launch");
   }
 
   template <class P, bool kEncrypt>
   static void xts(const KernelParams& p, cudaStream_t stream) {
     auto* kernel = xts_items_kernel<F, P, kEncrypt>;
     const size_t smem = F::smem_bytes(!kEncrypt);
-    launch<P::kXtsThreads>(kernel, grid_for<P::kXtsThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items),
-                           smem, p, stream, "batch XTS launch");
+    launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items), smem, p,
+                     stream, "batch XTS launch");
   }
 
   template <class P>
