@@ -186,8 +186,8 @@ __global__ void __launch_bounds__(kThreads) bulk_items_kernel(const __grid_const
     const Item it = p.items[w];
     Cipher c = schedules[it.schedule];
     F::bind(c, shared, kDecrypt);
-    gc_block iv = modes::zero_block();  // ECB has none
-    if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt) iv = gc_block_load(p.params + it.iv_offset);
+    // ECB has no IV (the requests' validation gives every other mode here 16 bytes).
+    const gc_block iv = it.iv_len == 16 ? gc_block_load(p.params + it.iv_offset) : modes::zero_block();
     for (uint64_t first = it.begin_block; first < it.end_block; first += kTileBlocks)
       bulk_tile<Cipher, P, kMode, true>(c, p.in + it.in_offset, p.out + it.out_offset, it.len, iv, first,
                                         it.end_block);
