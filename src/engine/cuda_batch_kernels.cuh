@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const __grid_constant_
 }
 
 // The parallel modes: a warp per item, which runs the bulk kernel's tiles (kernels.cuh's
-// bulk_tile, under the same launch policy) over its piece of a message. Pieces are at most
+// bulk_tile, the launch policy's tile shape) over its piece of a message. Pieces are at most
 // kPieceBlocks long, so long messages spread over many warps as in the bulk kernel.
 template <class F, class P, Bulk kMode>
 __global__ void __launch_bounds__(kThreads) bulk_items_kernel(const __grid_constant__ KernelParams p) {
