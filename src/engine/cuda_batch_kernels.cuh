@@ -213,8 +213,9 @@ __global__ void __launch_bounds__(kThreads) xts_items_kernel(const __grid_consta
     gc_block tweak = gc_xts_tweak_at(p.tweaks[w], lane_id());
     for (uint64_t first = 0; first < num_bulk; first += kTileBlocks)
       tweak = xts_tile<Cipher, P, kEncrypt, true>(c, tweak, in, out, num_bulk, first);
-    if (tail_len != 0 && lane_id() == 0)
-      xts_steal<kEncrypt>(c, p.tweaks[w], num_bulk, in + 16 * num_bulk, out + 16 * num_bulk, 16 + tail_len);
+    if (tail_len != 0 && lane_id() == 0)  // ciphertext stealing (xts.hpp), as xts_kernel
+      modes::detail::xts_range<kEncrypt>(c, p.tweaks[w], num_bulk, in + 16 * num_bulk, out + 16 * num_bulk,
+                                         16 + tail_len);
   }
 }
 
@@ -439,7 +440,7 @@ struct Launcher {
     p.tweaks = d.tweaks + g.first_item;
     p.status = d.status;
     p.op = g.op;
-    p.decrypt = (g.op == op_gcm ? g.open : g.decrypt_kernel) ? 1 : 0;
+    p.decrypt = g.op == op_gcm && g.open ? 1 : 0;  // the other kernels take the direction as a template argument
     p.tag_len = tag_len;
     if (g.op == op_gcm) {  // (a batch without GCM has no buffers for these)
       p.messages = d.gcm_messages + g.first_message;

@@ -92,16 +92,16 @@ __device__ __forceinline__ void store16_any(uint8_t* p, gc_block b) {
   else gc_block_store(p, b);
 }
 
-// The accesses of the per-warp routines below: kUnaligned for the batch's packed messages, the
-// 16-byte access alone for the bulk kernels' buffers (the backend allocates and offsets them in
-// whole blocks).
+// The accesses of the per-warp routines below (not modes::load_block, which reads bytes):
+// kUnaligned for the batch's packed messages, the 16-byte access alone for the bulk kernels'
+// buffers (the backend allocates and offsets them in whole blocks).
 template <bool kUnaligned>
-__device__ __forceinline__ gc_block load_block(const uint8_t* p) {
+__device__ __forceinline__ gc_block tile_load(const uint8_t* p) {
   if constexpr (kUnaligned) return load16_any(p);
   else return load16(p);
 }
 template <bool kUnaligned>
-__device__ __forceinline__ void store_block(uint8_t* p, gc_block b) {
+__device__ __forceinline__ void tile_store(uint8_t* p, gc_block b) {
   if constexpr (kUnaligned) store16_any(p, b);
   else store16(p, b);
 }
@@ -215,7 +215,7 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
   constexpr bool kLoadLate = kLanes > 4;
   gc_block data[kLoadLate ? 1 : kBulkSteps];
   auto input_or_zero = [&](uint64_t i) {
-    return i < num_full ? load_block<kUnaligned>(in + 16 * i) : modes::zero_block();
+    return i < num_full ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block();
   };
   // The block before i: the IV for block 0, else ciphertext (always a full block).
   auto previous = [&](uint64_t i) { return i == 0 ? iv : input_or_zero(i - 1); };
@@ -242,10 +242,10 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
     const uint64_t i = first + lane + 32 * s;
     if (i >= end) continue;
     if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
-      if (i < num_full) store_block<kUnaligned>(out + 16 * i, x[s]);
+      if (i < num_full) tile_store<kUnaligned>(out + 16 * i, x[s]);
     } else if (i < num_full) {
-      if constexpr (kLoadLate) store_block<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data_for(i)));
-      else store_block<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data[s]));
+      if constexpr (kLoadLate) tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data_for(i)));
+      else tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data[s]));
     } else {  // CTR/CFB only: the message's ragged end (i < end <= the block count)
       xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, x[s]);
     }
@@ -314,7 +314,7 @@ __device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block twea
     for (int g = 0; g < kXtsGroup; ++g) {
       const uint64_t i = first + lane + 32 * (s0 + g);
       if constexpr (!kRewalk) tweaks[g] = tweak;
-      x[g] = gc_block_xor(i < num_bulk ? load_block<kUnaligned>(in + 16 * i) : modes::zero_block(), tweak);
+      x[g] = gc_block_xor(i < num_bulk ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block(), tweak);
       tweak = xts_mul_x32(tweak);
     }
 #pragma unroll
@@ -326,20 +326,11 @@ __device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block twea
       gc_block t;
       if constexpr (kRewalk) t = store_tweak;
       else t = tweaks[g];
-      if (i < num_bulk) store_block<kUnaligned>(out + 16 * i, gc_block_xor(x[g], t));
+      if (i < num_bulk) tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[g], t));
       if constexpr (kRewalk) store_tweak = xts_mul_x32(store_tweak);
     }
   }
   return tweak;
-}
-
-// Ciphertext stealing over the last full and the partial block (xts.hpp), by one thread: the
-// `len` = 16 + tail bytes at in/out are blocks `block` and `block` + 1 of the data unit.
-template <bool kEncrypt, class Cipher>
-__device__ __forceinline__ void xts_steal(const Cipher& cipher, gc_block encrypted_tweak, uint64_t block,
-                                          const uint8_t* in, uint8_t* out, uint64_t len) {
-  if constexpr (kEncrypt) modes::xts_encrypt_range(cipher, encrypted_tweak, block, in, out, len);
-  else modes::xts_decrypt_range(cipher, encrypted_tweak, block, in, out, len);
 }
 
 template <class Family, class P, bool kEncrypt>
@@ -363,9 +354,10 @@ __global__ void __launch_bounds__(P::kXtsThreads)
     lane_tweak = gc_xts_mul(lane_tweak, p.tile_step);  // the grid's next tile of this warp
   }
   if (tail_len != 0 && blockIdx.x == 0 && threadIdx.x == 0) {
+    // Ciphertext stealing over the last full and the partial block (xts.hpp).
     const uint64_t offset = 16 * num_bulk;
-    xts_steal<kEncrypt>(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset, p.out + offset,
-                        16 + tail_len);
+    modes::detail::xts_range<kEncrypt>(cipher, p.encrypted_tweak, p.first_block + num_bulk, p.in + offset,
+                                       p.out + offset, 16 + tail_len);
   }
 }
 
@@ -398,7 +390,7 @@ __device__ __forceinline__ gc_block serial_message(const Cipher& cipher, SerialM
     const size_t n = static_cast<size_t>(num_full - first < kBatch ? num_full - first : kBatch);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-      if (static_cast<size_t>(b) < n) batch[b] = load_block<kUnaligned>(in + 16 * (first + b));
+      if (static_cast<size_t>(b) < n) batch[b] = tile_load<kUnaligned>(in + 16 * (first + b));
     switch (mode) {
       case SerialMode::cbc_encrypt: chain = modes::cbc_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
       case SerialMode::cfb_encrypt: chain = modes::cfb_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
@@ -406,7 +398,7 @@ __device__ __forceinline__ gc_block serial_message(const Cipher& cipher, SerialM
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-      if (static_cast<size_t>(b) < n) store_block<kUnaligned>(out + 16 * (first + b), batch[b]);
+      if (static_cast<size_t>(b) < n) tile_store<kUnaligned>(out + 16 * (first + b), batch[b]);
   }
   const size_t tail_len = len % 16;
   if (tail_len != 0) {
@@ -495,7 +487,7 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
     gc_block keystream[kGcmGroup], data[kLoadLate ? 1 : kGcmGroup];
     auto load_data = [&](uint64_t v) {
       const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
-      if (v >= pad_blocks && i < num_full) return load_block<kUnaligned>(in + 16 * i);
+      if (v >= pad_blocks && i < num_full) return tile_load<kUnaligned>(in + 16 * i);
       if (v >= pad_blocks && i == num_full && tail_len != 0) return load_partial_block(in + 16 * i, tail_len);
       return modes::zero_block();
     };
@@ -518,7 +510,7 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
       gc_block result = gc_block_xor(in_block, keystream[g]);
       gc_block ciphertext = hash == GcmTileHash::output ? result : in_block;
       if (live && i < num_full) {
-        store_block<kUnaligned>(out + 16 * i, result);
+        tile_store<kUnaligned>(out + 16 * i, result);
       } else if (live && i == num_full && tail_len != 0) {
         xor_partial_block(in + 16 * i, out + 16 * i, tail_len, keystream[g]);
         if (hash == GcmTileHash::output) {  // hash the ciphertext zero-padded, without keystream past its end
@@ -553,7 +545,7 @@ __device__ __forceinline__ gc_gf128 ghash_tile_lane_sum(const uint8_t* data, uin
     const uint64_t v = tile * kTileBlocks + lane + 32 * step;
     const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
     gc_block x = modes::zero_block();
-    if (v >= pad_blocks && i < num_full) x = load_block<kUnaligned>(data + 16 * i);
+    if (v >= pad_blocks && i < num_full) x = tile_load<kUnaligned>(data + 16 * i);
     else if (v >= pad_blocks && i == num_full && tail_len != 0) x = load_partial_block(data + 16 * i, tail_len);
     sum = gc_gf128_xor(gc_gf128_mul(sum, h_pow32), gc_gf128_from_block(x));
   }
