@@ -39,38 +39,40 @@ typedef struct aes_bitsliced_key {
 
 /* The AES S-box on eight bit-plane words (q[0] least significant bit), as the circuit of Boyar
  * and Peralta, "A new combinational logic minimization technique with applications to
- * cryptology" (SEA 2010, ePrint 2009/191): 32 AND and 83 XOR/XNOR gates. The names x, y, t, z, s
+ * cryptology" (SEA 2010, ePrint 2009/191): 32 AND and 83 XOR/XNOR gates, of which the top map
+ * here uses 21 gates of two or three inputs in place of 23. The names x, y, t, z, s
  * are the paper's so the circuit can be checked line by line; the paper numbers bits from the
  * most significant end, hence x0 = q[7]. The three sections are a linear map into GF(2^4)^2
  * coordinates, the shared non-linear inversion, and a linear map back that folds in the affine
- * transform (the XNORs add the constant 0x63). */
+ * transform (the XNORs add the constant 0x63). The top map is recomputed for 3-input gates (each
+ * y is one XOR of at most three earlier signals, found by a randomized greedy search and checked
+ * on all 256 inputs), which the NVIDIA compiler turns into one LOP3 each. Constant-time: only
+ * AND, XOR and NOT on whole words, no table, no branch, no data-dependent index. */
 GC_FN void aes_bitsliced_sbox(GC_PRIVATE uint32_t* q) {
   uint32_t x0 = q[7], x1 = q[6], x2 = q[5], x3 = q[4], x4 = q[3], x5 = q[2], x6 = q[1], x7 = q[0];
-
-  /* Top linear transformation. */
-  uint32_t y14 = x3 ^ x5;
-  uint32_t y13 = x0 ^ x6;
-  uint32_t y9 = x0 ^ x3;
+  /* Top linear transformation: the paper's y1..y21, each one 2- or 3-input XOR (one LOP3) of
+   * inputs and earlier y values; 21 gates where the paper has 23 two-input XORs. */
   uint32_t y8 = x0 ^ x5;
-  uint32_t t0 = x1 ^ x2;
-  uint32_t y1 = t0 ^ x7;
-  uint32_t y4 = y1 ^ x3;
-  uint32_t y12 = y13 ^ y14;
-  uint32_t y2 = y1 ^ x0;
-  uint32_t y5 = y1 ^ x6;
-  uint32_t y3 = y5 ^ y8;
-  uint32_t t1 = x4 ^ y12;
-  uint32_t y15 = t1 ^ x5;
-  uint32_t y20 = t1 ^ x1;
-  uint32_t y6 = y15 ^ x7;
-  uint32_t y10 = y15 ^ t0;
-  uint32_t y11 = y20 ^ y9;
-  uint32_t y7 = x7 ^ y11;
-  uint32_t y17 = y10 ^ y11;
-  uint32_t y19 = y10 ^ y8;
-  uint32_t y16 = t0 ^ y11;
-  uint32_t y21 = y13 ^ y16;
-  uint32_t y18 = x0 ^ y16;
+  uint32_t y21 = x2 ^ x4 ^ y8;
+  uint32_t y18 = x6 ^ y21;
+  uint32_t y1 = x1 ^ x2 ^ x7;
+  uint32_t y7 = x0 ^ y18 ^ y1;
+  uint32_t y17 = x2 ^ x3 ^ y8;
+  uint32_t y4 = x3 ^ y1;
+  uint32_t y9 = x0 ^ x3;
+  uint32_t y10 = x7 ^ y7 ^ y17;
+  uint32_t y20 = x2 ^ x5 ^ y10;
+  uint32_t y16 = x0 ^ y18;
+  uint32_t y19 = y8 ^ y10;
+  uint32_t y12 = x1 ^ x4 ^ y20;
+  uint32_t y13 = x0 ^ x6;
+  uint32_t y3 = y4 ^ y12;
+  uint32_t y5 = x6 ^ y1;
+  uint32_t y2 = x0 ^ y1;
+  uint32_t y14 = x3 ^ x5;
+  uint32_t y11 = x7 ^ y7;
+  uint32_t y15 = y17 ^ y16;
+  uint32_t y6 = x7 ^ y15;
 
   /* Non-linear section: inversion in GF(2^8) via GF(2^4). */
   uint32_t t2 = y12 & y15;
@@ -96,7 +98,6 @@ GC_FN void aes_bitsliced_sbox(GC_PRIVATE uint32_t* q) {
   uint32_t t22 = t18 ^ y19;
   uint32_t t23 = t19 ^ y21;
   uint32_t t24 = t20 ^ y18;
-
   uint32_t t25 = t21 ^ t22;
   uint32_t t26 = t21 & t23;
   uint32_t t27 = t24 ^ t26;
@@ -113,7 +114,6 @@ GC_FN void aes_bitsliced_sbox(GC_PRIVATE uint32_t* q) {
   uint32_t t38 = t27 ^ t36;
   uint32_t t39 = t29 & t38;
   uint32_t t40 = t25 ^ t39;
-
   uint32_t t41 = t40 ^ t37;
   uint32_t t42 = t29 ^ t33;
   uint32_t t43 = t29 ^ t40;
@@ -169,9 +169,14 @@ GC_FN void aes_bitsliced_sbox(GC_PRIVATE uint32_t* q) {
   uint32_t s5 = t47 ^ t65;
   uint32_t s1 = t64 ^ ~s3;
   uint32_t s2 = t55 ^ ~t67;
-
-  q[7] = s0; q[6] = s1; q[5] = s2; q[4] = s3;
-  q[3] = s4; q[2] = s5; q[1] = s6; q[0] = s7;
+  q[7] = s0;
+  q[6] = s1;
+  q[5] = s2;
+  q[4] = s3;
+  q[3] = s4;
+  q[2] = s5;
+  q[1] = s6;
+  q[0] = s7;
 }
 
 /* x -> B(x ^ 0x63), where B is the inverse of the S-box's linear map A: bit i of the result is

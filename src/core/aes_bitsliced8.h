@@ -55,6 +55,7 @@
 #include "platform.h"
 #include "aes_bitsliced.h"
 #include "aes_bitsliced32.h"
+#include "counter.h"
 
 #define AES_BITSLICED8_BLOCKS 8
 #define AES_BITSLICED8_WORDS 32 /* state words, and round-key mask words per round */
@@ -62,10 +63,14 @@
 /* aes_bitsliced8_key: round key n, bit i of the byte in row r, column c is byte c of mask word
  * rk[32 n + 8 r + i], 0x00 or 0xff. Round keys 1 to num_rounds have AES_BITSLICED32_SBOX_CONSTANT
  * added to every byte, so they are not plain FIPS-197 round keys; rounds past num_rounds are zero.
- * Serves encryption and decryption alike. 1924 bytes, 4-byte aligned, trivially copyable. */
+ * Serves encryption and decryption alike. 1940 bytes, 4-byte aligned, trivially copyable. */
 typedef struct aes_bitsliced8_key {
   uint32_t rk[AES_BITSLICED8_WORDS * (AES_MAX_ROUNDS + 1)];
   int num_rounds;
+  /* Round key 0 (the cipher key's first 16 bytes) as a gc_block's words, for CTR's counters built
+   * straight into bit planes (aes_bitsliced8_ctr_stride32): XORed into the counter before it is
+   * spread, it costs 4 instructions instead of 32. */
+  uint32_t key0[4];
 } aes_bitsliced8_key;
 
 /* aes_bitsliced8_expand_key expands a 16-, 24- or 32-byte key into ks: the key expansion of
@@ -90,6 +95,10 @@ GC_FN int aes_bitsliced8_expand_key(GC_PRIVATE aes_bitsliced8_key* ks, const uin
       }
   }
   ks->num_rounds = planes.num_rounds;
+  ks->key0[0] = gc_load_le32(key);
+  ks->key0[1] = gc_load_le32(key + 4);
+  ks->key0[2] = gc_load_le32(key + 8);
+  ks->key0[3] = gc_load_le32(key + 12);
   return 0;
 }
 
@@ -172,9 +181,19 @@ GC_FN void aes_bitsliced8_decrypt_round(GC_PRIVATE uint32_t* q,
  * every round-key index is a constant. The rounds are written out rather than looped
  * (AES_BITSLICED_MIDDLE_ROUNDS_UP of aes_bitsliced32.h). Which rounds run depends only on the
  * public num_rounds. */
+GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                               GC_PRIVATE uint32_t* q, int num_rounds);
+
 GC_FN void aes_bitsliced8_encrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
                                          GC_PRIVATE uint32_t* q, int num_rounds) {
   aes_bitsliced8_add_round_key(q, ks->rk);
+  aes_bitsliced8_encrypt_keyed_planes(ks, q, num_rounds);
+}
+
+/* aes_bitsliced8_encrypt_keyed_planes: the same on a state that already has round key 0 added
+ * (rounds 1..num_rounds). */
+GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                               GC_PRIVATE uint32_t* q, int num_rounds) {
   AES_BITSLICED_MIDDLE_ROUNDS_UP(aes_bitsliced8_encrypt_round, q, ks, num_rounds);
   aes_bitsliced8_sub_bytes(q);
   aes_bitsliced8_shift_rows(q);
@@ -208,6 +227,87 @@ GC_FN void aes_bitsliced8_decrypt_rounds(const GC_PRIVATE aes_bitsliced8_key* ks
   aes_bitsliced8_load(q, blocks);
   aes_bitsliced8_decrypt_planes(ks, q, num_rounds);
   aes_bitsliced8_store(q, blocks);
+}
+
+/* aes_bitsliced8_counter_planes: the state aes_bitsliced8_load and AddRoundKey 0 would make of the
+ * 8 CTR counter blocks first + 32 b (b = 0..7, 128-bit big-endian counters), built without
+ * making the blocks or transposing them. first's bytes 12..14 must not all be 0xff (then the
+ * carry could reach byte 11; aes_bitsliced8_ctr_stride32 takes the transposing path there).
+ *
+ * Why it is cheap: the 8 counters differ only where adding 32 b changes them. Byte 15 is
+ * l + 32 b mod 256 (l its value in block 0): bits 0..4 stay l's, and bits 5..7 count
+ * (l >> 5) + b mod 8, so across the 8 blocks each of those bits is a fixed pattern (0xaa, 0xcc,
+ * 0xf0 for a plain count) rotated by l >> 5. Blocks b >= 8 - (l >> 5) carry one into bytes
+ * 12..14, which flips the low bits of that big-endian number up to its lowest zero. Every other
+ * bit is the same in all 8 blocks, so its plane byte is 0x00 or 0xff: a byte sign-spread of the
+ * bit shifted to the top of its byte. Per 8 blocks that is 32 spreads, 24 carry corrections and
+ * a few setup operations, against 256 transpose instructions and 8 counter additions.
+ *
+ * Constant-time: the counter is not secret, and the key enters only through XORs. */
+GC_FN void aes_bitsliced8_counter_planes(GC_PRIVATE uint32_t* q, const GC_PRIVATE aes_bitsliced8_key* ks,
+                                         gc_block first) {
+  const uint32_t l5 = first.w[3] >> 29; /* bits 5..7 of byte 15 */
+  /* Block 0's counter with those bits cleared (they vary by block), plus round key 0. */
+  const uint32_t a0 = first.w[0] ^ ks->key0[0], a1 = first.w[1] ^ ks->key0[1];
+  const uint32_t a2 = first.w[2] ^ ks->key0[2], a3 = (first.w[3] & 0x1fffffffu) ^ ks->key0[3];
+  /* The bits of bytes 12..14 that the carry flips, in place, and the blocks it reaches as a mask
+   * in byte 3 (column 3, where bytes 12..15 sit in each plane). */
+  const uint32_t n = gc_bswap32(first.w[3]) >> 8;
+  const uint32_t flips = gc_bswap32((n ^ (n + 1)) << 8);
+  const uint32_t carried = (0xff00u >> l5) << 24;
+  /* rows[r] byte c = byte (row r, column c) of a: a 4 x 4 byte transpose. */
+  uint32_t rows[4];
+#if defined(GC_HAS_BYTE_PERM)
+  {
+    const uint32_t lo01 = gc_byte_perm(a0, a1, 0x5140u), lo23 = gc_byte_perm(a2, a3, 0x5140u);
+    const uint32_t hi01 = gc_byte_perm(a0, a1, 0x7362u), hi23 = gc_byte_perm(a2, a3, 0x7362u);
+    rows[0] = gc_byte_perm(lo01, lo23, 0x5410u);
+    rows[1] = gc_byte_perm(lo01, lo23, 0x7632u);
+    rows[2] = gc_byte_perm(hi01, hi23, 0x5410u);
+    rows[3] = gc_byte_perm(hi01, hi23, 0x7632u);
+  }
+#else
+  GC_UNROLL
+  for (int r = 0; r < 4; ++r)
+    rows[r] = ((a0 >> (8 * r)) & 0xffu) | (((a1 >> (8 * r)) & 0xffu) << 8) |
+              (((a2 >> (8 * r)) & 0xffu) << 16) | (((a3 >> (8 * r)) & 0xffu) << 24);
+#endif
+  GC_UNROLL
+  for (int r = 0; r < 4; ++r) {
+    /* Row r's byte of `flips` in byte 3 (row 3 has none: byte 15 never carries in). */
+    const uint32_t row_flips = r < 3 ? (flips >> (8 * r)) << 24 : 0u;
+    GC_UNROLL
+    for (int i = 0; i < 8; ++i) {
+      uint32_t plane = gc_byte_sign_spread(rows[r] << (7 - i));
+      if (r < 3) plane ^= gc_byte_sign_spread(row_flips << (7 - i)) & carried;
+      q[8 * r + i] = plane;
+    }
+  }
+  /* Bits 5..7 of byte 15: the count (l >> 5) + b mod 8 across the blocks. */
+  q[29] ^= ((0xaaaau >> l5) & 0xffu) << 24;
+  q[30] ^= ((0xccccu >> l5) & 0xffu) << 24;
+  q[31] ^= ((0xf0f0u >> l5) & 0xffu) << 24;
+}
+
+/* aes_bitsliced8_ctr_stride32: CTR's keystream (128-bit big-endian counters, FIPS-197 AES) for the
+ * 8 counter blocks first + 32 b, b = 0..7, into out[b]: the blocks of one GPU lane when a warp's
+ * 32 lanes take consecutive blocks (src/backends/cuda/kernels.cuh). num_rounds as for
+ * aes_bitsliced8_encrypt_planes. Counters are built as bit planes (aes_bitsliced8_counter_planes)
+ * unless first's bytes 12..14 are all 0xff, one counter in 2^24, where the 8 blocks are made and
+ * transposed instead; the branch depends on the counter only, which is public. */
+GC_FN void aes_bitsliced8_ctr_stride32(const GC_PRIVATE aes_bitsliced8_key* ks, gc_block first,
+                                       GC_PRIVATE gc_block* out, int num_rounds) {
+  uint32_t q[AES_BITSLICED8_WORDS];
+  if ((first.w[3] & 0x00ffffffu) != 0x00ffffffu) {
+    aes_bitsliced8_counter_planes(q, ks, first);
+  } else {
+    GC_UNROLL
+    for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) out[b] = gc_ctr128_add(first, 32u * (uint32_t)b);
+    aes_bitsliced8_load(q, out);
+    aes_bitsliced8_add_round_key(q, ks->rk);
+  }
+  aes_bitsliced8_encrypt_keyed_planes(ks, q, num_rounds);
+  aes_bitsliced8_store(q, out);
 }
 
 /* aes_bitsliced8_encrypt / aes_bitsliced8_decrypt: the same, the round count from the key. */

@@ -88,6 +88,22 @@ typedef struct gc_block {
                                  gc_byte_perm((word), 0u, 0x4440u + (byte_index)) * (pitch_bytes)))
 #endif
 
+/* gc_byte_sign_spread(x): each byte of x becomes 0xff where its top bit is set, else 0x00. On
+ * NVIDIA GPUs one PRMT in its sign-replicating mode (selector nibbles 8..b); that takes inline
+ * PTX under CUDA too, because CUDA's __byte_perm clears the mode bit of every selector nibble.
+ * Elsewhere two integer operations and a multiply, which cannot carry between bytes. */
+GC_FN uint32_t gc_byte_sign_spread(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  uint32_t r;
+  asm("prmt.b32 %0, %1, 0, 0xba98;" : "=r"(r) : "r"(x));
+  return r;
+#elif defined(GC_HAS_BYTE_PERM)
+  return gc_byte_perm(x, 0u, 0xba98u);
+#else
+  return ((x >> 7) & 0x01010101u) * 0xffu;
+#endif
+}
+
 GC_FN uint32_t gc_bswap32(uint32_t x) {
 #if defined(GC_HAS_BYTE_PERM)
   return gc_byte_perm(x, 0, 0x0123);

@@ -92,7 +92,7 @@ struct AesBitsliced32 {
   }
 };
 
-// AesBitsliced8: 8 blocks a call, rows of the state as words (aes_bitsliced8.h). The key is 1924
+// AesBitsliced8: 8 blocks a call, rows of the state as words (aes_bitsliced8.h). The key is 1940
 // bytes of byte masks (same key for both directions); on CUDA it is read in place from the
 // __grid_constant__ parameter, like AesBitsliced32's.
 template <int kRounds = 0>
@@ -105,6 +105,11 @@ struct AesBitsliced8 {
   }
   GC_METHOD void decrypt_blocks(gc_block* b) const {
     aes_bitsliced8_decrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  // CTR's keystream for the counters first + 32 i, i < 8 (a warp lane's blocks in the CUDA bulk
+  // kernels), the counters built straight into bit planes: aes_bitsliced8_ctr_stride32.
+  GC_METHOD void ctr_keystream_stride32(gc_block first, gc_block* b) const {
+    aes_bitsliced8_ctr_stride32(&key, first, b, kRounds ? kRounds : key.num_rounds);
   }
   static AesBitsliced8 make_host(const uint8_t* k, int key_len) {
     AesBitsliced8 c{};
