@@ -37,146 +37,107 @@ typedef struct aes_bitsliced_key {
   int num_rounds;
 } aes_bitsliced_key;
 
-/* The AES S-box on eight bit-plane words (q[0] least significant bit), as the circuit of Boyar
- * and Peralta, "A new combinational logic minimization technique with applications to
- * cryptology" (SEA 2010, ePrint 2009/191): 32 AND and 83 XOR/XNOR gates, of which the top map
- * here uses 21 gates of two or three inputs in place of 23. The names x, y, t, z, s
- * are the paper's so the circuit can be checked line by line; the paper numbers bits from the
- * most significant end, hence x0 = q[7]. The three sections are a linear map into GF(2^4)^2
- * coordinates, the shared non-linear inversion, and a linear map back that folds in the affine
- * transform (the XNORs add the constant 0x63). The top map is recomputed for 3-input gates (each
- * y is one XOR of at most three earlier signals, found by a randomized greedy search and checked
- * on all 256 inputs), which the NVIDIA compiler turns into one LOP3 each. Constant-time: only
- * AND, XOR and NOT on whole words, no table, no branch, no data-dependent index. */
+/* The AES S-box on eight bit-plane words (q[0] least significant bit). The Boolean function is that
+ * of the circuit of Boyar and Peralta, "A new combinational logic minimization technique with
+ * applications to cryptology" (SEA 2010, ePrint 2009/191; 32 AND, 83 XOR/XNOR), as BearSSL's aes_ct
+ * writes it, re-mapped by ABC (berkeley-abc) onto 75 three-input LUTs: that circuit with output
+ * bits 5 and 6 complemented, through `strash; dch -f; if -K 3 -a -E 0.5`, then rounds of
+ * `strash; dch; if -K 3 -a; mfs2` (varied cut limits), the smallest of a few hundred runs. Area-
+ * oriented LUT mapping duplicates logic where that saves LUTs, so the gates no longer follow the paper's layers
+ * and have no names of their own: gN is LUT N in topological order, x0..x7 the paper's inputs (x0 =
+ * q[7]). Each LUT is one gc_lop3 (platform.h): on NVIDIA GPUs one LOP3 as inline PTX, which the
+ * compiler front end can neither reassociate nor re-share, so the mapping reaches ptxas as mapped:
+ * 75 LOP3 (written as plain C, LLVM re-merges the duplicated logic and ptxas makes 83 of it); a
+ * two-input LUT repeats its second input as c, which its lut ignores. Bits 5 and 6 are mapped
+ * complemented and complemented back with a NOT at the end, which cancels against
+ * aes_bitsliced32_add_sbox_constant's NOTs of q[5] and q[6] in the kernels. Checked against
+ * FIPS-197 on all 256 inputs. Constant-time: every gate is a bitwise function of whole words (LOP3,
+ * AND, XOR, NOT), with data-independent timing; no table, no branch, no data-dependent index. */
 GC_FN void aes_bitsliced_sbox(GC_PRIVATE uint32_t* q) {
   uint32_t x0 = q[7], x1 = q[6], x2 = q[5], x3 = q[4], x4 = q[3], x5 = q[2], x6 = q[1], x7 = q[0];
-  /* Top linear transformation: the paper's y1..y21, each one 2- or 3-input XOR (one LOP3) of
-   * inputs and earlier y values; 21 gates where the paper has 23 two-input XORs. */
-  uint32_t y8 = x0 ^ x5;
-  uint32_t y21 = x2 ^ x4 ^ y8;
-  uint32_t y18 = x6 ^ y21;
-  uint32_t y1 = x1 ^ x2 ^ x7;
-  uint32_t y7 = x0 ^ y18 ^ y1;
-  uint32_t y17 = x2 ^ x3 ^ y8;
-  uint32_t y4 = x3 ^ y1;
-  uint32_t y9 = x0 ^ x3;
-  uint32_t y10 = x7 ^ y7 ^ y17;
-  uint32_t y20 = x2 ^ x5 ^ y10;
-  uint32_t y16 = x0 ^ y18;
-  uint32_t y19 = y8 ^ y10;
-  uint32_t y12 = x1 ^ x4 ^ y20;
-  uint32_t y13 = x0 ^ x6;
-  uint32_t y3 = y4 ^ y12;
-  uint32_t y5 = x6 ^ y1;
-  uint32_t y2 = x0 ^ y1;
-  uint32_t y14 = x3 ^ x5;
-  uint32_t y11 = x7 ^ y7;
-  uint32_t y15 = y17 ^ y16;
-  uint32_t y6 = x7 ^ y15;
-
-  /* Non-linear section: inversion in GF(2^8) via GF(2^4). */
-  uint32_t t2 = y12 & y15;
-  uint32_t t3 = y3 & y6;
-  uint32_t t4 = t3 ^ t2;
-  uint32_t t5 = y4 & x7;
-  uint32_t t6 = t5 ^ t2;
-  uint32_t t7 = y13 & y16;
-  uint32_t t8 = y5 & y1;
-  uint32_t t9 = t8 ^ t7;
-  uint32_t t10 = y2 & y7;
-  uint32_t t11 = t10 ^ t7;
-  uint32_t t12 = y9 & y11;
-  uint32_t t13 = y14 & y17;
-  uint32_t t14 = t13 ^ t12;
-  uint32_t t15 = y8 & y10;
-  uint32_t t16 = t15 ^ t12;
-  uint32_t t17 = t4 ^ t14;
-  uint32_t t18 = t6 ^ t16;
-  uint32_t t19 = t9 ^ t14;
-  uint32_t t20 = t11 ^ t16;
-  uint32_t t21 = t17 ^ y20;
-  uint32_t t22 = t18 ^ y19;
-  uint32_t t23 = t19 ^ y21;
-  uint32_t t24 = t20 ^ y18;
-  uint32_t t25 = t21 ^ t22;
-  uint32_t t26 = t21 & t23;
-  uint32_t t27 = t24 ^ t26;
-  uint32_t t28 = t25 & t27;
-  uint32_t t29 = t28 ^ t22;
-  uint32_t t30 = t23 ^ t24;
-  uint32_t t31 = t22 ^ t26;
-  uint32_t t32 = t31 & t30;
-  uint32_t t33 = t32 ^ t24;
-  uint32_t t34 = t23 ^ t33;
-  uint32_t t35 = t27 ^ t33;
-  uint32_t t36 = t24 & t35;
-  uint32_t t37 = t36 ^ t34;
-  uint32_t t38 = t27 ^ t36;
-  uint32_t t39 = t29 & t38;
-  uint32_t t40 = t25 ^ t39;
-  uint32_t t41 = t40 ^ t37;
-  uint32_t t42 = t29 ^ t33;
-  uint32_t t43 = t29 ^ t40;
-  uint32_t t44 = t33 ^ t37;
-  uint32_t t45 = t42 ^ t41;
-  uint32_t z0 = t44 & y15;
-  uint32_t z1 = t37 & y6;
-  uint32_t z2 = t33 & x7;
-  uint32_t z3 = t43 & y16;
-  uint32_t z4 = t40 & y1;
-  uint32_t z5 = t29 & y7;
-  uint32_t z6 = t42 & y11;
-  uint32_t z7 = t45 & y17;
-  uint32_t z8 = t41 & y10;
-  uint32_t z9 = t44 & y12;
-  uint32_t z10 = t37 & y3;
-  uint32_t z11 = t33 & y4;
-  uint32_t z12 = t43 & y13;
-  uint32_t z13 = t40 & y5;
-  uint32_t z14 = t29 & y2;
-  uint32_t z15 = t42 & y9;
-  uint32_t z16 = t45 & y14;
-  uint32_t z17 = t41 & y8;
-
-  /* Bottom linear transformation, including the affine constant. */
-  uint32_t t46 = z15 ^ z16;
-  uint32_t t47 = z10 ^ z11;
-  uint32_t t48 = z5 ^ z13;
-  uint32_t t49 = z9 ^ z10;
-  uint32_t t50 = z2 ^ z12;
-  uint32_t t51 = z2 ^ z5;
-  uint32_t t52 = z7 ^ z8;
-  uint32_t t53 = z0 ^ z3;
-  uint32_t t54 = z6 ^ z7;
-  uint32_t t55 = z16 ^ z17;
-  uint32_t t56 = z12 ^ t48;
-  uint32_t t57 = t50 ^ t53;
-  uint32_t t58 = z4 ^ t46;
-  uint32_t t59 = z3 ^ t54;
-  uint32_t t60 = t46 ^ t57;
-  uint32_t t61 = z14 ^ t57;
-  uint32_t t62 = t52 ^ t58;
-  uint32_t t63 = t49 ^ t58;
-  uint32_t t64 = z4 ^ t59;
-  uint32_t t65 = t61 ^ t62;
-  uint32_t t66 = z1 ^ t63;
-  uint32_t s0 = t59 ^ t63;
-  uint32_t s6 = t56 ^ ~t62;
-  uint32_t s7 = t48 ^ ~t60;
-  uint32_t t67 = t64 ^ t65;
-  uint32_t s3 = t53 ^ t66;
-  uint32_t s4 = t51 ^ t66;
-  uint32_t s5 = t47 ^ t65;
-  uint32_t s1 = t64 ^ ~s3;
-  uint32_t s2 = t55 ^ ~t67;
-  q[7] = s0;
-  q[6] = s1;
-  q[5] = s2;
-  q[4] = s3;
-  q[3] = s4;
-  q[2] = s5;
-  q[1] = s6;
-  q[0] = s7;
+  uint32_t g1 = gc_lop3(x5, x3, x3, 0xc3);
+  uint32_t g2 = gc_lop3(g1, x6, x0, 0x69);
+  uint32_t g3 = gc_lop3(g2, x4, x1, 0x96);
+  uint32_t g4 = gc_lop3(x3, x0, x0, 0x3c);
+  uint32_t g5 = gc_lop3(g3, g4, g4, 0xc3);
+  uint32_t g6 = gc_lop3(x2, x1, x1, 0xc3);
+  uint32_t g7 = gc_lop3(g5, g6, g6, 0x3c);
+  uint32_t g8 = gc_lop3(x0, x6, g7, 0x72);
+  uint32_t g9 = gc_lop3(g6, x7, x7, 0xc3);
+  uint32_t g10 = gc_lop3(g9, x0, x0, 0xc3);
+  uint32_t g11 = gc_lop3(g10, g5, x7, 0x09);
+  uint32_t g12 = gc_lop3(x5, x0, x0, 0xc3);
+  uint32_t g13 = gc_lop3(g4, x6, x4, 0x96);
+  uint32_t g14 = gc_lop3(g13, g6, g6, 0xc3);
+  uint32_t g15 = gc_lop3(g3, g4, g4, 0x0c);
+  uint32_t g16 = gc_lop3(g12, g14, g15, 0xa6);
+  uint32_t g17 = gc_lop3(g8, g11, g16, 0x69);
+  uint32_t g18 = gc_lop3(g9, x6, g8, 0xa9);
+  uint32_t g19 = gc_lop3(g5, g14, g14, 0xc3);
+  uint32_t g20 = gc_lop3(g1, g19, g15, 0x59);
+  uint32_t g21 = gc_lop3(g18, g20, g20, 0xc3);
+  uint32_t g22 = gc_lop3(g13, x7, x7, 0xc3);
+  uint32_t g23 = gc_lop3(g9, x6, x6, 0x3c);
+  uint32_t g24 = gc_lop3(g22, g23, g12, 0x09);
+  uint32_t g25 = gc_lop3(g2, g13, g13, 0xc0);
+  uint32_t g26 = gc_lop3(g24, g3, g25, 0x96);
+  uint32_t g27 = gc_lop3(g20, g26, g26, 0xc3);
+  uint32_t g28 = gc_lop3(g6, x3, x7, 0x28);
+  uint32_t g29 = gc_lop3(g15, g25, g28, 0x69);
+  uint32_t g30 = gc_lop3(g14, g12, g29, 0xa6);
+  uint32_t g31 = gc_lop3(g21, g27, g30, 0xa6);
+  uint32_t g32 = gc_lop3(g17, g21, g31, 0x27);
+  uint32_t g33 = gc_lop3(g30, g21, g17, 0x8a);
+  uint32_t g34 = gc_lop3(g21, g27, g33, 0xa9);
+  uint32_t g35 = gc_lop3(g32, g34, g34, 0xc3);
+  uint32_t g36 = gc_lop3(g21, g27, g17, 0x59);
+  uint32_t g37 = gc_lop3(g30, g27, g36, 0x27);
+  uint32_t g38 = gc_lop3(g17, g27, g30, 0x51);
+  uint32_t g39 = gc_lop3(g21, g27, g38, 0x6a);
+  uint32_t g40 = gc_lop3(g37, g39, g39, 0x3c);
+  uint32_t g41 = gc_lop3(g40, g7, g7, 0xc0);
+  uint32_t g42 = gc_lop3(g35, g13, g41, 0x95);
+  uint32_t g43 = gc_lop3(x6, x0, g40, 0x28);
+  uint32_t g44 = gc_lop3(g32, x7, x7, 0xc0);
+  uint32_t g45 = gc_lop3(g42, g43, g44, 0x96);
+  uint32_t g46 = gc_lop3(g37, g32, g32, 0xc3);
+  uint32_t g47 = gc_lop3(g1, g40, g35, 0x06);
+  uint32_t g48 = gc_lop3(g46, g4, g47, 0x95);
+  uint32_t g49 = gc_lop3(g37, g5, x7, 0x09);
+  uint32_t g50 = gc_lop3(g39, g23, g49, 0xa6);
+  uint32_t g51 = gc_lop3(g45, g48, g50, 0x69);
+  uint32_t g52 = gc_lop3(g39, g9, g9, 0x0c);
+  uint32_t g53 = gc_lop3(g48, g52, g52, 0xc3);
+  uint32_t g54 = gc_lop3(g34, g39, g39, 0xc3);
+  uint32_t g55 = gc_lop3(g40, g35, g19, 0x28);
+  uint32_t g56 = gc_lop3(g54, g14, g55, 0x59);
+  uint32_t g57 = gc_lop3(g53, g56, g56, 0x3c);
+  uint32_t g58 = gc_lop3(g57, g43, g50, 0x96);
+  uint32_t g59 = gc_lop3(g37, g10, g10, 0x03);
+  uint32_t g60 = gc_lop3(g57, g45, g59, 0x96);
+  uint32_t g61 = gc_lop3(g9, x3, g32, 0x28);
+  uint32_t g62 = gc_lop3(g34, g23, g12, 0x09);
+  uint32_t g63 = gc_lop3(g60, g61, g62, 0x96);
+  uint32_t g64 = gc_lop3(g35, g2, g62, 0x95);
+  uint32_t g65 = gc_lop3(g53, g64, g64, 0xc3);
+  uint32_t g66 = gc_lop3(g34, g22, g65, 0xa9);
+  uint32_t g67 = gc_lop3(g66, g49, g44, 0x96);
+  uint32_t g68 = gc_lop3(g66, g42, g42, 0xc3);
+  uint32_t g69 = gc_lop3(g5, g46, g41, 0xa6);
+  uint32_t g70 = gc_lop3(g69, g55, g55, 0x3c);
+  uint32_t g71 = gc_lop3(g70, g52, g52, 0x3c);
+  uint32_t g72 = gc_lop3(g54, g12, g47, 0xa9);
+  uint32_t g73 = gc_lop3(g60, g71, g72, 0x96);
+  uint32_t g74 = gc_lop3(g68, g71, g71, 0x3c);
+  uint32_t g75 = gc_lop3(g65, g70, g70, 0x3c);
+  q[7] = g75;
+  q[6] = ~g74;
+  q[5] = ~g73;
+  q[4] = g68;
+  q[3] = g67;
+  q[2] = g63;
+  q[1] = g58;
+  q[0] = g51;
 }
 
 /* x -> B(x ^ 0x63), where B is the inverse of the S-box's linear map A: bit i of the result is

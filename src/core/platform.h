@@ -104,6 +104,36 @@ GC_FN uint32_t gc_byte_sign_spread(uint32_t x) {
 #endif
 }
 
+/* gc_lop3(a, b, c, lut): the three-input Boolean function `lut` of a, b, c, bit by bit, in
+ * NVIDIA's LOP3 truth-table convention: result bit = bit ((a?4:0)|(b?2:0)|(c?1:0)) of lut, so
+ * lut 0xF0 is a, 0xCC is b, 0xAA is c, 0x96 is a ^ b ^ c. lut must be an integer literal (or a
+ * constant expression). On CUDA device code it is one LOP3 written as inline PTX: the compiler
+ * front end cannot split, reassociate or re-share it, so a circuit mapped to 3-input LUTs keeps
+ * its mapping (plain C would be rewritten by LLVM, which CSEs logic a LUT mapping duplicated).
+ * Elsewhere (host C/C++, nvcc's host pass, OpenCL C) it is a Shannon expansion on a and b of the
+ * four functions of c that lut selects; with a literal lut every mask is a constant and the
+ * compiler folds the whole expression to a few AND/OR/XOR/NOT. Bitwise, so constant-time. */
+#if defined(__CUDA_ARCH__)
+template <unsigned int kLut>
+static __device__ __forceinline__ uint32_t gc_lop3_ptx(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(kLut & 0xffu));
+  return d;
+}
+  #define gc_lop3(a, b, c, lut) gc_lop3_ptx<(unsigned int)(lut)>((a), (b), (c))
+#else
+/* All ones where bit i of lut is set, else zero. */
+  #define GC_LOP3_MASK(lut, i) (0u - (((uint32_t)(lut) >> (i)) & 1u))
+/* The function of c alone at a, b fixed: row i selects lut bits i (c = 0) and i + 1 (c = 1). */
+  #define GC_LOP3_ROW(lut, i, c) \
+    ((GC_LOP3_MASK(lut, (i) + 1) & (c)) | (GC_LOP3_MASK(lut, i) & ~(c)))
+GC_FN uint32_t gc_lop3_select(uint32_t s, uint32_t x1, uint32_t x0) { return x0 ^ (s & (x1 ^ x0)); }
+GC_FN uint32_t gc_lop3(uint32_t a, uint32_t b, uint32_t c, uint32_t lut) {
+  return gc_lop3_select(a, gc_lop3_select(b, GC_LOP3_ROW(lut, 6, c), GC_LOP3_ROW(lut, 4, c)),
+                        gc_lop3_select(b, GC_LOP3_ROW(lut, 2, c), GC_LOP3_ROW(lut, 0, c)));
+}
+#endif
+
 GC_FN uint32_t gc_bswap32(uint32_t x) {
 #if defined(GC_HAS_BYTE_PERM)
   return gc_byte_perm(x, 0, 0x0123);
