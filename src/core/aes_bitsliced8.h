@@ -38,17 +38,23 @@
  * and GPUs we target. Key expansion is aes_bitsliced_expand_key (table-free), spread into byte
  * masks with shifts by public amounts, a subtraction from zero and ANDs.
  *
- * Cost, counted in sm_90 SASS from nvcc 13.0 (-O3, literal round count, key as a
- * __grid_constant__ parameter, 8 blocks loaded from and stored to global memory by a probe
- * kernel), instructions per block:
- *                    AES-128   AES-192   AES-256
- *   encrypt            670       791       912
- *   CTR                685       806       927    counters made and transposed, data XORed
- *   decrypt            827       981      1135
- * 56 registers (64 for CTR), no local memory. Of AES-128 encryption's 670: S-boxes 450 (90 LOP3
- * each, 4 a round), MixColumns with AddRoundKey about 95, transposes 64 (in and out), ShiftRows
- * 30, round-key loads 22 (ULDC.64 from the parameter bank). Round keys copied to shared memory
- * first (LDS.128) made CTR 677: not worth a per-CTA copy and barrier. */
+ * CTR (aes_bitsliced8_ctr_stride32) skips the load and its transpose: the 8 counters of a GPU
+ * lane differ in few bits, so they are built straight into bit planes with round key 0 folded in
+ * (aes_bitsliced8_counter_planes says how; 25 instructions a block instead of about 45).
+ *
+ * Cost, counted in sm_90 SASS from nvcc 13.0 in the loop of the CUDA bulk kernels (-O3, literal
+ * round count, key read from the __grid_constant__ parameter, 8 blocks loaded and stored per
+ * lane), instructions per block, and those on the integer ALU pipe that bounds the kernels:
+ *                    all      ALU pipe
+ *   AES-128 encrypt  621      582       (ECB)
+ *   AES-128 CTR      605      565       counters as bit planes, data loaded and XORed
+ *   AES-256 CTR      823      775
+ * Before the explicit-LOP3 S-box and the counter planes (2026-11-27): AES-128 CTR 701 / 652. Of
+ * AES-128 CTR's 565: S-boxes 375 (75 LOP3 each, aes_bitsliced.h; 4 a round), MixColumns with
+ * AddRoundKey about 95, the output transpose 26, ShiftRows 30 (SHF; rotations as IMAD pairs on
+ * the FMA pipe measured 1-6% slower), counter planes 13. 64 registers for CTR (a few words of
+ * loop state spill, outside the rounds), 79 for ECB. Round keys copied to shared memory first
+ * (LDS.128) made CTR slower: not worth a per-CTA copy and barrier. */
 #ifndef GPUCRYPT_CORE_AES_BITSLICED8_H
 #define GPUCRYPT_CORE_AES_BITSLICED8_H
 

@@ -13,6 +13,7 @@
 //     distinct blocks, repeated over its lanes);
 //   * aes_bitsliced8's CTR keystream with counters built as bit planes, against OpenSSL's CTR (or
 //     aes_ttable), over every carry pattern of its 8 counters;
+//   * gc_lop3 (the gate the S-box circuit is written in) against its truth table, every lut;
 //   * the failure path: key lengths other than 16/24/32 are refused and the schedule untouched.
 //
 // Usage: test_aes_core [vectors dir]   (ctest passes tests/vectors; without it the NIST files are
@@ -421,6 +422,28 @@ void test_wide_differential(int key_len, int num_keys) {
   }
 }
 
+// gc_lop3 (platform.h), the three-input gate the bitsliced S-box is written in: on the host its
+// portable form, against the truth table bit by bit, for every lut and random words. (On CUDA it is
+// one LOP3; the GPU checks run the S-box through it.)
+void test_lop3() {
+  std::mt19937_64 rng(0x6c6f7033ull);
+  int bad = 0;
+  for (uint32_t lut = 0; lut < 256; ++lut) {
+    for (int n = 0; n < 64; ++n) {
+      const uint32_t a = n == 0 ? 0u : n == 1 ? ~0u : (uint32_t)rng();
+      const uint32_t b = n == 2 ? 0u : n == 3 ? ~0u : (uint32_t)rng();
+      const uint32_t c = (uint32_t)rng();
+      uint32_t want = 0;
+      for (int bit = 0; bit < 32; ++bit) {
+        const uint32_t index = (((a >> bit) & 1u) << 2) | (((b >> bit) & 1u) << 1) | ((c >> bit) & 1u);
+        want |= ((lut >> index) & 1u) << bit;
+      }
+      bad += gc_lop3(a, b, c, lut) != want;
+    }
+  }
+  check(bad == 0, "gc_lop3 agrees with its truth table for all 256 luts (" + std::to_string(bad) + " wrong)");
+}
+
 // aes_bitsliced8_ctr_stride32 (CTR counters built straight into bit planes) against CTR computed
 // block by block: the 256-block keystream from `first` (OpenSSL's EVP_aes_*_ctr on zeros where
 // built with it, else aes_ttable on gc_ctr128_add), whose blocks 32 b are the call's. The
@@ -533,6 +556,7 @@ void test_openssl_random(int key_len, int num_cases) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  test_lop3();
   test_fips197();
   test_bad_key_lengths();
   for (int key_len : {16, 24, 32}) {
