@@ -39,6 +39,7 @@ using namespace gpucrypt;
 using bench::cuda_check;
 using bench::fill_random;
 using bench::median;
+using bench::time_runs;
 
 namespace {
 
@@ -63,29 +64,6 @@ size_t poisoned_blocks(const uint8_t* out, size_t len) {
   cuda_check(cudaMemcpy(&host, count, sizeof host, cudaMemcpyDeviceToHost), "count");
   cudaFree(count);
   return host;
-}
-
-// Times fn() (which enqueues on stream) reps times after 3 warm-ups; returns milliseconds.
-template <class Fn>
-std::vector<double> time_runs(cudaStream_t stream, int reps, Fn&& fn) {
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
-  for (int i = 0; i < 3; ++i) fn();
-  cuda_check(cudaStreamSynchronize(stream), "warm-up");
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-    fn();
-    cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-    cuda_check(cudaEventSynchronize(stop), "timed run");
-    float t = 0;
-    cuda_check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return ms;
 }
 
 std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t n) {

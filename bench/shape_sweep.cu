@@ -93,9 +93,6 @@ int main(int argc, char** argv) {
   cuda_check(cudaDeviceSynchronize(), "fill_random");
   cudaStream_t stream;
   cuda_check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
 
   char date[32];
   const std::time_t now = std::time(nullptr);
@@ -116,18 +113,7 @@ int main(int argc, char** argv) {
     const size_t run_bytes = k.bytes ? k.bytes : bytes;
     const bench::SweepBuffers buffers{in, out, run_bytes, hashes};
     cuda_check(cudaMemset(out, 0xA5, run_bytes), "poison");
-    for (int i = 0; i < 3; ++i) k.run(buffers, stream);
-    cuda_check(cudaStreamSynchronize(stream), "warm-up");
-    std::vector<double> ms;
-    for (int i = 0; i < reps; ++i) {
-      cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-      k.run(buffers, stream);
-      cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
-      cuda_check(cudaEventSynchronize(stop), "timed run");
-      float t = 0;
-      cuda_check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-      ms.push_back(t);
-    }
+    const std::vector<double> ms = bench::time_runs(stream, reps, [&] { k.run(buffers, stream); });
     const uint64_t sum = output_checksum(out, run_bytes);
     const std::string key = k.kernel + "/" + k.cipher;
     const bool agrees = reference.try_emplace(key, sum).first->second == sum;

@@ -53,9 +53,7 @@ int main(int argc, char** argv) {
   cuda_check(cudaDeviceSynchronize(), "fill");
   cudaStream_t stream;
   cuda_check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  cudaEvent_t start, stop;
-  cuda_check(cudaEventCreate(&start), "cudaEventCreate");
-  cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+  gpucrypt::bench::EventTimer timer;
 
   // Random keys and counter (a counter whose low byte is not zero: the lanes' counters carry).
   uint8_t key[32], iv[16];
@@ -88,15 +86,7 @@ int main(int argc, char** argv) {
     failures += !equal;
     std::vector<double> ms_old, ms_new;
     for (int r = 0; r < reps; ++r) {
-      for (int side = 0; side < 2; ++side) {
-        cuda_check(cudaEventRecord(start, stream), "record");
-        launch(side == 1);
-        cuda_check(cudaEventRecord(stop, stream), "record");
-        cuda_check(cudaEventSynchronize(stop), "sync");
-        float ms = 0;
-        cuda_check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-        (side ? ms_new : ms_old).push_back(ms);
-      }
+      for (int side = 0; side < 2; ++side) (side ? ms_new : ms_old).push_back(timer.ms(stream, [&] { launch(side == 1); }));
     }
     const double old_ms = median(ms_old), new_ms = median(ms_new);
     const double old_tbps = bytes * 8.0 / (old_ms * 1e-3) / 1e12, new_tbps = bytes * 8.0 / (new_ms * 1e-3) / 1e12;
