@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   for (uint8_t& b : iv) { state = state * 6364136223846793005ull + 1442695040888963407ull; b = uint8_t(state >> 56); }
 
   struct Case { const char* mode; int bits; };
-  const Case cases[] = {{"ctr", 128}, {"ctr", 256}, {"ecb_encrypt", 128}, {"ecb_encrypt", 256}};
+  const Case cases[] = {{"ctr", 128},         {"ctr", 256},         {"ecb_encrypt", 128},
+                        {"ecb_encrypt", 256}, {"ecb_decrypt", 128}, {"ecb_decrypt", 256}};
   std::string rows;
   std::printf("device: %s\n%-12s %4s %12s %12s %8s %6s\n", prop.name, "mode", "key", old_label.c_str(),
               new_label.c_str(), "ratio", "equal");

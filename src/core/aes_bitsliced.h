@@ -140,28 +140,109 @@ GC_FN void aes_bitsliced_sbox(GC_PRIVATE uint32_t* q) {
   q[0] = g51;
 }
 
-/* x -> B(x ^ 0x63), where B is the inverse of the S-box's linear map A: bit i of the result is
- * bits i+2, i+5 and i+7 (mod 8) of the input; 0x63 has bits 0, 1, 5 and 6 set. */
-GC_FN void aes_bitsliced_inv_affine(GC_PRIVATE uint32_t* q) {
-  uint32_t q0 = ~q[0], q1 = ~q[1], q2 = q[2], q3 = q[3];
-  uint32_t q4 = q[4], q5 = ~q[5], q6 = ~q[6], q7 = q[7];
-  q[0] = q2 ^ q5 ^ q7;
-  q[1] = q3 ^ q6 ^ q0;
-  q[2] = q4 ^ q7 ^ q1;
-  q[3] = q5 ^ q0 ^ q2;
-  q[4] = q6 ^ q1 ^ q3;
-  q[5] = q7 ^ q2 ^ q4;
-  q[6] = q0 ^ q3 ^ q5;
-  q[7] = q1 ^ q4 ^ q6;
-}
-
-/* Inverse S-box without a second circuit: S(x) = A(inv(x)) ^ 0x63 and inversion is an
- * involution, so Si(y) = B(S(B(y ^ 0x63)) ^ 0x63). Costs 2 x 24 XOR/NOT more than a dedicated
- * circuit; decryption is the less common direction (CTR, GCM, CFB and OFB only encrypt). */
+/* The AES inverse S-box on eight bit-plane words (q[0] least significant bit), as one circuit of
+ * its own. Its Boolean function is Si(y) = B(S(B(y ^ 0x63)) ^ 0x63), B the inverse of the S-box's
+ * linear map A (bit i of B(x) is bits i+2, i+5 and i+7, mod 8, of x) and S the forward circuit of
+ * Boyar and Peralta as BearSSL's aes_ct writes it: inversion is an involution, so S(x) = A(inv(x))
+ * ^ 0x63 gives the inverse. That composite was rebuilt with its top linear layer (affine in the
+ * inputs) and its bottom one (affine in the nonlinear signals) re-derived by Paar's greedy XOR
+ * pairing, then mapped by ABC (berkeley-abc) onto 76 three-input LUTs: a hill-climb over rounds of
+ * `strash; dch; if -K 3 -a; mfs2` (varied cut and mapping options), the smallest of a few thousand
+ * runs. As in aes_bitsliced_sbox, gN is LUT N in topological order and x0..x7 are the inputs (x0 =
+ * q[7]), x1 and x2 complemented (below); each LUT is one gc_lop3 (platform.h), one LOP3 on NVIDIA
+ * GPUs that the compiler keeps as mapped, and a two-input LUT repeats its second input as c. The
+ * circuit is mapped for bits 5 and 6 of its input complemented and complements them with a NOT on
+ * the way in, which cancels against aes_bitsliced32_add_sbox_constant's NOTs of q[5] and q[6] just
+ * before it in the decrypt kernels; the function itself is exactly FIPS-197's inverse S-box, for
+ * every caller. Checked against FIPS-197 on all 256 inputs. Constant-time: every gate is a bitwise
+ * function of whole words (LOP3, AND, XOR, NOT), with data-independent timing; no table, no
+ * branch, no data-dependent index. */
 GC_FN void aes_bitsliced_inv_sbox(GC_PRIVATE uint32_t* q) {
-  aes_bitsliced_inv_affine(q);
-  aes_bitsliced_sbox(q);
-  aes_bitsliced_inv_affine(q);
+  uint32_t x0 = q[7], x1 = ~q[6], x2 = ~q[5], x3 = q[4], x4 = q[3], x5 = q[2], x6 = q[1], x7 = q[0];
+  uint32_t g1 = gc_lop3(x1, x0, x0, 0xc3);
+  uint32_t g2 = gc_lop3(x7, x6, x6, 0xc3);
+  uint32_t g3 = gc_lop3(g1, g2, g2, 0xc3);
+  uint32_t g4 = gc_lop3(x4, x3, x3, 0xc3);
+  uint32_t g5 = gc_lop3(g4, x6, x5, 0x96);
+  uint32_t g6 = gc_lop3(x3, x0, x0, 0x3c);
+  uint32_t g7 = gc_lop3(g6, x4, x1, 0x96);
+  uint32_t g8 = gc_lop3(g3, x5, x4, 0x69);
+  uint32_t g9 = gc_lop3(g8, g4, g4, 0x03);
+  uint32_t g10 = gc_lop3(g5, g7, g9, 0x95);
+  uint32_t g11 = gc_lop3(g4, g2, g2, 0xc3);
+  uint32_t g12 = gc_lop3(x6, x2, x1, 0x96);
+  uint32_t g13 = gc_lop3(g11, g12, x4, 0x09);
+  uint32_t g14 = gc_lop3(x7, x3, x3, 0xc3);
+  uint32_t g15 = gc_lop3(x3, x1, x1, 0xc3);
+  uint32_t g16 = gc_lop3(x4, g14, g15, 0xd8);
+  uint32_t g17 = gc_lop3(g16, x2, x1, 0x69);
+  uint32_t g18 = gc_lop3(g10, g13, g17, 0x69);
+  uint32_t g19 = gc_lop3(x5, x2, x2, 0xc3);
+  uint32_t g20 = gc_lop3(g3, g19, g15, 0x06);
+  uint32_t g21 = gc_lop3(x1, g6, g20, 0xa6);
+  uint32_t g22 = gc_lop3(g10, g21, g8, 0x69);
+  uint32_t g23 = gc_lop3(x7, x4, x4, 0xc3);
+  uint32_t g24 = gc_lop3(g1, g23, g9, 0xa9);
+  uint32_t g25 = gc_lop3(g19, x0, x0, 0xc3);
+  uint32_t g26 = gc_lop3(g2, g15, g25, 0x28);
+  uint32_t g27 = gc_lop3(g26, g20, g20, 0x3c);
+  uint32_t g28 = gc_lop3(g24, g27, g23, 0x69);
+  uint32_t g29 = gc_lop3(g2, x4, x1, 0x96);
+  uint32_t g30 = gc_lop3(g12, g14, g29, 0x28);
+  uint32_t g31 = gc_lop3(g24, g13, g30, 0x69);
+  uint32_t g32 = gc_lop3(g18, g28, g31, 0x54);
+  uint32_t g33 = gc_lop3(g18, g22, g32, 0x56);
+  uint32_t g34 = gc_lop3(g18, g22, g28, 0xa6);
+  uint32_t g35 = gc_lop3(g18, g31, g34, 0x72);
+  uint32_t g36 = gc_lop3(g33, g35, g35, 0xc3);
+  uint32_t g37 = gc_lop3(g22, g31, g28, 0x2a);
+  uint32_t g38 = gc_lop3(g18, g22, g37, 0x6a);
+  uint32_t g39 = gc_lop3(g33, g38, g38, 0x3c);
+  uint32_t g40 = gc_lop3(g39, g1, g1, 0x03);
+  uint32_t g41 = gc_lop3(g3, g36, g40, 0xa6);
+  uint32_t g42 = gc_lop3(g18, g22, g31, 0xa6);
+  uint32_t g43 = gc_lop3(g28, g22, g42, 0x8d);
+  uint32_t g44 = gc_lop3(g4, g43, g35, 0x09);
+  uint32_t g45 = gc_lop3(g35, g2, g15, 0x06);
+  uint32_t g46 = gc_lop3(g41, g44, g45, 0x96);
+  uint32_t g47 = gc_lop3(g38, g43, g43, 0xc3);
+  uint32_t g48 = gc_lop3(g35, g43, g8, 0x82);
+  uint32_t g49 = gc_lop3(g11, g47, g48, 0x59);
+  uint32_t g50 = gc_lop3(g36, g47, g7, 0x28);
+  uint32_t g51 = gc_lop3(g38, g15, g15, 0x03);
+  uint32_t g52 = gc_lop3(g49, g50, g51, 0x69);
+  uint32_t g53 = gc_lop3(g12, x4, g47, 0x82);
+  uint32_t g54 = gc_lop3(g38, g4, x7, 0x06);
+  uint32_t g55 = gc_lop3(g53, g54, g54, 0xc3);
+  uint32_t g56 = gc_lop3(g36, g47, g5, 0x28);
+  uint32_t g57 = gc_lop3(g52, g55, g56, 0x69);
+  uint32_t g58 = gc_lop3(g39, g1, g23, 0x09);
+  uint32_t g59 = gc_lop3(g52, g58, g58, 0xc3);
+  uint32_t g60 = gc_lop3(g19, g15, g36, 0x28);
+  uint32_t g61 = gc_lop3(g12, g14, g43, 0x82);
+  uint32_t g62 = gc_lop3(g60, g54, g61, 0x69);
+  uint32_t g63 = gc_lop3(g6, x1, g33, 0x28);
+  uint32_t g64 = gc_lop3(g59, g62, g63, 0x96);
+  uint32_t g65 = gc_lop3(g62, g40, g51, 0x96);
+  uint32_t g66 = gc_lop3(g35, g25, g25, 0x0c);
+  uint32_t g67 = gc_lop3(g33, g6, g66, 0x6a);
+  uint32_t g68 = gc_lop3(g49, g67, g45, 0x69);
+  uint32_t g69 = gc_lop3(g65, g68, g56, 0x69);
+  uint32_t g70 = gc_lop3(g59, g60, g66, 0x69);
+  uint32_t g71 = gc_lop3(g29, g43, g63, 0x59);
+  uint32_t g72 = gc_lop3(g55, g58, g71, 0x69);
+  uint32_t g73 = gc_lop3(g72, g68, g50, 0x69);
+  uint32_t g74 = gc_lop3(g41, g67, g48, 0x69);
+  uint32_t g75 = gc_lop3(g72, g74, g51, 0x96);
+  uint32_t g76 = gc_lop3(g59, g53, g61, 0x69);
+  q[7] = g76;
+  q[6] = g75;
+  q[5] = g73;
+  q[4] = g70;
+  q[3] = g69;
+  q[2] = g64;
+  q[1] = g57;
+  q[0] = g46;
 }
 
 /* Exchanges the bits of x selected by ~low_mask with the bits of y selected by low_mask, `shift`
