@@ -42,11 +42,12 @@ typedef struct aes_bitsliced_key {
  * applications to cryptology" (SEA 2010, ePrint 2009/191; 32 AND, 83 XOR/XNOR), as BearSSL's aes_ct
  * writes it, re-mapped by ABC (berkeley-abc) onto 75 three-input LUTs: that circuit with output
  * bits 5 and 6 complemented, through `strash; dch -f; if -K 3 -a -E 0.5`, then rounds of
- * `strash; dch; if -K 3 -a; mfs2` (varied cut limits), the smallest of a few hundred runs. Area-
- * oriented LUT mapping duplicates logic where that saves LUTs, so the gates no longer follow the paper's layers
- * and have no names of their own: gN is LUT N in topological order, x0..x7 the paper's inputs (x0 =
- * q[7]). Each LUT is one gc_lop3 (platform.h): on NVIDIA GPUs one LOP3 as inline PTX, which the
- * compiler front end can neither reassociate nor re-share, so the mapping reaches ptxas as mapped:
+ * `strash; dch; if -K 3 -a; mfs2` (varied cut limits), the smallest of a few hundred runs.
+ * Area-oriented LUT mapping duplicates logic where that saves LUTs, so the gates no longer follow
+ * the paper's layers and have no names of their own: gN is LUT N in topological order, x0..x7 the
+ * paper's inputs (x0 = q[7]). Each LUT is one gc_lop3 (platform.h): on NVIDIA GPUs one LOP3 as
+ * inline PTX, which the compiler front end can neither reassociate nor re-share, so the mapping
+ * reaches ptxas as mapped:
  * 75 LOP3 (written as plain C, LLVM re-merges the duplicated logic and ptxas makes 83 of it); a
  * two-input LUT repeats its second input as c, which its lut ignores. Bits 5 and 6 are mapped
  * complemented and complemented back with a NOT at the end, which cancels against
