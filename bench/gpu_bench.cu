@@ -10,7 +10,12 @@
 // (cuda::DeviceCipher / DeviceGcm: what a CuPy or PyTorch caller gets). Each case runs 3 warm-up
 // times, then R (default 20) timed runs, each bracketed by CUDA events on the stream; the median
 // is reported, with the device-to-device copy ceiling measured the same way (bytes read + written).
-// GCM runs include GHASH, the tag and its 16-byte copy back to the host (a stream synchronise).
+// GCM runs include GHASH, the tag and its 16-byte copy back to the host (a stream synchronise);
+// GCM decrypt is an open of a sealed buffer (a GHASH-only pass, the tag check, then GCTR) into a
+// third buffer, poisoned and afterwards compared with the input. Every GCM seal case also times
+// the two ways a seal can run, "seal-fused" (the GCM kernel: GCTR and GHASH in one pass) and
+// "seal-2pass" (the CTR kernel, then GHASH over the ciphertext), kernels only (no tag), and checks
+// that both give the seal's ciphertext and GHASH: the data behind KeyedCipher::gcm_seal_in_two_passes.
 //
 // --check: every variant, algorithm, key size and mode, on ragged sizes, through both the host
 // API (create_cipher_stream / create_gcm on cuda:0, split updates) and the device API, compared
@@ -30,6 +35,7 @@
 #include "bench_support.cuh"
 #include "backends/backend.hpp"
 #include "backends/cuda/device.hpp"
+#include "backends/cuda/device_internal.hpp"
 #include "backends/cuda/launch_policy.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "modes/ciphers.hpp"
@@ -54,6 +60,27 @@ __global__ void count_poisoned_blocks(const uint4* blocks, size_t num_blocks, ui
 }
 
 constexpr uint32_t kPoison = 0xA5A5A5A5u;
+
+__global__ void count_different_blocks(const uint4* a, const uint4* b, size_t num_blocks, unsigned long long* count) {
+  unsigned long long local = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < num_blocks; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 x = a[i], y = b[i];
+    local += (x.x != y.x || x.y != y.y || x.z != y.z || x.w != y.w);
+  }
+  if (local) atomicAdd(count, local);
+}
+
+size_t different_blocks(const uint8_t* a, const uint8_t* b, size_t len) {
+  unsigned long long* count = nullptr;
+  cuda_check(cudaMalloc(&count, sizeof *count), "cudaMalloc");
+  cuda_check(cudaMemset(count, 0, sizeof *count), "cudaMemset");
+  count_different_blocks<<<1024, 256>>>(reinterpret_cast<const uint4*>(a), reinterpret_cast<const uint4*>(b), len / 16,
+                                        count);
+  unsigned long long host = 0;
+  cuda_check(cudaMemcpy(&host, count, sizeof host, cudaMemcpyDeviceToHost), "count");
+  cudaFree(count);
+  return host;
+}
 
 size_t poisoned_blocks(const uint8_t* out, size_t len) {
   unsigned long long* count = nullptr;
@@ -103,6 +130,7 @@ std::vector<Case> bench_cases(const std::string& algorithm, bool quick) {
       cases.push_back({prefix + "xts", Direction::decrypt});
     }
     cases.push_back({prefix + "gcm", Direction::encrypt});
+    cases.push_back({prefix + "gcm", Direction::decrypt});
   }
   return cases;
 }
@@ -164,12 +192,31 @@ int run_bench(const Options& opt) {
   std::printf("device %s, %d SMs, %d MHz, CUDA runtime %d driver %d; %zu bytes per run, median of %d\n", prop.name,
               prop.multiProcessorCount, clock_khz / 1000, runtime, driver, bytes, opt.reps);
   std::printf("copy ceiling: %.3f ms, %.1f GB/s read+written\n", copy_ms, copy_gbps);
-  std::printf("%-22s %-16s %-8s %10s %10s %8s %9s\n", "variant", "cipher", "dir", "median_ms", "GB/s", "Tbps",
+  std::printf("%-22s %-16s %-10s %10s %10s %8s %9s\n", "variant", "cipher", "dir", "median_ms", "GB/s", "Tbps",
               "copy_frac");
 
   std::mt19937_64 rng(12345);
   bool first = true;
   int failures = 0;
+  uint8_t* opened = nullptr;  // GCM decrypt's output (a third buffer, allocated on first use)
+  auto report = [&](const VariantInfo& v, const std::string& cipher, const char* direction, const std::vector<double>& ms,
+                    size_t unwritten, const char* note) {
+    const double med = median(ms);
+    const double gbps = bytes / (med * 1e-3) / 1e9;
+    const double frac = 2.0 * gbps / copy_gbps;
+    std::printf("%-22s %-16s %-10s %10.3f %10.1f %8.3f %9.3f%s\n", v.name.c_str(), cipher.c_str(), direction, med,
+                gbps, gbps * 8 / 1000, frac, note);
+    std::snprintf(line, sizeof line,
+                  "%s    {\"variant\": \"%s\", \"constant_time\": %s, \"cipher\": \"%s\", \"direction\": \"%s\", "
+                  "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"GBps\": %.2f, \"Tbps\": %.4f, "
+                  "\"fraction_of_copy_ceiling\": %.4f, \"unwritten_blocks\": %zu}",
+                  first ? "" : ",\n", v.name.c_str(), v.constant_time ? "true" : "false", cipher.c_str(), direction,
+                  med, *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()), gbps,
+                  gbps * 8 / 1000, frac, unwritten);
+    json += line;
+    first = false;
+    std::fflush(stdout);
+  };
   for (const VariantInfo& v : cuda::variants()) {
     if (v.algorithm == "keccak") continue;  // hashes: bench/keccak_bench.cu
     for (const Case& c : bench_cases(v.algorithm, opt.quick)) {
@@ -180,8 +227,24 @@ int run_bench(const Options& opt) {
       const auto iv = random_bytes(rng, 16);
       cuda_check(cudaMemset(out, 0xA5, bytes), "poison");
       std::vector<double> ms;
+      const uint8_t* written = out;  // the buffer the timed runs wrote
+      size_t wrong = 0;              // GCM decrypt: blocks of the opened text that differ from the input
       try {
-        if (name.mode == Mode::gcm) {
+        if (name.mode == Mode::gcm && c.direction == Direction::decrypt) {
+          auto gcm = cuda::DeviceGcm::create(name, key, v.name, device);
+          uint8_t tag[16];
+          const auto nonce = random_bytes(rng, 12);
+          gcm->seal(nonce, {}, in, out, bytes, tag, 16, stream);
+          if (opened == nullptr) cuda_check(cudaMalloc(&opened, bytes), "cudaMalloc opened");
+          cuda_check(cudaMemsetAsync(opened, 0xA5, bytes, stream), "poison");
+          bool all_verified = true;
+          ms = time_runs(stream, opt.reps, [&] {
+            all_verified = gcm->open(nonce, {}, out, opened, bytes, ByteSpan(tag, 16), stream) && all_verified;
+          });
+          if (!all_verified) throw std::runtime_error("an open of the sealed buffer failed its tag check");
+          written = opened;
+          wrong = different_blocks(opened, in, bytes);
+        } else if (name.mode == Mode::gcm) {
           auto gcm = cuda::DeviceGcm::create(name, key, v.name, device);
           uint8_t tag[16];
           const auto nonce = random_bytes(rng, 12);
@@ -205,29 +268,58 @@ int run_bench(const Options& opt) {
           ms = time_runs(stream, opt.reps, [&] { cipher->process(iv_span, in, out, bytes, stream); });
         }
       } catch (const std::exception& e) {
-        std::printf("%-22s %-16s %-8s FAILED: %s\n", v.name.c_str(), c.cipher.c_str(), direction_name(c.direction), e.what());
+        std::printf("%-22s %-16s %-10s FAILED: %s\n", v.name.c_str(), c.cipher.c_str(), direction_name(c.direction), e.what());
         ++failures;
         continue;
       }
       cuda_check(cudaStreamSynchronize(stream), "case");
-      const size_t unwritten = poisoned_blocks(out, bytes);
-      if (unwritten != 0) ++failures;
-      const double med = median(ms);
-      const double gbps = bytes / (med * 1e-3) / 1e9;
-      const double frac = 2.0 * gbps / copy_gbps;
-      std::printf("%-22s %-16s %-8s %10.3f %10.1f %8.3f %9.3f%s\n", v.name.c_str(), c.cipher.c_str(),
-                  direction_name(c.direction), med, gbps, gbps * 8 / 1000, frac,
-                  unwritten ? "  OUTPUT NOT FULLY WRITTEN" : "");
-      std::snprintf(line, sizeof line,
-                    "%s    {\"variant\": \"%s\", \"constant_time\": %s, \"cipher\": \"%s\", \"direction\": \"%s\", "
-                    "\"median_ms\": %.4f, \"min_ms\": %.4f, \"max_ms\": %.4f, \"GBps\": %.2f, \"Tbps\": %.4f, "
-                    "\"fraction_of_copy_ceiling\": %.4f, \"unwritten_blocks\": %zu}",
-                    first ? "" : ",\n", v.name.c_str(), v.constant_time ? "true" : "false", c.cipher.c_str(),
-                    direction_name(c.direction), med, *std::min_element(ms.begin(), ms.end()),
-                    *std::max_element(ms.begin(), ms.end()), gbps, gbps * 8 / 1000, frac, unwritten);
-      json += line;
-      first = false;
-      std::fflush(stdout);
+      const size_t unwritten = poisoned_blocks(written, bytes);
+      if (unwritten != 0 || wrong != 0) ++failures;
+      report(v, c.cipher, direction_name(c.direction), ms, unwritten,
+             unwritten ? "  OUTPUT NOT FULLY WRITTEN" : wrong ? "  OPENED TEXT DIFFERS FROM THE INPUT" : "");
+      if (name.mode == Mode::gcm && c.direction == Direction::encrypt) {
+        // The two seal routes, kernels only, under one key and nonce: both must write the same
+        // ciphertext and GHASH.
+        try {
+          const cuda::GcmKey gcm_key(name, ByteSpan(key), cuda::select_variant(name.algorithm, v.name), device);
+          const auto nonce = random_bytes(rng, 12);
+          modes::GcmContext ctx = gcm_key.context(ByteSpan(nonce));
+          const size_t tiles = cuda::gcm_num_tiles(bytes);
+          const size_t num_hashes = tiles + cuda::ghash_reduce_scratch(tiles) + 1;
+          gc_gf128* hashes = nullptr;
+          if (opened == nullptr) cuda_check(cudaMalloc(&opened, bytes), "cudaMalloc opened");
+          uint8_t* route_out = opened;
+          cuda_check(cudaMalloc(&hashes, num_hashes * sizeof(gc_gf128)), "cudaMalloc hashes");
+          using Route = cuda::GcmKey::SealRoute;
+          gc_gf128 route_hash[2];
+          const Route routes[2] = {Route::fused, Route::two_passes};
+          const char* route_names[2] = {"seal-fused", "seal-2pass"};
+          for (int r = 0; r < 2; ++r) {
+            cuda_check(cudaMemsetAsync(route_out, 0xA5, bytes, stream), "poison");
+            const auto route_ms = time_runs(stream, opt.reps, [&] {
+              gcm_key.enqueue(ctx, 0, true, in, route_out, bytes, hashes, hashes + num_hashes - 1, stream, routes[r]);
+            });
+            cuda_check(cudaMemcpyAsync(&route_hash[r], hashes + num_hashes - 1, sizeof(gc_gf128), cudaMemcpyDeviceToHost,
+                                       stream), "copy GHASH");
+            cuda_check(cudaStreamSynchronize(stream), "route");
+            const size_t route_unwritten = poisoned_blocks(route_out, bytes);
+            if (r == 0) cuda_check(cudaMemcpy(out, route_out, bytes, cudaMemcpyDeviceToDevice), "keep the fused output");
+            const size_t route_wrong = r == 0 ? 0 : different_blocks(route_out, out, bytes);
+            const bool same_hash = r == 0 || (route_hash[1].hi == route_hash[0].hi && route_hash[1].lo == route_hash[0].lo);
+            if (route_unwritten != 0 || route_wrong != 0 || !same_hash) ++failures;
+            report(v, c.cipher, route_names[r], route_ms, route_unwritten,
+                   route_unwritten ? "  OUTPUT NOT FULLY WRITTEN"
+                   : route_wrong   ? "  CIPHERTEXT DIFFERS FROM THE FUSED ROUTE'S"
+                   : !same_hash    ? "  GHASH DIFFERS FROM THE FUSED ROUTE'S"
+                                   : "");
+          }
+          ctx.wipe();
+          cudaFree(hashes);
+        } catch (const std::exception& e) {
+          std::printf("%-22s %-16s %-10s FAILED: %s\n", v.name.c_str(), c.cipher.c_str(), "seal-route", e.what());
+          ++failures;
+        }
+      }
     }
   }
   json += "\n  ]\n}\n";
@@ -240,6 +332,7 @@ int run_bench(const Options& opt) {
   }
   cudaFree(in);
   cudaFree(out);
+  cudaFree(opened);
   return failures == 0 ? 0 : 1;
 }
 

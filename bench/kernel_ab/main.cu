@@ -1,4 +1,5 @@
-// main.cu: scripts/kernel-ab's driver. Times the aes_bitsliced8 bulk kernels of two source trees
+// main.cu: scripts/kernel-ab's driver. Times the aes_bitsliced8 bulk kernels, its fused GCM kernel
+// and the GHASH tile pass (side.cu's gcm and ghash modes; Tbps of the whole buffer) of two source trees
 // (side.cu built against each) in one process, on one GPU: 1 GiB of random device-resident data,
 // CUDA events, the two sides interleaved launch by launch, median of --reps. Before timing, each
 // side's output is poisoned, computed once and compared byte for byte with the other side's (the
@@ -62,8 +63,9 @@ int main(int argc, char** argv) {
   for (uint8_t& b : iv) { state = state * 6364136223846793005ull + 1442695040888963407ull; b = uint8_t(state >> 56); }
 
   struct Case { const char* mode; int bits; };
-  const Case cases[] = {{"ctr", 128},         {"ctr", 256},         {"ecb_encrypt", 128},
-                        {"ecb_encrypt", 256}, {"ecb_decrypt", 128}, {"ecb_decrypt", 256}};
+  const Case cases[] = {{"ctr", 128},         {"ctr", 256},         {"ecb_encrypt", 128}, {"ecb_encrypt", 256},
+                        {"ecb_decrypt", 128}, {"ecb_decrypt", 256}, {"gcm", 128},         {"gcm", 256},
+                        {"ghash", 128}};
   std::string rows;
   std::printf("device: %s\n%-12s %4s %12s %12s %8s %6s\n", prop.name, "mode", "key", old_label.c_str(),
               new_label.c_str(), "ratio", "equal");
@@ -109,7 +111,8 @@ int main(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::fprintf(f,
                  "{\n  \"device\": \"%s\",\n  \"date\": \"%s\",\n  \"variant\": \"aes_bitsliced8\",\n"
-                 "  \"what\": \"bulk kernel alone, %zu bytes device-resident random input, CUDA events, sides "
+                 "  \"what\": \"one kernel launch per run (bulk, fused GCM or GHASH tile pass), %zu bytes "
+                 "device-resident random input, CUDA events, sides "
                  "interleaved, median of %d\",\n  \"old\": \"%s\",\n  \"new\": \"%s\",\n  \"cases\": [\n%s\n  ]\n}\n",
                  prop.name, date, bytes, reps, old_label.c_str(), new_label.c_str(), rows.c_str());
     std::fclose(f);

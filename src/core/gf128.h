@@ -90,15 +90,16 @@ GC_FN uint64_t gc_bmul64(uint64_t x, uint64_t y) {
 }
 
 /* gc_bmul32 returns the full 63-bit carry-less product of two 32-bit words; with 8 bits per
- * masked operand a product bit collects at most 8 terms, which fit in its 4-bit slot. */
+ * masked operand a product bit collects at most 8 terms, which fit in its 4-bit slot. Each
+ * product is one 32 x 32 -> 64 multiply (gc_mul_wide_u32, platform.h). */
 GC_FN uint64_t gc_bmul32(uint32_t x, uint32_t y) {
   const uint32_t m0 = 0x11111111u, m1 = 0x22222222u, m2 = 0x44444444u, m3 = 0x88888888u;
-  uint64_t x0 = x & m0, x1 = x & m1, x2 = x & m2, x3 = x & m3;
-  uint64_t y0 = y & m0, y1 = y & m1, y2 = y & m2, y3 = y & m3;
-  uint64_t z0 = (x0 * y0) ^ (x1 * y3) ^ (x2 * y2) ^ (x3 * y1);
-  uint64_t z1 = (x0 * y1) ^ (x1 * y0) ^ (x2 * y3) ^ (x3 * y2);
-  uint64_t z2 = (x0 * y2) ^ (x1 * y1) ^ (x2 * y0) ^ (x3 * y3);
-  uint64_t z3 = (x0 * y3) ^ (x1 * y2) ^ (x2 * y1) ^ (x3 * y0);
+  uint32_t x0 = x & m0, x1 = x & m1, x2 = x & m2, x3 = x & m3;
+  uint32_t y0 = y & m0, y1 = y & m1, y2 = y & m2, y3 = y & m3;
+  uint64_t z0 = gc_mul_wide_u32(x0, y0) ^ gc_mul_wide_u32(x1, y3) ^ gc_mul_wide_u32(x2, y2) ^ gc_mul_wide_u32(x3, y1);
+  uint64_t z1 = gc_mul_wide_u32(x0, y1) ^ gc_mul_wide_u32(x1, y0) ^ gc_mul_wide_u32(x2, y3) ^ gc_mul_wide_u32(x3, y2);
+  uint64_t z2 = gc_mul_wide_u32(x0, y2) ^ gc_mul_wide_u32(x1, y1) ^ gc_mul_wide_u32(x2, y0) ^ gc_mul_wide_u32(x3, y3);
+  uint64_t z3 = gc_mul_wide_u32(x0, y3) ^ gc_mul_wide_u32(x1, y2) ^ gc_mul_wide_u32(x2, y1) ^ gc_mul_wide_u32(x3, y0);
   return (z0 & 0x1111111111111111ull) | (z1 & 0x2222222222222222ull) |
          (z2 & 0x4444444444444444ull) | (z3 & 0x8888888888888888ull);
 }

@@ -78,10 +78,23 @@ class GcmKey {
     return s;
   }
 
+  // How a seal's GCTR and GHASH run: the cipher's choice (KeyedCipher::gcm_seal_in_two_passes),
+  // or one named (bench/gpu_bench.cu times both; the result is the same either way).
+  enum class SealRoute { cipher_choice, fused, two_passes };
+
   // Enqueues GCTR + GHASH of one segment; the segment's GHASH lands in *device_result.
+  // device_hashes: gcm_num_tiles(len) + ghash_reduce_scratch(gcm_num_tiles(len)) elements.
   void enqueue(const modes::GcmContext& ctx, uint64_t first_block, bool encrypt, const uint8_t* in,
                uint8_t* out, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
-               cudaStream_t stream) const {
+               cudaStream_t stream, SealRoute route = SealRoute::cipher_choice) const {
+    const bool two_passes =
+        route == SealRoute::cipher_choice ? data_->gcm_seal_in_two_passes() : route == SealRoute::two_passes;
+    const gc_block first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
+    if (encrypt && two_passes && counter_is_plain_ctr(first_counter, len)) {
+      data_->ctr(first_counter, in, out, len, stream);
+      enqueue_hash(out, len, device_hashes, device_result, stream);  // stream order: after the ciphertext
+      return;
+    }
     GcmSegment s = segment(ctx, first_block, encrypt);
     // The cipher's tiles may be larger than the minimum the buffers were sized for: fewer hashes.
     const size_t tile_blocks = data_->gcm_tile_blocks();
@@ -106,14 +119,20 @@ class GcmKey {
   void enqueue_ctr(const modes::GcmContext& ctx, uint64_t first_block, const uint8_t* in, uint8_t* out, size_t len,
                    gc_gf128* device_hashes, cudaStream_t stream) const {
     const gc_block first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
-    const uint64_t num_blocks = (len + 15) / 16;
-    if (uint64_t{gc_block_be_word(first_counter, 3)} + num_blocks <= (uint64_t{1} << 32)) {
+    if (counter_is_plain_ctr(first_counter, len)) {
       data_->ctr(first_counter, in, out, len, stream);
       return;
     }
     GcmSegment s = segment(ctx, first_block, false);
     data_->gcm(s, in, out, len, device_hashes, stream);
     gpucrypt::secure_zero(&s, sizeof s);
+  }
+
+  // Whether GCM's counter (inc32) over len bytes from first_counter equals the 128-bit CTR the
+  // bulk kernel runs: its last 32 bits must not wrap within the range.
+  static bool counter_is_plain_ctr(gc_block first_counter, size_t len) {
+    const uint64_t num_blocks = (len + 15) / 16;
+    return uint64_t{gc_block_be_word(first_counter, 3)} + num_blocks <= (uint64_t{1} << 32);
   }
 
   // The tag from the GHASH of the whole ciphertext.

@@ -153,6 +153,16 @@ template <class Family>
 struct reads_key_in_place<Family, std::void_t<decltype(Family::kReadKeyInPlace)>>
     : std::bool_constant<Family::kReadKeyInPlace> {};
 
+// Families whose GCM seal runs faster as two passes, the bulk CTR kernel and then the GHASH-only
+// pass over the ciphertext it wrote (ghash.cu), than as the fused GCM kernel below, say
+// `static constexpr bool kGcmSealInTwoPasses = true;` (KeyedCipher::gcm_seal_in_two_passes says
+// when that route is taken and where it was measured).
+template <class Family, class = void>
+struct seals_gcm_in_two_passes : std::false_type {};
+template <class Family>
+struct seals_gcm_in_two_passes<Family, std::void_t<decltype(Family::kGcmSealInTwoPasses)>>
+    : std::bool_constant<Family::kGcmSealInTwoPasses> {};
+
 // The cipher a kernel runs: the parameter itself, or a copy that prepare() points at the CTA's
 // tables in shared memory.
 template <class Family>
@@ -760,6 +770,7 @@ class KeyedCipherImpl final : public KeyedCipher {
   }
 
   uint64_t gcm_tile_blocks() const override { return gcm_tile_blocks_of<Family, P>(); }
+  bool gcm_seal_in_two_passes() const override { return seals_gcm_in_two_passes<Family>::value; }
 
   void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
            gc_gf128* tile_hashes, cudaStream_t stream) const override {

@@ -75,6 +75,11 @@ class KeyedCipher {
   virtual uint64_t gcm_tile_blocks() const = 0;
   virtual void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
                    gc_gf128* tile_hashes, cudaStream_t stream) const = 0;
+  // Whether sealing is faster as ctr() and then ghash_device() over the ciphertext than as gcm():
+  // a cipher fast enough that GHASH's multiplies and the cipher's rounds together overflow the
+  // fused kernel's registers (aes_bitsliced8). GcmKey::enqueue takes that route where GCM's 32-bit
+  // counter does not wrap (always with a 12-byte nonce).
+  virtual bool gcm_seal_in_two_passes() const = 0;
 };
 
 // Factories, one per family; key is one cipher key (one XTS half), key_bits 128/192/256.
