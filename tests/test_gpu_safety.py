@@ -183,15 +183,15 @@ def _j0_low32(key, nonce):
     return y & 0xFFFFFFFF
 
 
-@pytest.mark.parametrize("variant", ["aes_ttable_smem32", "aes_bitsliced", "aes_bitsliced8"])
-def test_open_with_a_wrapping_32_bit_counter(variant):
+@pytest.mark.parametrize("gpu_variant", ["aes_ttable_smem32", "aes_bitsliced", "aes_bitsliced8"])
+def test_open_with_a_wrapping_32_bit_counter(gpu_variant):
     key, size = os.urandom(16), 16 * MiB + 9
     blocks = (size + 15) // 16
     nonce = next(n for n in (i.to_bytes(16, "big") for i in range(1 << 20))
                  if _j0_low32(key, n) + 1 + blocks > 1 << 32)
     data = os.urandom(size)
     sealed = gpucrypt.AEAD("aes-128-gcm", key, device="cpu").encrypt(nonce, data)
-    aead = gpucrypt.AEAD("aes-128-gcm", key, device="cuda", variant=variant)
+    aead = gpucrypt.AEAD("aes-128-gcm", key, device="cuda", variant=gpu_variant)
     ct = _to_gpu(sealed[:-16])
     assert _host(aead.decrypt(nonce, ct, tag=sealed[-16:], out=ct)) == data
     assert aead.decrypt(nonce, sealed) == data  # host bytes through the GPU

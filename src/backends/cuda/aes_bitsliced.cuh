@@ -49,7 +49,8 @@ struct AesBitslicedFamily : TablelessFamily {
 // rounds take ptxas minutes per kernel. aes_bitsliced8 is not swept yet on the H200; nvcc 13.0
 // gives its CTR kernel 64 registers and no spills, but ptxas spills a little where it picks its
 // own register target (ECB encryption 8 bytes at 80 registers, GCM 40 bytes; not yet checked
-// whether inside the round loop); a sweep should settle it.
+// whether inside the round loop); a sweep should settle it. The fused GCM kernel now runs only
+// for a seal whose 32-bit GCM counter wraps (kGcmSealInTwoPasses below).
 struct BitslicedWidePolicy : Sm90Policy {
   static constexpr int kBulkThreads = 256, kXtsThreads = 256, kGcmThreads = 256, kGcmMinCtasPerSm = 1;
 };
@@ -66,7 +67,7 @@ struct AesBitslicedWideFamily : TablelessFamily {
   static constexpr bool kReadKeyInPlace = true;
   // GCM seals as the CTR kernel and then the GHASH-only pass: the fused kernel must hold the wide
   // state and GHASH's multiplies at once and ran at 0.78-0.90 Tbps for aes_bitsliced8 against
-  // 2.2-3.0 for its CTR alone (H200 and H100, docs/performance.md, 2026-11-28).
+  // 2.2-3.0 for its CTR alone (H200 and H100, docs/performance.md, 2026-11-27, fourth session).
   static constexpr bool kGcmSealInTwoPasses = true;
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
 };
