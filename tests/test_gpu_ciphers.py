@@ -265,6 +265,35 @@ def test_gcm_large(gpu_variant, name):
             gpu.decrypt(nonce, bytes(bad), aad)
 
 
+@pytest.mark.parametrize("gpu_variant", [v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes"])
+def test_device_gcm_seal_in_place_and_misaligned(gpu_variant):
+    """A GCM seal through the device-pointer API in place (in == out) and on views one byte off
+    alignment (staged by the library): the wide bitslices seal as a CTR pass and then a GHASH pass
+    over what it wrote (GcmKey::enqueue), the others in the fused kernel; all must give the CPU's
+    bytes and tag."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    name = "aes-128-gcm"
+    rng = rng_for("gcm-in-place", gpu_variant)
+    key = key_for(rng, name)
+    cpu = gpucrypt.AEAD(name, key, device="cpu")
+    stream = torch.cuda.Stream()
+    for size in (1, 16, 4097, (1 << 20) + 5):
+        nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(5), rng.randbytes(size)
+        want = cpu.encrypt(nonce, plaintext, aad)
+        with torch.cuda.stream(stream):
+            backing = torch.frombuffer(bytearray(b"\0" + plaintext), dtype=torch.uint8).to("cuda")
+            for layout in ("in_place", "misaligned_in_place", "misaligned_out_of_place"):
+                x = backing[1:].clone() if layout == "in_place" else backing.clone()[1:]
+                y = x if layout != "misaligned_out_of_place" else torch.full((size + 1,), 0xA5, dtype=torch.uint8,
+                                                                           device="cuda")[1:]
+                tag = _native.cuda_aead_device_seal(name, key, nonce, aad, 16, gpu_variant, 0, x.data_ptr(),
+                                                    y.data_ptr(), size, stream.cuda_stream)
+                stream.synchronize()
+                assert bytes(y.cpu().numpy().tobytes()) + tag == want, (size, layout)
+
+
 # ---- device-pointer API ---------------------------------------------------------------------
 
 def _device_cases():
