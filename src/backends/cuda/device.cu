@@ -95,7 +95,7 @@ const std::vector<GpuVariant>& registered_variants() {
        make_aes_ttable_smem32, "aes_ttable"},
       // The constant-time default in every mode: 1.3-1.5x aes_bitsliced in CTR, ECB, CBC/CFB
       // decryption and XTS on the H200 (bench/results/h200-2026-11-25-bench-bitsliced-modes.json),
-      // and in GCM since it seals as CTR + a GHASH pass (1.62 vs 1.28 Tbps for AES-128 on an H100,
+      // and in GCM since it seals as CTR + a GHASH pass (1.60-1.62 vs 1.28 Tbps for AES-128 on an H100,
       // bench/results/h100-2026-11-27-bench-gcm-routes.json). The batch kernels run aes_bitsliced
       // for it (engine/cuda_batch.cu's family_for: a lane there holds one message).
       {{"aes_bitsliced8", "cuda", "aes", true,

@@ -155,8 +155,8 @@ struct reads_key_in_place<Family, std::void_t<decltype(Family::kReadKeyInPlace)>
 
 // Families whose GCM seal runs faster as two passes, the bulk CTR kernel and then the GHASH-only
 // pass over the ciphertext it wrote (ghash.cu), than as the fused GCM kernel below, say
-// `static constexpr bool kGcmSealInTwoPasses = true;` (KeyedCipher::gcm_seal_in_two_passes says
-// when that route is taken and where it was measured).
+// `static constexpr bool kGcmSealInTwoPasses = true;` (GcmKey::enqueue takes that route where
+// GCM's counter allows; aes_bitsliced.cuh says where it was measured).
 template <class Family, class = void>
 struct seals_gcm_in_two_passes : std::false_type {};
 template <class Family>
