@@ -294,6 +294,63 @@ def test_device_gcm_seal_in_place_and_misaligned(gpu_variant):
                 assert bytes(y.cpu().numpy().tobytes()) + tag == want, (size, layout)
 
 
+@pytest.mark.parametrize("gpu_variant", [v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes"])
+def test_output_that_partially_overlaps_the_input(gpu_variant):
+    """out= a shifted view of the input's own memory, on the GPU: a CUDA tensor's x[s:s+n] into
+    x[:n] and the reverse (the kernels' lanes would overwrite input other lanes have yet to read;
+    device_api.cu stages the input), and a host bytearray through update_into (the 16 MiB staging
+    pipeline would copy results back over input not yet sent; the binding copies it first). The
+    result must be what a copy of the input gives, numpy's rule for overlapping operands; the
+    CPU backend is the oracle. GCM seals and opens the same way, and a failed open on an
+    overlapping output writes nothing."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    rng = rng_for("partial-overlap", gpu_variant)
+    size = (4 << 20) + 48
+    for name in ("aes-128-ctr", "aes-256-ecb", "aes-128-cbc", "aes-256-xts", "aes-128-gcm"):
+        key = key_for(rng, name)
+        for shift in (16, -16, 4096 + 32, -(1 << 20)):
+            start_in, start_out = max(shift, 0), max(-shift, 0)
+            backing = rng.randbytes(size + abs(shift))
+            data = backing[start_in:start_in + size]
+            x = torch.frombuffer(bytearray(backing), dtype=torch.uint8).to("cuda")
+            src, dst = x[start_in:start_in + size], x[start_out:start_out + size]
+            if name.endswith("gcm"):
+                nonce, aad = rng.randbytes(12), rng.randbytes(7)
+                want = gpucrypt.AEAD(name, key, device="cpu").encrypt(nonce, data, aad)
+                aead = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
+                _, tag = aead.encrypt(nonce, src, aad, out=dst)
+                torch.cuda.synchronize()
+                assert dst.cpu().numpy().tobytes() + tag == want, (name, shift)
+                # Open the ciphertext, now at dst, back into src's place (the reverse shift).
+                before = x.cpu().numpy().tobytes()
+                bad = bytes([tag[0] ^ 1]) + tag[1:]
+                with pytest.raises(gpucrypt.InvalidTag):
+                    aead.decrypt(nonce, dst, aad, tag=bad, out=src)
+                torch.cuda.synchronize()
+                assert x.cpu().numpy().tobytes() == before, "a failed open wrote into its overlapping output"
+                aead.decrypt(nonce, dst, aad, tag=tag, out=src)
+                torch.cuda.synchronize()
+                assert src.cpu().numpy().tobytes() == data, (name, shift)
+                continue
+            for encrypt in (True, False):
+                iv = iv_for(rng, name)
+                want = crypt(name, key, iv, data, encrypt=encrypt, device="cpu")
+                cipher = gpucrypt.Cipher(name, key, iv=iv, device=DEVICE, padding=False, variant=gpu_variant)
+                fresh = x.clone()
+                src, dst = fresh[start_in:start_in + size], fresh[start_out:start_out + size]
+                (cipher.encrypt if encrypt else cipher.decrypt)(src, out=dst, iv=iv)
+                torch.cuda.synchronize()
+                assert dst.cpu().numpy().tobytes() == want, (name, encrypt, shift, "device pointers")
+                host = bytearray(backing + bytes(15))
+                view = memoryview(host)
+                context = cipher.encryptor(iv) if encrypt else cipher.decryptor(iv)
+                written = context.update_into(view[start_in:start_in + size], view[start_out:start_out + size + 15])
+                assert written == size and bytes(host[start_out:start_out + size]) == want, (name, encrypt, shift,
+                                                                                           "host bytes")
+
+
 # ---- device-pointer API ---------------------------------------------------------------------
 
 def _device_cases():

@@ -95,7 +95,8 @@ class DeviceError : public std::runtime_error {
 // Raw (unpadded) streaming encryption or decryption in one mode.
 // update() contract: ECB/CBC take whole blocks only (len % 16 == 0); CFB/OFB/CTR take any
 // length and keep their position; XTS treats each call as one complete data unit (>= 16 bytes)
-// with the context's tweak. in and out may be the same buffer, never partially overlapping.
+// with the context's tweak. in and out may be the same buffer, or overlap partially (a shifted
+// view of one buffer): the result is then what a copy of in would give, at the cost of that copy.
 class CipherStream {
  public:
   virtual ~CipherStream() = default;

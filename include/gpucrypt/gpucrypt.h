@@ -33,7 +33,8 @@ typedef struct gc_cipher gc_cipher;
 /* encrypt: 1 or 0. iv may be NULL for ECB. variant: NULL or "" for the device's default. */
 gc_status gc_cipher_new(gc_cipher** out, const char* name, int encrypt, const uint8_t* key, size_t key_len,
                         const uint8_t* iv, size_t iv_len, const char* device, const char* variant);
-/* Raw (unpadded) update: ECB/CBC whole blocks, CFB/OFB/CTR any length; in == out allowed. */
+/* Raw (unpadded) update: ECB/CBC whole blocks, CFB/OFB/CTR any length; in == out allowed, and a
+ * partially overlapping out gives what a copy of in would. */
 gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len);
 void gc_cipher_free(gc_cipher* cipher);
 
@@ -41,7 +42,8 @@ void gc_cipher_free(gc_cipher* cipher);
 typedef struct gc_aead gc_aead;
 gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,
                       const char* variant);
-/* out receives len + tag_len bytes (ciphertext || tag). */
+/* out receives len + tag_len bytes (ciphertext || tag). seal and open take out == in; an out that
+ * overlaps in only partially is refused (GC_ERROR_ARGUMENT, nothing written). */
 gc_status gc_aead_seal(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, const uint8_t* aad, size_t aad_len,
                        const uint8_t* in, size_t len, size_t tag_len, uint8_t* out);
 /* in holds ciphertext || tag (len bytes); out receives len - tag_len bytes only if the tag verifies,

@@ -14,6 +14,7 @@
 #include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
+#include "base/names.hpp"
 #include "core/counter.h"
 #include "modes/gcm.hpp"
 #include "modes/mode_rules.hpp"
@@ -77,6 +78,18 @@ class EngineCipherStream final : public CipherStream {
   std::string device() const override { return engine_->device(); }
 
   void update(const uint8_t* in, uint8_t* out, size_t len) override {
+    if (partially_overlapping(in, out, len)) {
+      // A shifted view of the input's own memory: the ranges run on several threads (and a GPU
+      // engine pipelines its copies), so writing out could overwrite input not yet read. Work
+      // from a copy, wiped on every way out (it may be plaintext): the result is what it would
+      // be without the overlap, numpy's rule for overlapping operands.
+      std::vector<uint8_t> copy(in, in + len);
+      struct Wipe {
+        std::vector<uint8_t>& bytes;
+        ~Wipe() { secure_zero(bytes.data(), bytes.size()); }
+      } wipe{copy};
+      return update(copy.data(), out, len);
+    }
     switch (name_.mode) {
       case Mode::ecb: return ecb(in, out, len);
       case Mode::cbc: return cbc(in, out, len);

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/names.hpp"
 #include "gpucrypt/format.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
@@ -160,6 +161,7 @@ gc_status gc_aead_seal(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, co
                        const uint8_t* in, size_t len, size_t tag_len, uint8_t* out) {
   return guarded([&] {
     require(aead && nonce && out && (in || !len) && (aad || !aad_len), "gc_aead_seal: null argument");
+    require(!gpucrypt::partially_overlapping(in, out, len), "gc_aead_seal: out partially overlaps in");
     aead->gcm->seal(span(nonce, nonce_len), span(aad, aad_len), span(in, len), tag_len, out);
   });
 }
@@ -169,6 +171,7 @@ gc_status gc_aead_open(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, co
   bool ok = false;
   const gc_status status = guarded([&] {
     require(aead && nonce && in && (out || len <= tag_len) && (aad || !aad_len), "gc_aead_open: null argument");
+    require(!gpucrypt::partially_overlapping(in, out, len > tag_len ? len - tag_len : 0), "gc_aead_open: out partially overlaps in");
     ok = aead->gcm->open(span(nonce, nonce_len), span(aad, aad_len), span(in, len), tag_len, out);
   });
   if (status != GC_OK) return status;

@@ -12,6 +12,7 @@
 
 #include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
+#include "base/names.hpp"
 #include "gpucrypt/batch.hpp"
 #include "modes/gcm.hpp"
 #include "modes/xts.hpp"
@@ -397,10 +398,7 @@ BatchPlan BatchBuilder::build_packed(ByteSpan input, MutableByteSpan output) {
   if (output.size() < output_cursor_)
     throw std::invalid_argument("output buffer too small: " + std::to_string(output.size()) + " bytes for " +
                                 std::to_string(output_cursor_));
-  const uint8_t* in_begin = input.data();
-  const uint8_t* out_begin = output.data();
-  if (!input.empty() && !output.empty() && in_begin < out_begin + output.size() &&
-      out_begin < in_begin + input.size())
+  if (ranges_overlap(input.data(), input.size(), output.data(), output.size()))
     throw std::invalid_argument("packed input and output buffers must not overlap");
   plan_.input = input;
   plan_.output = output;

@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/names.hpp"
 #include "engine/scheduler.hpp"
 #include "gpucrypt/format.hpp"
 
@@ -37,11 +38,7 @@ namespace {
 constexpr uint64_t kGpuJobLen = 16 << 20;
 constexpr unsigned kGpuWorkers = 6;
 
-bool overlap(ByteSpan a, ByteSpan b) {
-  if (a.empty() || b.empty()) return false;
-  const auto a_begin = reinterpret_cast<uintptr_t>(a.data()), b_begin = reinterpret_cast<uintptr_t>(b.data());
-  return a_begin < b_begin + b.size() && b_begin < a_begin + a.size();
-}
+bool overlap(ByteSpan a, ByteSpan b) { return ranges_overlap(a.data(), a.size(), b.data(), b.size()); }
 
 // Zeroes a key on every way out of a scope.
 struct WipeOnExit {

@@ -37,6 +37,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/names.hpp"
 #include "engine/scheduler.hpp"
 
 #include "gpucrypt/format.hpp"
@@ -105,10 +106,6 @@ struct PyOpener {
 };
 
 // ---- the in-memory pipeline -----------------------------------------------------------------
-
-bool spans_overlap(const uint8_t* a, size_t a_len, const uint8_t* b, size_t b_len) {
-  return a_len && b_len && a < b + b_len && b < a + a_len;
-}
 
 // `out`, or a new bytes object of `len` bytes when out is None: (owner to return or None, span).
 // A new bytes object is filled before Python sees it, which CPython allows its creator.
@@ -189,7 +186,7 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
   format::check_chunk_len(chunk_len);
   const format::Layout layout{chunk_len, in.size()};
   Output output(out, layout.file_len(), "the encrypted file");
-  if (spans_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
+  if (ranges_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
     throw std::invalid_argument("out overlaps the input (in place is not supported: each chunk's tag shifts the "
                                 "chunks after it)");
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));

@@ -6,8 +6,10 @@
 //
 // Each call is one complete message with its own IV / counter / tweak: ECB and CBC need a
 // multiple of 16 bytes, XTS at least 16 bytes (one data unit), CFB/OFB/CTR any length.
-// in == out is allowed. Pointers need no particular alignment (a misaligned or, for CBC/CFB
-// decryption, in-place call costs one extra device copy through stream-ordered scratch memory).
+// in == out is allowed, and so is an out that partially overlaps in (a shifted view of one array):
+// the result is then what a copy of in would give. Pointers need no particular alignment. A
+// misaligned, partially overlapping or, for CBC/CFB decryption, in-place call costs one extra
+// device copy through stream-ordered scratch memory.
 #pragma once
 
 #include <cuda_runtime.h>

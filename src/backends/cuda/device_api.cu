@@ -10,6 +10,7 @@
 
 #include "backends/block_engine.hpp"
 #include "backends/cuda/device.hpp"
+#include "base/names.hpp"
 #include "backends/cuda/device_internal.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
 #include "modes/gcm.hpp"
@@ -20,11 +21,6 @@ namespace gpucrypt::cuda {
 namespace {
 
 bool misaligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; }
-
-bool overlap(const void* a, const void* b, size_t len) {
-  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  return x < y + len && y < x + len;
-}
 
 // Stream-ordered scratch memory, freed in stream order.
 class StreamBuffer {
@@ -42,13 +38,17 @@ class StreamBuffer {
   cudaStream_t stream_;
 };
 
-// Kernels want 16-byte aligned pointers, and CBC/CFB decryption wants in != out (a thread reads
-// the ciphertext block before its own). Otherwise the data goes through scratch copies.
+// Kernels want 16-byte aligned pointers; CBC/CFB decryption wants in != out (a thread reads the
+// ciphertext block before its own); and no kernel takes an output that partially overlaps its
+// input (a shifted view of one array: lanes would overwrite input other lanes have yet to read).
+// Otherwise the data goes through scratch copies, so the result is what a copy of the input would
+// give (numpy's rule for overlapping operands).
 template <class Body>
 void with_usable_pointers(const void* in, void* out, size_t len, bool needs_distinct, cudaStream_t stream,
                           Body&& body) {
   const bool stage_out = misaligned(out);
-  const bool stage_in = misaligned(in) || (needs_distinct && !stage_out && overlap(in, out, len));
+  const bool stage_in = misaligned(in) || (!stage_out && (needs_distinct ? ranges_overlap(in, len, out, len)
+                                                                         : partially_overlapping(in, out, len)));
   std::unique_ptr<StreamBuffer> in_copy, out_copy;
   const uint8_t* src = static_cast<const uint8_t*>(in);
   uint8_t* dst = static_cast<uint8_t*>(out);
