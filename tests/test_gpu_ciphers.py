@@ -343,6 +343,8 @@ def test_output_that_partially_overlaps_the_input(gpu_variant):
                 (cipher.encrypt if encrypt else cipher.decrypt)(src, out=dst, iv=iv)
                 torch.cuda.synchronize()
                 assert dst.cpu().numpy().tobytes() == want, (name, encrypt, shift, "device pointers")
+                if name.endswith("xts"):
+                    continue  # a streaming XTS context writes at finalize(), from its own buffer
                 host = bytearray(backing + bytes(15))
                 view = memoryview(host)
                 context = cipher.encryptor(iv) if encrypt else cipher.decryptor(iv)
