@@ -131,6 +131,26 @@ def test_transform_into_matches_cipher(name, decrypt, in_place):
                                                job_size=4096)) == expected
 
 
+@pytest.mark.parametrize("name", ["aes-256-ctr", "aes-128-cbc"])
+@pytest.mark.parametrize("decrypt", [False, True])
+@pytest.mark.parametrize("shift", [16, -16, 4096 + 32])
+def test_transform_into_a_shifted_view_of_the_input(name, decrypt, shift):
+    """out overlapping data without being it: each job writes where a later job still has to
+    read, so without the copy the output came out wrong from the second job on."""
+    rng = random.Random(f"{name}{decrypt}{shift}")
+    key, iv = rng.randbytes(int(name.split("-")[1]) // 8), rng.randbytes(16)
+    size = 40 * 4096
+    backing = bytearray(rng.randbytes(size + abs(shift)))
+    start_in, start_out = max(shift, 0), max(-shift, 0)
+    data = bytes(backing[start_in:start_in + size])
+    cipher = gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu")
+    expected = cipher.decrypt(data) if decrypt else cipher.encrypt(data)
+    view = memoryview(backing)
+    stream.transform_into(name, key, iv, view[start_in:start_in + size], view[start_out:start_out + size],
+                          decrypt=decrypt, device="cpu", job_size=4096)
+    assert bytes(backing[start_out:start_out + size]) == expected
+
+
 def test_transform_into_counts_progress_and_refuses_bad_arguments():
     data = os.urandom(10 * 4096)
     seen, stats = [], StreamStats()

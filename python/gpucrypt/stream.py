@@ -708,7 +708,8 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
                    job_size=None, variant=None, progress=None, cancel=None,
                    stats: Optional[StreamStats] = None):
     """Encrypt or decrypt a whole in-memory buffer into ``out`` (same length; ``out=data`` works
-    in place, ``None`` allocates a bytearray) on the stream engine's devices; returns ``out``.
+    in place, an ``out`` that partially overlaps ``data`` as if ``data`` were copied first, ``None``
+    allocates a bytearray) on the stream engine's devices; returns ``out``.
 
     The bulk form of ``StreamCipher`` for data already in memory: every job reads its slice of
     ``data`` and writes its slice of ``out`` in place, so there are no staging buffers and no
@@ -737,6 +738,12 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         _check_length(job_size, "job_size", minimum=1)
     variant = variant or ""
     stats = stats if stats is not None else StreamStats()
+    # An out that overlaps data without being it (a shifted view of one buffer): one job's output
+    # would overwrite input that a later job (or another device) has yet to read. The jobs read a
+    # copy instead, wiped after, so the result is what it would be without the overlap.
+    source_copy = bytearray(source) if _native.partially_overlapping(source, target) else None
+    if source_copy is not None:
+        source = memoryview(source_copy)
     try:
         _native.create_cipher_stream(canonical, encrypt, key, iv, variant, "cpu")  # errors surface here
         chosen, share = resolve_devices(device, devices, cpu_share)
@@ -779,6 +786,8 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         stats.wall_s += time.perf_counter() - start
     finally:
         _native.wipe(key)
+        if source_copy is not None:
+            _native.wipe(source_copy)
     return target.obj if out is None else out
 
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends/cpu/thread_pool.hpp"
+#include "base/names.hpp"
 #include "gpucrypt/batch.hpp"
 #include "gpucrypt/cipher.hpp"
 
@@ -279,6 +280,14 @@ void register_engine_bindings(nb::module_& m) {
     // dropped as dead stores: the memory stays reachable from Python.
     if (span.size() >= (size_t(4) << 20)) cpu::parallel_copy(span.data(), nullptr, span.size());
     else secure_zero(span.data(), span.size());
+  });
+  // Whether an output buffer overlaps its input without being exactly it (base/names.hpp's rule),
+  // for Python code that splits one transform into jobs itself (stream.transform_into).
+  m.def("partially_overlapping", [](nb::handle input, nb::handle output) {
+    Views views;
+    const ByteSpan in = views.get(input), out = views.get(output);
+    return ranges_overlap(in.data(), in.size(), out.data(), out.size()) &&
+           !(in.data() == out.data() && in.size() == out.size());
   });
 }
 
