@@ -119,6 +119,7 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
 // open verifies the tag over the ciphertext before it writes any plaintext: it returns false and
 // leaves out untouched (byte for byte, also when out is the ciphertext itself) when the tag does
 // not verify, and writes ciphertext_and_tag.size() - tag_len bytes of plaintext when it does.
+// out may not overlap the input only partially (not checked here; gc_aead_seal/open refuse it).
 // One object may be used from several threads at once.
 class GcmCipher {
  public:
