@@ -3,6 +3,7 @@ devices, and that inputs are never modified."""
 
 import random
 import sys
+import types
 
 import pytest
 
@@ -119,6 +120,39 @@ def test_update_into_a_shifted_view_of_the_input(name, decrypt, shift):
     view = memoryview(backing)
     assert context.update_into(view[start_in:start_in + size], view[start_out:start_out + size + 15]) == size
     assert bytes(backing[start_out:start_out + size]) == want
+
+
+class _CudaArraySurface:
+    """What gpucrypt reads of a GPU array: the CUDA Array Interface (v3) and CuPy's device.id. Its
+    address is never handed to a kernel: the checks below refuse the call first, which is what
+    lets them run on a machine without a GPU (tests/test_gpu_ciphers.py has the real arrays)."""
+
+    def __init__(self, nbytes, device_id=0):
+        self.__cuda_array_interface__ = {"data": (0x10000, False), "shape": (nbytes,), "typestr": "|u1",
+                                         "strides": None, "version": 3}
+        self.device = types.SimpleNamespace(id=device_id)
+
+
+def test_gpu_array_out_must_be_a_gpu_array_on_the_input_gpu():
+    """out= for a GPU array is a GPU array on the same GPU: a host buffer's address, or another
+    GPU's memory, handed to a kernel would fault on the GPU (and leave the fault in its context)."""
+    cipher = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16), device="cpu")
+    aead = gpucrypt.AEAD("aes-128-gcm", bytes(16), device="cpu")
+    for out in (bytearray(64), memoryview(bytearray(64))):
+        with pytest.raises(TypeError, match="out= must be a GPU array on the input's GPU, not"):
+            cipher.encrypt(_CudaArraySurface(64), out=out, iv=bytes(16))
+        with pytest.raises(TypeError, match="out= must be a GPU array"):
+            aead.encrypt(bytes(12), _CudaArraySurface(64), out=out)
+        with pytest.raises(TypeError, match="out= must be a GPU array"):
+            aead.decrypt(bytes(12), _CudaArraySurface(64), tag=bytes(16), out=out)
+    with pytest.raises(ValueError, match="out= is on cuda:1, the input on cuda:0: both must be on one GPU"):
+        cipher.decrypt(_CudaArraySurface(64), out=_CudaArraySurface(64, device_id=1), iv=bytes(16))
+    with pytest.raises(ValueError, match="out= is on cuda:0, the input on cuda:2"):
+        aead.encrypt(bytes(12), _CudaArraySurface(64, device_id=2), out=_CudaArraySurface(64))
+    # The refused encryption did not use up the constructor's IV (nothing was encrypted).
+    with pytest.raises(TypeError):
+        cipher.encrypt(_CudaArraySurface(64), out=bytearray(64))
+    assert len(cipher.encrypt(b"x" * 5)) == 5
 
 
 def test_text_is_refused():

@@ -94,3 +94,32 @@ def test_dlpack_only_arrays_are_processed_on_the_gpu(name):
         cipher.encrypt(_DLPackOnly(source.view(-1, 2)[:, 0]), out=_DLPackOnly(target[: len(data) // 2]), iv=iv)
     with pytest.raises(TypeError, match="out="):
         cipher.encrypt(_DLPackOnly(source), iv=iv)
+
+
+def test_out_on_the_host_or_another_gpu_is_refused_and_the_gpu_stays_usable():
+    """out= is a GPU array on the input's GPU, and a Cipher made for cuda:N takes arrays on cuda:N
+    only: a host tensor's address, or another GPU's memory, handed to a kernel would fault (and the
+    fault would stay in the CUDA context). Each is a clear error before any launch, and the GPU
+    then encrypts correctly."""
+    torch = pytest.importorskip("torch")
+    key, iv = os.urandom(16), os.urandom(16)
+    data = os.urandom(1 << 16)
+    source = torch.frombuffer(bytearray(data), dtype=torch.uint8).cuda()
+    cipher = gpucrypt.Cipher("aes-128-ctr", key, iv=iv, device="cuda:0")
+    aead = gpucrypt.AEAD("aes-128-gcm", key, device="cuda:0")
+    host = torch.zeros(len(data), dtype=torch.uint8)
+    with pytest.raises(TypeError, match="out= must be a GPU array on the input's GPU, not Tensor"):
+        cipher.encrypt(source, out=host, iv=iv)
+    with pytest.raises(TypeError, match="out= must be a GPU array"):
+        aead.encrypt(os.urandom(12), source, out=host)
+    assert not host.any()
+    if torch.cuda.device_count() >= 2:
+        other = torch.zeros(len(data), dtype=torch.uint8, device="cuda:1")
+        with pytest.raises(ValueError, match="out= is on cuda:1, the input on cuda:0"):
+            cipher.encrypt(source, out=other, iv=iv)
+        with pytest.raises(ValueError, match="the array is on cuda:0 but this object was made for cuda:1"):
+            gpucrypt.Cipher("aes-128-ctr", key, iv=iv, device="cuda:1").encrypt(source)
+    target = torch.empty_like(source)
+    cipher.encrypt(source, out=target, iv=iv)
+    torch.cuda.synchronize()
+    assert bytes(target.cpu().numpy()) == gpucrypt.Cipher("aes-128-ctr", key, iv=iv, device="cpu").encrypt(data)
