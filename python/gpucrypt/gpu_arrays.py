@@ -67,26 +67,28 @@ def _interface(array, writable):
 
 
 def _array_device(array):
-    """The CUDA device an array lives on (CuPy's device.id, PyTorch's device.index, DLPack's id;
-    0 for an object that says nothing, such as a Numba array on the current device)."""
+    """The CUDA device an array says it lives on (CuPy's device.id, PyTorch's device.index,
+    DLPack's id), or None when it says nothing (a Numba array: the current device)."""
     index = getattr(getattr(array, "device", None), "id", None)  # CuPy
     if index is None:
         index = getattr(getattr(array, "device", None), "index", None)  # PyTorch
     if index is None and not hasattr(array, "__cuda_array_interface__"):
         index = (_dlpack_device(array) or (None, None))[1]  # DLPack
-    return int(index or 0)
+    return None if index is None else int(index)
 
 
 def _device_index(array, device):
     """The GPU that processes `array`: its own. A Cipher or AEAD made for another CUDA device
     ("cuda:1" for an array on cuda:0) is refused: its kernels could not read the array's memory
-    (without peer access the launch faults, and the fault would stay with the CUDA context)."""
+    (without peer access the launch faults, and the fault would stay with the CUDA context). An
+    array that does not say where it lives runs on the device the object names, else cuda:0."""
     index = _array_device(array)
     name = str(device).lower()
-    if name.startswith("cuda:") and int(name.split(":", 1)[1]) != index:
+    wanted = int(name.split(":", 1)[1]) if name.startswith("cuda:") else None
+    if index is not None and wanted is not None and wanted != index:
         raise ValueError(f"the array is on cuda:{index} but this object was made for {device}: GPU arrays "
                          f"are processed on their own GPU (make it with device='cuda:{index}' or 'auto')")
-    return index
+    return index if index is not None else (wanted or 0)
 
 
 def empty_like(array):
@@ -121,7 +123,7 @@ def _output(array, out, nbytes):
         # A host array's address handed to a kernel would fault on the GPU (or, where the GPU
         # can reach host memory, write behind the caller's back).
         raise TypeError(f"out= must be a GPU array on the input's GPU, not {type(out).__name__}")
-    elif _array_device(out) != _array_device(array):
+    elif None not in (_array_device(out), _array_device(array)) and _array_device(out) != _array_device(array):
         raise ValueError(f"out= is on cuda:{_array_device(out)}, the input on cuda:{_array_device(array)}: "
                          f"both must be on one GPU")
     out_ptr, out_nbytes, _ = _interface(out, writable=True)
