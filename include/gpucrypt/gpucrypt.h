@@ -42,8 +42,8 @@ void gc_cipher_free(gc_cipher* cipher);
 typedef struct gc_aead gc_aead;
 gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,
                       const char* variant);
-/* out receives len + tag_len bytes (ciphertext || tag). seal and open take out == in; an out that
- * overlaps in only partially is refused (GC_ERROR_ARGUMENT, nothing written). */
+/* out receives len + tag_len bytes (ciphertext || tag). For seal and open, an out that overlaps in
+ * without starting at in is refused (GC_ERROR_ARGUMENT, nothing written). */
 gc_status gc_aead_seal(gc_aead* aead, const uint8_t* nonce, size_t nonce_len, const uint8_t* aad, size_t aad_len,
                        const uint8_t* in, size_t len, size_t tag_len, uint8_t* out);
 /* in holds ciphertext || tag (len bytes); out receives len - tag_len bytes only if the tag verifies,

@@ -10,9 +10,9 @@
 
 #include "backends/block_engine.hpp"
 #include "backends/cuda/device.hpp"
-#include "base/names.hpp"
 #include "backends/cuda/device_internal.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
+#include "base/names.hpp"
 #include "modes/gcm.hpp"
 #include "modes/xts.hpp"
 
