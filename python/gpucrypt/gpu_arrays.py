@@ -123,9 +123,10 @@ def _output(array, out, nbytes):
         # A host array's address handed to a kernel would fault on the GPU (or, where the GPU
         # can reach host memory, write behind the caller's back).
         raise TypeError(f"out= must be a GPU array on the input's GPU, not {type(out).__name__}")
-    elif None not in (_array_device(out), _array_device(array)) and _array_device(out) != _array_device(array):
-        raise ValueError(f"out= is on cuda:{_array_device(out)}, the input on cuda:{_array_device(array)}: "
-                         f"both must be on one GPU")
+    else:
+        out_device, in_device = _array_device(out), _array_device(array)
+        if None not in (out_device, in_device) and out_device != in_device:
+            raise ValueError(f"out= is on cuda:{out_device}, the input on cuda:{in_device}: both must be on one GPU")
     out_ptr, out_nbytes, _ = _interface(out, writable=True)
     if out_nbytes < nbytes:
         raise ValueError(f"out= holds {out_nbytes} bytes, needs {nbytes}")

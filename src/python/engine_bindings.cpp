@@ -281,13 +281,12 @@ void register_engine_bindings(nb::module_& m) {
     if (span.size() >= (size_t(4) << 20)) cpu::parallel_copy(span.data(), nullptr, span.size());
     else secure_zero(span.data(), span.size());
   });
-  // Whether an output buffer overlaps its input without being exactly it (base/names.hpp's rule),
-  // for Python code that splits one transform into jobs itself (stream.transform_into).
+  // base/names.hpp's partially_overlapping for an output of the input's length, for Python code
+  // that splits one transform into jobs itself (stream.transform_into).
   m.def("partially_overlapping", [](nb::handle input, nb::handle output) {
     Views views;
     const ByteSpan in = views.get(input), out = views.get(output);
-    return ranges_overlap(in.data(), in.size(), out.data(), out.size()) &&
-           !(in.data() == out.data() && in.size() == out.size());
+    return partially_overlapping(in.data(), out.data(), in.size());
   });
 }
 
