@@ -300,9 +300,8 @@ def test_output_that_partially_overlaps_the_input(gpu_variant):
     x[:n] and the reverse (the kernels' lanes would overwrite input other lanes have yet to read;
     device_api.cu stages the input), and a host bytearray through update_into (the 16 MiB staging
     pipeline would copy results back over input not yet sent; the shared cipher stream copies it
-    first). The
-    result must be what a copy of the input gives, numpy's rule for overlapping operands; the
-    CPU backend is the oracle. GCM seals and opens the same way, and a failed open on an
+    first). The result must be what a copy of the input gives, numpy's rule for overlapping
+    operands; the CPU backend is the oracle. GCM seals and opens the same way, and a failed open on an
     overlapping output writes nothing."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
