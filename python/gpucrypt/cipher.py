@@ -264,8 +264,12 @@ class CipherContext:
                 usable = self._usable_len(len(data))
                 if usable > 0:
                     view = memoryview(data)
+                    # The held-back tail (one block at most) is copied before the whole blocks
+                    # are written: buf may be a view of the same memory starting after data,
+                    # whose output would overwrite the tail first.
+                    tail = bytes(view[usable:])
                     written = self._stream.update_into(view[:usable], buf)
-                    self._pending += view[usable:]
+                    self._pending += tail
                     return written
             out = self._update(data)
         target = memoryview(buf).cast("B")
