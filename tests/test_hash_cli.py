@@ -87,7 +87,8 @@ def _sums_by_sha3sum(directory, options, names):
     (["-a", "256"], []), (["-a", "512", "--tag"], []), (["-a", "224", "-b"], []), (["-a", "384"], []),
     (["-a", "256"], ["--quiet"]), (["-a", "512", "--tag"], ["--status"]), (["-a", "224"], ["--strict"]),
     (["-a", "256", "-b"], ["--ignore-missing"]), (["-a", "384", "--tag"], ["-w"]),
-    (["-a", "256"], ["--strict", "--quiet"])])
+    (["-a", "256"], ["--strict", "--quiet"]), (["-a", "128000"], []), (["-a", "256000", "--tag"], []),
+    (["-a", "256000"], ["--quiet"])])
 def test_check_reads_sha3sum_files(files, write_options, check_options):
     directory, contents = files
     _sums_by_sha3sum(directory, write_options, list(contents))
@@ -135,6 +136,54 @@ def test_check_shake_and_kt_lines(files):
         assert run(["hash", "-c", *options, "sums"]).stdout == "abc: OK\nbig: OK\n"
     (files[0] / "sums").write_text(run(["hash", "-a", "kt128", "--tag", "abc"]).stdout)
     assert run(["hash", "-c", "sums"]).stdout == "abc: OK\n"
+
+
+# Functions whose digests have a SHA3 function's length at their default (or a chosen) length.
+LOOKALIKES = [["-a", "kt128"], ["-a", "kt256", "-l", "48"], ["-a", "shake128"], ["-a", "shake256"],
+              ["-a", "shake128", "-l", "28"], ["-a", "keccak-256"], ["-a", "parallelhash128"],
+              ["-a", "cshake256", "-l", "64"]]
+
+
+@pytest.mark.parametrize("options", LOOKALIKES)
+def test_check_never_calls_an_intact_file_failed(files, options):
+    """Issue 37 item 1: a line written without --tag by a function whose digest has a SHA3
+    function's length was checked as that SHA3 function and every file reported FAILED."""
+    directory, contents = files
+    names = ["abc", "empty", "big"]
+    written = run(["hash", *options, *names])
+    assert written.exit_code == 0
+    (directory / "sums").write_text(written.stdout)
+    checked = run(["hash", "-c", "sums"])
+    assert (checked.exit_code, checked.stdout) == (0, "".join(f"{n}: OK\n" for n in names)), checked.stderr
+    if SHA3SUM:      # sha3sum never calls them FAILED either: they are not its lines
+        real = theirs(["-c", "sums"])
+        assert b"FAILED" not in real.stdout and b"no properly formatted" in real.stderr
+
+
+@needs_sha3sum
+@pytest.mark.parametrize("ours_options, sha3sum_options", [(["-a", "128000"], ["-a", "128000"]),
+                                                          (["-a", "shake256", "-l", "136"], ["-a", "256000"])])
+def test_shake_at_sha3sums_length_is_sha3sums_line(files, ours_options, sha3sum_options):
+    """sha3sum's SHAKE lines (1344 and 1088 bits) are told apart by their length: the same bare
+    lines both ways, checked by either program."""
+    directory, contents = files
+    for tag in ([], ["--tag"]):
+        mine = ours([*ours_options, *tag, *contents])
+        assert mine.stdout == theirs([*sha3sum_options, *tag, *contents]).stdout
+        (directory / "sums").write_bytes(mine.stdout)
+        assert theirs(["-c", "sums"]).returncode == 0
+        assert ours(["-c", "sums"]).returncode == 0
+
+
+def test_bare_line_read_as_sha3_says_so(files):
+    """A bare line of another program's function (here an old one of ours) is read as sha3sum
+    reads it; when it then does not match, the warning says how it was read and what to do."""
+    directory, _ = files
+    (directory / "sums").write_text(f"{gpucrypt.hash('kt128', b'abc', length=32).hex()}  abc\n")
+    result = run(["hash", "-c", "sums"])
+    assert result.exit_code == 1 and result.stdout == "abc: FAILED\n"
+    assert "read as SHA3-256" in result.stderr and "-a NAME" in result.stderr
+    assert run(["hash", "-c", "-a", "kt128", "sums"]).stdout == "abc: OK\n"
 
 
 def test_check_options_need_check():

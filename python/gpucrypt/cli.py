@@ -688,14 +688,22 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
 _TREE_HASH_PREFIXES = ("parallelhash", "kt")
 
 
+# sha3sum's `-a 128000|256000`: SHAKE128/256 at its output lengths (1344 and 1088 bits).
+_SHA3SUM_SHAKE_ALGORITHMS = {"128000": "shake128", "256000": "shake256"}
+
+
 def _hash_name(algorithm: str) -> str:
-    """sha3sum's `-a 224|256|384|512` (SHA3-N), or a name in any spelling hashlib or we use."""
+    """sha3sum's `-a 224|256|384|512` (SHA3-N) and 128000|256000 (SHAKE), or a name in any
+    spelling hashlib or we use."""
     if algorithm.isdigit() and int(algorithm) in checksums.SHA3_BITS:
         return f"sha3-{algorithm}"
+    if algorithm in _SHA3SUM_SHAKE_ALGORITHMS:
+        return _SHA3SUM_SHAKE_ALGORITHMS[algorithm]
     name = bench.normalise_hash_name(algorithm)
     if name not in bench.HASH_NAMES:
         raise _usage_error(f"unknown hash {algorithm!r} (known: {', '.join(sorted(bench.HASH_NAMES))}, "
-                           f"or {'|'.join(map(str, checksums.SHA3_BITS))} for SHA3-N)")
+                           f"or {'|'.join(map(str, checksums.SHA3_BITS))} for SHA3-N, 128000|256000 for "
+                           "sha3sum's SHAKE)")
     return name
 
 
@@ -744,9 +752,10 @@ def _count(number: int, singular: str, plural: str) -> str:
 
 def _job_for_line(job: _HashJob, algorithm_given: bool, entry: checksums.ChecksumLine) -> Optional[_HashJob]:
     """The hash a checksum line asks for, or None when the line cannot be one of ours: the BSD
-    tag names the function; a bare line has -a's function or, as sha3sum infers it, the SHA3
-    of its digest's length. A variable-length function's output length is its digest's."""
-    name = entry.hash_name or (job.name if algorithm_given else checksums.sha3_name_for_hex_len(len(entry.digest_hex)))
+    tag names the function; a bare line has -a's function or, as sha3sum infers it, the one of
+    its digest's length (checksums.bare_line_function). A variable-length function's output
+    length is its digest's."""
+    name = entry.hash_name or (job.name if algorithm_given else checksums.bare_line_function(len(entry.digest_hex)))
     if name == job.name:
         line_job = job
     elif name in bench.HASH_NAMES:
@@ -762,6 +771,9 @@ def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, s
     stdout lines (NAME: OK / FAILED / FAILED open or read), the closing warnings and the exit
     status are sha3sum's."""
     num_bad_lines = num_unreadable = num_mismatched = 0
+    # Bare lines read as the function of their length that did not match: sha3sum reads them so,
+    # but another program's KT128 or short SHAKE line looks the same, so the warning says how.
+    functions_by_length = set()
     all_good = True
     for list_path in lists:
         try:
@@ -801,6 +813,8 @@ def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, s
                     click.echo(f"{shown}: OK")
             else:
                 num_mismatched += 1
+                if entry.hash_name is None and not algorithm_given:
+                    functions_by_length.add(checksums.tag_for(line_job.name, len(entry.digest_hex) // 2))
                 if not status:
                     click.echo(f"{shown}: FAILED")
         if num_good_lines == 0:
@@ -818,6 +832,10 @@ def _check_sums(job: _HashJob, algorithm_given: bool, lists, *, quiet, status, s
         if num_mismatched:
             click.echo(f"gpucrypt: WARNING: {_count(num_mismatched, 'computed checksum', 'computed checksums')} "
                        "did NOT match", err=True)
+        if functions_by_length:
+            click.echo(f"gpucrypt: note: lines without a tag were read as {' or '.join(sorted(functions_by_length))} "
+                       "from their length, as sha3sum reads them; a line written by another function "
+                       "(kt128, shake128 with --length, ...) is checked with -a NAME", err=True)
     return all_good and not num_unreadable and not num_mismatched and not (strict and num_bad_lines)
 
 
@@ -825,16 +843,22 @@ _HASH_EPILOG = (
     "Where the defaults differ from sha3sum: the default function is SHA3-256 (sha3sum's is "
     "SHA3-224; '-a 224' gives it); -a also takes names (sha3-512, shake128, kt128, hashlib "
     "spellings); -b and -t only choose the '*' or ' ' marker, the digest is the same (POSIX has "
-    "no text mode); sha3sum's -U and -0 modes and its -a 128000/256000 are not offered (use -a "
-    "shake128 or shake256 with --length). Unlike 'openssl dgst', lines are "
-    "sha3sum's ('HEX  FILE', or with --tag 'SHA3-256 (FILE) = HEX'). A progress bar appears on "
-    "stderr for large inputs when stderr is a terminal.")
+    "no text mode); sha3sum's -U and -0 modes are not offered. Unlike 'openssl dgst', lines are "
+    "sha3sum's ('HEX  FILE', or with --tag 'SHA3-256 (FILE) = HEX'). A line without a tag is read "
+    "back, by sha3sum and by -c, as the function of its digest's length (SHA3-224/256/384/512, or "
+    "SHAKE128/256 at sha3sum's 1344/1088 bits), so lines of any other function or length (kt128, "
+    "shake128 of 32 bytes, keccak-256, ...) are always written tagged ('KT128 (FILE) = HEX', "
+    "'SHAKE128-256 (FILE) = HEX'), and -c checks them without -a; a tag does not carry -S, -N "
+    "or -B: give them with -a to -c. A progress bar appears on stderr for large inputs when "
+    "stderr is a terminal.")
 
 
 @cli.command("hash", epilog=_HASH_EPILOG)
 @click.option("-a", "--algorithm", default=None, metavar="NAME|BITS",
-              help="sha3-224/256/384/512 (or 224, 256, 384, 512 as in sha3sum), shake128/256, keccak-*, "
-                   "cshake*, parallelhash*, kt128/256; hashlib spellings accepted. Default: sha3-256.")
+              help="sha3-224/256/384/512 (or 224, 256, 384, 512 as in sha3sum), shake128/256 (128000 and "
+                   "256000: sha3sum's SHAKE, 168 and 136 bytes), keccak-*, cshake*, parallelhash*, kt128/256; "
+                   "hashlib spellings accepted. Default: sha3-256. With -c: the function of every line "
+                   "without a tag.")
 @click.option("-l", "--length", type=click.IntRange(min=1), metavar="BYTES",
               help="Output length for XOFs and other variable-length functions "
                    "(default 32 for the 128 ones, 64 for the 256 ones).")
@@ -872,6 +896,8 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
     ranks (docs/mpi.md).
     """
     name = _hash_name(algorithm or "sha3-256")
+    if algorithm in _SHA3SUM_SHAKE_ALGORITHMS and length is None:
+        length = checksums.SHA3SUM_SHAKE_LENGTHS[name]
     if binary and text:
         raise _usage_error("-b and -t are mutually exclusive")
     check_only = [flag for flag, value in (("--ignore-missing", ignore_missing), ("--status", status),
