@@ -245,6 +245,70 @@ def test_gcm_argument_checks():
         gpucrypt.AEAD("aes-256-gcm", bytes(16))
 
 
+@pytest.mark.parametrize("name,padding", [("aes-128-ecb", True), ("aes-128-cbc", True), ("aes-128-cbc", False),
+                                          ("camellia-128-ctr", False), ("sc2000-128-cfb", False), ("aes-128-xts", False)])
+def test_cipher_out_on_host_buffers(name, padding):
+    """out= with a host buffer: the output is written to its start and its length returned (it
+    was ignored: new bytes returned, buf untouched), in place too, for both directions."""
+    rng = random.Random(name)
+    key = rng.randbytes(32 if name.endswith("xts") else 16)
+    iv = None if name.endswith("ecb") else rng.randbytes(16)
+    message = rng.randbytes(16 * 5 if not padding else 75)
+    cipher = gpucrypt.Cipher(name, key, padding=padding)
+    want = cipher.encrypt(message, iv=iv)
+    buf = bytearray(len(want) + 7)
+    assert cipher.encrypt(message, out=buf, iv=iv) == len(want)
+    assert bytes(buf[:len(want)]) == want and bytes(buf[len(want):]) == bytes(7)
+    back = bytearray(len(want) - 1 if padding else len(want))   # padded: room for the longest plaintext
+    assert cipher.decrypt(want, out=back, iv=iv) == len(message) and bytes(back[:len(message)]) == message
+    if not padding:   # exactly in place: out=data
+        data = bytearray(message)
+        assert cipher.encrypt(data, out=data, iv=iv) == len(message) and bytes(data) == want
+        assert cipher.decrypt(data, out=data, iv=iv) == len(message) and bytes(data) == message
+
+
+def test_cipher_out_refusals_spend_no_keystream_iv():
+    cipher = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16))
+    with pytest.raises(TypeError, match="out must be writable"):
+        cipher.encrypt(b"x" * 32, out=bytes(32))
+    with pytest.raises(TypeError, match="out must be a writable buffer, not int"):
+        cipher.encrypt(b"x" * 32, out=32)
+    with pytest.raises(ValueError, match="out holds 31 bytes; the output needs up to 32"):
+        cipher.encrypt(b"x" * 32, out=bytearray(31))
+    with pytest.raises(ValueError, match="out holds 32 bytes; the output needs up to 48"):
+        gpucrypt.Cipher("aes-128-cbc", bytes(16), iv=bytes(16)).encrypt(b"x" * 32, out=bytearray(32))
+    assert cipher.encrypt(b"x" * 32, out=bytearray(32)) == 32   # the constructor's IV still unused
+
+
+def test_aead_out_and_tag_on_host_buffers():
+    """AEAD.encrypt(out=) and decrypt(out=, tag=) with host buffers: out= was ignored, and an
+    explicit wrong tag= returned the plaintext (it was used only for GPU arrays)."""
+    aead = gpucrypt.AEAD("aes-128-gcm", bytes(16))
+    nonce, message, aad = bytes(12), b"attack at dawn" * 5, b"header"
+    sealed = aead.encrypt(nonce, message, aad)
+    buf = bytearray(len(sealed) + 3)
+    assert aead.encrypt(nonce, message, aad, out=buf) == len(sealed) and bytes(buf[:len(sealed)]) == sealed
+    with pytest.raises(ValueError, match="out holds 10 bytes; the output needs up to 86"):
+        aead.encrypt(nonce, message, aad, out=bytearray(10))
+    ciphertext, tag = sealed[:-16], sealed[-16:]
+    assert aead.decrypt(nonce, ciphertext, aad, tag=tag) == message   # data is the ciphertext alone
+    for wrong in (bytes(16), bytes([tag[0] ^ 1]) + tag[1:]):
+        with pytest.raises(gpucrypt.InvalidTag):
+            aead.decrypt(nonce, ciphertext, aad, tag=wrong)
+        with pytest.raises(gpucrypt.InvalidTag):   # a tag in data as well is ciphertext then
+            aead.decrypt(nonce, sealed, aad, tag=wrong)
+    with pytest.raises(ValueError, match="tag= holds 12 bytes; this AEAD's tags are 16 bytes"):
+        aead.decrypt(nonce, ciphertext, aad, tag=tag[:12])
+    plain = bytearray(len(message))
+    assert aead.decrypt(nonce, sealed, aad, out=plain) == len(message) and bytes(plain) == message
+    untouched = bytearray(b"u" * len(message))
+    with pytest.raises(gpucrypt.InvalidTag):
+        aead.decrypt(nonce, ciphertext, aad, tag=bytes(16), out=untouched)
+    assert untouched == b"u" * len(message)
+    in_place = bytearray(sealed)   # out= the sealed data itself
+    assert aead.decrypt(nonce, in_place, aad, out=in_place) == len(message) and in_place[:len(message)] == message
+
+
 def test_gcm_long_nonce_beyond_openssl_limit():
     # OpenSSL caps GCM IVs at 128 bytes; the API accepts any length (routed as documented).
     nonce = bytes(range(256)) + b"x"

@@ -70,6 +70,25 @@ def check_length(value, what: str, minimum: int = 0) -> int:
     return length
 
 
+def writable_out(out, needed: int):
+    """A host ``out=`` (any writable C-contiguous buffer of at least ``needed`` bytes) as a
+    byte-wise memoryview; TypeError for what is no writable buffer, ValueError when it is too
+    small, checked before anything is computed or any keystream IV is spent."""
+    try:
+        view = memoryview(out)
+    except TypeError:
+        raise TypeError(f"out must be a writable buffer, not {type(out).__name__}") from None
+    if view.readonly:
+        raise TypeError(f"out must be writable (bytearray, memoryview, numpy array), not a read-only "
+                        f"{type(out).__name__}")
+    if not view.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    view = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+    if len(view) < needed:
+        raise ValueError(f"out holds {len(view)} bytes; the output needs up to {needed}")
+    return view
+
+
 def check_tag_length(tag_length) -> int:
     """A GCM tag length in bytes, 4..16 (``AEAD``, ``encrypt_many``/``decrypt_many`` and the
     packed calls all check it here)."""

@@ -24,6 +24,7 @@ from gpucrypt._buffers import check_tag_length as _check_tag_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt._buffers import owned_bytes as _owned_bytes
+from gpucrypt._buffers import writable_out as _writable_out
 from gpucrypt._errors import InvalidTag, KeystreamReuseError
 from gpucrypt.info import fixed_device, resolve_device
 
@@ -152,7 +153,9 @@ class Cipher:
     def encrypt(self, data, out=None, *, iv=None):
         """Encrypts one message and returns the ciphertext (bytes), PKCS#7-padded in ECB/CBC
         unless ``padding=False``. ``iv`` overrides the constructor's IV for this call (required
-        for every message after the first in CTR/OFB/CFB).
+        for every message after the first in CTR/OFB/CFB). With ``out`` (a writable buffer of at
+        least the ciphertext's length; ``data`` itself or an overlapping view works) the
+        ciphertext is written to its start and its length returned.
 
         A GPU array (``__cuda_array_interface__`` or a CUDA ``__dlpack__``: CuPy, PyTorch, JAX) is
         processed on its GPU and stream with no host copy and no padding; the result is a new
@@ -168,23 +171,46 @@ class Cipher:
                     self._iv_used = False
                 raise
         data = _as_bytes_like(data, "data")
-        return self._one_shot(True, data, self._encryption_iv(iv))
+        if out is None:
+            return self._one_shot(True, data, self._encryption_iv(iv))
+        target = _writable_out(out, self._longest_output(True, len(data)))
+        return self._one_shot_into(True, data, self._encryption_iv(iv), target)
 
     def decrypt(self, data, out=None, *, iv=None):
         """Decrypts one message (removing PKCS#7 padding in ECB/CBC unless ``padding=False``;
         ``ValueError`` when it is invalid). ``iv`` overrides the constructor's IV for this call.
-        GPU arrays as in ``encrypt``."""
+        ``out`` and GPU arrays as in ``encrypt`` (with padding, ``out`` must hold one byte less
+        than ``data``, the longest plaintext it can have)."""
         iv = self._iv if iv is None else _owned_bytes(iv, "iv")
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             return self._on_gpu(False, data, out, iv)
         data = _as_bytes_like(data, "data")
-        return self._one_shot(False, data, iv)
+        if out is None:
+            return self._one_shot(False, data, iv)
+        return self._one_shot_into(False, data, iv, _writable_out(out, self._longest_output(False, len(data))))
+
+    def _longest_output(self, encrypt: bool, num_bytes: int) -> int:
+        """The most bytes one message of ``num_bytes`` can give: padding adds 1..16 bytes to a
+        plaintext and removes at least one from a ciphertext."""
+        if not self.padding:
+            return num_bytes
+        return num_bytes + BLOCK_LEN - num_bytes % BLOCK_LEN if encrypt else max(num_bytes - 1, 0)
 
     def _one_shot(self, encrypt: bool, data, iv) -> bytes:
         if not self.padding:   # raw modes: one native call
             return self._stream(encrypt, len(data), iv).update(data)
         context = CipherContext(self, encrypt, iv, num_bytes=len(data))
         return context.update(data) + context.finalize()
+
+    def _one_shot_into(self, encrypt: bool, data, iv, target) -> int:
+        """``_one_shot`` writing into ``target`` (checked by ``_longest_output``); the length."""
+        if not self.padding:
+            return self._stream(encrypt, len(data), iv).update_into(data, target)
+        context = CipherContext(self, encrypt, iv, num_bytes=len(data))
+        written = context.update_into(data, target)
+        last = context.finalize()
+        target[written:written + len(last)] = last
+        return written + len(last)
 
     def _on_gpu(self, encrypt, array, out, iv):
         if self.padding:
@@ -368,9 +394,12 @@ class AEAD:
         return nonce, aad
 
     def encrypt(self, nonce, data, aad=None, out=None):
-        """Returns ciphertext || tag. For a GPU array (CuPy, PyTorch) returns ``(ciphertext_array,
-        tag)`` instead, computed on the array's GPU and stream. Never reuse a nonce with a key."""
-        gcm = self._fast_path(nonce, data, aad)
+        """Returns ciphertext || tag; with ``out`` (a writable buffer of at least ``len(data) +
+        tag_length`` bytes) writes ciphertext || tag to its start and returns its length. For a
+        GPU array (CuPy, PyTorch) returns ``(ciphertext_array, tag)`` instead, computed on the
+        array's GPU and stream, the ciphertext into ``out`` when given. Never reuse a nonce with
+        a key."""
+        gcm = self._fast_path(nonce, data, aad) if out is None else None
         if gcm is not None:
             return gcm.seal(nonce, b"", data, self.tag_length)
         nonce, aad = self._check(nonce, aad)
@@ -380,14 +409,23 @@ class AEAD:
         data = _as_bytes_like(data, "data")
         if len(data) > GCM_MAX_PLAINTEXT_LEN:
             raise ValueError("GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce")
-        return self._gcm(len(data)).seal(nonce, aad, data, self.tag_length)
+        if out is None:
+            return self._gcm(len(data)).seal(nonce, aad, data, self.tag_length)
+        target = _writable_out(out, len(data) + self.tag_length)
+        # Sealed whole, then copied: out may overlap data (the result is what a copy would give).
+        sealed = self._gcm(len(data)).seal(nonce, aad, data, self.tag_length)
+        target[:len(sealed)] = sealed
+        return len(sealed)
 
     def decrypt(self, nonce, data, aad=None, tag=None, out=None):
-        """Returns the plaintext of ciphertext || tag, or raises ``InvalidTag``. For a GPU array,
-        pass the ciphertext array and ``tag=``; the plaintext array is returned, or InvalidTag
-        raised (and nothing written)."""
+        """Returns the plaintext of ciphertext || tag, or raises ``InvalidTag``. With ``tag=``,
+        ``data`` is the ciphertext alone (nothing is taken from its end) and ``tag`` the tag, of
+        ``tag_length`` bytes; GPU arrays need it. With ``out`` (a writable buffer of at least the
+        plaintext's length) the plaintext is written to its start and its length returned; for a
+        GPU array the plaintext array is returned (``out`` when given). When the tag fails,
+        InvalidTag is raised and nothing is written."""
         gcm = self._fast_path(nonce, data, aad)
-        if gcm is not None and tag is None and len(data) >= self.tag_length:
+        if gcm is not None and tag is None and out is None and len(data) >= self.tag_length:
             out = gcm.open(nonce, b"", data, self.tag_length)
             if out is None:
                 raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
@@ -402,14 +440,24 @@ class AEAD:
                 raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
             return result
         data = _as_bytes_like(data, "data")
+        if tag is not None:
+            tag = _as_bytes_like(tag, "tag")
+            if len(tag) != self.tag_length:
+                raise ValueError(f"tag= holds {len(tag)} bytes; this AEAD's tags are {self.tag_length} "
+                                 f"bytes (AEAD(..., tag_length={len(tag)}) for shorter ones)")
+            data = bytes(data) + bytes(tag)   # the one form the native open takes
         if len(data) < self.tag_length:
             raise InvalidTag(f"input shorter than the {self.tag_length}-byte tag")
         if len(data) - self.tag_length > GCM_MAX_PLAINTEXT_LEN:
             raise InvalidTag("ciphertext longer than GCM allows per nonce")
-        out = self._gcm(len(data)).open(nonce, aad, data, self.tag_length)
-        if out is None:
+        target = None if out is None else _writable_out(out, len(data) - self.tag_length)
+        plaintext = self._gcm(len(data)).open(nonce, aad, data, self.tag_length)
+        if plaintext is None:
             raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")
-        return out
+        if target is None:
+            return plaintext
+        target[:len(plaintext)] = plaintext
+        return len(plaintext)
 
     def encrypt_many(self, nonces, messages, aad=None) -> list:
         """Seals many messages under this key in one call (one native call, spread over cores
