@@ -416,6 +416,21 @@ def test_argument_errors_name_the_request(call, message):
     assert b.run() == [reference("aes-128-ctr", bytes(16), bytes(16), b"fine")]
 
 
+@pytest.mark.parametrize("length,error,message", [
+    (2**64, OverflowError, "length of 18446744073709551616 bytes is more than this machine can address"),
+    (0, ValueError, "length must be at least 1, got 0"),
+    (1.5, TypeError, "length must be an integer number of bytes, not float"),
+])
+def test_hash_length_errors_name_the_length(length, error, message):
+    """A length beyond a C size was `RuntimeError: std::bad_cast`; now the checks gpucrypt.hash
+    makes, and the batch keeps working."""
+    b = Batch("cpu")
+    with pytest.raises(error, match=message):
+        b.add_hash("shake128", b"a", length=length)
+    b.add_hash("shake128", b"a", length=4)
+    assert b.run() == [hashlib.shake_128(b"a").digest(4)]
+
+
 def test_unknown_variant_and_device():
     b = Batch("cpu")
     b.add("aes-128-ctr", bytes(16), b"x", iv=bytes(16), variant="camellia_ttable")

@@ -395,6 +395,37 @@ def test_closed_pipe_ends_quietly(args):
     assert process.returncode == -signal.SIGPIPE    # what coreutils do: 141 in a shell
 
 
+@pytest.mark.parametrize("command", ["encrypt", "decrypt", "hash", "info"])
+def test_closed_stdout_is_one_error_line(tmp_path, command):
+    """`gpucrypt decrypt FILE >&-`: fd 1 closed before the start (not a closed pipe) ended in
+    click's traceback; `hash` and `info` exited 0 with their output lost. One error line and
+    status 1 now, no file left behind, and -o FILE still works (its file must not become fd 1)."""
+    key_file = tmp_path / "key"
+    key_file.write_text(KEY_HEX)
+    plaintext = tmp_path / "plain"
+    plaintext.write_bytes(b"attack at dawn" * 100)
+    sealed = tmp_path / "sealed.gc"
+    subprocess.run([*COMMAND, "encrypt", "--key-file", str(key_file), "-o", str(sealed), str(plaintext)],
+                   check=True, timeout=120)
+    args = {"encrypt": ["encrypt", "--key-file", str(key_file), str(plaintext)],
+            "decrypt": ["decrypt", "--key-file", str(key_file), str(sealed)],
+            "hash": ["hash", str(plaintext)], "info": ["info"]}[command]
+    work = tmp_path / "work"
+    work.mkdir()
+    closed_stdout = ["/bin/bash", "-c", 'exec "$@" >&-', "bash", *COMMAND]
+    result = subprocess.run([*closed_stdout, *args], cwd=work, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert one_error_line(result.stderr) == \
+        "gpucrypt: error: standard output is closed; redirect it (> FILE) or use -o FILE"
+    assert list(work.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == \
+        ["key", "plain", "sealed.gc", "work"]
+    if command == "decrypt":
+        out = work / "out"
+        result = subprocess.run([*closed_stdout, *args[:-1], "-o", str(out), args[-1]], stderr=subprocess.PIPE,
+                                text=True, timeout=120)
+        assert result.returncode == 0 and result.stderr == "" and out.read_bytes() == plaintext.read_bytes()
+
+
 def test_closed_pipe_status_through_the_click_path():
     """Without the entry point's SIGPIPE reset (an embedding caller), BrokenPipeError still
     ends quietly, with the shell's status for SIGPIPE."""

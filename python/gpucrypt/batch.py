@@ -124,11 +124,14 @@ class Batch:
     def add_hash(self, name, data, length=None, *, function_name=b"", customization=b"", block_size=8192,
                  variant=None) -> int:
         """A hash request (every name ``gpucrypt.hash`` knows); XOFs need ``length``."""
-        if length is not None and (not isinstance(length, int) or length < 1):
-            raise ValueError(f"length must be a positive number of bytes, got {length!r}")
+        # The checks gpucrypt.hash makes: a length beyond a C size is an OverflowError naming it,
+        # not the native cast's std::bad_cast.
+        if length is not None:
+            length = _check_length(length, "length", minimum=1)
         spec = ("hash", name, False, 16, length or 0, variant or "",
                 bytes(_bytes_like(function_name, "function_name")),
-                bytes(_bytes_like(customization, "customization")), int(block_size))
+                bytes(_bytes_like(customization, "customization")),
+                _check_length(block_size, "block_size", minimum=1))
         data = _bytes_like(data, "data")
         with self._lock:
             suite = self._suite(spec, name)

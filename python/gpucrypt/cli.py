@@ -160,8 +160,40 @@ def main(argv=None) -> None:
                       prog_name="gpucrypt", message="%(prog)s %(version)s")
 def cli():
     """gpucrypt: symmetric cryptography on GPUs and CPUs."""
+_STDOUT_CLOSED = "standard output is closed; redirect it (> FILE) or use -o FILE"
 
 
+class _ClosedStdout(io.TextIOBase):
+    """sys.stdout of a process started with fd 1 closed (`gpucrypt hash FILE >&-`). Python leaves
+    it None, where print() and click.echo drop every line and the command exits 0 with its
+    output lost; writing to this one is the usual one-line error instead."""
+
+    def writable(self):
+        return True
+
+    def write(self, text):
+        raise CliError(_STDOUT_CLOSED)
+
+
+def _guard_closed_stdout() -> None:
+    """With fd 1 closed, the first file we open would become our stdout; /dev/null holds fd 1
+    instead, and sys.stdout refuses writes (_ClosedStdout), so a command whose output goes to
+    stdout fails with one line (encrypt/decrypt before any work), and -o FILE still works."""
+    try:
+        os.fstat(1)
+        return
+    except OSError:
+        pass
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    if devnull != 1:   # fd 0 closed too: /dev/null took it
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    sys.stdout = _ClosedStdout()
+
+
+
+
+    _guard_closed_stdout()
 # ----------------------------------------------------------------------------- shared helpers
 
 def _stdout() -> BinaryIO:
@@ -179,6 +211,8 @@ def _is_terminal(stream) -> bool:
         return False
 
 
+    if sys.stdout is None or isinstance(sys.stdout, _ClosedStdout):
+        raise CliError(_STDOUT_CLOSED)
 @contextlib.contextmanager
 def _open_input(path: Optional[str]) -> Iterator[BinaryIO]:
     if path is None or path == "-":
