@@ -74,6 +74,15 @@ class Device {
   virtual void tree_hash(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data,
                          size_t len, uint8_t* out, size_t out_len) const = 0;
 
+  // offers_host_memory / alloc_host / free_host: host memory this device copies to and from
+  // fastest (CUDA: page-locked, which a GPU reads and writes without staging), for callers that
+  // fill buffers for it (the file pipeline's job buffers). Devices without such memory (the CPU,
+  // OpenCL here) say false and must not be asked for it. alloc_host throws DeviceError when the
+  // memory cannot be had; free_host zeroes the bytes before releasing them.
+  virtual bool offers_host_memory() const { return false; }
+  virtual void* alloc_host(size_t len) const;
+  virtual void free_host(void* memory, size_t len) const;
+
  protected:
   explicit Device(DeviceName name) : name_(std::move(name)) {}
   // default_variant: the backend's rule for select() without constant_time (for the CPU,

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "gpucrypt/cipher.hpp"
@@ -199,6 +200,8 @@ struct PipelineStats {
   std::vector<PipelineDeviceStats> devices;
   double wall_s = 0;
   double wait_s = 0;  // the calling thread waiting on the oldest job
+  // The file pipeline only (seal_file ...): time in pread and pwrite, summed over the workers.
+  double read_s = 0, write_s = 0;
 };
 
 // Seals every chunk of `layout` from `plaintext` (exactly layout.plaintext_len bytes) into `body`
@@ -288,5 +291,62 @@ std::vector<uint8_t> seal_buffer(ByteSpan key, ByteSpan plaintext, uint32_t chun
 // layout_for_file (before any chunk is opened), chunk failures as open_body.
 uint64_t open_buffer(ByteSpan key, ByteSpan file, MutableByteSpan out, const PipelineOptions& options = {},
                      PipelineStats* stats = nullptr);
+
+// ---- between regular files, with positional I/O (src/format/file_pipeline.cpp) -----------------
+
+// A read or write of the file pipeline failed: errno's code (ENOSPC, EIO, ...), and whether the
+// output or the input had it, so that the caller can name the path the user gave.
+class FileError : public std::system_error {
+ public:
+  FileError(int error_number, bool on_output, const std::string& what);
+  bool on_output;
+};
+
+struct FileRun {
+  uint64_t input_len = 0, output_len = 0;  // bytes read after the header / written after out_offset
+  PipelineStats stats;
+};
+
+// The file format between two regular files by positional I/O: each job of whole chunks is read
+// with pread at its offset, sealed or opened on the device the scheduler chose (the devices,
+// cpu_share, job_len and variant of `options`, as seal_body), and written with pwrite at its
+// offset, by the devices' worker threads (the CPU has two here, so that one job's I/O overlaps
+// another's sealing); the calling thread retires jobs in order, calling options.progress with the
+// INPUT bytes done so far, and polls options.cancelled. Buffers are reused, zeroed at the end,
+// and page-locked where a GPU takes part (Device::alloc_host).
+//
+// seal_file: the plaintext is in_fd from in_offset to its end (its length when the call starts;
+// a file that shrinks meanwhile is a FileError). The output gets `header` (any length) at
+// out_offset and the sealed chunks right after it; its final length is reserved first
+// (fallocate: a full disk fails before any work, FileError ENOSPC). The header is written last.
+// open_file: the sealed chunks are in_fd from body_offset to its end (the header before it is the
+// caller's, already authenticated, which gave payload_key and chunk_len); plaintext goes to
+// out_fd at out_offset, or nowhere when out_fd is -1 (authenticate only: decrypt --check). A
+// length no file can have is DecryptionError before anything is written.
+// On an authentication failure (DecryptionError naming the first failed chunk in file order)
+// the output is cut back to the authenticated plaintext before that chunk (released_len bytes).
+// Both: std::invalid_argument when a descriptor is not a regular file or the output is open for
+// appending (stream those: seal_stream / ChunkStream); on any other failure the output is cut back
+// to out_offset. Descriptors are neither moved nor closed; fsync and naming are the caller's.
+FileRun seal_file(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, ByteSpan header,
+                  ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options = {});
+FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offset, ByteSpan payload_key,
+                  uint32_t chunk_len, const PipelineOptions& options = {});
+
+// The same for chunks [first, first + count) of `layout` only (a rank's share of a file under MPI):
+// in_offset / out_offset are where chunk 0 of the input / output lies (sealing: the plaintext
+// start, and the body's start after the header; opening: the reverse), each job at its computed
+// offset from there. Opening, released_len of a DecryptionError counts from chunk `first`.
+PipelineStats seal_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, ByteSpan payload_key,
+                               const Layout& layout, uint64_t first, uint64_t count,
+                               const PipelineOptions& options = {});
+PipelineStats open_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, ByteSpan payload_key,
+                               const Layout& layout, uint64_t first, uint64_t count,
+                               const PipelineOptions& options = {});
+
+namespace detail {
+// Worker threads per GPU for the pipelines (GPUCRYPT_GPU_WORKERS, 1..16, or the measured default).
+unsigned pipeline_gpu_workers();
+}  // namespace detail
 
 }  // namespace gpucrypt::format

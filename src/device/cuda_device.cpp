@@ -3,6 +3,7 @@
 #if defined(GPUCRYPT_WITH_CUDA)
 
 #include "backends/backend.hpp"
+#include "backends/cuda/device.hpp"
 #include "backends/cuda/keccak_cuda.hpp"
 #include "device/registry.hpp"
 #include "gpucrypt/batch.hpp"
@@ -25,6 +26,14 @@ const IndexedBackendCalls kCudaCalls{"CUDA",
 class CudaDevice final : public IndexedDevice {
  public:
   explicit CudaDevice(DeviceName name) : IndexedDevice(std::move(name), kCudaCalls) {}
+
+  // Page-locked memory: the batch executor copies it to and from the GPU directly (no staging).
+  bool offers_host_memory() const override { return true; }
+  void* alloc_host(size_t len) const override {
+    if (void* memory = cuda::alloc_page_locked(len)) return memory;
+    throw DeviceError("cudaHostAlloc refused " + std::to_string(len) + " bytes of page-locked memory");
+  }
+  void free_host(void* memory, size_t len) const override { cuda::free_page_locked(memory, len); }
 
 #if defined(GPUCRYPT_WITH_CUDA_BATCH)
   // The batch kernels; a plan they cannot run (a variant they lack) goes to the generic executor.

@@ -90,6 +90,12 @@ engine::BatchResult Device::run_batch(const engine::BatchPlan& plan) const {
   return engine::run_batch_generic(plan, name_.canonical);
 }
 
+void* Device::alloc_host(size_t) const {
+  throw DeviceError("device '" + name_.canonical + "' has no host memory of its own (offers_host_memory is false)");
+}
+
+void Device::free_host(void*, size_t) const {}
+
 const Device& device(std::string_view name) {
   const DeviceName where = parse_device_name(name);
   // Opened once per canonical name and kept: a backend's device state (CUDA streams, OpenCL

@@ -97,7 +97,7 @@ engine::SchedulerOptions scheduling_of(const PipelineOptions& options) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
-  scheduling.device_workers = gpu_workers(kGpuWorkers);
+  scheduling.device_workers = detail::pipeline_gpu_workers();
   return scheduling;
 }
 
@@ -132,6 +132,8 @@ PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const Pipeli
 }
 
 }  // namespace
+
+unsigned detail::pipeline_gpu_workers() { return gpu_workers(kGpuWorkers); }
 
 uint64_t default_job_len(const std::vector<std::string>& devices) {
   if (!devices.empty() && std::find(devices.begin(), devices.end(), "cpu") == devices.end()) return kGpuJobLen;

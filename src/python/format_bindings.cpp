@@ -8,7 +8,7 @@
 //     naming the failure; kdf 2, raw keys only: passphrases are Python's)
 //   format_seal_body(payload_key, header, chunk_len, plaintext, out, devices, cpu_share, job_len, variant,
 //                    progress, cancelled) -> (new bytes when out is None else None, stats dict):
-//     the whole file (header + sealed chunks) into `out` (or a new bytes object) on the in-memory
+//     the whole file (header of any length + sealed chunks) into `out` (or a new bytes object) on the in-memory
 //     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto".
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
@@ -19,6 +19,12 @@
 //     the stream only stops); .stop(); .stats() -> the stats dict. The workers never touch Python:
 //     the buffers are held (buffer protocol) from submit until retire(job_id, num_chunks, output_len), which
 //     runs on the calling thread with the GIL, in order.
+//   format_seal_file(in_fd, in_offset, out_fd, out_offset, header, payload_key, chunk_len, devices, cpu_share,
+//                    job_len, variant, progress, cancelled, input_name, output_name) and
+//   format_open_file(in_fd, body_offset, out_fd, out_offset, payload_key, chunk_len, ...same...):
+//     format.hpp's seal_file / open_file between regular files -> (input_len, output_len, stats dict
+//     with read_s / write_s, None or the authentication failure tuple); progress gets input bytes; a
+//     read or write error is OSError naming input_name or output_name.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -33,6 +39,7 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -180,20 +187,20 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
                     std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled) {
   BufferView key_view(payload_key), header_view(header), in(plaintext);
-  if (header_view.size() != format::kHeaderLen)
-    throw std::invalid_argument("the header is " + std::to_string(format::kHeaderLen) + " bytes, got " +
-                                std::to_string(header_view.size()));
   format::check_chunk_len(chunk_len);
   const format::Layout layout{chunk_len, in.size()};
-  Output output(out, layout.file_len(), "the encrypted file");
+  // The header is opaque here: version 1's 80 bytes, or version 2's recipient stanzas (any length);
+  // the body follows it whatever its length.
+  const size_t header_len = header_view.size();
+  Output output(out, layout.file_len() - format::kHeaderLen + header_len, "the encrypted file");
   if (ranges_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
     throw std::invalid_argument("out overlaps the input (in place is not supported: each chunk's tag shifts the "
                                 "chunks after it)");
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
-    return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(format::kHeaderLen), options);
+    return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(header_len), options);
   });
-  std::copy(header_view.data(), header_view.data() + format::kHeaderLen, output.span.data());
+  std::copy(header_view.data(), header_view.data() + header_len, output.span.data());
   return nb::make_tuple(output.result(), stats_dict(stats));
 }
 
@@ -217,6 +224,59 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   nb::object failed = nb::none();
   if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
   return nb::make_tuple(output.result(), stats_dict(stats), failed);
+}
+
+// ---- between regular files ----------------------------------------------------------------------
+
+// A FileError as Python's OSError(errno, strerror, filename) naming the path the user gave for the
+// side that failed; the library's words (what it was doing) follow the errno's message.
+[[noreturn]] void raise_file_error(const format::FileError& error, const std::string& input_name,
+                                   const std::string& output_name) {
+  const int code = error.code().value();
+  const std::string what = error.what();  // "<context>: <strerror>"
+  const std::string context = what.substr(0, what.find(':'));
+  // An empty name: the caller names the path itself (an anonymous temporary file has none).
+  const std::string& name = error.on_output ? output_name : input_name;
+  const std::string message = std::string(std::strerror(code)) + " (" + context + ")";
+  nb::object os_error_type = nb::module_::import_("builtins").attr("OSError");
+  nb::object os_error = name.empty() ? os_error_type(code, message) : os_error_type(code, message, name);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(os_error.ptr())), os_error.ptr());
+  throw nb::python_error();
+}
+
+// format_seal_file / format_open_file: format.hpp's seal_file / open_file with the GIL released.
+// Returns (input_len, output_len, stats dict, None or the authentication failure as
+// (message, chunk_index, released_len)). progress(input bytes done), cancelled() as seal_body's.
+nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header,
+                   nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
+                   uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
+                   const std::string& input_name, const std::string& output_name) {
+  BufferView key_view(payload_key);
+  std::optional<BufferView> header_view;
+  if (sealing) header_view.emplace(header);
+  auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  std::optional<format::DecryptionError> failure;
+  std::optional<format::FileError> file_error;
+  format::FileRun run;
+  run.stats = run_released(options, progress, cancelled, [&] {
+    try {
+      run = sealing ? format::seal_file(in_fd, in_offset, out_fd, out_offset, header_view->span(), key_view.span(),
+                                        chunk_len, options)
+                    : format::open_file(in_fd, in_offset, out_fd, out_offset, key_view.span(), chunk_len, options);
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
+    } catch (const format::FileError& error) {
+      file_error.emplace(error);
+    }
+    return run.stats;
+  });
+  if (file_error) raise_file_error(*file_error, input_name, output_name);
+  nb::dict stats = stats_dict(run.stats);
+  stats["read_s"] = run.stats.read_s;
+  stats["write_s"] = run.stats.write_s;
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
+  return nb::make_tuple(run.input_len, run.output_len, stats, failed);
 }
 
 // ---- the streaming pipeline ---------------------------------------------------------------------
@@ -303,6 +363,28 @@ void register_format_bindings(nb::module_& m) {
   m.def("format_open_body", &open_body, nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("plaintext_len"),
         nb::arg("body"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
+  m.def("format_seal_file",
+        [](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header, nb::handle payload_key,
+           uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name) {
+          return run_file(true, in_fd, in_offset, out_fd, out_offset, header, payload_key, chunk_len, std::move(devices),
+                          cpu_share, job_len, std::move(variant), progress, cancelled, input_name, output_name);
+        },
+        nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("header"),
+        nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
+        nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"),
+        nb::arg("output_name"));
+  m.def("format_open_file",
+        [](int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offset, nb::handle payload_key, uint32_t chunk_len,
+           std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name) {
+          return run_file(false, in_fd, body_offset, out_fd, out_offset, nb::none(), payload_key, chunk_len,
+                          std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled, input_name,
+                          output_name);
+        },
+        nb::arg("in_fd"), nb::arg("body_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
+        nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
+        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   // The layout's length rules (format.hpp), so that Python does not restate them.
   m.def("format_file_len", [](uint64_t plaintext_len, uint64_t chunk_len) {
     format::check_chunk_len(chunk_len);

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""`gpucrypt encrypt` / `decrypt` file to file, end to end, against copies of the same file.
+
+    python3 bench/file_bench.py OUT.json [--size-mib 1024] [--dir /dev/shm] [--repeats 5]
+                                [--device auto] [--threads N] [--quick]
+
+Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
+turn, so that a noisy neighbour hits them all alike):
+- `cp` of the file (coreutils: copy_file_range / read+write, one thread);
+- a parallel copy: N threads, each copying its own range of the file with pread/pwrite into a
+  preallocated output (what our file pipeline does minus the sealing), N = --threads (default:
+  the machine's cores);
+- `gpucrypt encrypt --key-file K -o OUT FILE` and `gpucrypt decrypt ... -o OUT FILE.gcx`: the
+  command a user types, wall clock of the whole process (start-up included), beside the engine's
+  own figure from --stats (first read to last write).
+The output file is removed between runs (every command writes a new file, as a user's would).
+Every output is checked once: the decrypted file equals the input. The data is random (never
+zeros). The JSON has every sample; the median and the ratios to both ceilings are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def write_random_file(path: str, size: int) -> None:
+    """Random bytes (a 64 MiB random block repeated, so that a large file is quick to make)."""
+    block = os.urandom(min(size, 64 << 20)) if size else b""
+    with open(path, "wb") as out:
+        written = 0
+        while written < size:
+            take = min(len(block), size - written)
+            out.write(block[:take])
+            written += take
+
+
+def parallel_copy(source: str, target: str, threads: int, block_len: int = 8 << 20) -> None:
+    """Copy `source` to `target` with `threads` threads, each pread/pwrite-ing its own blocks
+    (the GIL is released in the system calls): the I/O our file pipeline does, without sealing."""
+    size = os.path.getsize(source)
+    in_fd = os.open(source, os.O_RDONLY)
+    out_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        if size:
+            os.posix_fallocate(out_fd, 0, size)
+        next_block = [0]
+        lock = threading.Lock()
+
+        def work():
+            while True:
+                with lock:
+                    offset = next_block[0]
+                    next_block[0] += block_len
+                if offset >= size:
+                    return
+                data = os.pread(in_fd, min(block_len, size - offset), offset)
+                view = memoryview(data)
+                while view:
+                    view = view[os.pwrite(out_fd, view, offset + len(data) - len(view)):]
+
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+        os.fsync(out_fd)
+    finally:
+        os.close(in_fd)
+        os.close(out_fd)
+
+
+def timed(command, env=None) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    return time.perf_counter() - start, done.stderr
+
+
+def engine_seconds(stderr: str) -> float:
+    for line in reversed(stderr.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)["wall_s"]
+    return float("nan")
+
+
+def digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as source:
+        while block := source.read(64 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_json")
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--dir", default="/dev/shm")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--quick", action="store_true", help="64 MiB, 2 repeats (a smoke test)")
+    args = parser.parse_args()
+    if args.quick:
+        args.size_mib, args.repeats = 64, 2
+    size = args.size_mib << 20
+    gpucrypt_command = [sys.executable, "-m", "gpucrypt"]
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="file-bench-") as work:
+        plain, sealed, out, key = (os.path.join(work, name) for name in ("plain", "plain.gcx", "out", "key"))
+        write_random_file(plain, size)
+        subprocess.run(gpucrypt_command + ["keygen", "-o", key], check=True)
+        subprocess.run(gpucrypt_command + ["encrypt", "-q", "--key-file", key, "--device", args.device, "-o", sealed,
+                                           plain], check=True)
+        commands = {
+            "cp": lambda: timed(["cp", plain, out]),
+            "parallel_copy": lambda: (lambda t0: (parallel_copy(plain, out, args.threads),
+                                                  time.perf_counter() - t0)[1])(time.perf_counter()),
+            "encrypt": lambda: timed(gpucrypt_command + ["encrypt", "-q", "--stats", "--key-file", key, "--device",
+                                                         args.device, "-o", out, plain]),
+            "decrypt": lambda: timed(gpucrypt_command + ["decrypt", "-q", "--stats", "--key-file", key, "--device",
+                                                         args.device, "-o", out, sealed]),
+        }
+        samples = {name: [] for name in commands}
+        engine = {"encrypt": [], "decrypt": []}
+        for _ in range(args.repeats):
+            for name, run in commands.items():
+                if os.path.exists(out):
+                    os.unlink(out)
+                result = run()
+                if isinstance(result, tuple):
+                    seconds, stderr = result
+                    if name in engine:
+                        engine[name].append(engine_seconds(stderr))
+                else:
+                    seconds = result
+                samples[name].append(seconds)
+                if name == "decrypt" and len(samples[name]) == 1 and digest(out) != digest(plain):
+                    raise SystemExit("decrypt gave a file different from the input")
+        median = {name: statistics.median(values) for name, values in samples.items()}
+        result = {
+            "what": "gpucrypt encrypt/decrypt file to file (whole process) vs cp and a parallel pread/pwrite copy "
+                    "of the same file, interleaved rounds",
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "host": platform.node(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
+            "dir": args.dir, "size_bytes": size, "device": args.device, "threads": args.threads,
+            "repeats": args.repeats, "samples_s": samples, "engine_wall_s": engine, "median_s": median,
+            "median_gbps": {name: size / value / 1e9 for name, value in median.items()},
+            "time_ratio_to_cp": {name: median[name] / median["cp"] for name in ("encrypt", "decrypt")},
+            "throughput_ratio_to_parallel_copy": {name: median["parallel_copy"] / median[name]
+                                                  for name in ("encrypt", "decrypt")},
+        }
+    with open(args.out_json, "w") as sink:
+        json.dump(result, sink, indent=1)
+    for name, value in median.items():
+        print(f"{name:14s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s")
+    print("time / cp:", {k: round(v, 3) for k, v in result["time_ratio_to_cp"].items()})
+    print("throughput / parallel copy:", {k: round(v, 3) for k, v in result["throughput_ratio_to_parallel_copy"].items()})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,380 @@
+// file_pipeline.cpp: the file format between two regular files with positional I/O (format.hpp:
+// seal_file_chunks / open_file_chunks / seal_file / open_file).
+//
+// Every chunk of a file has a computed offset in the plaintext and in the encrypted file
+// (Layout), so nothing forces reading, sealing and writing to take turns: each job of whole
+// chunks is read with pread at its own offset, sealed or opened on the device the scheduler
+// chose, and written with pwrite at its own offset, all on that device's worker thread, while the
+// other workers do the same with other jobs. The calling thread only submits jobs and retires
+// them in order (progress, cancellation, the first error in file order). This replaced a single
+// Python loop that read a job, handed it to the devices and wrote what came back: reading,
+// sealing and writing took turns on one thread (1.2 GB/s on a host whose engine does 40+).
+//
+// Buffers: one input and one output buffer per job in flight, reused from job to job and zeroed
+// when the call ends. Where a device offers host memory it reads and writes fastest (CUDA's
+// page-locked memory: Device::alloc_host), the buffers are that memory, so a GPU copies straight
+// from the buffer pread filled.
+//
+// Constant-time: as format.cpp; branches and offsets depend on lengths and chunk indices only.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "base/names.hpp"
+#include "engine/scheduler.hpp"
+#include "gpucrypt/device.hpp"
+#include "gpucrypt/format.hpp"
+
+namespace gpucrypt::format {
+
+namespace {
+
+std::string bytes_text(uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Reads exactly `len` bytes at `offset`; a file that ends sooner changed since its length was
+// taken (truncated while being read), which is an error, never silently short output.
+void pread_exactly(int fd, uint8_t* data, uint64_t len, uint64_t offset) {
+  while (len > 0) {
+    const ssize_t n = ::pread(fd, data, std::min<uint64_t>(len, 1u << 30), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw FileError(errno, false, "reading the input");
+    }
+    if (n == 0)
+      throw FileError(EIO, false,
+                      "the input ended " + bytes_text(len) + " early: it changed (shrank) while it was being read");
+    data += n, len -= static_cast<uint64_t>(n), offset += static_cast<uint64_t>(n);
+  }
+}
+
+void pwrite_exactly(int fd, const uint8_t* data, uint64_t len, uint64_t offset) {
+  while (len > 0) {
+    const ssize_t n = ::pwrite(fd, data, std::min<uint64_t>(len, 1u << 30), static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw FileError(errno, true, "writing the output");
+    }
+    if (n == 0) throw FileError(ENOSPC, true, "writing the output");
+    data += n, len -= static_cast<uint64_t>(n), offset += static_cast<uint64_t>(n);
+  }
+}
+
+// The length of a regular file open at fd, or FileError naming what the descriptor is instead.
+uint64_t regular_file_len(int fd, bool output) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) throw FileError(errno, output, output ? "the output" : "the input");
+  if (!S_ISREG(status.st_mode))
+    throw std::invalid_argument(std::string(output ? "the output" : "the input") +
+                                " is not a regular file (positional I/O needs one; pipes and devices stream)");
+  if (output && (::fcntl(fd, F_GETFL) & O_APPEND))
+    throw std::invalid_argument("the output is open for appending, where every write goes to its end");
+  return static_cast<uint64_t>(status.st_size);
+}
+
+// The job buffers of one call: at most one pair per job in flight, handed out to workers and
+// taken back; zeroed (page-locked ones also unlocked) when the call ends, however it ends.
+class BufferPool {
+ public:
+  struct Buffer {
+    uint8_t* data = nullptr;
+    bool device_memory = false;  // from Device::alloc_host
+  };
+  struct Pair {
+    Buffer input, output;
+  };
+
+  // host_memory_device: the Device whose host memory the buffers are (Device::alloc_host), or
+  // nullptr for ordinary page-aligned memory. Where that memory is refused (page-locked memory
+  // is a limited resource), a buffer is ordinary memory: slower copies, same results.
+  BufferPool(uint64_t input_len, uint64_t output_len, const Device* host_memory_device)
+      : input_len_(std::max<uint64_t>(input_len, 1)),
+        output_len_(std::max<uint64_t>(output_len, 1)),
+        device_(host_memory_device) {}
+  ~BufferPool() {
+    for (Pair& pair : all_) {
+      release_memory(pair.input, input_len_);
+      release_memory(pair.output, output_len_);
+    }
+  }
+
+  Pair acquire() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        const Pair pair = free_.back();
+        free_.pop_back();
+        return pair;
+      }
+    }
+    Pair pair{allocate(input_len_), {}};
+    try {
+      pair.output = allocate(output_len_);
+    } catch (...) {
+      release_memory(pair.input, input_len_);
+      throw;
+    }
+    std::lock_guard lock(mutex_);
+    all_.push_back(pair);
+    return pair;
+  }
+  void release(Pair pair) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(pair);
+  }
+
+ private:
+  Buffer allocate(uint64_t len) {
+    if (device_ != nullptr) {
+      try {
+        return {static_cast<uint8_t*>(device_->alloc_host(len)), true};
+      } catch (const DeviceError&) {
+      }
+    }
+    // Page-aligned, so that a file system may move whole pages.
+    void* p = nullptr;
+    if (::posix_memalign(&p, 4096, len) != 0) throw std::bad_alloc();
+    return {static_cast<uint8_t*>(p), false};
+  }
+  void release_memory(Buffer buffer, uint64_t len) {
+    if (buffer.data == nullptr) return;
+    if (buffer.device_memory) return device_->free_host(buffer.data, len);  // zeroes it
+    secure_zero(buffer.data, len);
+    std::free(buffer.data);
+  }
+
+  uint64_t input_len_, output_len_;
+  const Device* device_;
+  std::mutex mutex_;
+  std::vector<Pair> all_, free_;
+};
+
+// The first device of `devices` that offers host memory of its own (a GPU), or nullptr.
+const Device* host_memory_device(const std::vector<std::string>& devices) {
+  for (const std::string& name : devices) {
+    if (name == "cpu") continue;
+    const Device& device = gpucrypt::device(name);
+    if (device.offers_host_memory()) return &device;
+  }
+  return nullptr;
+}
+
+// Workers per GPU and for the CPU, as the in-memory pipeline (pipeline.cpp), but the CPU gets two:
+// with one, a CPU job's read, seal and write would take turns; with two, one job's I/O overlaps
+// the other's sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
+engine::SchedulerOptions file_scheduling(const PipelineOptions& options) {
+  engine::SchedulerOptions scheduling;
+  scheduling.cpu_share = options.cpu_share;
+  scheduling.cancelled = options.cancelled;
+  scheduling.cpu_workers = 2;
+  scheduling.device_workers = detail::pipeline_gpu_workers();
+  return scheduling;
+}
+
+enum class Direction { seal, open };
+
+struct IoTimes {
+  std::atomic<uint64_t> read_ns{0}, write_ns{0};
+  static void add(std::atomic<uint64_t>& total, std::chrono::steady_clock::time_point start) {
+    total += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  }
+};
+
+// Runs chunks [first, first + count) of `layout` from in_fd to out_fd (offsets as
+// seal_file_chunks / open_file_chunks give them). Opening: on an authentication failure, the
+// failing job's chunks before the failed one are written too, and DecryptionError's
+// released_len is the plaintext offset of the failed chunk, relative to the range's start.
+PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset,
+                              ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
+                              const PipelineOptions& options) {
+  const bool opening = direction == Direction::open;
+  if (payload_key.size() != kKeyLen)
+    throw std::invalid_argument("the payload key is " + std::to_string(kKeyLen) + " bytes, got " +
+                                std::to_string(payload_key.size()));
+  check_chunk_len(layout.chunk_len);
+  if (first > layout.num_chunks() || count > layout.num_chunks() - first)
+    throw std::invalid_argument("chunks " + std::to_string(first) + " + " + std::to_string(count) +
+                                " are outside the file's " + std::to_string(layout.num_chunks()));
+  const auto plain_at = [&](uint64_t f, uint64_t c) { return layout.plaintext_range(f, c); };
+  const auto sealed_at = [&](uint64_t f, uint64_t c) {
+    const auto [at, len] = layout.sealed_range(f, c);
+    return std::pair<uint64_t, uint64_t>(at - kHeaderLen, len);  // relative to the first chunk
+  };
+  const auto input_at = [&](uint64_t f, uint64_t c) { return opening ? sealed_at(f, c) : plain_at(f, c); };
+  const auto output_at = [&](uint64_t f, uint64_t c) { return opening ? plain_at(f, c) : sealed_at(f, c); };
+
+  const uint64_t unit_len = layout.chunk_len + (opening ? kTagLen : 0);
+  const uint64_t job_len = options.job_len ? options.job_len : default_job_len(options.devices);
+  const uint64_t chunks_per_job = std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
+  const uint64_t max_job_chunks = std::min(chunks_per_job, std::max<uint64_t>(count, 1));
+  const uint64_t buffer_in = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? kTagLen * max_job_chunks : 0);
+  const uint64_t buffer_out = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? 0 : kTagLen * max_job_chunks);
+
+  BufferPool buffers(buffer_in, buffer_out, host_memory_device(options.devices));
+  IoTimes io;
+  engine::Scheduler scheduler(options.devices, file_scheduling(options));
+  const uint64_t range_in_start = input_at(first, 0).first;
+  uint64_t done_input = 0;
+  try {
+    for (uint64_t job_first = first; job_first < first + count; job_first += chunks_per_job) {
+      const uint64_t job_count = std::min(chunks_per_job, first + count - job_first);
+      const auto [in_at, in_len] = input_at(job_first, job_count);
+      const auto [out_at, out_len] = output_at(job_first, job_count);
+      scheduler.submit(
+          in_len,
+          [&, job_first, job_count, in_at, in_len, out_at, out_len](const std::string& device) {
+            const BufferPool::Pair pair = buffers.acquire();
+            struct Release {
+              BufferPool& pool;
+              BufferPool::Pair pair;
+              ~Release() { pool.release(pair); }
+            } release{buffers, pair};
+            auto started = std::chrono::steady_clock::now();
+            pread_exactly(in_fd, pair.input.data, in_len, in_offset + in_at);
+            IoTimes::add(io.read_ns, started);
+            const ByteSpan input(pair.input.data, in_len);
+            const MutableByteSpan output(pair.output.data, out_len);
+            ChunkRun run;
+            if (!opening) {
+              run = seal_chunks(payload_key, layout, job_first, job_count, input, output, device, options.variant);
+            } else {
+              try {
+                run = open_chunks(payload_key, layout, job_first, job_count, input, output, device, options.variant);
+              } catch (const DecryptionError& failure) {
+                // The chunks before the failed one authenticated: they are written, so that the
+                // output holds the whole authenticated prefix (the caller truncates after it).
+                const uint64_t good_len = plain_at(job_first, failure.chunk_index - job_first).second;
+                if (out_fd >= 0) pwrite_exactly(out_fd, pair.output.data, good_len, out_offset + out_at);
+                throw;
+              }
+            }
+            scheduler.record_run(device, run.variant, run.h2d_s, run.compute_s, run.d2h_s);
+            if (out_fd < 0) return;  // authenticate only
+            started = std::chrono::steady_clock::now();
+            pwrite_exactly(out_fd, pair.output.data, out_len, out_offset + out_at);
+            IoTimes::add(io.write_ns, started);
+          },
+          [&, in_at, in_len] {
+            done_input = in_at + in_len - range_in_start;
+            if (options.progress) options.progress(done_input);
+          });
+    }
+    scheduler.drain();
+  } catch (DecryptionError& failure) {
+    scheduler.stop();
+    failure.released_len = plain_at(failure.chunk_index, 0).first - plain_at(first, 0).first;
+    throw;
+  }
+  const engine::SchedulerStats scheduled = scheduler.stats();
+  PipelineStats stats;
+  for (const auto& d : scheduled.devices)
+    stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
+  stats.wall_s = scheduled.wall_s;
+  stats.wait_s = scheduled.wait_s;
+  stats.read_s = static_cast<double>(io.read_ns.load()) * 1e-9;
+  stats.write_s = static_cast<double>(io.write_ns.load()) * 1e-9;
+  return stats;
+}
+
+// Reserves the output's final length before any work, so that a full disk is found at once
+// (ENOSPC, nothing sealed in vain) instead of after minutes; a file system without fallocate
+// gets the length by ftruncate and reports a full disk on the write that finds it.
+void reserve_output(int out_fd, uint64_t end) {
+  for (;;) {
+    if (::fallocate(out_fd, 0, 0, static_cast<off_t>(end)) == 0) return;
+    if (errno == EINTR) continue;
+    if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) break;
+    throw FileError(errno, true, "reserving " + bytes_text(end) + " for the output");
+  }
+  struct stat status {};
+  if (::fstat(out_fd, &status) == 0 && static_cast<uint64_t>(status.st_size) >= end) return;
+  if (::ftruncate(out_fd, static_cast<off_t>(end)) != 0) throw FileError(errno, true, "sizing the output");
+}
+
+}  // namespace
+
+FileError::FileError(int error_number, bool on_output, const std::string& what)
+    : std::system_error(error_number, std::generic_category(), what), on_output(on_output) {}
+
+PipelineStats seal_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, ByteSpan payload_key,
+                               const Layout& layout, uint64_t first, uint64_t count, const PipelineOptions& options) {
+  return run_file_chunks(Direction::seal, in_fd, in_offset, out_fd, out_offset, payload_key, layout, first, count,
+                         options);
+}
+
+PipelineStats open_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, ByteSpan payload_key,
+                               const Layout& layout, uint64_t first, uint64_t count, const PipelineOptions& options) {
+  return run_file_chunks(Direction::open, in_fd, in_offset, out_fd, out_offset, payload_key, layout, first, count,
+                         options);
+}
+
+FileRun seal_file(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, ByteSpan header,
+                  ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  check_chunk_len(chunk_len);
+  const uint64_t in_len = regular_file_len(in_fd, false);
+  regular_file_len(out_fd, true);
+  if (in_offset > in_len)
+    throw std::invalid_argument("the input starts at " + bytes_text(in_offset) + ", past its end");
+  const Layout layout{chunk_len, in_len - in_offset};
+  const uint64_t body_at = out_offset + header.size();
+  const uint64_t end = body_at + layout.file_len() - kHeaderLen;
+  reserve_output(out_fd, end);
+  FileRun run;
+  try {
+    run.stats = seal_file_chunks(in_fd, in_offset, out_fd, body_at, payload_key, layout, 0, layout.num_chunks(), options);
+    // The header last: an output cut short by a failure never starts like a valid file.
+    pwrite_exactly(out_fd, header.data(), header.size(), out_offset);
+  } catch (...) {
+    (void)::ftruncate(out_fd, static_cast<off_t>(out_offset));  // nothing of this call's output stays
+    throw;
+  }
+  run.input_len = layout.plaintext_len;
+  run.output_len = end - out_offset;
+  return run;
+}
+
+FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offset, ByteSpan payload_key,
+                  uint32_t chunk_len, const PipelineOptions& options) {
+  check_chunk_len(chunk_len);
+  const uint64_t file_len = regular_file_len(in_fd, false);
+  const bool discard = out_fd < 0;  // authenticate only (decrypt --check)
+  if (!discard) regular_file_len(out_fd, true);
+  if (body_offset > file_len)
+    throw DecryptionError("file truncated: it ends inside its header", 0);
+  // layout_for_file counts the 80-byte header of version 1; the body is what follows any header.
+  const Layout layout = layout_for_file(file_len - body_offset + kHeaderLen, chunk_len);
+  if (!discard) reserve_output(out_fd, out_offset + layout.plaintext_len);
+  FileRun run;
+  try {
+    run.stats = open_file_chunks(in_fd, body_offset, out_fd, out_offset, payload_key, layout, 0, layout.num_chunks(),
+                                 options);
+  } catch (const DecryptionError& failure) {
+    if (discard) throw;
+    // Only the authenticated prefix stays; chunks after the failed one (written by jobs that ran
+    // beside it) and the reserved space go.
+    if (::ftruncate(out_fd, static_cast<off_t>(out_offset + failure.released_len)) != 0)
+      throw FileError(errno, true, "cutting the output back to its authenticated prefix");
+    throw;
+  } catch (...) {
+    // Any other failure (I/O, cancellation, a device): nothing of this call's output is kept.
+    if (!discard) (void)::ftruncate(out_fd, static_cast<off_t>(out_offset));
+    throw;
+  }
+  run.input_len = file_len - body_offset;
+  run.output_len = layout.plaintext_len;
+  return run;
+}
+
+}  // namespace gpucrypt::format
