@@ -5,7 +5,7 @@ ParallelHash and KangarooTwelve. The API follows pyca/cryptography (``Cipher``, 
 hashlib (``new``, ``hash``, ``sha3_256()``, ...). See docs/python-api.md.
 """
 
-from gpucrypt._errors import DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
+from gpucrypt._errors import AlreadyFinalized, DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
 from gpucrypt.cipher import AEAD, Cipher, CipherContext
 from gpucrypt.hashing import (HashObject, hash, hash_many, hash_name, new, sha3_224, sha3_256, sha3_384, sha3_512,
                               shake_128, shake_256)
@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AEAD",
+    "AlreadyFinalized",
     "Batch",
     "Cipher",
     "CipherContext",

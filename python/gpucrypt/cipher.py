@@ -25,7 +25,7 @@ from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt._buffers import owned_bytes as _owned_bytes
 from gpucrypt._buffers import writable_out as _writable_out
-from gpucrypt._errors import InvalidTag, KeystreamReuseError
+from gpucrypt._errors import AlreadyFinalized, InvalidTag, KeystreamReuseError
 from gpucrypt.info import fixed_device, resolve_device
 
 __all__ = ["AEAD", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
@@ -244,7 +244,7 @@ class CipherContext:
 
     def _check_open(self):
         if self._finalized:
-            raise ValueError("context already finalized")
+            raise AlreadyFinalized("context already finalized")
 
     def update(self, data) -> bytes:
         """Processes ``data`` and returns the output ready so far (ECB/CBC hold back a partial

@@ -93,6 +93,14 @@ _USER_ERRORS = (fileformat.FormatError, gpucrypt.InvalidTag, gpucrypt.DeviceErro
 
 
 class _Group(click.Group):
+    def parse_args(self, ctx, args):
+        # Bare `gpucrypt`: the help on stdout and exit status 0, as git does and click did before
+        # 8.2 (which made it a usage error, printed here as `error:` with status 2).
+        if not args and not ctx.resilient_parsing:
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             result = super().main(args, prog_name or "gpucrypt", complete_var,
@@ -213,10 +221,38 @@ def _is_terminal(stream) -> bool:
 
     if sys.stdout is None or isinstance(sys.stdout, _ClosedStdout):
         raise CliError(_STDOUT_CLOSED)
+class _TerminalInput(io.RawIOBase):
+    """stdin on a terminal, ending at the first Ctrl-D. A terminal's end of file is one read that
+    returns nothing, and the next read waits for more typing: a reader that asks again after a
+    short read (the stream engine does) would need a second Ctrl-D."""
+
+    def __init__(self, fd: int):
+        super().__init__()
+        self._fd, self._at_end = fd, False
+
+    def readable(self):
+        return True
+
+    def fileno(self):
+        return self._fd
+
+    def readinto(self, buffer):
+        if self._at_end:
+            return 0
+        data = os.read(self._fd, len(buffer))
+        self._at_end = not data
+        buffer[:len(data)] = data
+        return len(data)
+
+
 @contextlib.contextmanager
 def _open_input(path: Optional[str]) -> Iterator[BinaryIO]:
     if path is None or path == "-":
-        yield _stdin()
+        stdin = _stdin()
+        if _is_terminal(stdin):
+            yield io.BufferedReader(_TerminalInput(stdin.fileno()))
+        else:
+            yield stdin
     else:
         with open(path, "rb") as stream:
             yield stream
@@ -293,8 +329,14 @@ def _read_secret_file(path: str) -> bytes:
 
 
 def _parse_key(content: bytes, key_len: int, source: str) -> bytes:
-    """A key file holds the raw bytes, or hex digits (surrounding whitespace allowed)."""
+    """A key file holds the raw bytes, or hex digits (surrounding whitespace allowed). Raw bytes
+    that are all printable text are refused: that is a passphrase typed into a file (random bytes
+    are all printable with probability (95/256)^16, below 1e-6, for 16 of them; 1e-14 for 32)."""
     if len(content) == key_len:
+        if all(0x20 <= byte < 0x7f for byte in content):
+            raise CliError(f"{source}: {key_len} characters of text, not a key (a key file holds "
+                           f"{2 * key_len} hex digits or {key_len} raw bytes, as 'gpucrypt keygen' writes); "
+                           "for a passphrase in a file use --passphrase-file")
         return content
     text = content.strip()
     if len(text) == 2 * key_len:
@@ -352,7 +394,10 @@ class _ProgressBar:
             return
         if self.bar is None:
             from tqdm import tqdm
-            self.bar = tqdm(total=self.total, unit="B", unit_scale=True, unit_divisor=1024,
+            # Decimal units throughout (3.15MB/3.15MB, 672MB/s): tqdm scales rates by 1000
+            # whatever unit_divisor says, so 1024-based sizes beside them would be called MB too.
+            self.bar = tqdm(total=self.total, unit="B", unit_scale=True, unit_divisor=1000,
+                            bar_format="{l_bar}{bar}| {n_fmt}B/{total_fmt}B [{elapsed}<{remaining}, {rate_fmt}{postfix}]",
                             desc=self.description, file=sys.stderr, dynamic_ncols=True,
                             delay=self.delay_s, leave=self.leave)
         self.bar.update(num_bytes)
@@ -627,7 +672,7 @@ class _EncCommand(click.Command):
 @click.option("-e", "encrypt_flag", is_flag=True, help="Encrypt (the default).")
 @click.option("-d", "decrypt", is_flag=True, help="Decrypt.")
 @click.option("-in", "--in", "input_path", metavar="FILE", help="Input file (default stdin).")
-@click.option("-out", "--out", "output_path", metavar="FILE",
+@click.option("-o", "-out", "--out", "output_path", metavar="FILE",
               help="Output file, written atomically (default stdout); see 'gpucrypt encrypt --help' for "
                    "existing files, devices and symlinks.")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing output file.")
@@ -992,11 +1037,13 @@ def _parse_size(text: str) -> int:
 
 def _key_options(function):
     function = click.option("--key-file", type=click.Path(dir_okay=False),
-                            help="32-byte key: 32 raw bytes or 64 hex digits.")(function)
+                            help="32-byte key: 64 hex digits (as keygen writes) or 32 raw bytes; 32 "
+                                 "characters of text are refused (a passphrase: --passphrase-file).")(function)
     function = click.option("--passphrase-env", metavar="VAR",
                             help="Read the passphrase from environment variable VAR.")(function)
     function = click.option("--passphrase-file", type=click.Path(dir_okay=False),
-                            help="Read the passphrase from the first line of this file.")(function)
+                            help="Read the passphrase from the first line of this file ('-': stdin, "
+                                 "when the input is a FILE).")(function)
     return function
 
 
@@ -1042,10 +1089,19 @@ def _common_file_options(function):
     function = click.option("-o", "--output", "output_path", metavar="OUT",
                             help="Output file (default stdout). A new or replaced file appears atomically, "
                                  "complete or not at all; a new one has mode 0600, a replaced one keeps its "
-                                 "mode and owner; a symlink is followed and kept; a device, FIFO or "
+                                 "mode and owner but is a new file: other hard links to the old one keep the "
+                                 "old content; a symlink is followed and kept; a device, FIFO or "
                                  "/dev/stdout is written into, never replaced.")(function)
     function = click.argument("input_path", required=False, metavar="[FILE]")(function)
     return function
+
+
+def _check_key_options(input_path, passphrase_file, key_file) -> None:
+    """Command-line conflicts of the key options, before any work: stdin holds the passphrase
+    or the data, not both; --work-factor is the passphrase's scrypt cost, meaningless with a key
+    (encrypt only; checked there)."""
+    if passphrase_file == "-" and input_path in (None, "-"):
+        raise _usage_error("--passphrase-file - reads the passphrase from stdin, so the input must be a FILE")
 
 
 def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, header=None):
@@ -1058,9 +1114,10 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
     if key_file is not None:
         return _parse_key(_read_secret_file(key_file), fileformat.KEY_LEN, key_file)
     if passphrase_file is not None:
-        first_line = _read_secret_file(passphrase_file).split(b"\n", 1)[0].removesuffix(b"\r")
+        content = _stdin().readline() if passphrase_file == "-" else _read_secret_file(passphrase_file)
+        first_line = content.split(b"\n", 1)[0].removesuffix(b"\r")
         if not first_line:
-            raise CliError(f"{passphrase_file}: empty passphrase")
+            raise CliError(f"{'stdin' if passphrase_file == '-' else passphrase_file}: empty passphrase")
         return fileformat.Passphrase(first_line)
     if passphrase_env is not None:
         # The bytes as the environment holds them: a passphrase need not be UTF-8.
@@ -1081,7 +1138,8 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
               help=f"Plaintext bytes per chunk ({fileformat.MIN_CHUNK_SIZE} .. 16M; K and M suffixes).")
 @click.option("--work-factor", type=click.IntRange(10, fileformat.MAX_SCRYPT_LOG2N),
               default=fileformat.DEFAULT_SCRYPT_LOG2N, show_default=True,
-              help="scrypt cost as log2 N (passphrases only); encrypting and every decryption pay it. "
+              help="scrypt cost as log2 N (passphrases only: refused with --key-file); encrypting and every "
+                   "decryption pay it. "
                    "Memory is 2^(N+10) bytes: 16: 64 MiB, 18: 256 MiB, 20: 1 GiB, 22: 4 GiB. Time "
                    "grows 3-4x with each 2 steps; measured on a 2-core 2020s machine: 0.5 s at 16, "
                    "1.6 s at 18, 5.5 s at 20 (about 20 s at 22). Files above 22 are refused when "
@@ -1095,6 +1153,10 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
     mpi.check_options(use_mpi, round_size, stats_json, devices)
+    if key_file is not None and click.get_current_context().get_parameter_source("work_factor") \
+            != click.core.ParameterSource.DEFAULT:
+        raise _usage_error("--work-factor is the passphrase's scrypt cost; a --key-file key is not stretched")
+    _check_key_options(input_path, passphrase_file, key_file)
     if key_file is None:
         fileformat.check_scrypt_memory(work_factor)
     if use_mpi:
@@ -1159,6 +1221,7 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 
     if check and output_path is not None:
         raise _usage_error("--check writes nothing; drop -o")
+    _check_key_options(input_path, passphrase_file, key_file)
     mpi.check_options(use_mpi, round_size, stats_json, devices)
     if use_mpi:
         if check:
@@ -1184,7 +1247,7 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 
 @cli.command()
 @click.option("-o", "--output", "output_path", required=True, metavar="FILE",
-              help="Where to write the key (mode 0600).")
+              help="Where to write the key (mode 0600); '-': stdout, as age-keygen does.")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing FILE.")
 @click.option("--raw", is_flag=True, help="Write the 32 raw bytes instead of 64 hex digits and a newline.")
 def keygen(output_path, force, raw):
@@ -1194,13 +1257,15 @@ def keygen(output_path, force, raw):
     written as 64 hex digits and a newline; --key-file reads that and the raw form alike.
     Keep it apart from the files it protects: whoever has it can decrypt them.
     """
-    if _to_stdout(output_path):
-        raise _usage_error("keygen writes a key file (mode 0600); give -o FILE, not stdout")
     overwrite = _may_overwrite(output_path, None, force, reads_stdin=False)
     _keep_secrets_out_of_dumps()
     key = bytearray(os.urandom(fileformat.KEY_LEN))
     try:
         content = bytes(key) if raw else (key.hex() + "\n").encode("ascii")
+        if _to_stdout(output_path):
+            with _open_output(None, binary_for_terminal=raw, overwrite=False) as sink:
+                fileformat.write_all(sink, content)
+            return
         # mode: a replaced key file does not keep a laxer mode than 0600.
         with fileformat.atomic_output(output_path, overwrite=overwrite, mode=0o600) as sink:
             fileformat.write_all(sink, content)

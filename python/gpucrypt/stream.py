@@ -141,7 +141,8 @@ class DeviceStats:
     variant: str = ""
 
     @property
-    def gbps(self) -> float:
+    def gb_per_s(self) -> float:
+        """Gigabytes (10^9 bytes) per second of busy time; "gbps" would be gigabits (docs/lab.md)."""
         return self.bytes / self.busy_s / 1e9 if self.busy_s else 0.0
 
 
@@ -174,9 +175,9 @@ class StreamStats:
         return {
             "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "wall_s": self.wall_s,
             "read_s": self.read_s, "compute_s": self.compute_s, "write_s": self.write_s, "wait_s": self.wait_s,
-            "gbps": self.bytes_in / self.wall_s / 1e9 if self.wall_s else 0.0,
-            "devices": {name: {"jobs": d.jobs, "bytes": d.bytes, "busy_s": d.busy_s, "gbps": d.gbps,
-                               "recent_gbps": d.rate / 1e9,
+            "gb_per_s": self.bytes_in / self.wall_s / 1e9 if self.wall_s else 0.0,
+            "devices": {name: {"jobs": d.jobs, "bytes": d.bytes, "busy_s": d.busy_s, "gb_per_s": d.gb_per_s,
+                               "recent_gb_per_s": d.rate / 1e9,
                                "share": self.shares()[name], "variant": d.variant, "stages": dict(d.stages)}
                         for name, d in self.devices.items()},
         }

@@ -8,6 +8,8 @@
 // variant's factory (key schedules in kernel parameters) and to the portable CPU code of the same
 // technique that encrypts single blocks on the host (aes_ttable for aes_ttable_smem32,
 // aes_bitsliced for aes_bitsliced, ...): a kernel launch per block would cost tens of microseconds.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -43,7 +45,16 @@ const DeviceTable& device_table() {
     // With the static runtime and no driver this returns an error instead of failing to load.
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-      t.reason = std::string("no usable CUDA driver or device (") + cudaGetErrorString(status) + ")";
+      // The runtime reports a missing driver as an insufficient one ("CUDA driver version is
+      // insufficient"), which sends a user without any NVIDIA driver looking for an upgrade.
+      void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+      if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+      if (driver == nullptr) {
+        t.reason = "no NVIDIA driver installed (libcuda.so.1 not found)";
+      } else {
+        dlclose(driver);
+        t.reason = std::string("no usable CUDA driver or device (") + cudaGetErrorString(status) + ")";
+      }
       cudaGetLastError();
       return t;
     }

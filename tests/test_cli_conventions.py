@@ -1,0 +1,148 @@
+"""The command line's conventions a new user expects from openssl, age and click programs
+(issue 37 item 3): options, messages, units and stdin/stdout handling."""
+
+import json
+import os
+import pty
+import subprocess
+import sys
+import time
+
+import pytest
+from test_cli import FAST, IV_HEX, KEY_HEX, one_error_line, run, run_subprocess
+
+import gpucrypt
+from gpucrypt import fileformat
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "key.hex").write_text(KEY_HEX + "\n")
+    (tmp_path / "plain").write_bytes(os.urandom(5000))
+    return tmp_path
+
+
+def test_enc_takes_o_as_its_error_message_says(workdir):
+    """`enc` refuses ciphertext on a terminal with "use -o FILE": -o is one of its options."""
+    args = ["enc", "-aes-128-ctr", "-K", KEY_HEX[:32], "-iv", IV_HEX, "-q", "-in", str(workdir / "plain")]
+    result = run([*args, "-o", str(workdir / "out")])
+    assert result.exit_code == 0, result.stderr
+    assert (workdir / "out").read_bytes() == run(args).stdout_bytes
+    assert "-o, -out" in run(["enc", "--help"]).stdout
+
+
+def test_info_does_not_blame_a_driver_that_is_not_there():
+    if os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0"):
+        pytest.skip("an NVIDIA driver is present here")
+    reason = gpucrypt._native.cuda_unavailable_reason()
+    assert "insufficient" not in reason and "driver version" not in reason, reason
+
+
+def test_work_factor_with_a_key_file_is_refused(workdir):
+    result = run(["encrypt", "--key-file", str(workdir / "key.hex"), "--work-factor", "12",
+                  "-o", str(workdir / "out"), str(workdir / "plain")])
+    assert result.exit_code == 2
+    assert "--work-factor" in one_error_line(result.stderr) and "--key-file" in result.stderr
+    assert not (workdir / "out").exists()
+
+
+def test_passphrase_file_dash_reads_stdin(workdir):
+    plain = workdir / "plain"
+    result = run(["encrypt", *FAST, "--passphrase-file", "-", "-o", str(workdir / "c.gcx"), str(plain)],
+                 input=b"stdin passphrase\n")
+    assert result.exit_code == 0, result.stderr
+    (workdir / "pass").write_bytes(b"stdin passphrase\n")
+    result = run(["decrypt", "--passphrase-file", str(workdir / "pass"), str(workdir / "c.gcx")])
+    assert result.exit_code == 0 and result.stdout_bytes == plain.read_bytes()
+    result = run(["decrypt", "--passphrase-file", "-", str(workdir / "c.gcx")], input=b"stdin passphrase\n")
+    assert result.exit_code == 0 and result.stdout_bytes == plain.read_bytes()
+    # The data cannot come from stdin too.
+    result = run(["encrypt", *FAST, "--passphrase-file", "-", "-o", str(workdir / "d.gcx")], input=b"x\n")
+    assert result.exit_code == 2 and "stdin" in one_error_line(result.stderr)
+
+
+def test_stats_name_bytes_per_second_as_such(workdir):
+    result = run(["encrypt", "--key-file", str(workdir / "key.hex"), "--stats", "-o", str(workdir / "out"),
+                  str(workdir / "plain")])
+    assert result.exit_code == 0, result.stderr
+    stats = json.loads(result.stderr.strip().splitlines()[-1])
+    assert "gbps" not in json.dumps(stats)          # gbps is gigabits (docs/lab.md); these are bytes
+    assert stats["gb_per_s"] >= 0 and all("gb_per_s" in d for d in stats["devices"].values())
+
+
+def test_bare_command_prints_help_and_succeeds():
+    result = run_subprocess([])
+    assert result.returncode == 0 and result.stderr == b""
+    assert b"Usage: gpucrypt" in result.stdout and b"encrypt" in result.stdout
+
+
+def _read_from_terminal(args, typed: bytes) -> bytes:
+    """Runs the command with stdin on a pseudo-terminal, types `typed` and one Ctrl-D."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen([sys.executable, "-c", "from gpucrypt.cli import main; main()", *args],
+                                   stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        os.write(controller, typed + b"\x04")    # one end-of-file, as a user presses it once
+        try:
+            stdout, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            pytest.fail("the command still waited for input after one Ctrl-D")
+        assert process.returncode == 0, stderr
+        return stdout
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+
+def test_one_ctrl_d_ends_typed_input():
+    assert _read_from_terminal(["hash", "-a", "sha3-256"], b"typed\n").startswith(
+        gpucrypt.hash("sha3-256", b"typed\n").hex().encode())
+
+
+def test_keygen_writes_to_stdout():
+    result = run(["keygen", "-o", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert len(bytes.fromhex(result.stdout.strip())) == 32
+    assert run(["keygen", "-o", "-"]).stdout != result.stdout
+
+
+def test_text_key_file_is_refused(workdir):
+    """32 printable characters are a passphrase typed into a file, not 32 raw key bytes."""
+    (workdir / "typed.key").write_bytes(b"my secret passphrase is this one")
+    assert len((workdir / "typed.key").read_bytes()) == 32
+    result = run(["encrypt", "--key-file", str(workdir / "typed.key"), "-o", str(workdir / "out"),
+                  str(workdir / "plain")])
+    assert result.exit_code == 1
+    error = one_error_line(result.stderr)
+    assert str(workdir / "typed.key") in error and "--passphrase-file" in error
+    (workdir / "raw.key").write_bytes(bytes(range(256 - 32, 256)))     # raw bytes still work
+    assert run(["encrypt", "--key-file", str(workdir / "raw.key"), "-o", str(workdir / "out"),
+                str(workdir / "plain")]).exit_code == 0
+
+
+def test_help_says_replacing_breaks_hard_links():
+    assert "hard link" in " ".join(run(["encrypt", "--help"]).stdout.split())
+
+
+def test_context_after_finalize_raises_already_finalized():
+    from cryptography.exceptions import AlreadyFinalized
+    context = gpucrypt.Cipher("aes-128-ctr", bytes(16), iv=bytes(16)).encryptor()
+    context.finalize()
+    for call in (lambda: context.update(b"x"), context.finalize):
+        with pytest.raises(AlreadyFinalized):
+            call()
+        with pytest.raises(ValueError):     # what earlier versions raised
+            call()
+    assert issubclass(gpucrypt.AlreadyFinalized, AlreadyFinalized)
+
+
+def test_progress_bar_units_say_what_they_count(workdir):
+    big = workdir / "big"
+    big.write_bytes(os.urandom(3 << 20))
+    result = run(["encrypt", "--key-file", str(workdir / "key.hex"), "--progress", "-o", str(workdir / "out"), str(big)])
+    assert result.exit_code == 0, result.stderr
+    # 3 MiB: "3.15MB" counted in 1000s, or "3.00MiB"; never 1024-based numbers called MB.
+    assert "3.15MB" in result.stderr or "3.00MiB" in result.stderr, result.stderr
