@@ -146,3 +146,25 @@ def test_progress_bar_units_say_what_they_count(workdir):
     assert result.exit_code == 0, result.stderr
     # 3 MiB: "3.15MB" counted in 1000s, or "3.00MiB"; never 1024-based numbers called MB.
     assert "3.15MB" in result.stderr or "3.00MiB" in result.stderr, result.stderr
+
+
+# ----------------------------------------------------------------------------- item 4: absent devices, API and CLI alike
+
+ABSENT_GPU = "cuda:7"
+
+
+@pytest.mark.parametrize("options", [{"devices": f"cpu,{ABSENT_GPU}", "cpu_share": "auto"},
+                                     {"device": ABSENT_GPU}, {"devices": ["cpu", "opencl:9"]}])
+def test_encrypt_file_refuses_an_absent_device_as_the_cli_does(workdir, options):
+    """Issue 37 item 4: encrypt_file(devices="cpu,cuda:0", cpu_share="auto") returned normally
+    on a machine without that GPU while the CLI refused; both refuse now, before any output."""
+    named = options.get("devices") or [options["device"]]
+    named = named.split(",") if isinstance(named, str) else named
+    if any(d["name"] in named for d in gpucrypt.devices() if d["name"] != "cpu"):
+        pytest.skip("that device exists here")
+    with pytest.raises(gpucrypt.DeviceError, match="is not available"):
+        gpucrypt.encrypt_file(str(workdir / "plain"), str(workdir / "out"), bytes(32), **options)
+    assert not (workdir / "out").exists()
+    with pytest.raises(gpucrypt.DeviceError, match="is not available"):
+        gpucrypt.stream.resolve_devices(options.get("device", "auto"), options.get("devices"),
+                                        options.get("cpu_share"))

@@ -361,7 +361,7 @@ def test_every_listed_device_is_checked_first(work):
                  ["hash", "--device", ABSENT_GPU, str(work / "plain")]):
         result = run(args)
         assert result.exit_code == 1, args
-        assert f"device {ABSENT_GPU} is not available" in one_error_line(result.stderr)
+        assert f"device '{ABSENT_GPU}' is not available" in one_error_line(result.stderr)
         assert not (work / "out").exists() and result.stdout == ""
 
 

@@ -283,7 +283,7 @@ def test_pipeline_cancellation():
 ])
 def test_resolve_devices(monkeypatch, device, devices, share, expected):
     monkeypatch.setattr(stream, "cuda_available", lambda: False)
-    assert stream.resolve_devices(device, devices, share) == expected
+    assert stream.plan_devices(device, devices, share) == expected    # resolve_devices: also checks presence
 
 
 def test_resolve_devices_errors(monkeypatch):

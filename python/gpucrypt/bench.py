@@ -23,7 +23,6 @@ results as openssl speed does (``+H:``/``+F:`` lines for the latter).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
@@ -270,6 +269,7 @@ def run_cells_in_processes(num_processes: int, cells: list[dict], **options) -> 
     # spawn, not fork: a forked child of a process that has touched CUDA cannot use the GPU.
     # A Pool, not a ProcessPoolExecutor: leaving the block early (an error, Ctrl-C, SIGTERM)
     # terminates the workers instead of waiting for their whole run.
+    import multiprocessing   # here: its import costs every other command 4 ms of start-up
     with multiprocessing.get_context("spawn").Pool(num_processes) as pool:
         pending = [pool.apply_async(run_cells, (cells,), options) for _ in range(num_processes)]
         outcomes = [result.get() for result in pending]

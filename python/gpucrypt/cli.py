@@ -1,4 +1,4 @@
-"""The `gpucrypt` command (entry point `gpucrypt.cli:main`).
+"""The `gpucrypt` command (entry point `gpucrypt.__main__:main`, which calls main() here).
 
 Subcommands: info, selftest, speed, enc (raw modes, byte-compatible with `openssl enc -K -iv
 -nosalt`), hash (sha3sum style, checksum lines in gpucrypt.checksums), keygen, encrypt/decrypt
@@ -18,7 +18,6 @@ turn core dumps off first (_keep_secrets_out_of_dumps).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import getpass
 import io
@@ -33,6 +32,7 @@ import click
 
 import gpucrypt
 from gpucrypt import bench, checksums, fileformat, mpi, stream
+from gpucrypt.__main__ import VERSION_LINE
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -93,6 +93,21 @@ _USER_ERRORS = (fileformat.FormatError, gpucrypt.InvalidTag, gpucrypt.DeviceErro
 
 
 class _Group(click.Group):
+    # Subcommands whose modules are imported only when the command is named (or listed by
+    # --help): `gpucrypt lab` pulls in its experiment framework, which every other command's
+    # start-up would otherwise pay for. Name -> (module, attribute).
+    LAZY_COMMANDS = {"lab": ("gpucrypt.lab.cli", "lab_command")}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY_COMMANDS))
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY_COMMANDS and name not in self.commands:
+            import importlib
+            module_name, attribute = self.LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(module_name), attribute), name)
+        return super().get_command(ctx, name)
+
     def parse_args(self, ctx, args):
         # Bare `gpucrypt`: the help on stdout and exit status 0, as git does and click did before
         # 8.2 (which made it a usage error, printed here as `error:` with status 2).
@@ -164,8 +179,7 @@ def main(argv=None) -> None:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(getattr(gpucrypt, "__version__", None) or "unknown", "--version",
-                      prog_name="gpucrypt", message="%(prog)s %(version)s")
+@click.version_option(gpucrypt.__version__, "--version", message=VERSION_LINE)
 def cli():
     """gpucrypt: symmetric cryptography on GPUs and CPUs."""
 _STDOUT_CLOSED = "standard output is closed; redirect it (> FILE) or use -o FILE"
@@ -319,6 +333,7 @@ def _keep_secrets_out_of_dumps() -> None:
     except (ImportError, ValueError, OSError):
         pass
     if sys.platform.startswith("linux"):
+        import ctypes   # here, not at the top: 2 ms of start-up that only key-holding commands need
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
@@ -429,16 +444,11 @@ def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Opti
 
 
 def _checked_devices(device: str, devices, cpu_share) -> list:
-    """Every device the work would use, checked to exist before anything starts (a missing GPU
-    would otherwise surface only when the first large job reaches it)."""
+    """Every device the work would use, checked to exist before anything starts (by
+    stream.resolve_devices, as for the Python API: a DeviceError naming the device and why)."""
     worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
-    present = [d["name"] for d in gpucrypt.devices()]
-    for name in worker_devices:
-        if name not in present:
-            why = (gpucrypt._native.opencl_unavailable_reason() if name.startswith("opencl")
-                   else gpucrypt._native.cuda_unavailable_reason())
-            reason = "" if name == "cpu" else f"; {why or 'no such device'}"
-            raise CliError(f"device {name} is not available (present: {', '.join(present)}{reason})")
+    if worker_devices == ["cpu"]:
+        return worker_devices   # always present; listing the devices would load every GPU runtime
     return worker_devices
 
 
@@ -1272,8 +1282,6 @@ def keygen(output_path, force, raw):
     finally:
         gpucrypt._native.wipe(key)
 
-
-from gpucrypt.lab.cli import lab_command; cli.add_command(lab_command)  # noqa: E402,E702 - gpucrypt lab
 
 if __name__ == "__main__":
     main()

@@ -44,7 +44,8 @@ from gpucrypt.info import constant_time_variant, cuda_available, devices as list
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
-    "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "parse_cpu_share", "normalise_device",
+    "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
+    "normalise_device",
     "chunks_per_job", "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
     "add_native_stats",
 ]
@@ -92,7 +93,21 @@ def cuda_devices() -> list:
 
 def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
                     cpu_share=None) -> tuple[list, Union[str, float]]:
-    """The worker devices and the CPU share for a stream.
+    """The worker devices and the CPU share for a stream (plan_devices), each device checked to
+    exist: a ``DeviceError`` saying why one does not, before any work. The file functions, the
+    stream engine and the CLI all resolve their devices here, so an absent GPU is refused alike
+    everywhere (a share of the work would otherwise fall silently to the devices that exist)."""
+    chosen, share = plan_devices(device, devices, cpu_share)
+    for name in chosen:
+        if name != "cpu":
+            # The library's registry (gpucrypt::device) opens it or says why it cannot.
+            _native.device_info(name)
+    return chosen, share
+
+
+def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
+                 cpu_share=None) -> tuple[list, Union[str, float]]:
+    """The worker devices and the CPU share the options ask for, without checking that they exist.
 
     ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) overrides ``device``. ``auto``
     means every CUDA device plus the CPU with ``cpu_share="auto"``, or the CPU alone when there

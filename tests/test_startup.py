@@ -1,0 +1,54 @@
+"""Start-up cost of `import gpucrypt` and of the `gpucrypt` command (issue 33): what a command
+that needs no GPU, no KDF and no lab must not load. Each check runs in a fresh interpreter,
+since modules loaded by other tests would hide an eager import."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _fresh(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+
+
+def test_import_gpucrypt_leaves_file_format_stream_and_batches_until_used():
+    out = _fresh("import sys, gpucrypt\n"
+                 "print(sorted(m for m in ('gpucrypt.fileformat', 'gpucrypt.stream', 'gpucrypt.batch', "
+                 "'gpucrypt.selftest') if m in sys.modules))\n"
+                 "print(gpucrypt.encrypt_many.__module__, gpucrypt.stream.__name__, gpucrypt.selftest.__module__)")
+    assert out.splitlines() == ["[]", "gpucrypt.batch gpucrypt.stream gpucrypt.selftest"]
+
+
+def test_import_gpucrypt_cli_leaves_lab_and_multiprocessing_out():
+    out = _fresh("import sys, gpucrypt.cli\n"
+                 "print(sorted(m for m in ('gpucrypt.lab', 'multiprocessing', 'ctypes') if m in sys.modules))")
+    assert out.strip() == "[]"
+
+
+def test_lab_command_is_still_listed_and_runs():
+    listed = subprocess.run([sys.executable, "-m", "gpucrypt", "--help"], check=True, capture_output=True,
+                            text=True).stdout
+    assert "lab " in listed
+    experiments = subprocess.run([sys.executable, "-m", "gpucrypt", "lab", "list"], check=True,
+                                 capture_output=True, text=True).stdout
+    assert "claes" in experiments
+
+
+def test_version_answers_without_the_command_framework():
+    out = _fresh("import sys\nfrom gpucrypt.__main__ import main\nmain(['--version'])\n"
+                 "print('click' in sys.modules)")
+    assert out.splitlines() == ["gpucrypt 0.1.0", "False"]
+
+
+def _loaded_opencl(code: str) -> bool:
+    return _fresh(code + "\nprint(any(word in open('/proc/self/maps').read() for word in ('libOpenCL', 'pocl')))"
+                  ).strip() == "True"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_asking_whether_cuda_works_does_not_start_opencl():
+    # device="auto" asks cuda_available() for every file and message it places; on a machine
+    # whose answer is the CPU, that must not load the OpenCL ICD loader, PoCL and LLVM.
+    assert not _loaded_opencl("import gpucrypt.info as i; i.cuda_available(); i.fixed_device('auto', 'camellia')")
+    assert not _loaded_opencl("from gpucrypt import stream; stream.resolve_devices('auto')")
