@@ -440,8 +440,8 @@ def test_header_modifications():
             assert isinstance(error, DecryptionError) or "chunk size" in str(error)
     with pytest.raises(FormatError, match="bad magic"):
         unseal(b"NOTCRYPT" + blob[8:])
-    with pytest.raises(FormatError, match="version 2"):
-        unseal(blob[:8] + b"\x02" + blob[9:])
+    with pytest.raises(FormatError, match="version 3"):   # 2 is recipients (tests/test_recipients.py)
+        unseal(blob[:8] + b"\x03" + blob[9:])
     with pytest.raises(FormatError, match="unknown cipher suite 7"):
         unseal(blob[:9] + b"\x07" + blob[10:])
     with pytest.raises(FormatError, match="unknown key derivation"):

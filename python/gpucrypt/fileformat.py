@@ -55,8 +55,10 @@ __all__ = [
 
 MAGIC = b"GPUCRYPT"
 VERSION = 1
+VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); written only when asked for
 HEADER_LEN = 80                 # fixed for version 1; see the layout in docs/file-format.md
-_HEADER_PREFIX_LEN = 48         # everything the header MAC covers
+_HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
+_V2_FIELDS = struct.Struct(">8sBBHI")  # magic, version, suite, stanza count, chunk length
 _FIELDS = struct.Struct(">8sBBBBI")  # magic, version, suite, kdf, kdf parameter, chunk length
 SALT_LEN = 32
 MAC_LEN = 32
@@ -80,6 +82,7 @@ _KDF_NAMES = {_KDF_SCRYPT: "scrypt", _KDF_RAW_KEY: "key"}
 
 _SCRYPT_SALT_LABEL = b"gpucrypt/v1/scrypt"
 _HKDF_INFO_LABEL = b"gpucrypt/v1/keys"
+_HKDF_INFO_LABEL_V2 = b"gpucrypt/v2/keys"
 
 
 @dataclass(frozen=True)
@@ -140,16 +143,22 @@ class Header:
 
     version: int
     suite_id: int
-    kdf: str                    # "scrypt" (passphrase) or "key" (32-byte key file)
-    scrypt_log2n: int           # 0 when kdf == "key"
+    kdf: str                    # "scrypt" (passphrase), "key" (32-byte key file), "recipients" (version 2)
+    scrypt_log2n: int           # 0 when no passphrase opens the file (version 2: its scrypt stanza's)
     chunk_size: int
     salt: bytes
     mac: bytes
-    prefix: bytes               # the 48 header bytes the MAC covers
+    prefix: bytes               # every header byte the MAC covers (48 in version 1)
+    stanzas: tuple = ()         # version 2: the recipients.Stanza of each recipient, in file order
 
     @property
     def suite_name(self) -> str:
         return _SUITES[self.suite_id].name
+
+    @property
+    def length(self) -> int:
+        """The header's length in the file: where the chunks start."""
+        return len(self.prefix) + len(self.mac)
 
 
 KeyMaterial = Union[str, bytes, bytearray, memoryview, Passphrase]
@@ -165,6 +174,11 @@ def chunk_nonce(chunk_index: int, is_final: bool) -> bytes:
 
 
 def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
+    """A Passphrase or 32-byte key (a version 1 file), or a recipients.KeySet for a list or tuple
+    of recipients / identities, or one recipient or identity object (version 2)."""
+    from gpucrypt import recipients
+    if recipients.is_key_set(material):
+        return recipients.key_set(material)
     if isinstance(material, Passphrase):
         return material
     if isinstance(material, str):
@@ -175,7 +189,8 @@ def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
             raise ValueError(f"a raw key must be {KEY_LEN} bytes, got {len(key)} "
                              "(pass a passphrase as str or Passphrase)")
         return key
-    raise TypeError("key material is a passphrase (str or Passphrase) or a 32-byte key")
+    raise TypeError("key material is a passphrase (str or Passphrase), a 32-byte key, or recipients / "
+                    "identities (gpucrypt.recipients; a list for several)")
 
 
 def scrypt_memory_len(log2n: int) -> int:
@@ -222,30 +237,40 @@ def check_scrypt_memory(log2n: int) -> None:
                           f"but only {_format_len(max(available, 0))} is available")
 
 
+def _scrypt(passphrase: Passphrase, salt: bytes, log2n: int) -> bytes:
+    """scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1), 32 bytes, after the memory check:
+    version 1's key and version 2's scrypt stanza (gpucrypt.recipients) both come from here."""
+    check_scrypt_memory(log2n)
+    scrypt = Scrypt(salt=salt, length=KEY_LEN, n=1 << log2n, r=SCRYPT_R, p=SCRYPT_P)
+    try:
+        return scrypt.derive(passphrase._secret)
+    except MemoryError:
+        # Available memory shrank after the check, or a limit it cannot see (ulimit -v).
+        raise FormatError(f"scrypt work factor 2^{log2n} needs {_format_len(scrypt_memory_len(log2n))} of "
+                          "memory, more than this process could allocate") from None
+
+
 def _input_keying_material(material: Union[Passphrase, bytes], header: Header) -> bytes:
+    if not isinstance(material, (Passphrase, bytes)):
+        raise FormatError("this file (format version 1) was encrypted with a "
+                          f"{'passphrase' if header.kdf == 'scrypt' else 'key file'}, not to recipients: "
+                          "identities cannot open it")
     if header.kdf == "scrypt":
         if not isinstance(material, Passphrase):
             raise FormatError("this file was encrypted with a passphrase, but a key was given")
-        check_scrypt_memory(header.scrypt_log2n)
-        scrypt = Scrypt(salt=_SCRYPT_SALT_LABEL + header.salt, length=KEY_LEN,
-                        n=1 << header.scrypt_log2n, r=SCRYPT_R, p=SCRYPT_P)
-        try:
-            return scrypt.derive(material._secret)
-        except MemoryError:
-            # Available memory shrank after the check, or a limit it cannot see (ulimit -v).
-            raise FormatError(f"scrypt work factor 2^{header.scrypt_log2n} needs "
-                              f"{_format_len(scrypt_memory_len(header.scrypt_log2n))} of memory, "
-                              "more than this process could allocate") from None
+        return _scrypt(material, _SCRYPT_SALT_LABEL + header.salt, header.scrypt_log2n)
     if isinstance(material, Passphrase):
         raise FormatError("this file was encrypted with a key file, but a passphrase was given")
     return material
 
 
-def _derive_keys(input_keying_material: bytes, header_prefix: bytes, salt: bytes) -> tuple[bytes, bytes]:
+def _derive_keys(input_keying_material: bytes, header_prefix: bytes, salt: bytes,
+                 label: bytes = _HKDF_INFO_LABEL) -> tuple[bytes, bytes]:
     """(header MAC key, payload key). The header bytes go into HKDF's info, so a decoder that
-    forgot the MAC check would still fail on the first chunk of a modified header."""
+    forgot the MAC check would still fail on the first chunk of a modified header. Version 2
+    derives from the file key with its own label."""
     hkdf = HKDF(algorithm=hashes.SHA256(), length=2 * KEY_LEN, salt=salt,
-                info=_HKDF_INFO_LABEL + header_prefix)
+                info=label + header_prefix)
     okm = hkdf.derive(input_keying_material)
     return okm[:KEY_LEN], okm[KEY_LEN:]
 
@@ -293,17 +318,54 @@ def _check_chunk_size(chunk_size: int) -> None:
         raise FormatError(f"chunk size {chunk_size} is outside {MIN_CHUNK_SIZE}..{MAX_CHUNK_SIZE} bytes")
 
 
+def _check_scrypt_log2n(log2n: int, max_scrypt_log2n: int) -> None:
+    if log2n < 1:
+        raise FormatError("invalid scrypt work factor 0")
+    if log2n > max_scrypt_log2n:
+        raise FormatError(f"scrypt work factor 2^{log2n} exceeds the limit 2^{max_scrypt_log2n}; "
+                          "refusing to spend that much time and memory on an untrusted file")
+
+
+def _header_len_known(data) -> tuple[int, bool]:
+    """(the header length as far as `data`, a prefix of the file, tells it; whether that is final):
+    what read_header reads next. Version 1 is 80 bytes; version 2 grows stanza by stanza."""
+    if len(data) < _HEADER_PREFIX_LEN or data[len(MAGIC)] != VERSION_RECIPIENTS:
+        return HEADER_LEN, len(data) >= _HEADER_PREFIX_LEN
+    from gpucrypt import recipients
+    count = _V2_FIELDS.unpack_from(data)[3]
+    end, complete = recipients.stanzas_end(data, min(count, recipients.MAX_STANZAS), _HEADER_PREFIX_LEN)
+    return end + MAC_LEN if complete else end, complete
+
+
+def _parse_header_v2(data, max_scrypt_log2n: int) -> Header:
+    from gpucrypt import recipients
+    _, version, suite_id, count, chunk_size = _V2_FIELDS.unpack_from(data)
+    if suite_id not in _SUITES:
+        raise FormatError(f"unknown cipher suite {suite_id}")
+    _check_chunk_size(chunk_size)
+    stanzas, end = recipients.parse_stanzas(data, count, _HEADER_PREFIX_LEN, max_scrypt_log2n)
+    if len(data) < end + MAC_LEN:
+        raise FormatError(f"file truncated inside the header ({len(data)} of {end + MAC_LEN} bytes)")
+    scrypt = [stanza.body[0] for stanza in stanzas if stanza.type == recipients.SCRYPT]
+    return Header(version=version, suite_id=suite_id, kdf="recipients", scrypt_log2n=scrypt[0] if scrypt else 0,
+                  chunk_size=chunk_size, salt=bytes(data[16:_HEADER_PREFIX_LEN]),
+                  mac=bytes(data[end:end + MAC_LEN]), prefix=bytes(data[:end]), stanzas=tuple(stanzas))
+
+
 def parse_header(data: bytes, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:
-    """Parse and bounds-check a header; FormatError names the first problem found."""
+    """Parse and bounds-check a header (`data` may go on past it); FormatError names the first
+    problem found."""
     if len(data) < len(MAGIC) or data[:len(MAGIC)] != MAGIC:
         if len(data) == 0:
             raise FormatError("not a gpucrypt file: the input is empty")
         if MAGIC.startswith(data):
             raise FormatError(f"file truncated inside the header ({len(data)} of {HEADER_LEN} bytes)")
         raise FormatError("not a gpucrypt file (bad magic)")
-    if len(data) > len(MAGIC) and data[len(MAGIC)] != VERSION:
+    if len(data) > len(MAGIC) and data[len(MAGIC)] not in (VERSION, VERSION_RECIPIENTS):
         raise FormatError(f"unsupported file format version {data[len(MAGIC)]} "
-                          f"(this gpucrypt reads version {VERSION})")
+                          f"(this gpucrypt reads versions {VERSION} and {VERSION_RECIPIENTS})")
+    if len(data) >= _HEADER_PREFIX_LEN and data[len(MAGIC)] == VERSION_RECIPIENTS:
+        return _parse_header_v2(data, max_scrypt_log2n)
     if len(data) < HEADER_LEN:
         raise FormatError(f"file truncated inside the header ({len(data)} of {HEADER_LEN} bytes)")
     _, version, suite_id, kdf_id, kdf_param, chunk_size = _FIELDS.unpack_from(data)
@@ -312,11 +374,7 @@ def parse_header(data: bytes, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Heade
     if kdf_id not in _KDF_NAMES:
         raise FormatError(f"unknown key derivation {kdf_id}")
     if kdf_id == _KDF_SCRYPT:
-        if kdf_param < 1:
-            raise FormatError("invalid scrypt work factor 0")
-        if kdf_param > max_scrypt_log2n:
-            raise FormatError(f"scrypt work factor 2^{kdf_param} exceeds the limit 2^{max_scrypt_log2n}; "
-                              "refusing to spend that much time and memory on an untrusted file")
+        _check_scrypt_log2n(kdf_param, max_scrypt_log2n)
     elif kdf_param != 0:
         raise FormatError("invalid header: key-file encryption takes no KDF parameter")
     _check_chunk_size(chunk_size)
@@ -327,13 +385,40 @@ def parse_header(data: bytes, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Heade
 
 
 def read_header(src: BinaryIO, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:
-    """Read and parse the header at the current position of `src` (not authenticated yet)."""
-    return parse_header(_read_full(src, HEADER_LEN), max_scrypt_log2n)
+    """Read and parse the header at the current position of `src` (not authenticated yet),
+    reading no byte past it: `src` is left where the chunks start."""
+    data = _read_full(src, _HEADER_PREFIX_LEN)
+    while True:
+        needed, final = _header_len_known(data)
+        more = _read_full(src, needed - len(data)) if needed > len(data) else b""
+        data += more
+        if final or len(data) < needed:
+            return parse_header(data, max_scrypt_log2n)
 
 
-def _build_header(suite: _Suite, material: Union[Passphrase, bytes], chunk_size: int,
-                  scrypt_log2n: int) -> tuple[Header, bytes]:
-    """A fresh header (random salt) and the payload key it leads to."""
+def _extra_header_len(material) -> int:
+    """How much longer than version 1's 80 bytes the header for `material` is (0 but for recipients)."""
+    from gpucrypt import recipients
+    if material is None or not recipients.is_key_set(material):
+        return 0
+    return _HEADER_PREFIX_LEN + recipients.key_set(material).stanza_len() + MAC_LEN - HEADER_LEN
+
+
+def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -> tuple[Header, bytes]:
+    """A fresh header (random salt) and the payload key it leads to: version 1 for a passphrase
+    or a key, version 2 for a recipients.KeySet (recipient stanzas around a random file key)."""
+    from gpucrypt import recipients
+    if isinstance(material, recipients.KeySet):
+        if not 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
+            raise FormatError(f"scrypt work factor must be 1..{MAX_SCRYPT_LOG2N} (log2 N), got {scrypt_log2n}")
+        file_key = os.urandom(KEY_LEN)
+        stanzas = material.wrap(file_key, scrypt_log2n)
+        salt = os.urandom(SALT_LEN)
+        prefix = (_V2_FIELDS.pack(MAGIC, VERSION_RECIPIENTS, suite.suite_id, len(stanzas), chunk_size) + salt
+                  + recipients.encode_stanzas(stanzas))
+        mac_key, payload_key = _derive_keys(file_key, prefix, salt, _HKDF_INFO_LABEL_V2)
+        header = parse_header(prefix + _header_mac(mac_key, prefix))
+        return header, payload_key
     if isinstance(material, Passphrase):
         if not 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
             raise FormatError(f"scrypt work factor must be 1..{MAX_SCRYPT_LOG2N} (log2 N), got {scrypt_log2n}")
@@ -349,8 +434,17 @@ def _build_header(suite: _Suite, material: Union[Passphrase, bytes], chunk_size:
     return dataclasses.replace(header, mac=mac), payload_key
 
 
-def _open_header(header: Header, material: Union[Passphrase, bytes]) -> bytes:
-    """Authenticate the header; return the payload key."""
+def _open_header(header: Header, material) -> bytes:
+    """Authenticate the header; return the payload key. Version 2: the file key from the first
+    stanza the material opens (recipients.KeySet.unwrap), then the MAC under it."""
+    if header.version == VERSION_RECIPIENTS:
+        from gpucrypt import recipients
+        file_key = recipients.key_set(material).unwrap(header.stanzas)
+        mac_key, payload_key = _derive_keys(file_key, header.prefix, header.salt, _HKDF_INFO_LABEL_V2)
+        if not hmac.compare_digest(_header_mac(mac_key, header.prefix), header.mac):
+            raise DecryptionError("header authentication failed: a stanza opened, but the header MAC does not "
+                                  "match (the header was modified, or the stanza was copied from another file)")
+        return payload_key
     mac_key, payload_key = _derive_keys(_input_keying_material(material, header), header.prefix, header.salt)
     if not hmac.compare_digest(_header_mac(mac_key, header.prefix), header.mac):
         raise DecryptionError("wrong passphrase or key (header authentication failed; "
@@ -512,7 +606,7 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     payload_key = _open_header(header, _normalise_key_material(material))
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
-        progress(HEADER_LEN)
+        progress(header.length)
     _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, workers=workers,
                                       variant=variant, job_size=job_size, cancel=cancel, stats=stats,
                                       progress=progress)
@@ -521,9 +615,10 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
 
 # ----------------------------------------------------------------------------- in memory
 
-def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE) -> int:
-    """The length of the file that `plaintext_len` bytes encrypt to in chunks of `chunk_size`."""
-    return _native.format_file_len(plaintext_len, chunk_size)
+def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_material=None) -> int:
+    """The length of the file that `plaintext_len` bytes encrypt to in chunks of `chunk_size`;
+    with recipients as `key_material` (version 2), their stanzas lengthen the header."""
+    return _native.format_file_len(plaintext_len, chunk_size) + _extra_header_len(key_material)
 
 
 def _plaintext_len(file_len: int, chunk_size: int) -> int:
@@ -631,11 +726,11 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
         raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
     source = _as_source(data)
     target = _writable_out(out)
-    file_len = encrypted_len(len(source), chunk_size)
+    material = _normalise_key_material(key_material)
+    file_len = encrypted_len(len(source), chunk_size, material)
     _check_out_len(target, file_len, "the encrypted file")
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target)
-    header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
-                                        chunk_size, scrypt_log2n)
+    header, payload_key = _build_header(_SUITES_BY_NAME[suite], material, chunk_size, scrypt_log2n)
     key = bytearray(payload_key)
     del payload_key
     start = time.perf_counter()
@@ -666,20 +761,21 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     """
     source = _as_source(data)
     target = _writable_out(out)
-    header = parse_header(bytes(source[:HEADER_LEN]), max_scrypt_log2n)
+    header = parse_header(bytes(source[:_header_len_known(source)[0]]), max_scrypt_log2n)
     if header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel,
-                                source[HEADER_LEN:], target)
+                                source[header.length:], target)
     material = key_material(header) if callable(key_material) else key_material
     key = bytearray(_open_header(header, _normalise_key_material(material)))
     start = time.perf_counter()
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
-        plaintext_len = _plaintext_len(len(source), header.chunk_size)
+        # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
+        plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
         _check_out_len(target, plaintext_len, "the plaintext")
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
-                                                                 source[HEADER_LEN:], target, *pipeline)
+                                                                 source[header.length:], target, *pipeline)
     finally:
         _native.wipe(key)
     if failure is not None:
