@@ -165,3 +165,49 @@ def test_sass_check_accepts_the_intended_loop_and_rejects_a_folded_one():
     assert not check_kernel(functions, "lat_missing", "LOP3", 4)["verified"]
     labelled = SASS.replace("/*0020*/", ".L_x_0:\n        /*0020*/").replace("BRA 0x20", "BRA `(.L_x_0)")
     assert check_kernel(parse_sass(labelled), "thr_demo", "LOP3", 4)["verified"]
+
+
+# ---- issue 37 item 5: a later run of some experiments merges into the earlier report -------------
+
+@pytest.fixture
+def two_tiny_experiments():
+    """Two real, instant experiments registered beside the papers' (removed afterwards)."""
+    import gpucrypt.lab as lab_package
+    from gpucrypt.lab import framework
+    lab_package.list_experiments()          # the papers' first, as a run would register them
+    for name in ("tiny-a", "tiny-b"):
+        framework.experiment(name, "claes", f"{name} (test)")(
+            lambda lab: lab.measure("noop", lambda: None, timed="nothing", device="cpu", variant=None, reps=3))
+    yield lab_package
+    for name in ("tiny-a", "tiny-b"):
+        framework.EXPERIMENTS.pop(name, None)
+
+
+def test_running_some_experiments_keeps_the_others(two_tiny_experiments, tmp_path):
+    lab, messages = two_tiny_experiments, []
+    first = lab.run(["tiny-a", "tiny-b"], device="cpu", quick=True, out=tmp_path, log=messages.append)
+    assert [e["name"] for e in first["experiments"]] == ["tiny-a", "tiny-b"]
+    again = lab.run(["tiny-b"], device="cpu", quick=True, out=tmp_path, log=messages.append)
+    assert [e["name"] for e in again["experiments"]] == ["tiny-a", "tiny-b"]
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert [e["name"] for e in on_disk["experiments"]] == ["tiny-a", "tiny-b"]
+    assert on_disk["experiments"][0]["date"] == first["experiments"][0]["date"]     # kept as it was
+    assert "tiny-a" in (tmp_path / "report.html").read_text()
+    assert any("kept 1 earlier experiment (tiny-a)" in m for m in messages), messages
+    # A run of another kind (full, not quick) does not mix with it: refused, the report untouched.
+    with pytest.raises(ValueError, match="--out"):
+        lab.run(["tiny-a"], device="cpu", quick=False, out=tmp_path, log=messages.append)
+    assert json.loads((tmp_path / "results.json").read_text()) == on_disk
+
+
+def test_skip_reason_names_the_devices_that_are_here():
+    import gpucrypt
+    from gpucrypt.lab.framework import Lab
+    lab = Lab(device="cpu", quick=True, out=Path("."), log=lambda message: None)
+    if any(d["kind"] == "cuda" for d in gpucrypt.devices()):
+        pytest.skip("a CUDA device is here")
+    assert not lab.require_gpu("a GPU part")
+    reason = lab.skipped[0]["reason"]
+    assert "lists only the CPU" not in reason
+    for device in gpucrypt.devices():
+        assert device["name"] in reason

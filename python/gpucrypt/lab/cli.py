@@ -30,7 +30,9 @@ def list_command():
               help="auto (the first GPU if present), cpu (GPU parts skipped), cuda or cuda:N.")
 @click.option("--quick", is_flag=True, help="Reduced sizes and repetitions (minutes on a small CPU machine).")
 @click.option("--out", "out", default="lab-report", show_default=True, type=click.Path(file_okay=False),
-              help="Directory for results.json, the PNG plots and report.html.")
+              help="Directory for results.json, the PNG plots and report.html. An earlier report there "
+                   "(same machine, device and --quick) is merged into: the experiments run now replace "
+                   "theirs, the others are kept; one of another kind is refused.")
 def run_command(experiments, device, quick, out):
     """Run EXPERIMENTS (names from `gpucrypt lab list`, or `all`)."""
     from gpucrypt import lab

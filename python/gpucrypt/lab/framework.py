@@ -123,7 +123,8 @@ class Lab:
         """True when a GPU is present; otherwise notes ``part`` as skipped and returns False."""
         if self.gpu:
             return True
-        self.skip(part, "no CUDA device on this machine (gpucrypt.devices() lists only the CPU)"
+        here = ", ".join(d["name"] for d in gpucrypt.devices())
+        self.skip(part, f"needs a CUDA device; none here (devices: {here})"
                   if not _cuda_devices() else "the lab runs with --device cpu")
         return False
 
@@ -230,6 +231,7 @@ def run_experiment(exp: Experiment, device: str, quick: bool, out: Path,
     lab = Lab(device=device, quick=quick, out=out, name=exp.name, log=log)
     start = time.perf_counter()
     log(f"[lab] {exp.name}: {exp.title}")
+    date = now_utc()
     status, reason = "ran", None
     try:
         exp.function(lab)
@@ -246,7 +248,7 @@ def run_experiment(exp: Experiment, device: str, quick: bool, out: Path,
         status = "partial"
     seconds = time.perf_counter() - start
     log(f"  [{exp.name}] {status} in {seconds:.1f} s")
-    return {"name": exp.name, "paper": exp.paper, "title": exp.title, "status": status,
+    return {"name": exp.name, "paper": exp.paper, "title": exp.title, "date": date, "status": status,
             "reason": reason, "seconds": round(seconds, 2), "skipped_parts": lab.skipped,
             "tables": lab.tables, "plots": lab.plots, "changes": lab.changes,
             "measurements": lab.records}
