@@ -5,8 +5,8 @@
  *   encrypt_file [-d] [-u] KEYFILE INPUT OUTPUT
  *
  * By default the whole file goes through the library's job pipeline (gc_file_seal_fd /
- * gc_file_open_fd: worker threads seal or open jobs of chunks while this thread reads and
- * writes). With -u it is fed through a sealer / opener one 1 MiB update at a time, the way to go
+ * gc_file_open_fd: between regular files, worker threads read, seal or open, and write jobs of
+ * chunks at their offsets; from a pipe, this thread reads and writes while workers seal). With -u it is fed through a sealer / opener one 1 MiB update at a time, the way to go
  * for data that does not come from a file descriptor.
  *
  * OUTPUT must not exist (it is created with mode 0600); on any failure it is removed, so a

@@ -83,14 +83,19 @@ gc_status gc_file_opener_update(gc_file_opener* opener, const uint8_t* in, size_
 gc_status gc_file_opener_finish(gc_file_opener* opener, const uint8_t** out, size_t* out_len);
 void gc_file_opener_free(gc_file_opener* opener);
 
-/* Whole streams through the library's job pipeline (format.hpp seal_stream / open_stream): the
- * calling thread reads in_fd to its end in jobs of chunks and writes out_fd, while worker threads
- * seal or open the jobs; on large inputs much faster than the sealer / opener above, which run one
- * update at a time. devices: NULL for "cpu", or a comma-separated list ("cuda:0", "cuda:0,cpu");
+/* Whole files through the library's job pipeline (format.hpp seal_fd / open_fd), from each
+ * descriptor's current offset. Where both are regular files (out_fd not opened with O_APPEND),
+ * worker threads read, seal or open, and write every job at its computed offset (pread/pwrite),
+ * the output's length is reserved first (a full disk fails before any work), and both
+ * descriptors are left just after what was read and written; otherwise (pipes, sockets, devices)
+ * the calling thread reads in_fd to its end and writes out_fd in order while workers seal or open.
+ * On large inputs either is much faster than the sealer / opener above, which run one update at a
+ * time. devices: NULL for "cpu", or a comma-separated list ("cuda:0", "cuda:0,cpu");
  * several share the jobs by measured throughput. variant: NULL for each device's constant-time
  * AES. Decryption writes plaintext only of chunks that authenticated, but a truncated, extended or
  * modified file is found when its chunk's turn comes: on any error out_fd may already hold part of
- * the output, which the caller must discard (examples/encrypt_file.c removes the file). Neither
+ * the output (a regular file: only the authenticated plaintext before the failed chunk), which the
+ * caller must discard (examples/encrypt_file.c removes the file). Neither
  * descriptor is closed. */
 gc_status gc_file_seal_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, uint32_t chunk_len,
                           const char* devices, const char* variant);

@@ -80,30 +80,6 @@ void require(bool ok, const char* what) {
 
 gpucrypt::ByteSpan span(const uint8_t* p, size_t n) { return {p, n}; }
 
-// POSIX reads and writes for seal_stream / open_stream, retried on EINTR and short writes.
-gpucrypt::format::StreamReader fd_reader(int fd) {
-  return [fd](gpucrypt::MutableByteSpan buffer) -> size_t {
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n >= 0) return static_cast<size_t>(n);
-      if (errno != EINTR) throw std::system_error(errno, std::generic_category(), "reading the input");
-    }
-  };
-}
-
-gpucrypt::format::StreamWriter fd_writer(int fd) {
-  return [fd](gpucrypt::ByteSpan bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw std::system_error(errno, std::generic_category(), "writing the output");
-      }
-      bytes = bytes.subspan(static_cast<size_t>(n));
-    }
-  };
-}
-
 // A device list "cuda:0,cpu" (NULL or empty: "cpu") as pipeline options.
 gpucrypt::format::PipelineOptions pipeline_options(const char* devices, const char* variant) {
   gpucrypt::format::PipelineOptions options;
@@ -195,9 +171,9 @@ gc_status gc_file_seal_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_
                           const char* devices, const char* variant) {
   return guarded([&] {
     require(key != nullptr, "gc_file_seal_fd: null key");
-    gpucrypt::format::seal_stream(span(key, key_len), fd_reader(in_fd), fd_writer(out_fd),
-                                  chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen,
-                                  pipeline_options(devices, variant));
+    gpucrypt::format::seal_fd(in_fd, out_fd, span(key, key_len),
+                              chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen,
+                              pipeline_options(devices, variant));
   });
 }
 
@@ -205,8 +181,7 @@ gc_status gc_file_open_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_
                           const char* variant) {
   return guarded([&] {
     require(key != nullptr, "gc_file_open_fd: null key");
-    gpucrypt::format::open_stream(span(key, key_len), fd_reader(in_fd), fd_writer(out_fd),
-                                  pipeline_options(devices, variant));
+    gpucrypt::format::open_fd(in_fd, out_fd, span(key, key_len), pipeline_options(devices, variant));
   });
 }
 

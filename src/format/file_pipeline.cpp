@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "base/names.hpp"
 #include "engine/scheduler.hpp"
@@ -74,7 +75,7 @@ void pwrite_exactly(int fd, const uint8_t* data, uint64_t len, uint64_t offset) 
 // The length of a regular file open at fd, or FileError naming what the descriptor is instead.
 uint64_t regular_file_len(int fd, bool output) {
   struct stat status {};
-  if (::fstat(fd, &status) != 0) throw FileError(errno, output, output ? "the output" : "the input");
+  if (::fstat(fd, &status) != 0) throw FileError(errno, output, output ? "writing the output" : "reading the input");
   if (!S_ISREG(status.st_mode))
     throw std::invalid_argument(std::string(output ? "the output" : "the input") +
                                 " is not a regular file (positional I/O needs one; pipes and devices stream)");
@@ -296,15 +297,17 @@ void reserve_output(int out_fd, uint64_t end) {
     if (::fallocate(out_fd, 0, 0, static_cast<off_t>(end)) == 0) return;
     if (errno == EINTR) continue;
     if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) break;
-    throw FileError(errno, true, "reserving " + bytes_text(end) + " for the output");
+    throw FileError(errno, true, "writing the output (reserving " + bytes_text(end) + ")");
   }
   struct stat status {};
   if (::fstat(out_fd, &status) == 0 && static_cast<uint64_t>(status.st_size) >= end) return;
-  if (::ftruncate(out_fd, static_cast<off_t>(end)) != 0) throw FileError(errno, true, "sizing the output");
+  if (::ftruncate(out_fd, static_cast<off_t>(end)) != 0) throw FileError(errno, true, "writing the output (setting its length)");
 }
 
 }  // namespace
 
+// Messages start with "reading the input" or "writing the output" (the C API's callers tell the
+// two sides apart by that, examples/encrypt_file.c).
 FileError::FileError(int error_number, bool on_output, const std::string& what)
     : std::system_error(error_number, std::generic_category(), what), on_output(on_output) {}
 
@@ -365,7 +368,7 @@ FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offs
     // Only the authenticated prefix stays; chunks after the failed one (written by jobs that ran
     // beside it) and the reserved space go.
     if (::ftruncate(out_fd, static_cast<off_t>(out_offset + failure.released_len)) != 0)
-      throw FileError(errno, true, "cutting the output back to its authenticated prefix");
+      throw FileError(errno, true, "writing the output (cutting it back to its authenticated prefix)");
     throw;
   } catch (...) {
     // Any other failure (I/O, cancellation, a device): nothing of this call's output is kept.
@@ -375,6 +378,93 @@ FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offs
   run.input_len = file_len - body_offset;
   run.output_len = layout.plaintext_len;
   return run;
+}
+
+// ---- whole descriptors (the C API's gc_file_seal_fd / gc_file_open_fd) ------------------------------
+
+namespace {
+
+// The descriptor's offset when it is a regular file the file pipeline can read or write by
+// offset, else nothing (a pipe, FIFO, socket, terminal or device; an output open for appending).
+std::optional<uint64_t> positional_offset(int fd, bool output) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  if (output && (::fcntl(fd, F_GETFL) & O_APPEND)) return std::nullopt;
+  const off_t offset = ::lseek(fd, 0, SEEK_CUR);
+  if (offset < 0) return std::nullopt;
+  return static_cast<uint64_t>(offset);
+}
+
+void seek_to(int fd, uint64_t offset, bool output) {
+  if (::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0)
+    throw FileError(errno, output, output ? "writing the output (seeking)" : "reading the input (seeking)");
+}
+
+// POSIX reads and writes for the streaming path, retried on EINTR and short writes.
+StreamReader fd_reader(int fd) {
+  return [fd](MutableByteSpan buffer) -> size_t {
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EINTR) throw FileError(errno, false, "reading the input");
+    }
+  };
+}
+
+StreamWriter fd_writer(int fd) {
+  return [fd](ByteSpan bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw FileError(errno, true, "writing the output");
+      }
+      bytes = bytes.subspan(static_cast<size_t>(n));
+    }
+  };
+}
+
+}  // namespace
+
+uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len, const PipelineOptions& options) {
+  const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
+  if (!in_at || !out_at) return seal_stream(key, fd_reader(in_fd), fd_writer(out_fd), chunk_len, options);
+  uint8_t payload_key[kKeyLen];
+  struct Wipe {
+    uint8_t* key;
+    ~Wipe() { secure_zero(key, kKeyLen); }
+  } wipe{payload_key};
+  const std::vector<uint8_t> header = build_header_with_key(key, chunk_len, payload_key);
+  const FileRun run = seal_file(in_fd, *in_at, out_fd, *out_at, header, ByteSpan(payload_key, kKeyLen), chunk_len,
+                                options);
+  seek_to(in_fd, *in_at + run.input_len, false);
+  seek_to(out_fd, *out_at + run.output_len, true);
+  return run.input_len;
+}
+
+uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options) {
+  const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
+  if (!in_at || !out_at) return open_stream(key, fd_reader(in_fd), fd_writer(out_fd), options);
+  uint8_t header[kHeaderLen];
+  uint64_t got = 0;
+  while (got < kHeaderLen) {
+    const ssize_t n = ::pread(in_fd, header + got, kHeaderLen - got, static_cast<off_t>(*in_at + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw FileError(errno, false, "reading the input (its header)");
+    if (n == 0) break;
+    got += static_cast<uint64_t>(n);
+  }
+  uint8_t payload_key[kKeyLen];
+  struct Wipe {
+    uint8_t* key;
+    ~Wipe() { secure_zero(key, kKeyLen); }
+  } wipe{payload_key};
+  const uint32_t chunk_len = open_header_with_key(ByteSpan(header, got), key, payload_key);
+  const FileRun run = open_file(in_fd, *in_at + kHeaderLen, out_fd, *out_at, ByteSpan(payload_key, kKeyLen),
+                                chunk_len, options);
+  seek_to(in_fd, *in_at + kHeaderLen + run.input_len, false);
+  seek_to(out_fd, *out_at + run.output_len, true);
+  return run.output_len;
 }
 
 }  // namespace gpucrypt::format

@@ -20,6 +20,14 @@ for mode in "" "-u"; do
   "$example" -d $mode "$work/key" "$work/py.gcx" "$work/py.out"
   cmp "$work/plain" "$work/py.out"
 done
+# From a pipe (not a regular file): the streaming path of gc_file_seal_fd / gc_file_open_fd.
+rm -f "$work/c.gcx" "$work/c.out"
+cat "$work/plain" | "$example" "$work/key" /dev/stdin "$work/c.gcx"
+python3 -m gpucrypt decrypt --key-file "$work/key" -o "$work/c.out" "$work/c.gcx"
+cmp "$work/plain" "$work/c.out"
+rm -f "$work/c.out"
+cat "$work/c.gcx" | "$example" -d "$work/key" /dev/stdin "$work/c.out"
+cmp "$work/plain" "$work/c.out"
 # A file cut inside its last chunk: refused, no output (the pipeline's end-of-input rule).
 head -c 200000 "$work/py.gcx" >"$work/cut.gcx"
 if "$example" -d "$work/key" "$work/cut.gcx" "$work/cut.out" 2>"$work/err"; then echo "truncated file accepted"; exit 1; fi
