@@ -22,6 +22,7 @@ import json
 import os
 import pathlib
 import random
+import stat
 import subprocess
 import sys
 
@@ -326,6 +327,90 @@ def test_program_cache(tmp_path):
     for entry in (tmp_path / "cache").iterdir():
         entry.write_bytes(entry.read_bytes()[:-100] + bytes(100))   # damaged binaries
     assert counts()[0] >= 1
+
+
+def _cache_entries(cache):
+    """The program cache's entries: path -> [description, checksum, binary] (opencl_runtime.cpp:
+    description NUL, 16 hex digits of FNV-1a 64 over the binary, NUL, binary)."""
+    entries = {}
+    for path in sorted(cache.glob("*.bin")):
+        description, checksum, binary = path.read_bytes().split(b"\0", 2)
+        entries[path] = [description, checksum, binary]
+    return entries
+
+
+def _fnv1a_hex(data: bytes) -> bytes:
+    value = 1469598103934665603
+    for byte in data:
+        value = ((value ^ byte) * 1099511628211) % 2**64
+    return b"%016x" % value
+
+
+_CACHE_SCRIPT = """
+import hashlib, sys, gpucrypt
+from gpucrypt import _native
+wrong = []
+for name in ("aes-128-ctr", "aes-256-ctr", "camellia-128-ctr", "aes-128-ecb"):
+    key, iv = bytes(range(int(name.split("-")[1]) // 8)), None if name.endswith("ecb") else bytes(16)
+    data = bytes(range(256)) * 64
+    try:
+        got = gpucrypt.Cipher(name, key, iv=iv, device=sys.argv[1], padding=False).encrypt(data)
+    except Exception as error:
+        got = repr(error)
+    if got != gpucrypt.Cipher(name, key, iv=iv, device="cpu", padding=False).encrypt(data):
+        wrong.append(name)
+try:
+    digest = gpucrypt.hash_many("sha3-256", [b"abc"], device=sys.argv[1])[0]
+except Exception as error:
+    digest = repr(error)
+if digest != hashlib.sha3_256(b"abc").digest():
+    wrong.append("sha3-256")
+s = _native.opencl_kernel_stats()
+print(" ".join(wrong) or "right", s["programs_built"], s["programs_cached"], s.get("programs_rejected", -1))
+"""
+
+
+def _run_cache_script(cache):
+    env = dict(os.environ, GPUCRYPT_OPENCL_CACHE=str(cache))
+    result = subprocess.run([sys.executable, "-c", _CACHE_SCRIPT, DEVICE], env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    verdict, built, cached, rejected = result.stdout.rsplit(maxsplit=3)
+    return verdict, int(built), int(cached), int(rejected)
+
+
+def test_program_cache_swapped_entries_are_checked(tmp_path):
+    """Someone who can write the cache puts each program's binary under another program's
+    description, the checksum recomputed (wrong ciphertext with exit 0 before): every program
+    loaded from the cache must pass its known-answer check before its first use, and one that
+    fails is compiled afresh, its entry replaced."""
+    cache = tmp_path / "cache"
+    verdict, built, cached, rejected = _run_cache_script(cache)
+    assert (verdict, cached) == ("right", 0) and built >= 4
+    entries = _cache_entries(cache)
+    assert len(entries) == built
+    paths = list(entries)
+    binaries = [entries[path][2] for path in paths]
+    for path, binary in zip(paths, binaries[1:] + binaries[:1]):   # each takes the next one's binary
+        description = entries[path][0]
+        path.write_bytes(description + b"\0" + _fnv1a_hex(binary) + b"\0" + binary)
+    assert _run_cache_script(cache) == ("right", built, 0, built)
+    assert _run_cache_script(cache) == ("right", 0, built, 0)   # the fresh binaries replaced them
+
+
+def test_program_cache_directory_must_be_private(tmp_path):
+    """The cache directory is made 0700; a group- or world-writable one, where anyone could
+    swap entries, is not used (every program compiled fresh), nor written."""
+    cache = tmp_path / "cache"
+    verdict, built, cached, _ = _run_cache_script(cache)
+    assert verdict == "right" and stat.S_IMODE(cache.stat().st_mode) == 0o700
+    cache.chmod(0o777)
+    before = {path: path.stat().st_mtime_ns for path in cache.iterdir()}
+    assert _run_cache_script(cache)[:3] == ("right", built, 0)
+    assert {path: path.stat().st_mtime_ns for path in cache.iterdir()} == before
+    cache.chmod(0o755)   # ours and writable by no one else: used, and narrowed to 0700
+    assert _run_cache_script(cache)[:3] == ("right", 0, built)
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
 
 
 def test_constant_time_choice_and_info():

@@ -108,10 +108,12 @@ void register_cuda_hash_bindings(nb::module_& m) {
         stats["programs_built"] = s.programs_built;
         stats["programs_cached"] = s.programs_cached;
         stats["kernels_run"] = s.kernels_run;
+        stats["programs_rejected"] = s.programs_rejected;
 #else
         stats["programs_built"] = 0;
         stats["programs_cached"] = 0;
         stats["kernels_run"] = 0;
+        stats["programs_rejected"] = 0;
 #endif
         return stats;
       },

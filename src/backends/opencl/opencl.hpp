@@ -58,6 +58,7 @@ struct KernelStats {
   uint64_t programs_built = 0;   // compiled from source
   uint64_t programs_cached = 0;  // loaded from the on-disk program cache (opencl_runtime.cpp)
   uint64_t kernels_run = 0;
+  uint64_t programs_rejected = 0;  // loaded from the cache but failed their known-answer check
 };
 KernelStats kernel_stats();
 

@@ -200,7 +200,35 @@ class DeviceCipher {
   // A kernel of the encryption program (every kernel that only encrypts blocks) or the
   // decryption program (ECB/CBC/XTS decryption). Call with the device's mutex held.
   cl_kernel kernel(const char* name, bool decrypts) const {
-    return opencl::kernel(device_, "ciphers.cl", decrypts ? dec_options_ : enc_options_, name);
+    return opencl::kernel(device_, "ciphers.cl", decrypts ? dec_options_ : enc_options_, name,
+                          [this](cl_program program) { return answers_correctly(program); });
+  }
+  // The known-answer check of a program loaded from the on-disk program cache: ECB over a few
+  // blocks, both directions, under this cipher's key, against the host's cipher. The binary of
+  // another program (another algorithm, key size, variant or block steps) fails it. Both
+  // programs of a cipher (enc_options_, dec_options_) hold every kernel; they differ only in
+  // table copies.
+  bool answers_correctly(cl_program program) const {
+    constexpr size_t kBlocks = 8, kBytes = kBlocks * 16;
+    uint8_t plain[kBytes], expected[kBytes], result[kBytes];
+    for (size_t i = 0; i < kBytes; ++i) plain[i] = static_cast<uint8_t>(i * 29 + 7);
+    for (size_t j = 0; j < kBlocks; ++j) store_block(expected + 16 * j, host_->encrypt(load_block(plain + 16 * j)));
+    Buffer in(device_, kBytes), out(device_, kBytes);
+    const auto run = [&](const char* kernel_name, const uint8_t* input) {
+      ProgramKernel k(program, kernel_name);
+      in.write(input, kBytes);
+      set_args(k.get(), in, out, static_cast<cl_uint>(kBlocks), key());
+      launch(device_, k.get(), items(kBlocks, steps_));
+      out.read(result, kBytes);
+    };
+    run("gc_ecb_encrypt", plain);
+    bool ok = std::memcmp(result, expected, kBytes) == 0;
+    run("gc_ecb_decrypt", expected);
+    ok = ok && std::memcmp(result, plain, kBytes) == 0;
+    in.wipe();
+    out.wipe();
+    modes::secure_zero(result, kBytes);
+    return ok;
   }
 
  private:
@@ -566,6 +594,31 @@ std::pair<int, uint8_t> sponge_shape(std::string_view name) {
   }
 }
 
+// The known-answer check of keccak.cl loaded from the on-disk program cache: SHA3-256("abc")
+// through gc_keccak_many against the host's. A cipher program's binary lacks the kernel (throws).
+bool keccak_answers_correctly(Device& d, cl_program program) {
+  static const uint8_t kMessage[] = {'a', 'b', 'c'};
+  uint8_t expected[32], result[32];
+  hash::hash_once("sha3-256", "", kMessage, sizeof kMessage, expected, sizeof expected);
+  const auto [rate, domain] = sponge_shape("sha3-256");
+  const cl_ulong offset = 0, len = sizeof kMessage;
+  Buffer data(d, sizeof kMessage), offsets(d, 8), lens(d, 8), digest(d, sizeof result);
+  data.write(kMessage, sizeof kMessage);
+  offsets.write(&offset, 8);
+  lens.write(&len, 8);
+  ProgramKernel k(program, "gc_keccak_many");
+  set_args(k.get(), data, offsets, lens, cl_ulong{1}, digest, static_cast<cl_uint>(sizeof result), cl_int{rate},
+           cl_uint{domain}, cl_int{kSha3Rounds});
+  launch(d, k.get(), grid_items(d, 1));
+  digest.read(result, sizeof result);
+  return std::memcmp(result, expected, sizeof result) == 0;
+}
+
+cl_kernel keccak_kernel(Device& d, const char* kernel_name) {
+  return kernel(d, "keccak.cl", "", kernel_name,
+                [&d](cl_program program) { return keccak_answers_correctly(d, program); });
+}
+
 }  // namespace
 
 void hash_many(std::string_view name, const uint8_t* const* messages, const size_t* lens, size_t num_messages,
@@ -592,7 +645,7 @@ void hash_many(std::string_view name, const uint8_t* const* messages, const size
   }
   offset_buffer.write(offsets.data(), num_messages * 8);
   len_buffer.write(message_lens.data(), num_messages * 8);
-  cl_kernel k = kernel(d, "keccak.cl", "", "gc_keccak_many");
+  cl_kernel k = keccak_kernel(d, "gc_keccak_many");
   set_args(k, data, offset_buffer, len_buffer, cl_ulong{num_messages}, digests, static_cast<cl_uint>(out_len_each),
            cl_int{rate}, cl_uint{domain}, cl_int{kSha3Rounds});
   launch(d, k, grid_items(d, num_messages));
@@ -614,7 +667,7 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
     const uint64_t first_chunk = std::min(num_leaves, leaves_per_chunk);
     Buffer leaves(d, first_chunk * shape.leaf_len), cvs(d, first_chunk * shape.chaining_value_len);
     std::vector<uint8_t> host_cvs(first_chunk * shape.chaining_value_len);
-    cl_kernel k = kernel(d, "keccak.cl", "", "gc_keccak_leaves");
+    cl_kernel k = keccak_kernel(d, "gc_keccak_leaves");
     for (uint64_t first = 0; first < num_leaves; first += leaves_per_chunk) {
       const uint64_t n = std::min(leaves_per_chunk, num_leaves - first);
       leaves.write(data + head + first * shape.leaf_len, n * shape.leaf_len);
@@ -631,7 +684,7 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
 
 KernelStats kernel_stats() {
   const Stats s = stats();
-  return {s.programs_built, s.programs_cached, s.kernels_run};
+  return {s.programs_built, s.programs_cached, s.kernels_run, s.programs_rejected};
 }
 
 }  // namespace gpucrypt::opencl

@@ -2,12 +2,15 @@
 #include "backends/opencl/opencl_runtime.hpp"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <thread>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <atomic>
 #include <cstdlib>
@@ -15,6 +18,7 @@
 #include <sstream>
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::opencl {
 
@@ -29,7 +33,7 @@ extern const size_t kNumEmbeddedSources;
 
 namespace {
 
-std::atomic<uint64_t> g_programs_built{0}, g_programs_cached{0}, g_kernels_run{0};
+std::atomic<uint64_t> g_programs_built{0}, g_programs_cached{0}, g_programs_rejected{0}, g_kernels_run{0};
 
 struct Registry {
   Api api;
@@ -233,11 +237,14 @@ void dump_binary(const Device& d, cl_program program, const std::string& key) {
 }
 
 // The on-disk program cache: a program's binary (PTX on NVIDIA, an object on PoCL) is stored
-// under a name hashed from everything it depends on (device, driver, build options and the full
+// under the SHA3-256 of everything it depends on (device, driver, build options and the full
 // source text) and reused by later processes, which then skip the OpenCL C compiler (about a
 // second per program on NVIDIA: a CLI command would pay it on every run). The file begins with
-// that whole description and a checksum of the binary, both checked on load, so a hash collision
-// or a damaged file can only cost a rebuild.
+// that whole description and a checksum of the binary, both checked on load, so a damaged file
+// only costs a rebuild. Neither stops someone who can write the directory from putting another
+// program's binary under this one's description (the checksum has no key), so the directory is
+// used only when it is ours and writable by no one else (trusted_cache_dir), and a program loaded
+// from it is used only after its caller's known-answer check passes (kernel(), ProgramCheck).
 // GPUCRYPT_OPENCL_CACHE=DIR moves it (default $XDG_CACHE_HOME/gpucrypt/opencl or
 // ~/.cache/gpucrypt/opencl), =off disables it. Failures to read or write it are not errors.
 std::string cache_dir() {
@@ -246,6 +253,39 @@ std::string cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/gpucrypt/opencl";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/gpucrypt/opencl";
   return "";
+}
+
+// cache_dir() if it may be used: created mode 0700 when missing; an existing one must be a
+// directory owned by this user and writable by no one else (group- or world-writable, or
+// another user's: not used, every program is compiled fresh), and is narrowed to 0700.
+std::string trusted_cache_dir() {
+  const std::string dir = cache_dir();
+  if (dir.empty()) return dir;
+  std::error_code error;
+  if (!std::filesystem::exists(dir, error)) {
+    std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), error);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
+  }
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() ||
+      (info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return "";
+  if ((info.st_mode & 0077) != 0 && ::chmod(dir.c_str(), 0700) != 0) return "";
+  return dir;
+}
+
+// The entry's file name: the SHA3-256 of its description, in hex.
+std::string entry_name(const std::string& description) {
+  uint8_t digest[32];
+  hash::hash_once("sha3-256", "", reinterpret_cast<const uint8_t*>(description.data()), description.size(), digest,
+                  sizeof digest);
+  std::string name;
+  for (uint8_t byte : digest) {
+    static const char kHex[] = "0123456789abcdef";
+    name += kHex[byte >> 4];
+    name += kHex[byte & 15];
+  }
+  return name;
 }
 
 uint64_t fnv1a(const std::string& text) {
@@ -296,7 +336,6 @@ void store_cached(Device& d, cl_program program, const std::string& dir, const s
   unsigned char* pointer = reinterpret_cast<unsigned char*>(binary.data());
   if (api().clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof pointer, &pointer, nullptr) != CL_SUCCESS) return;
   std::error_code error;
-  std::filesystem::create_directories(dir, error);
   // Written under a temporary name and renamed: a concurrent reader sees the whole file or none.
   const std::string temporary = path + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&d)) +
                                 std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
@@ -314,21 +353,33 @@ void store_cached(Device& d, cl_program program, const std::string& dir, const s
   if (error) std::remove(temporary.c_str());
 }
 
-cl_program build_program(Device& d, const std::string& source_name, const std::string& options) {
+cl_program build_program(Device& d, const std::string& source_name, const std::string& options,
+                          const ProgramCheck& check_cached) {
   std::set<std::string> seen;
   std::string text;
   append_source(source_name, seen, text);
   // -w: the compilers print warnings to the process's stderr, which is the user's terminal.
   const std::string build_options = "-cl-std=CL1.2 -w " + d.policy.defines + options;
-  const std::string dir = cache_dir();
-  const std::string description = "gpucrypt OpenCL program 1\n" + d.platform_name + "\n" + d.name + "\n" +
+  const std::string dir = trusted_cache_dir();
+  const std::string description = "gpucrypt OpenCL program 2\n" + d.platform_name + "\n" + d.name + "\n" +
                                   device_string(d.id, CL_DRIVER_VERSION) + "\n" + d.version + "\n" +
                                   build_options + "\n" + text;
-  const std::string path = dir.empty() ? "" : dir + "/" + hex64(fnv1a(description)) + ".bin";
+  const std::string path = dir.empty() ? "" : dir + "/" + entry_name(description) + ".bin";
   if (!path.empty())
     if (cl_program cached = load_cached(d, path, description)) {
-      ++g_programs_cached;
-      return cached;
+      // Another program's binary under this description gives wrong answers: compiled afresh,
+      // and the fresh binary replaces the entry.
+      bool answers = false;
+      try {
+        answers = !check_cached || check_cached(cached);
+      } catch (const std::exception&) {  // e.g. a kernel the swapped binary lacks
+      }
+      if (answers) {
+        ++g_programs_cached;
+        return cached;
+      }
+      api().clReleaseProgram(cached);
+      ++g_programs_rejected;
     }
 
   const char* text_pointer = text.c_str();
@@ -418,7 +469,8 @@ void open(Device& d) {
   check(status, "clCreateCommandQueue");
 }
 
-cl_kernel kernel(Device& d, const std::string& source_name, const std::string& options, const char* kernel_name) {
+cl_kernel kernel(Device& d, const std::string& source_name, const std::string& options, const char* kernel_name,
+                 const ProgramCheck& check_cached) {
   open(d);
   const std::string program_key = source_name + " " + options;
   const std::string kernel_key = program_key + " :: " + kernel_name;
@@ -426,7 +478,7 @@ cl_kernel kernel(Device& d, const std::string& source_name, const std::string& o
   cl_program& program = d.programs[program_key];
   if (program == nullptr) {
     try {
-      program = build_program(d, source_name, options);
+      program = build_program(d, source_name, options, check_cached);
     } catch (...) {
       d.programs.erase(program_key);
       throw;
@@ -439,7 +491,17 @@ cl_kernel kernel(Device& d, const std::string& source_name, const std::string& o
   return k;
 }
 
-Stats stats() { return {g_programs_built.load(), g_programs_cached.load(), g_kernels_run.load()}; }
+ProgramKernel::ProgramKernel(cl_program program, const char* kernel_name) {
+  cl_int status = CL_SUCCESS;
+  kernel_ = api().clCreateKernel(program, kernel_name, &status);
+  check(status, "clCreateKernel");
+}
+
+ProgramKernel::~ProgramKernel() {
+  if (kernel_) api().clReleaseKernel(kernel_);
+}
+
+Stats stats() { return {g_programs_built.load(), g_programs_cached.load(), g_kernels_run.load(), g_programs_rejected.load()}; }
 
 Buffer::Buffer(Device& d, size_t bytes, cl_mem_flags flags) : bytes_(bytes), device_(&d) {
   open(d);

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -78,9 +79,29 @@ std::string unavailable_reason();    // "" when at least one device exists
 // The device's context and queue exist after this; call with the device's mutex held.
 void open(Device& d);
 
+// A known-answer check of a program: true when its kernels compute what they should (the caller
+// knows what that is; it runs them with the device's mutex held). May throw (a missing kernel).
+using ProgramCheck = std::function<bool(cl_program)>;
+
+// One kernel of a given program, released with this object: what a ProgramCheck runs (the
+// device's kernel map holds only kernels of programs that passed).
+class ProgramKernel {
+ public:
+  ProgramKernel(cl_program program, const char* kernel_name);
+  ~ProgramKernel();
+  ProgramKernel(const ProgramKernel&) = delete;
+  ProgramKernel& operator=(const ProgramKernel&) = delete;
+  cl_kernel get() const { return kernel_; }
+
+ private:
+  cl_kernel kernel_ = nullptr;
+};
+
 // A kernel of a program built from an embedded source (ciphers.cl, keccak.cl) with the given
-// -D options, built on first use and cached; the device's mutex must be held.
-cl_kernel kernel(Device& d, const std::string& source_name, const std::string& options, const char* kernel_name);
+// -D options, built on first use and cached; the device's mutex must be held. A program loaded
+// from the on-disk cache is used only once check_cached passes; otherwise it is compiled fresh.
+cl_kernel kernel(Device& d, const std::string& source_name, const std::string& options, const char* kernel_name,
+                 const ProgramCheck& check_cached);
 
 // Counters for tests: programs built, kernels enqueued (a CI that stays green while every OpenCL
 // test silently skips is a known failure mode; tests assert these grew).
@@ -88,6 +109,7 @@ struct Stats {
   uint64_t programs_built = 0;   // compiled from source
   uint64_t programs_cached = 0;  // loaded from the on-disk program cache
   uint64_t kernels_run = 0;
+  uint64_t programs_rejected = 0;  // loaded from the cache but failed their known-answer check
 };
 Stats stats();
 
