@@ -327,8 +327,7 @@ cl_program load_cached(Device& d, const std::string& path, const std::string& de
   return program;
 }
 
-void store_cached(Device& d, cl_program program, const std::string& dir, const std::string& path,
-                  const std::string& description) {
+void store_cached(Device& d, cl_program program, const std::string& path, const std::string& description) {
   size_t size = 0;
   if (api().clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) != CL_SUCCESS || size == 0)
     return;
@@ -399,7 +398,7 @@ cl_program build_program(Device& d, const std::string& source_name, const std::s
   }
   ++g_programs_built;
   dump_binary(d, built, source_name + " " + options);
-  if (!path.empty()) store_cached(d, built, dir, path, description);
+  if (!path.empty()) store_cached(d, built, path, description);
   return built;
 }
 
