@@ -232,6 +232,7 @@ class CipherContext:
         self._stream = cipher._stream(encrypt, num_bytes, iv)
         self._block_mode = cipher.mode in _PADDED_MODES
         self._xts = cipher.mode == "xts"
+        self._unbuffered = not self._block_mode and not self._xts   # CTR/OFB/CFB: nothing held back
         self._pending = bytearray()  # ECB/CBC: bytes not yet forming a whole block; XTS: the unit
         self._finalized = False
         self._lock = threading.Lock()
@@ -249,6 +250,11 @@ class CipherContext:
     def update(self, data) -> bytes:
         """Processes ``data`` and returns the output ready so far (ECB/CBC hold back a partial
         block, and a padded decryption its last block; XTS returns everything at finalize)."""
+        if self._unbuffered and type(data) is bytes and not self._finalized:
+            # Nothing to convert or hold back, and the native stream serialises its own calls:
+            # the lock here was a third of a 64-byte CTR update. (A finalize racing this call
+            # changes nothing: a stream mode's finalize only marks the context closed.)
+            return self._stream.update(data)
         data = _as_bytes_like(data, "data")
         with self._lock:
             self._check_open()

@@ -87,7 +87,7 @@ class HashObject:
     do, so concurrent ``update`` calls are applied one after another, whole.
     """
 
-    __slots__ = ("name", "_info", "_ctx", "_lock")
+    __slots__ = ("name", "_info", "_ctx", "_lock", "_deferred")
 
     def __init__(self, name: str, data=b"", function_name=b"", customization=b"",
                  block_size: int = _DEFAULT_BLOCK_SIZE, variant: Optional[str] = None, *,
@@ -95,10 +95,29 @@ class HashObject:
         info = _info(name)
         self.name = info["name"]
         self._info = info
-        self._ctx = _ctx or _create(info, function_name, customization, block_size, variant)
         self._lock = threading.Lock()
+        self._deferred = None
+        if (_ctx is None and type(data) is bytes and variant is None and not function_name and not customization
+                and block_size == _DEFAULT_BLOCK_SIZE and not info["takes_customization"]
+                and not info["takes_block_size"]):
+            # A plain sponge hash of immutable bytes: keep the bytes and make no native context
+            # until a second update needs one, so that sha3_256(data).digest() is one native
+            # call on a per-thread context (_hash_once), not a context built, copied and finalised.
+            self._ctx = None
+            self._deferred = data
+            return
+        self._ctx = _ctx or _create(info, function_name, customization, block_size, variant)
         if data:
             self.update(data)
+
+    def _context(self):
+        """The native context, made now if the data was deferred (call with the lock held)."""
+        if self._ctx is None:
+            self._ctx = _create(self._info, b"", b"", _DEFAULT_BLOCK_SIZE, None)
+            if self._deferred:
+                self._ctx.update(self._deferred)
+            self._deferred = None
+        return self._ctx
 
     @property
     def digest_size(self) -> int:
@@ -113,21 +132,27 @@ class HashObject:
     @property
     def variant(self) -> str:
         """The implementation that runs: ``keccak_openssl`` or ``keccak_portable``."""
-        return self._ctx.variant
+        with self._lock:
+            return self._context().variant
 
     def update(self, data) -> None:
         """Absorbs ``data`` (any bytes-like object)."""
         data = _as_bytes_like(data, "data")
         with self._lock:
-            self._ctx.update(data)
+            self._context().update(data)
 
     def digest(self, length: Optional[int] = None) -> bytes:
         """The digest of everything absorbed so far; XOFs and ParallelHash need ``length`` (0 gives
         ``b''`` as in hashlib). The object stays usable: more ``update`` calls may follow."""
+        deferred = self._deferred   # read before _ctx: _context() sets _ctx first, then clears this
+        if deferred is not None and self._ctx is None and length is None and self._info["digest_size"]:
+            return _hash_once(self.name, deferred, self._info["digest_size"], "")   # a per-thread context: no lock
         length = _output_length(self._info, length, "digest()")
         if length == 0:
             return b""
         with self._lock:
+            if self._ctx is None:
+                return _hash_once(self.name, self._deferred, length, "")
             # Finalising a copy lets the caller keep updating, as hashlib allows.
             return self._ctx.copy().finalize(length)
 
@@ -138,6 +163,8 @@ class HashObject:
     def copy(self) -> "HashObject":
         """An independent object in the same state."""
         with self._lock:
+            if self._ctx is None:
+                return HashObject(self.name, self._deferred)
             return HashObject(self.name, _ctx=self._ctx.copy())
 
     def __repr__(self) -> str:
@@ -156,8 +183,17 @@ def new(name: str, data=b"", *, usedforsecurity: bool = True, **params) -> HashO
 
 
 def _constructor(canonical: str, python_name: str):
+    info = _info(canonical)
+    new_object, new_lock = HashObject.__new__, threading.Lock
+
     def construct(data=b"", *, usedforsecurity: bool = True, variant: Optional[str] = None) -> HashObject:
-        return HashObject(canonical, data, variant=variant)
+        if type(data) is not bytes or variant is not None:
+            return HashObject(canonical, data, variant=variant)
+        # HashObject.__init__'s deferred case, without its argument checks (none apply here):
+        # building the object was most of sha3_256(data).digest() at 64 bytes.
+        obj = new_object(HashObject)
+        obj.name, obj._info, obj._lock, obj._ctx, obj._deferred = canonical, info, new_lock(), None, data
+        return obj
 
     construct.__name__ = construct.__qualname__ = python_name
     construct.__doc__ = (f"hashlib.{python_name} on gpucrypt: ``new({canonical!r}, data)``"

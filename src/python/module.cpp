@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <deque>
+#include <mutex>
 
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
@@ -72,13 +73,20 @@ constexpr size_t kMinBytesToReleaseGil = 4096;
 struct PyCipherStream {
   std::unique_ptr<CipherStream> stream;
   bool on_cpu;
+  // One update at a time, whichever thread calls: CipherContext.update calls in without a Python
+  // lock. Taken inside the GIL release, so no thread waits for the GIL while holding it.
+  std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
 
   explicit PyCipherStream(std::unique_ptr<CipherStream> s)
       : stream(std::move(s)), on_cpu(stream->device() == "cpu") {}
 
   void run(const uint8_t* in, uint8_t* out, size_t len) {
-    if (on_cpu && len < kMinBytesToReleaseGil) return stream->update(in, out, len);
+    if (on_cpu && len < kMinBytesToReleaseGil) {
+      std::lock_guard<std::mutex> lock(*mutex);
+      return stream->update(in, out, len);
+    }
     nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(*mutex);
     stream->update(in, out, len);
   }
   nb::bytes update(nb::handle data) {

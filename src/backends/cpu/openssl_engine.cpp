@@ -10,7 +10,12 @@
 // contexts for reuse, so a call re-initialises only the IV instead of redoing the key schedule
 // (37% of a 16-byte Cipher.encrypt before). A context serves one call at a time: a call takes
 // one from the engine's free list (or keys a new one) and gives it back, so calls stay safe from
-// many threads and concurrent calls never share a context.
+// many threads and concurrent calls never share a context. The most recently returned context
+// sits in a lock-free slot, so a single-threaded caller takes no mutex (two mutex round trips
+// were as long as the whole 16-byte CTR update). A CTR context also remembers the counter it
+// stopped at: a call that continues a stream (the next update on the same encryptor) skips
+// re-initialisation, which in OpenSSL 3 walks the provider's parameter tables and cost more
+// than the cipher itself below 1 KiB.
 #include "backends/block_engine.hpp"
 
 #if !defined(GPUCRYPT_WITH_OPENSSL)
@@ -22,6 +27,7 @@ bool openssl_supports(const CipherName&) { return false; }
 #include <openssl/evp.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -31,6 +37,7 @@ bool openssl_supports(const CipherName&) { return false; }
 
 #include "backends/block_engine.hpp"
 #include "backends/cpu/variants.hpp"
+#include "modes/mode_rules.hpp"
 
 namespace gpucrypt::cpu {
 
@@ -40,6 +47,16 @@ struct EvpContextDeleter {
   void operator()(EVP_CIPHER_CTX* c) const { EVP_CIPHER_CTX_free(c); }
 };
 using EvpContext = std::unique_ptr<EVP_CIPHER_CTX, EvpContextDeleter>;
+
+// A keyed EVP context and, for CTR, where its keystream continues: after whole blocks from
+// counter c, EVP's state is exactly "counter c + n, no partial block", the same as a fresh
+// initialisation with that counter.
+struct KeyedContext {
+  EvpContext evp;
+  uint8_t next_counter[16] = {};
+  bool next_counter_known = false;
+};
+using KeyedContextPtr = std::unique_ptr<KeyedContext>;
 
 // The process-wide EVP_CIPHER for "aes-256-ctr" and the like, or nullptr when the loaded
 // providers lack it. Fetched objects live until exit (the map is never destroyed), so engines
@@ -81,7 +98,11 @@ class OpenSslEngine final : public BlockEngine {
     }
   }
   // The free contexts hold key schedules; EVP_CIPHER_CTX_free cleanses them as they go.
-  ~OpenSslEngine() override { secure_zero(key_.data(), key_.size()); }
+  ~OpenSslEngine() override {
+    for (auto& per_direction : last_returned_)
+      for (auto& slot : per_direction) delete slot.exchange(nullptr);
+    secure_zero(key_.data(), key_.size());
+  }
 
   const VariantInfo& variant() const override {
     return *variant_;
@@ -127,49 +148,66 @@ class OpenSslEngine final : public BlockEngine {
   }
 
  private:
-  // A keyed context for (slot, direction): one from the free list, or a new one keyed now.
-  // The decryption key schedule differs from the encryption one, hence a list per direction.
-  EvpContext take_context(Slot slot, int encrypt) const {
+  // A keyed context for (slot, direction): the last one returned, one from the free list, or a
+  // new one keyed now. The decryption key schedule differs from the encryption one, hence a
+  // slot and a list per direction.
+  KeyedContextPtr take_context(Slot slot, int encrypt) const {
+    if (KeyedContext* last = last_returned_[slot][encrypt].exchange(nullptr, std::memory_order_acquire))
+      return KeyedContextPtr(last);
     {
       std::lock_guard<std::mutex> lock(free_mutex_);
       auto& list = free_[slot][encrypt];
       if (!list.empty()) {
-        EvpContext ctx = std::move(list.back());
+        KeyedContextPtr ctx = std::move(list.back());
         list.pop_back();
         return ctx;
       }
     }
-    EvpContext ctx(EVP_CIPHER_CTX_new());
-    if (!ctx || !EVP_CipherInit_ex2(ctx.get(), ciphers_[slot], key_.data(), nullptr, encrypt, nullptr))
+    auto ctx = std::make_unique<KeyedContext>();
+    ctx->evp.reset(EVP_CIPHER_CTX_new());
+    if (!ctx->evp || !EVP_CipherInit_ex2(ctx->evp.get(), ciphers_[slot], key_.data(), nullptr, encrypt, nullptr))
       openssl_failed("EVP_CipherInit_ex2");
-    EVP_CIPHER_CTX_set_padding(ctx.get(), 0);
+    EVP_CIPHER_CTX_set_padding(ctx->evp.get(), 0);
     return ctx;
   }
 
-  void give_back(Slot slot, int encrypt, EvpContext ctx) const {
+  void give_back(Slot slot, int encrypt, KeyedContextPtr ctx) const {
+    KeyedContext* empty = nullptr;
+    if (last_returned_[slot][encrypt].compare_exchange_strong(empty, ctx.get(), std::memory_order_release)) {
+      ctx.release();  // owned by the slot now
+      return;
+    }
     std::lock_guard<std::mutex> lock(free_mutex_);
     free_[slot][encrypt].push_back(std::move(ctx));
   }
 
   void run(Slot slot, int encrypt, const uint8_t* iv, const uint8_t* in, uint8_t* out, size_t len) const {
     if (len == 0) return;
-    EvpContext ctx = take_context(slot, encrypt);
+    KeyedContextPtr ctx = take_context(slot, encrypt);
+    EVP_CIPHER_CTX* evp = ctx->evp.get();
     // Re-initialising with no cipher and no key keeps the key schedule and resets the IV and
     // the position inside a block. ECB has neither, and its calls are whole blocks, so nothing
-    // is left over from a previous call.
-    if (iv != nullptr && !EVP_CipherInit_ex2(ctx.get(), nullptr, nullptr, iv, encrypt, nullptr))
-      openssl_failed("EVP_CipherInit_ex2 (IV)");
+    // is left over from a previous call; a CTR context already at this counter needs nothing.
+    const bool continues = slot == kCtr && ctx->next_counter_known && std::memcmp(ctx->next_counter, iv, 16) == 0;
+    if (iv != nullptr && !continues) {
+      ctx->next_counter_known = false;
+      if (!EVP_CipherInit_ex2(evp, nullptr, nullptr, iv, encrypt, nullptr)) openssl_failed("EVP_CipherInit_ex2 (IV)");
+    }
     // EVP lengths are int: feed at most 1 GiB per call.
     constexpr size_t kMaxPerCall = size_t(1) << 30;
+    const size_t total_len = len;
     while (len > 0) {
       const size_t step = len < kMaxPerCall ? len : kMaxPerCall;
       int written = 0;
-      if (!EVP_CipherUpdate(ctx.get(), out, &written, in, static_cast<int>(step)) ||
-          static_cast<size_t>(written) != step)
+      if (!EVP_CipherUpdate(evp, out, &written, in, static_cast<int>(step)) || static_cast<size_t>(written) != step)
         openssl_failed("EVP_CipherUpdate");  // the context is dropped, never reused
       in += step;
       out += step;
       len -= step;
+    }
+    if (slot == kCtr) {  // whole blocks (ctr() takes a block count): EVP stopped on a block boundary
+      modes::range_iv(Mode::ctr, iv, total_len / 16, nullptr, ctx->next_counter);
+      ctx->next_counter_known = true;
     }
     give_back(slot, encrypt, std::move(ctx));
   }
@@ -177,8 +215,9 @@ class OpenSslEngine final : public BlockEngine {
   std::vector<uint8_t> key_;
   std::array<const EVP_CIPHER*, kNumSlots> ciphers_{};
   const VariantInfo* variant_;
+  mutable std::array<std::array<std::atomic<KeyedContext*>, 2>, kNumSlots> last_returned_{};
   mutable std::mutex free_mutex_;
-  mutable std::array<std::array<std::vector<EvpContext>, 2>, kNumSlots> free_;
+  mutable std::array<std::array<std::vector<KeyedContextPtr>, 2>, kNumSlots> free_;
 };
 
 }  // namespace
