@@ -31,7 +31,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, checksums, fileformat, mpi, stream
+from gpucrypt import bench, checksums, cli_recipients, fileformat, mpi, stream
 from gpucrypt.__main__ import VERSION_LINE
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
@@ -123,7 +123,8 @@ class _Group(click.Group):
             exit_code = result if isinstance(result, int) else 0
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            _print_error(exc.format_message() + hint)
+            if not mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
+                _print_error(exc.format_message() + hint)
             exit_code = 2
         except click.ClickException as exc:
             _print_error(exc.format_message())
@@ -1049,6 +1050,9 @@ def _key_options(function):
     function = click.option("--key-file", type=click.Path(dir_okay=False),
                             help="32-byte key: 64 hex digits (as keygen writes) or 32 raw bytes; 32 "
                                  "characters of text are refused (a passphrase: --passphrase-file).")(function)
+    function = click.option("--passphrase-fd", type=click.IntRange(0), metavar="N",
+                            help="Read the passphrase from open file descriptor N (first line), e.g. "
+                                 "3< file or 3<<< \"$PASS\" in a shell.")(function)
     function = click.option("--passphrase-env", metavar="VAR",
                             help="Read the passphrase from environment variable VAR.")(function)
     function = click.option("--passphrase-file", type=click.Path(dir_okay=False),
@@ -1114,13 +1118,16 @@ def _check_key_options(input_path, passphrase_file, key_file) -> None:
         raise _usage_error("--passphrase-file - reads the passphrase from stdin, so the input must be a FILE")
 
 
-def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, header=None):
+def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, header=None, passphrase_fd=None):
     """The key material from exactly one option, else a terminal prompt (passphrase files only)."""
     given = [option for option, value in (("--passphrase-file", passphrase_file),
                                           ("--passphrase-env", passphrase_env),
+                                          ("--passphrase-fd", passphrase_fd),
                                           ("--key-file", key_file)) if value is not None]
     if len(given) > 1:
         raise _usage_error(f"choose one of {' and '.join(given)}")
+    if passphrase_fd is not None:
+        return cli_recipients.read_passphrase_fd(passphrase_fd)
     if key_file is not None:
         return _parse_key(_read_secret_file(key_file), fileformat.KEY_LEN, key_file)
     if passphrase_file is not None:
@@ -1154,10 +1161,23 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
                    "grows 3-4x with each 2 steps; measured on a 2-core 2020s machine: 0.5 s at 16, "
                    "1.6 s at 18, 5.5 s at 20 (about 20 s at 22). Files above 22 are refused when "
                    "decrypting unless --max-work-factor allows them.")
+@click.option("-r", "--recipient", "recipient_texts", multiple=True, metavar="RECIPIENT",
+              help="Encrypt to this recipient (from `gpucrypt keygen --identity`); repeatable. No secret is "
+                   "needed to encrypt: only the identity's holder can decrypt. With --passphrase-*/--key-file "
+                   "as well, either opens the file.")
+@click.option("-R", "--recipients-file", "recipient_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Encrypt to every recipient in this file (one per line, # comments); repeatable.")
+@click.option("--allow-classic", is_flag=True,
+              help="Allow x25519 recipients beside post-quantum (mlkem768x25519) ones. Refused by default: "
+                   "such a file is only as strong as X25519 against a future quantum computer.")
 @mpi.cli_options
 def encrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, chunk_size, work_factor, use_mpi, round_size, stats_json):
-    """Encrypt FILE (or stdin) into the authenticated gpucrypt file format."""
+            passphrase_file, passphrase_env, passphrase_fd, key_file, chunk_size, work_factor, recipient_texts,
+            recipient_files, allow_classic, use_mpi, round_size, stats_json):
+    """Encrypt FILE (or stdin) into the authenticated gpucrypt file format.
+
+    To recipients (-r, -R: format version 2), or with a passphrase or key file alone (version 1).
+    """
     chunk_len = _parse_size(chunk_size)
     if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
@@ -1167,21 +1187,30 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
             != click.core.ParameterSource.DEFAULT:
         raise _usage_error("--work-factor is the passphrase's scrypt cost; a --key-file key is not stretched")
     _check_key_options(input_path, passphrase_file, key_file)
-    if key_file is None:
+    to_recipients = bool(recipient_texts or recipient_files)
+    secret_given = any(value is not None for value in (passphrase_file, passphrase_env, passphrase_fd, key_file))
+    if use_mpi and to_recipients:
+        raise _usage_error("--mpi does not take recipients yet (it writes format version 1 only)")
+    recipient_list = cli_recipients.recipients_from_options(recipient_texts, recipient_files) if to_recipients else []
+    if key_file is None and (secret_given or not to_recipients):
         fileformat.check_scrypt_memory(work_factor)
     if use_mpi:
         # Every rank sees the same file system, so the overwrite rule is --force alone (no prompt:
         # only rank 0 has a terminal).
         _keep_secrets_out_of_dumps()
         return mpi.run_encrypt(input_path, output_path,
-                               lambda: _key_material(passphrase_file, passphrase_env, key_file, confirm=True),
+                               lambda: _key_material(passphrase_file, passphrase_env, key_file, confirm=True,
+                                                     passphrase_fd=passphrase_fd),
                                chunk_size=chunk_len, scrypt_log2n=work_factor, device=device, variant=variant,
                                round_size=round_size, show_stats=show_stats, stats_json=stats_json,
                                overwrite=force)
     _checked_devices(device, devices, cpu_share)   # device errors before any prompt
     overwrite = _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
-    material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True)
+    material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True, passphrase_fd=passphrase_fd) \
+        if secret_given or not to_recipients else None
+    if to_recipients:
+        material = cli_recipients.encryption_material(recipient_list, material, allow_classic)
     _run_file_job("encrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
                   lambda source, sink, bar, stats: fileformat.encrypt_stream(
                       source, sink, material, chunk_size=chunk_len, device=device, devices=devices,
@@ -1217,9 +1246,13 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
                                       "cost needs more memory than is available is refused either way.")
 @click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
                                             "when it is intact and the key is right, 1 otherwise.")
+@click.option("-i", "--identity", "identity_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Identity file (from `gpucrypt keygen --identity`) for a file encrypted to recipients; "
+                   "repeatable: each is tried.")
 @mpi.cli_options
 def decrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
-            passphrase_file, passphrase_env, key_file, max_work_factor, check, use_mpi, round_size, stats_json):
+            passphrase_file, passphrase_env, passphrase_fd, key_file, max_work_factor, check, identity_files,
+            use_mpi, round_size, stats_json):
     """Decrypt a gpucrypt file (FILE or stdin), or verify it with --check.
 
     With -o, OUT appears only once the whole file has authenticated. To stdout (and into a
@@ -1227,7 +1260,23 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     file is detected only at the end: trust the output only if the exit status is 0.
     """
     def key_for(header):
-        return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header)
+        secret_given = any(value is not None for value in (passphrase_file, passphrase_env, passphrase_fd, key_file))
+        if header.version == fileformat.VERSION_RECIPIENTS:
+            # Identities first, then a passphrase or key given beside them; a prompt only when
+            # nothing was given and the file has a passphrase stanza.
+            material = cli_recipients.identities_from_files(identity_files)
+            if secret_given or (not material and header.scrypt_log2n):
+                material.append(_key_material(passphrase_file, passphrase_env, key_file, confirm=False,
+                                              header=header, passphrase_fd=passphrase_fd))
+            if not material:
+                kinds = ", ".join(sorted({stanza.name for stanza in header.stanzas}))
+                raise CliError(f"this file is encrypted to recipients ({kinds}); give -i IDENTITY_FILE")
+            return material
+        if identity_files:
+            raise CliError("this file (format version 1) was encrypted with a passphrase or key file, not to "
+                           "recipients: -i does not apply")
+        return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header,
+                             passphrase_fd=passphrase_fd)
 
     if check and output_path is not None:
         raise _usage_error("--check writes nothing; drop -o")
@@ -1256,18 +1305,45 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 # ----------------------------------------------------------------------------- keygen
 
 @cli.command()
-@click.option("-o", "--output", "output_path", required=True, metavar="FILE",
+@click.option("-o", "--output", "output_path", metavar="FILE",
               help="Where to write the key (mode 0600); '-': stdout, as age-keygen does.")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing FILE.")
 @click.option("--raw", is_flag=True, help="Write the 32 raw bytes instead of 64 hex digits and a newline.")
-def keygen(output_path, force, raw):
+@click.option("--identity", "make_identity", is_flag=True,
+              help="Make an identity (X25519 secret key) instead: written to FILE, its recipient (the public "
+                   "key for encrypt -r) printed on stdout.")
+@click.option("--pq", is_flag=True, help="Make a post-quantum identity (ML-KEM-768 + X25519, X-Wing); implies "
+                                         "--identity.")
+@click.option("-y", "identity_path", metavar="IDENTITY",
+              help="Print the recipient of each identity in the identity file IDENTITY ('-': stdin), and exit.")
+def keygen(output_path, force, raw, make_identity, pq, identity_path):
     """Write a new random 32-byte key for --key-file (encrypt, decrypt; enc -aes-256-*).
 
     The key comes from the operating system's random source (os.urandom). By default it is
     written as 64 hex digits and a newline; --key-file reads that and the raw form alike.
     Keep it apart from the files it protects: whoever has it can decrypt them.
+
+    With --identity (--pq): a key pair for encrypt -r / decrypt -i instead. Make it on the machine
+    that will decrypt, and hand out only the recipient it prints (`keygen -y FILE` prints it again).
     """
+    if identity_path is not None:
+        if output_path is not None or make_identity or pq or raw:
+            raise _usage_error("-y prints recipients; it takes no -o, --identity, --pq or --raw")
+        cli_recipients.print_recipients(identity_path)
+        return
+    if output_path is None:
+        raise _usage_error("keygen needs -o FILE ('-': stdout)")
+    if (make_identity or pq) and raw:
+        raise _usage_error("--raw is for symmetric key files; an identity file is text")
     overwrite = _may_overwrite(output_path, None, force, reads_stdin=False)
+    if make_identity or pq:
+        _keep_secrets_out_of_dumps()
+        if _to_stdout(output_path):
+            with _open_output(None, binary_for_terminal=False, overwrite=False) as sink:
+                cli_recipients.write_identity(output_path, pq, overwrite, sink, click.echo)
+        else:
+            cli_recipients.write_identity(output_path, pq, overwrite, None, click.echo)
+        return
     _keep_secrets_out_of_dumps()
     key = bytearray(os.urandom(fileformat.KEY_LEN))
     try:
@@ -1282,6 +1358,8 @@ def keygen(output_path, force, raw):
     finally:
         gpucrypt._native.wipe(key)
 
+
+cli.add_command(cli_recipients.inspect_command)
 
 if __name__ == "__main__":
     main()

@@ -21,12 +21,6 @@ import struct
 from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import mlkem, x25519
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
 from gpucrypt import fileformat
 from gpucrypt.fileformat import DecryptionError, FormatError, Passphrase
 
@@ -79,40 +73,60 @@ class Stanza:
 
 
 # ----------------------------------------------------------------------------- primitives
+# pyca/cryptography's modules are imported where used: parsing and describing stanzas (`gpucrypt
+# inspect`, a header read) needs none of them, and they cost a short command ~10 ms to load.
 
 def _hkdf(ikm: bytes, salt: bytes, info: bytes) -> bytes:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=salt, info=info).derive(ikm)
 
 
 def _wrap(wrap_key: bytes, file_key: bytes) -> bytes:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     return AESGCM(wrap_key).encrypt(_WRAP_NONCE, file_key, None)
 
 
 def _unwrap(wrap_key: bytes, wrapped: bytes) -> Optional[bytes]:
     """The file key, or None when the wrap does not open (not this identity's, or damaged)."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
     try:
         return AESGCM(wrap_key).decrypt(_WRAP_NONCE, wrapped, None)
     except InvalidTag:
         return None
 
 
-def _x25519_public(private: x25519.X25519PrivateKey) -> bytes:
-    return private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+def _x25519_private(secret: Optional[bytes] = None):
+    """pyca's X25519 private key from 32 bytes, or a fresh one."""
+    from cryptography.hazmat.primitives.asymmetric import x25519
+    return x25519.X25519PrivateKey.generate() if secret is None else x25519.X25519PrivateKey.from_private_bytes(secret)
 
 
-def _x25519_exchange(private: x25519.X25519PrivateKey, public: bytes, what: str) -> bytes:
+def _x25519_public(private) -> bytes:
+    return private.public_key().public_bytes_raw()
+
+
+def _x25519_exchange(private, public: bytes, what: str) -> bytes:
     """X25519; an all-zero result (a low-order point, which pyca refuses) is a damaged stanza."""
+    from cryptography.hazmat.primitives.asymmetric import x25519
     try:
         return private.exchange(x25519.X25519PublicKey.from_public_bytes(public))
     except ValueError:
         raise FormatError(f"damaged {what} stanza: its X25519 share is a low-order point") from None
 
 
-def _xwing_expand(seed: bytes) -> tuple[mlkem.MLKEM768PrivateKey, x25519.X25519PrivateKey]:
-    """X-Wing's decapsulation key from its 32-byte seed: SHAKE256(seed, 96) = d || z || sk_X."""
+def _mlkem_public(public_key: bytes):
+    from cryptography.hazmat.primitives.asymmetric import mlkem
+    return mlkem.MLKEM768PublicKey.from_public_bytes(public_key)
+
+
+def _xwing_expand(seed: bytes):
+    """X-Wing's decapsulation key from its 32-byte seed: SHAKE256(seed, 96) = d || z || sk_X;
+    (pyca ML-KEM-768 private key, pyca X25519 private key)."""
+    from cryptography.hazmat.primitives.asymmetric import mlkem
     expanded = hashlib.shake_256(seed).digest(96)
-    return mlkem.MLKEM768PrivateKey.from_seed_bytes(expanded[:64]), \
-        x25519.X25519PrivateKey.from_private_bytes(expanded[64:])
+    return mlkem.MLKEM768PrivateKey.from_seed_bytes(expanded[:64]), _x25519_private(expanded[64:])
 
 
 def _xwing_combine(ss_m: bytes, ss_x: bytes, ct_x: bytes, pk_x: bytes) -> bytes:
@@ -149,7 +163,8 @@ class X25519Recipient:
     post_quantum = False
 
     def __init__(self, public_key: bytes):
-        x25519.X25519PublicKey.from_public_bytes(public_key)   # ValueError unless 32 bytes
+        if len(public_key) != 32:
+            raise ValueError("an X25519 public key is 32 bytes")
         self.public_key = bytes(public_key)
 
     def __str__(self) -> str:
@@ -165,7 +180,7 @@ class X25519Recipient:
         return hash((type(self), self.public_key))
 
     def wrap(self, file_key: bytes) -> Stanza:
-        ephemeral = x25519.X25519PrivateKey.generate()
+        ephemeral = _x25519_private()
         share = _x25519_public(ephemeral)
         secret = _x25519_exchange(ephemeral, self.public_key, "x25519")
         wrap_key = _hkdf(secret, share + self.public_key, _LABEL_X25519)
@@ -181,7 +196,7 @@ class HybridRecipient:
     def __init__(self, public_key: bytes):
         if len(public_key) != _MLKEM_PUBLIC_LEN + 32:
             raise ValueError(f"an ML-KEM-768 + X25519 public key is {_MLKEM_PUBLIC_LEN + 32} bytes")
-        mlkem.MLKEM768PublicKey.from_public_bytes(public_key[:_MLKEM_PUBLIC_LEN])   # checks the key
+        _mlkem_public(public_key[:_MLKEM_PUBLIC_LEN])   # ValueError for an invalid encapsulation key
         self.public_key = bytes(public_key)
 
     def __str__(self) -> str:
@@ -198,8 +213,8 @@ class HybridRecipient:
 
     def wrap(self, file_key: bytes) -> Stanza:
         pk_m, pk_x = self.public_key[:_MLKEM_PUBLIC_LEN], self.public_key[_MLKEM_PUBLIC_LEN:]
-        ss_m, ct_m = mlkem.MLKEM768PublicKey.from_public_bytes(pk_m).encapsulate()
-        ephemeral = x25519.X25519PrivateKey.generate()
+        ss_m, ct_m = _mlkem_public(pk_m).encapsulate()
+        ephemeral = _x25519_private()
         ct_x = _x25519_public(ephemeral)
         ss_x = _x25519_exchange(ephemeral, pk_x, "mlkem768x25519")
         shared = _xwing_combine(ss_m, ss_x, ct_x, pk_x)
@@ -213,7 +228,7 @@ class X25519Identity:
     stanza_type = X25519
 
     def __init__(self, secret: bytes):
-        self._private = x25519.X25519PrivateKey.from_private_bytes(bytes(secret))
+        self._private = _x25519_private(bytes(secret))
         self._secret = bytes(secret)
 
     @classmethod
