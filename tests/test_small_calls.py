@@ -71,3 +71,21 @@ def test_a_deferred_hash_still_refuses_a_bad_length_and_an_unknown_variant():
         gpucrypt.sha3_256(b"x").digest(5)
     with pytest.raises(ValueError):
         gpucrypt.sha3_256(b"x", variant="no_such_variant")
+
+
+def test_encrypt_many_reads_every_buffer_kind_in_place_and_decrypt_many_fails_short_ones_alike():
+    key = os.urandom(32)
+    nonces = [os.urandom(12) for _ in range(4)]
+    messages = [b"a", bytearray(b"bb"), memoryview(b"ccc"), b""]
+    sealed = gpucrypt.encrypt_many("aes-256-gcm", key, nonces, messages, aad=b"x", device="cpu")
+    aead = gpucrypt.AEAD("aes-256-gcm", key)
+    assert sealed == [aead.encrypt(n, bytes(m), b"x") for n, m in zip(nonces, messages)]
+    assert gpucrypt.decrypt_many("aes-256-gcm", key, nonces, sealed, aad=b"x") == [b"a", b"bb", b"ccc", b""]
+    # A ciphertext shorter than its tag is an authentication failure like a wrong tag, not another error.
+    with pytest.raises(gpucrypt.InvalidTag) as failure:
+        gpucrypt.decrypt_many("aes-256-gcm", key, nonces, [sealed[0], b"short", bytes(len(sealed[2])), sealed[3]],
+                              aad=b"x")
+    assert sorted(failure.value.errors) == [1, 2]
+    assert failure.value.results[0] == b"a" and failure.value.results[3] == b""
+    with pytest.raises(TypeError, match="message 1"):
+        gpucrypt.encrypt_many("aes-256-gcm", key, nonces[:2], [b"a", 5])

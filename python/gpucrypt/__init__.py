@@ -8,28 +8,29 @@ hashlib (``new``, ``hash``, ``sha3_256()``, ...). See docs/python-api.md.
 from typing import TYPE_CHECKING
 
 from gpucrypt._errors import AlreadyFinalized, DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
-from gpucrypt.cipher import AEAD, Cipher, CipherContext
+from gpucrypt.cipher import AEAD, Cipher, CipherContext, aeads
 from gpucrypt.hashing import (HashObject, hash, hash_many, hash_name, new, sha3_224, sha3_256, sha3_384, sha3_512,
                               shake_128, shake_256)
 from gpucrypt.info import constant_time_variant, devices, variants
+# Eager although rarely called: the function shadows its module's name here, and a lazy import
+# would leave `gpucrypt.selftest` the module wherever `import gpucrypt.selftest` came first.
+from gpucrypt.selftest import selftest
 
 __version__ = "0.1.0"
 
-# Imported on first use (PEP 562), not by `import gpucrypt`: the file format, the stream engine,
-# batches and the self-test cost a program (and every `gpucrypt` command's start-up) 10-20 ms of
+# Imported on first use (PEP 562), not by `import gpucrypt`: the file format, the stream engine
+# and batches cost a program (and every `gpucrypt` command's start-up) 10-20 ms of
 # imports that most never need. Name -> the module that defines it.
 _LAZY = {
     "Batch": "gpucrypt.batch", "decrypt_many": "gpucrypt.batch", "encrypt_many": "gpucrypt.batch",
     "decrypt_file": "gpucrypt.fileformat", "encrypt_file": "gpucrypt.fileformat",
-    "selftest": "gpucrypt.selftest",
 }
-_LAZY_MODULES = ("batch", "fileformat", "selftest", "stream")   # the submodules `import gpucrypt` loaded before
+_LAZY_MODULES = ("batch", "fileformat", "stream")   # the submodules `import gpucrypt` loaded before
 
 if TYPE_CHECKING:   # what type checkers and IDEs see: the same names, imported eagerly
     from gpucrypt import stream  # noqa: F401
     from gpucrypt.batch import Batch, decrypt_many, encrypt_many  # noqa: F401
     from gpucrypt.fileformat import decrypt_file, encrypt_file  # noqa: F401
-    from gpucrypt.selftest import selftest  # noqa: F401
 
 
 def __getattr__(name: str):
@@ -50,6 +51,7 @@ def __dir__() -> list:
 __all__ = [
     "AEAD",
     "AlreadyFinalized",
+    "aeads",
     "Batch",
     "Cipher",
     "CipherContext",

@@ -23,7 +23,7 @@ from gpucrypt._buffers import as_bytes_like as _bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import check_tag_length as _check_tag_length
 from gpucrypt._errors import InvalidTag
-from gpucrypt.info import resolve_device
+from gpucrypt.info import fixed_device, resolve_device
 
 __all__ = ["Batch", "BatchError", "encrypt_many", "decrypt_many", "seal_packed", "open_packed"]
 
@@ -70,13 +70,19 @@ class Batch:
     A batch may be shared by threads: like a hashlib object it holds a lock, so ``add`` and
     ``run`` take turns; ``run`` executes exactly the requests added before it started (the
     indices it returns refer to those) and a request added meanwhile waits for the next run.
+
+    ``keep_order=True`` runs the requests in the order they were added: no grouping of alike
+    requests and no sorting by length (each run of consecutive requests of one kind is a launch of
+    its own). It exists to measure what that planning buys (``gpucrypt lab run harrison-batch``);
+    results are the same either way.
     """
 
-    def __init__(self, device="auto", *, _executor=""):
+    def __init__(self, device="auto", *, keep_order=False, _executor=""):
         self.device = device
         self._executor = _executor
         self._lock = threading.Lock()
         self._native = _native.Batch()
+        self._native.keep_submission_order(bool(keep_order))
         self._suites: dict = {}       # suite spec -> native suite index
         self._kinds: list = []        # per request: its suite index (for error messages)
         self._suite_names: list = []  # per suite: "aes-256-gcm decrypt", for messages and stats
@@ -208,15 +214,28 @@ def _aead_many(seal, name, key, nonces, messages, aad, tag_length, device, varia
         raise ValueError("encrypt_many/decrypt_many take nonces of one length; use Batch for mixed lengths")
     if nonce_len == 0:
         raise ValueError("GCM nonce must be at least 1 byte (12 bytes recommended)")
-    packed_messages = _packed(messages, "message")
-    lengths = _byte_lengths(messages, len(packed_messages))
-    packed, status, _, _ = _native.aead_packed(
-        info["canonical"], _bytes_like(key, "key"), seal, packed_nonces, nonce_len, packed_messages,
-        lengths, None if aad is None else _bytes_like(aad, "aad"), tag_length, variant or "",
-        resolve_device(device, len(packed_messages), info["algorithm"]), None)
-    # One native pass cuts the packed output into the per-message bytes objects (a Python loop
-    # of slices cost more than the encryption of 100k small messages).
-    out = _native.split_packed(packed, lengths, tag_length if seal else -tag_length)
+    key = _bytes_like(key, "key")
+    aad = None if aad is None else _bytes_like(aad, "aad")
+    target = fixed_device(device, info["algorithm"])
+    if target is None:   # auto with a GPU that wins for large totals of this algorithm
+        target = resolve_device(device, sum(memoryview(m).nbytes for m in messages), info["algorithm"])
+    if target == "cpu":
+        # Read in place and written into the returned bytes objects: no packing, no cutting.
+        try:
+            out, status = _native.create_gcm(info["canonical"], key, variant or "", "cpu").run_many(
+                seal, nonces, messages, aad, tag_length)
+        except TypeError:
+            _packed(messages, "message")   # names the item that is not bytes-like
+            raise
+    else:
+        packed_messages = _packed(messages, "message")
+        lengths = _byte_lengths(messages, len(packed_messages))
+        packed, status, _, _ = _native.aead_packed(
+            info["canonical"], key, seal, packed_nonces, nonce_len, packed_messages, lengths, aad, tag_length,
+            variant or "", target, None)
+        # One native pass cuts the packed output into the per-message bytes objects (a Python loop
+        # of slices cost more than the encryption of 100k small messages).
+        out = _native.split_packed(packed, lengths, tag_length if seal else -tag_length)
     if status.count(_STATUS_OK) == len(status):
         return out
     failed = [i for i, code in enumerate(status) if code != _STATUS_OK]
