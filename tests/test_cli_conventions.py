@@ -123,8 +123,14 @@ def test_text_key_file_is_refused(workdir):
                 str(workdir / "plain")]).exit_code == 0
 
 
-def test_help_says_replacing_breaks_hard_links():
+def test_help_says_replacing_breaks_hard_links(workdir):
+    """What --help and the README say is what happens: a replaced file is a new file."""
     assert "hard link" in " ".join(run(["encrypt", "--help"]).stdout.split())
+    (workdir / "out").write_bytes(b"old")
+    os.link(workdir / "out", workdir / "other-name")
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "--force", "-o", str(workdir / "out"),
+                str(workdir / "plain")]).exit_code == 0
+    assert (workdir / "other-name").read_bytes() == b"old" and (workdir / "out").read_bytes() != b"old"
 
 
 def test_context_after_finalize_raises_already_finalized():
