@@ -8,7 +8,7 @@ hashlib (``new``, ``hash``, ``sha3_256()``, ...). See docs/python-api.md.
 from typing import TYPE_CHECKING
 
 from gpucrypt._errors import AlreadyFinalized, DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
-from gpucrypt.cipher import AEAD, Cipher, CipherContext, aeads
+from gpucrypt.cipher import AEAD, Cipher, CipherContext
 from gpucrypt.hashing import (HashObject, hash, hash_many, hash_name, new, sha3_224, sha3_256, sha3_384, sha3_512,
                               shake_128, shake_256)
 from gpucrypt.info import constant_time_variant, devices, variants
@@ -19,8 +19,8 @@ from gpucrypt.selftest import selftest
 __version__ = "0.1.0"
 
 # Imported on first use (PEP 562), not by `import gpucrypt`: the file format, the stream engine
-# and batches cost a program (and every `gpucrypt` command's start-up) 10-20 ms of
-# imports that most never need. Name -> the module that defines it.
+# and batches cost a program (and every `gpucrypt` command's start-up) 10-20 ms of imports that
+# most never need. Name -> the module that defines it.
 _LAZY = {
     "Batch": "gpucrypt.batch", "decrypt_many": "gpucrypt.batch", "encrypt_many": "gpucrypt.batch",
     "decrypt_file": "gpucrypt.fileformat", "encrypt_file": "gpucrypt.fileformat",
@@ -51,7 +51,6 @@ def __dir__() -> list:
 __all__ = [
     "AEAD",
     "AlreadyFinalized",
-    "aeads",
     "Batch",
     "Cipher",
     "CipherContext",
