@@ -38,7 +38,9 @@ gc_status gc_cipher_new(gc_cipher** out, const char* name, int encrypt, const ui
 gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len);
 void gc_cipher_free(gc_cipher* cipher);
 
-/* ---- AEAD (GCM over AES, Camellia or SC2000) ---- */
+/* ---- AEAD by name: GCM over AES, Camellia or SC2000 ("aes-256-gcm"; nonce 1.. bytes, 12
+ * recommended; tag_len 4..16) or AES-GCM-SIV, RFC 8452 ("aes-128-gcm-siv", "aes-256-gcm-siv";
+ * nonce 12 bytes, tag_len 16). Another nonce or tag length is GC_ERROR_ARGUMENT. ---- */
 typedef struct gc_aead gc_aead;
 gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,
                       const char* variant);
@@ -61,12 +63,16 @@ gc_status gc_hash(const char* name, const uint8_t* data, size_t len, uint8_t* ou
 #define GC_FILE_DEFAULT_CHUNK_LEN 65536
 typedef struct gc_file_sealer gc_file_sealer;
 typedef struct gc_file_opener gc_file_opener;
-/* chunk_len: 0 for the default. device/variant: NULL for "cpu" / its constant-time AES. */
+/* chunk_len: 0 for the default. device/variant: NULL for "cpu" / its constant-time AES. The device
+ * is checked here: an unknown name is GC_ERROR_ARGUMENT, one that is not there GC_ERROR_DEVICE
+ * (gc_last_error() says why). The same holds for gc_file_opener_new and the *_fd calls' lists. */
 gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t key_len, uint32_t chunk_len,
                              const char* device, const char* variant);
 /* The 80-byte header, to be written first. */
 const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer);
-/* Feed plaintext; *out_len bytes of the file's next bytes are at *out until the next call. */
+/* Feed plaintext; *out_len bytes of the file's next bytes are at *out until the next call. An in
+ * that overlaps that previous *out is refused (GC_ERROR_ARGUMENT, nothing changed): copy it first.
+ * The same holds for gc_file_opener_update. */
 gc_status gc_file_sealer_update(gc_file_sealer* sealer, const uint8_t* in, size_t len, const uint8_t** out,
                                 size_t* out_len);
 /* After the last update: the rest of the file (the final chunk). */

@@ -15,15 +15,17 @@
 #include <vector>
 
 #include "base/names.hpp"
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/format.hpp"
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/hash.hpp"
 
 struct gc_cipher {
   std::unique_ptr<gpucrypt::CipherStream> stream;
 };
 struct gc_aead {
-  std::unique_ptr<gpucrypt::GcmCipher> gcm;
+  std::unique_ptr<gpucrypt::Aead> gcm;
 };
 struct gc_file_sealer {
   std::unique_ptr<gpucrypt::format::Sealer> sealer;
@@ -80,6 +82,26 @@ void require(bool ok, const char* what) {
 
 gpucrypt::ByteSpan span(const uint8_t* p, size_t n) { return {p, n}; }
 
+// A file sealer's or opener's *out lives in the handle's buffer, which the next update clears
+// (the opener wipes it) and may reallocate before it has read `in`: input from there is refused
+// (GC_ERROR_ARGUMENT, the handle unchanged), not read after it was freed or zeroed.
+void refuse_previous_output(const char* function, const uint8_t* in, size_t len, const std::vector<uint8_t>& out) {
+  if (gpucrypt::ranges_overlap(in, len, out.data(), out.size()))
+    throw std::invalid_argument(std::string(function) +
+                                ": in overlaps this handle's previous output (*out is valid only until the "
+                                "next call: copy it first)");
+}
+
+// The canonical name of a device that is there, checked when a handle is made or before a
+// stream's first byte is read: an unknown name is GC_ERROR_ARGUMENT ("unknown device 'x':
+// expected ..."), an absent device GC_ERROR_DEVICE with the reason ("device 'cuda:0' is not
+// available: ..."), the CLI's messages, rather than a variant error at the first update.
+std::string present_device(std::string_view name) {
+  const gpucrypt::Device& device = gpucrypt::device(name);
+  device.info();  // an index beyond the backend's devices throws here
+  return device.name().canonical;
+}
+
 // A device list "cuda:0,cpu" (NULL or empty: "cpu") as pipeline options.
 gpucrypt::format::PipelineOptions pipeline_options(const char* devices, const char* variant) {
   gpucrypt::format::PipelineOptions options;
@@ -87,7 +109,7 @@ gpucrypt::format::PipelineOptions pipeline_options(const char* devices, const ch
   const std::string list(or_default(devices, "cpu"));
   for (size_t at = 0; at <= list.size();) {
     const size_t comma = std::min(list.find(',', at), list.size());
-    if (comma > at) options.devices.push_back(gpucrypt::parse_device_name(list.substr(at, comma - at)).canonical);
+    if (comma > at) options.devices.push_back(present_device(list.substr(at, comma - at)));
     at = comma + 1;
   }
   require(!options.devices.empty(), "no device named");
@@ -127,8 +149,7 @@ gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_
   return guarded([&] {
     require(out && name && key, "gc_aead_new: null argument");
     auto handle = std::make_unique<gc_aead>();
-    handle->gcm = gpucrypt::create_gcm(gpucrypt::parse_cipher_name(name), span(key, key_len), or_default(variant),
-                                       or_default(device, "cpu"));
+    handle->gcm = gpucrypt::create_aead(name, span(key, key_len), or_default(variant), or_default(device, "cpu"));
     *out = handle.release();
   });
 }
@@ -191,7 +212,8 @@ gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t ke
     require(out && key, "gc_file_sealer_new: null argument");
     auto handle = std::make_unique<gc_file_sealer>();
     handle->sealer = std::make_unique<gpucrypt::format::Sealer>(
-        span(key, key_len), chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen, or_default(device, "cpu"),
+        span(key, key_len), chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen,
+        present_device(or_default(device, "cpu")),
         or_default(variant));
     *out = handle.release();
   });
@@ -205,6 +227,7 @@ gc_status gc_file_sealer_update(gc_file_sealer* sealer, const uint8_t* in, size_
                                 size_t* out_len) {
   return guarded([&] {
     require(sealer && out && out_len && (in || !len), "gc_file_sealer_update: null argument");
+    refuse_previous_output("gc_file_sealer_update", in, len, sealer->out);
     sealer->out.clear();
     sealer->sealer->update(span(in, len), sealer->out);
     *out = sealer->out.data();
@@ -233,7 +256,7 @@ gc_status gc_file_opener_new(gc_file_opener** out, const uint8_t* key, size_t ke
   return guarded([&] {
     require(out && key, "gc_file_opener_new: null argument");
     auto handle = std::make_unique<gc_file_opener>();
-    handle->opener = std::make_unique<gpucrypt::format::Opener>(span(key, key_len), or_default(device, "cpu"),
+    handle->opener = std::make_unique<gpucrypt::format::Opener>(span(key, key_len), present_device(or_default(device, "cpu")),
                                                                 or_default(variant));
     *out = handle.release();
   });
@@ -243,6 +266,7 @@ gc_status gc_file_opener_update(gc_file_opener* opener, const uint8_t* in, size_
                                 size_t* out_len) {
   return guarded([&] {
     require(opener && out && out_len && (in || !len), "gc_file_opener_update: null argument");
+    refuse_previous_output("gc_file_opener_update", in, len, opener->out);
     gpucrypt::secure_zero(opener->out.data(), opener->out.size());
     opener->out.clear();
     *out = nullptr;
