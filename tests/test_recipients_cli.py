@@ -172,3 +172,20 @@ def test_inspect_answers_before_the_command_framework(work):
     assert out[-1] == "False"
     assert json.loads(out[0]) == json.loads(run(["inspect", "--json", str(work / "c")]).stdout)
     assert json.loads(out[0])["stanzas"] == ["x25519"]
+
+
+def test_mpi_refuses_recipients_in_one_line(work):
+    """--mpi places chunks after an 80-byte header: recipients are refused (never a misplaced
+    file), on the command line and, for a version 2 file, by rank 0 before any chunk."""
+    from test_mpi import MPIRUN, mpi
+    alice = keygen(work, "alice", "--identity")
+    assert run(["encrypt", "--mpi", "-r", alice, str(work / "plain"), "-o", str(work / "c")]).exit_code == 2
+    assert not (work / "c").exists()
+    if MPIRUN is None:
+        pytest.skip("mpirun not installed")
+    assert run(["encrypt", "-r", alice, str(work / "plain"), "-o", str(work / "c")]).exit_code == 0
+    result = mpi(2, "decrypt", "-i", str(work / "alice"), str(work / "c"), "-o", str(work / "out"))
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error: ")]
+    assert len(errors) == 1 and "--mpi reads and writes format version 1 only" in errors[0]   # mpirun adds its own
+    assert not (work / "out").exists()
