@@ -188,6 +188,10 @@ class BatchBuilder {
                       uint64_t input_len);
   void reserve(size_t num_requests);
   size_t size() const;
+  // Keeps the caller's order in the plan: no sorting by suite, length or key; a group is a run of
+  // consecutive requests of one suite (so interleaved suites make many small groups, each its own
+  // launch). For measuring what the planner's sorting buys (the lab's Harrison orderings).
+  void keep_submission_order(bool keep) { keep_order_ = keep; }
 
   BatchPlan build();
   BatchPlan build_packed(ByteSpan input, MutableByteSpan output = {});
@@ -204,6 +208,7 @@ class BatchBuilder {
   std::vector<uint64_t> data_lens_;             // message bytes before PKCS#7 padding
   std::unordered_multimap<size_t, uint32_t> key_index_;  // hash of a key -> its slot
   int form_ = 0;                                // 0 unset, 1 gather, 2 packed
+  bool keep_order_ = false;
   uint64_t input_cursor_ = 0, output_cursor_ = 0;
 };
 

@@ -70,13 +70,19 @@ class Batch:
     A batch may be shared by threads: like a hashlib object it holds a lock, so ``add`` and
     ``run`` take turns; ``run`` executes exactly the requests added before it started (the
     indices it returns refer to those) and a request added meanwhile waits for the next run.
+
+    ``keep_order=True`` runs the requests in the order they were added: no grouping of alike
+    requests and no sorting by length (each run of consecutive requests of one kind is a launch of
+    its own). It exists to measure what that planning buys (``gpucrypt lab run harrison-batch``);
+    results are the same either way.
     """
 
-    def __init__(self, device="auto", *, _executor=""):
+    def __init__(self, device="auto", *, keep_order=False, _executor=""):
         self.device = device
         self._executor = _executor
         self._lock = threading.Lock()
         self._native = _native.Batch()
+        self._native.keep_submission_order(bool(keep_order))
         self._suites: dict = {}       # suite spec -> native suite index
         self._kinds: list = []        # per request: its suite index (for error messages)
         self._suite_names: list = []  # per suite: "aes-256-gcm decrypt", for messages and stats

@@ -722,7 +722,7 @@ def transform(name, key, iv, pieces: Iterable, **options) -> Iterator[bytes]:
 
 def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
                    job_size=None, variant=None, progress=None, cancel=None,
-                   stats: Optional[StreamStats] = None):
+                   stats: Optional[StreamStats] = None, depth: Optional[int] = None):
     """Encrypt or decrypt a whole in-memory buffer into ``out`` (same length; ``out=data`` works
     in place, an ``out`` that partially overlaps ``data`` as if ``data`` were copied first, ``None``
     allocates a bytearray) on the stream engine's devices; returns ``out``.
@@ -733,7 +733,8 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     ...) go to and from the GPU with no host copy: that is the form that reaches PCIe speed.
     Modes and padding as ``StreamCipher`` (ECB/CTR and CBC/CFB decryption spread over every
     device; CBC/CFB encryption and OFB run on one). Output equals ``Cipher(name, key, iv,
-    padding=False)`` over the whole buffer.
+    padding=False)`` over the whole buffer. ``depth`` caps the jobs in flight (default: the
+    engine's; 1 runs one job at a time, so one job's copies never overlap another's kernel).
     """
     info = _parse_cipher_name(name)
     canonical, mode = info["canonical"], info["mode"]
@@ -794,7 +795,8 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
                 progress(count)
 
         start = time.perf_counter()
-        with Pipeline(work, chosen, on_result=done, cpu_share=share, cancel=cancel, stats=stats) as pipeline:
+        with Pipeline(work, chosen, on_result=done, cpu_share=share, cancel=cancel, stats=stats,
+                      depth=depth) as pipeline:
             for job_index in range(len(offsets)):
                 count = min(size, offsets[job_index] + job) - offsets[job_index]
                 stats.bytes_in += count

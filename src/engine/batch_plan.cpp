@@ -409,6 +409,29 @@ BatchPlan BatchBuilder::build_packed(ByteSpan input, MutableByteSpan output) {
 void BatchBuilder::finish(BatchPlan& plan) {
   const size_t num_requests = plan.requests.size();
   const size_t num_suites = plan.suites.size();
+  key_index_.clear();
+  data_lens_.clear();
+  form_ = 0;
+  input_cursor_ = output_cursor_ = 0;
+  if (keep_order_) {  // the caller's order; a group per run of one suite
+    plan.order.resize(num_requests);
+    std::iota(plan.order.begin(), plan.order.end(), 0u);
+    plan.groups.clear();
+    for (uint32_t i = 0; i < num_requests; ++i) {
+      const BatchRequest& r = plan.requests[i];
+      if (plan.groups.empty() || plan.groups.back().suite != r.suite) {
+        RequestGroup group;
+        group.suite = r.suite;
+        group.first = i;
+        plan.groups.push_back(group);
+      }
+      RequestGroup& group = plan.groups.back();
+      ++group.count;
+      group.total_input_len += r.input_len;
+      group.max_input_len = std::max(group.max_input_len, r.input_len);
+    }
+    return;
+  }
   // Counting sort by suite keeps the caller's order within a suite; then longest first, then by
   // key, only where lengths differ (a batch of equal lengths, the common case, skips the sort).
   std::vector<uint32_t> suite_start(num_suites + 1, 0);
@@ -443,10 +466,6 @@ void BatchBuilder::finish(BatchPlan& plan) {
     }
     plan.groups.push_back(group);
   }
-  key_index_.clear();
-  data_lens_.clear();
-  form_ = 0;
-  input_cursor_ = output_cursor_ = 0;
 }
 
 }  // namespace gpucrypt::engine

@@ -132,6 +132,10 @@ class PyBatch {
     return index;
   }
   size_t size() const { return builder_->size(); }
+  void keep_submission_order(bool keep) {
+    keep_order_ = keep;
+    builder_->keep_submission_order(keep);
+  }
 
   // Runs and resets the batch; returns (outputs, status, suite_variants, info).
   nb::tuple run(std::string_view device, std::string_view executor) {
@@ -142,6 +146,7 @@ class PyBatch {
     // are taken out together before the GIL is released: a thread that adds meanwhile fills a
     // new batch, whose data stays referenced (python/gpucrypt/batch.py also serialises add/run).
     std::unique_ptr<BatchBuilder> builder = std::exchange(builder_, std::make_unique<BatchBuilder>());
+    builder_->keep_submission_order(keep_order_);
     std::unique_ptr<Views> views = std::exchange(views_, std::make_unique<Views>());
     std::vector<nb::object> keep_alive = std::exchange(keep_alive_, {});
     double build_s = 0;
@@ -176,6 +181,7 @@ class PyBatch {
   std::unique_ptr<BatchBuilder> builder_ = std::make_unique<BatchBuilder>();
   std::unique_ptr<Views> views_ = std::make_unique<Views>();
   std::vector<nb::object> keep_alive_;
+  bool keep_order_ = false;
 };
 
 nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::handle nonces, size_t nonce_len,
@@ -255,6 +261,7 @@ void register_engine_bindings(nb::module_& m) {
            nb::arg("data"))
       .def("run", &PyBatch::run, nb::arg("device"), nb::arg("executor") = "")
       .def("clear", &PyBatch::clear)
+      .def("keep_submission_order", &PyBatch::keep_submission_order, nb::arg("keep"))
       .def("__len__", &PyBatch::size);
   m.def("aead_packed", &aead_packed, nb::arg("name"), nb::arg("key"), nb::arg("seal"), nb::arg("nonces"),
         nb::arg("nonce_len"), nb::arg("data"), nb::arg("lengths"), nb::arg("aad").none(), nb::arg("tag_len"),
