@@ -78,6 +78,13 @@ def test_quick_run_writes_results_with_raw_samples(quick_run):
             assert m["repetitions"] == len(m["samples"]) > 0
     ran = [e for e in results["experiments"] if e["status"] in ("ran", "partial")]
     assert len(ran) >= 6   # everything but the GPU-only parts runs on a CPU machine
+    for experiment in ran:
+        # Issue 35: each opens with paper / here / same quantity? / conclusion, in words.
+        assert experiment["verdicts"], experiment["name"]
+        for verdict in experiment["verdicts"]:
+            assert all(verdict[k].strip() for k in ("paper", "here", "same", "conclusion")), verdict
+        for m in experiment["measurements"]:
+            assert len(m["spread"]) == 2 and (m["spread"][0] is None or m["spread"][0] <= m["spread"][1]), m
     if not any(d["kind"] == "cuda" for d in results["machine"]["devices"]):
         micro = next(e for e in results["experiments"] if e["name"] == "nishikawa-microbench")
         assert micro["status"] == "skipped" and "GPU" in micro["reason"]
@@ -120,6 +127,7 @@ def test_page_check_catches_broken_images_and_empty_tables(tmp_path):
 
     (tmp_path / "x-broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not really a png")
     experiment = {"name": "claes-crossover", "paper": "claes", "title": "t", "status": "ran", "reason": None,
+                  "verdicts": [], "warnings": [],
                   "seconds": 0, "skipped_parts": [], "changes": [], "measurements": [],
                   "tables": [{"title": "empty", "columns": ["a"], "rows": [[1]]}], "plots": ["x-broken.png"]}
     results = {"date": now_utc(), "machine": machine_description(), "device": "cpu", "quick": True,
@@ -128,6 +136,7 @@ def test_page_check_catches_broken_images_and_empty_tables(tmp_path):
     page.write_text(page.read_text().replace("<tbody><tr><td>1</td></tr></tbody>", "<tbody></tbody>"))
     check, _ = _browser_check(page, tmp_path)
     assert check is not None and "broken image x-broken.png" in check and "empty table" in check
+    assert "no verdict in claes-crossover" in check
 
 
 def test_unknown_experiment_is_refused():
@@ -211,3 +220,65 @@ def test_skip_reason_names_the_devices_that_are_here():
     assert "lists only the CPU" not in reason
     for device in gpucrypt.devices():
         assert device["name"] in reason
+
+
+# ---- issue 35: the papers' questions on the right path ---------------------------------------------
+
+def _opencl_devices():
+    import gpucrypt
+    return [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
+
+
+def test_lab_runs_on_an_opencl_device(tmp_path):
+    """--device opencl:N is accepted; Nishikawa's ciphers and clAES run on it (PoCL's CPU device here)."""
+    devices = _opencl_devices()
+    if not devices:
+        pytest.skip("no OpenCL device here")
+    out = tmp_path / "ocl"
+    done = _gpucrypt("lab", "run", "nishikawa-throughput", "claes-crossover", "--device", devices[0], "--quick",
+                     "--out", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["device"] == devices[0]
+    for experiment in results["experiments"]:
+        on_device = [m for m in experiment["measurements"] if m["device"] == devices[0]]
+        assert on_device, experiment["name"]
+        assert experiment["verdicts"]
+    nishikawa = results["experiments"][0]
+    assert {m["algorithm"] for m in nishikawa["measurements"] if m["device"] == devices[0]} >= {
+        "aes-128-ecb", "camellia-256-ecb", "sc2000-192-ecb"}
+    claes = results["experiments"][1]
+    assert any("with transfers: wall clock of stream.transform_into" in m["timed"] for m in claes["measurements"])
+
+
+def test_lab_refuses_a_device_that_is_not_here():
+    done = _gpucrypt("lab", "run", "claes-crossover", "--device", "opencl:9", "--quick", "--out", "unused")
+    assert done.returncode != 0 and "opencl:9" in done.stderr
+    assert not (REPO / "unused").exists()
+
+
+def test_batch_keep_order_gives_the_same_results():
+    """Batch(keep_order=True) only changes the execution order (the lab's Harrison orderings)."""
+    import os
+    import gpucrypt
+    requests = [("aes-128-cbc" if i % 3 else "aes-128-ctr", os.urandom(16), os.urandom(16 * (1 + i % 7)), os.urandom(16))
+                for i in range(40)]
+    outputs = []
+    for keep in (False, True):
+        batch = gpucrypt.Batch(device="cpu", keep_order=keep)
+        for name, key, data, iv in requests:
+            batch.add(name, key, data, iv=iv, padding=False)
+        outputs.append(batch.run())
+    assert outputs[0] == outputs[1]
+    for (name, key, data, iv), out in zip(requests, outputs[1]):
+        assert out == gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu").encrypt(data)
+
+
+def test_a_load_not_achieved_is_a_warning():
+    from gpucrypt.lab.bobrov import _check_achieved
+    from gpucrypt.lab.framework import Lab
+    lab = Lab(device="cpu", quick=True, out=Path("."), log=lambda message: None)
+    _check_achieved(lab, "cpu 20%", "cpu", 0.2, [22.0, 30.0, 30.0, "", ""])
+    assert lab.warnings == []
+    _check_achieved(lab, "cpu 40%", "cpu", 0.4, [12.0, 90.0, 90.0, "", ""])
+    assert len(lab.warnings) == 1 and "cpu 40% was not achieved: 12% measured" in lab.warnings[0]

@@ -9,7 +9,7 @@ import time
 
 import gpucrypt
 from gpucrypt.lab import calls, plots
-from gpucrypt.lab.framework import KIB, MIB, experiment
+from gpucrypt.lab.framework import KIB, MIB, experiment, rate_spread
 
 GPU_BYTES = 256 * MIB
 ALGORITHMS = ("aes-128-ctr", "aes-256-ctr", "aes-256-gcm", "aes-256-xts", "camellia-128-ctr",
@@ -36,11 +36,12 @@ def beyond(lab):
             entry = lab.record(what, timed=case.timed, device=case.device, variant=case.variant,
                                samples=case.samples(reps, 1, budget), bytes=case.num_bytes, **params)
             entry["gbps"] = _gbps(entry)
+            entry["gbps_spread"] = list(rate_spread(entry["bytes"], entry["samples"]))
             return entry
         return lab.attempt(f"{what}: {params.get('algorithm')} {params.get('requested_variant', '')}".strip(), run) if on_gpu else run()
 
     # ---- constant-time vs table variants (AES-128-CTR) --------------------------------------------
-    rows, labels, values, colors = [], [], [], []
+    rows, labels, values, colors, whiskers = [], [], [], [], []
     def ctr_variants(backend):  # every variant that has CTR (aes_vaes_gcm is GCM only)
         return [v for v in gpucrypt.variants(backend, "aes") if v.get("only_mode") in (None, "ctr")]
     targets = [("cpu", v["name"], v["constant_time"], host_bytes, False) for v in ctr_variants("cpu")]
@@ -55,15 +56,17 @@ def beyond(lab):
         rows.append([device, variant, "yes" if constant_time else "no (tables)", entry["gbps"]])
         labels.append(f"{device.split(':')[0]} {variant}")
         values.append(entry["gbps"])
+        whiskers.append(tuple(entry["gbps_spread"]))
         colors.append("tab:green" if constant_time else "tab:red")
     lab.table("AES-128-CTR per variant, Gbps", ["device", "variant", "constant-time", "Gbps"], rows)
+    rows_ct = rows
     plots.bars(lab.plot_path("constant-time"), "AES-128-CTR: constant-time (green) vs table (red) variants",
-               labels, values, "Gbps (log)", logy=True, colors=colors)
+               labels, values, "Gbps (log)", logy=True, colors=colors, spreads=whiskers)
     if not lab.gpu:
         lab.require_gpu("GPU variants")
 
     # ---- GCM and XTS over CTR ----------------------------------------------------------------------
-    rows, series = [], {}
+    rows, series, mode_spreads = [], {}, {}
     devices = [("cpu", host_bytes, False)] + ([(lab.gpu, GPU_BYTES, True)] if resident else [])
     for device, num_bytes, on_device in devices:
         ctr = None
@@ -72,16 +75,18 @@ def beyond(lab):
                               algorithm=name, on_gpu=device != "cpu")
             if entry is None:
                 series.setdefault(device, []).append(None)
+                mode_spreads.setdefault(device, []).append(None)
                 continue
             ctr = ctr or entry["value"]
             rows.append([device, name, entry["variant"], entry["gbps"], entry["value"] / ctr])
             series.setdefault(device, []).append(entry["gbps"])
+            mode_spreads.setdefault(device, []).append(tuple(entry["gbps_spread"]))
     lab.table("AES-256 modes, cost relative to CTR", ["device", "mode", "variant", "Gbps", "time / CTR"], rows)
     plots.grouped_bars(lab.plot_path("modes"), "AES-256: CTR, GCM, XTS per device", ["ctr", "gcm", "xts"],
-                       series, "Gbps (log)", logy=True)
+                       series, "Gbps (log)", logy=True, spreads=mode_spreads)
 
     # ---- the GPU vs the CPU of this host, every algorithm, host data ------------------------------
-    rows, per_device = [], {}
+    rows, per_device, device_spreads = [], {}, {}
     for name in ALGORITHMS:
         row = [name]
         for device in ["cpu"] + ([lab.gpu] if lab.gpu else []):
@@ -90,11 +95,21 @@ def beyond(lab):
                               on_gpu=device != "cpu")
             row += [entry["variant"], entry["gbps"]] if entry else ["failed", ""]
             per_device.setdefault(device, []).append(entry["gbps"] if entry else None)
+            device_spreads.setdefault(device, []).append(tuple(entry["gbps_spread"]) if entry else None)
         rows.append(row)
     columns = ["algorithm", "CPU variant", "CPU Gbps"] + (["GPU variant", "GPU Gbps (transfers included)"] if lab.gpu else [])
     lab.table("every algorithm on host data (one call; hashes: 64 KiB messages)", columns, rows)
     plots.grouped_bars(lab.plot_path("gpu-vs-cpu"), "host data in, host data out: each device of this machine",
-                       list(ALGORITHMS), per_device, "Gbps (log)", logy=True)
+                       list(ALGORITHMS), per_device, "Gbps (log)", logy=True, spreads=device_spreads)
+    ct = [r for r in rows_ct if r[2] == "yes"]
+    tables = [r for r in rows_ct if r[2] != "yes"]
+    lab.verdict(paper="none: the papers did not compare constant-time code, GCM/XTS against CTR, or scaling over GPUs",
+                here="AES-128-CTR per variant (constant-time bitsliced vs tables), AES-256 CTR/GCM/XTS, every "
+                     "algorithm on host data on each device of this machine",
+                same="not applicable: questions of today's hardware",
+                conclusion=(f"fastest constant-time {max(ct, key=lambda r: r[3])[1]} "
+                            f"{max(r[3] for r in ct):.3g} Gbps vs fastest table {max(tables, key=lambda r: r[3])[1]} "
+                            f"{max(r[3] for r in tables):.3g} Gbps") if ct and tables else "see the tables")
 
     lab.attempt("multi-GPU scaling", _multi_gpu, lab, reps)
     lab.changed("None of the papers compared constant-time code: table lookups indexed by secret "
@@ -150,4 +165,4 @@ def _multi_gpu(lab, reps: int) -> None:
         rows.append([count, gbps])
     lab.table("several GPUs, AES-256-CTR device-resident", ["GPUs", "Gbps"], rows)
     plots.lines(lab.plot_path("gpus"), "scaling over GPUs", {"AES-256-CTR": ([r[0] for r in rows], [r[1] for r in rows])},
-                "GPUs", "Gbps", logx=False)
+                "GPUs", "Gbps", logx=False, note="one timed run per GPU count (reps calls each); no spread")

@@ -14,6 +14,7 @@ import gpucrypt
 from gpucrypt.lab.framework import random_bytes, repeat
 
 WALL_HOST = "wall clock of one Python call on host bytes (on a GPU: staging, copies and kernel)"
+OPENCL_EVENTS = "OpenCL profiling events around one kernel on device-resident data: kernel only"
 KERNEL_EVENTS = "CUDA events around one call on GPU-resident data (device-pointer API): kernel only"
 
 
@@ -71,6 +72,53 @@ def event_samples(call, reps: int, drop: int, budget_s: Optional[float], index: 
             if budget_s is not None and len(samples) >= 3 and time.perf_counter() - start_wall > budget_s:
                 break
     return samples
+
+
+# "With transfers", defined once for the whole lab: the stream engine (gpucrypt.stream, the path
+# StreamCipher, files and the CLI take) from host memory to host memory. Pageable: ordinary bytes,
+# staged through the engine's page-locked buffers; page-locked: stream.page_locked() buffers, which
+# the GPU reads and writes by DMA. Other API paths (one Cipher call, a one-request Batch) appear
+# only as labelled extra series.
+WITH_TRANSFERS = ("with transfers: wall clock of stream.transform_into (the stream engine: host memory "
+                  "in, host memory out, copies overlapped with kernels) on {memory} memory")
+STREAM_PATHS = ("pageable", "page-locked")
+
+
+def stream_case(name: str, device: str, num_bytes: int, memory: str = "pageable", variant: Optional[str] = None,
+                job_size: Optional[int] = None, depth: Optional[int] = None) -> "StreamCase":
+    """``name`` (ECB, CTR, CBC/CFB/OFB) over ``num_bytes`` of host memory through the stream engine
+    on ``device``; ``memory`` is "pageable" or "page-locked". ``depth`` caps the jobs in flight
+    (1: one job at a time, no overlap between jobs)."""
+    from gpucrypt import stream
+    key = os.urandom(key_len(name))
+    iv = None if name.endswith("-ecb") else os.urandom(16)
+    if memory == "page-locked":
+        data, out = stream.page_locked(num_bytes), stream.page_locked(num_bytes)
+        data[:] = random_bytes(num_bytes)
+    else:
+        data, out = bytearray(random_bytes(num_bytes)), bytearray(num_bytes)
+    case = StreamCase(None, variant, device, WITH_TRANSFERS.format(memory=memory), False, num_bytes)
+    case.last = stream.StreamStats()
+
+    def call():
+        case.last = stream.StreamStats()
+        stream.transform_into(name, key, iv, data, out, device=device, job_size=job_size, variant=variant,
+                              stats=case.last, **({"depth": depth} if depth else {}))
+        record = case.last.devices.get(device)
+        if record is not None and record.variant:
+            case.variant = record.variant
+    case.call = call
+    return case
+
+
+@dataclass
+class StreamCase(Case):
+    last: object = None
+
+    def kernel_s(self) -> float:
+        """The device's kernel seconds in the last call (its compute stage), 0 when not reported."""
+        record = self.last.devices.get(self.device) if self.last else None
+        return record.stages.get("compute_s", 0.0) if record else 0.0
 
 
 XTS_MAX_DATA_UNIT = 1 << 24   # IEEE 1619: 2^20 blocks (src/modes/xts.hpp kXtsMaxDataUnitLen)

@@ -27,7 +27,9 @@ def list_command():
 @lab_command.command("run")
 @click.argument("experiments", nargs=-1, required=True)
 @click.option("--device", default="auto", show_default=True,
-              help="auto (the first GPU if present), cpu (GPU parts skipped), cuda or cuda:N.")
+              help="auto (the first CUDA GPU if present), cpu (device parts skipped), cuda[:N], or "
+                   "opencl[:N] (the OpenCL parts of nishikawa-throughput and claes-crossover, and the "
+                   "Batch / stream-engine parts of the others, on that device; CUDA-only parts skipped).")
 @click.option("--quick", is_flag=True, help="Reduced sizes and repetitions (minutes on a small CPU machine).")
 @click.option("--out", "out", default="lab-report", show_default=True, type=click.Path(file_okay=False),
               help="Directory for results.json, the PNG plots and report.html. An earlier report there "

@@ -81,6 +81,28 @@ def summarise(samples: list, statistic: str) -> float:
     raise ValueError(f"unknown statistic {statistic!r}")
 
 
+def spread(samples: list) -> tuple:
+    """(low, high) of repeated samples: the interquartile range from 5 samples on, min-max below
+    (quartiles of 3 samples say nothing). Every bar and line of the lab's plots carries one."""
+    if not samples:
+        return (None, None)
+    if len(samples) < 5:
+        return (min(samples), max(samples))
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return (q1, q3)
+
+
+def rate_spread(num_bytes: int, samples: list, scale: float = 8 / 1e9) -> tuple:
+    """The spread of a throughput (default Gbps) from the spread of its seconds (inverted)."""
+    low, high = spread([s for s in samples if s > 0])
+    if low is None:
+        return (None, None)
+    return (num_bytes * scale / high, num_bytes * scale / low)
+
+
+SPREAD_NOTE = "whiskers: interquartile range over the repeats (min-max below 5 repeats)"
+
+
 def repeat(call: Callable[[], object], reps: int, drop: int = 0, budget_s: Optional[float] = None,
            min_reps: int = 3) -> list:
     """Wall-clock seconds of ``reps`` calls after ``drop`` untimed ones (the paper's "first 10
@@ -103,7 +125,7 @@ def repeat(call: Callable[[], object], reps: int, drop: int = 0, budget_s: Optio
 class Lab:
     """What one experiment run sees: the device to use, quick or full, where files go."""
 
-    device: str                    # "cpu" or "cuda:N": where the GPU parts run (cpu: they skip)
+    device: str                    # "cpu", "cuda:N" or "opencl:N": where the device parts run
     quick: bool
     out: Path
     name: str = ""
@@ -113,19 +135,35 @@ class Lab:
     plots: list = field(default_factory=list)
     tables: list = field(default_factory=list)
     changes: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
 
     @property
     def gpu(self) -> Optional[str]:
         """The CUDA device name, or None when the lab runs CPU-only."""
         return self.device if self.device.startswith("cuda") else None
 
+    @property
+    def opencl(self) -> Optional[str]:
+        """The OpenCL device name (``--device opencl:N``), or None."""
+        return self.device if self.device.startswith("opencl") else None
+
+    @property
+    def accelerator(self) -> Optional[str]:
+        """The device the public-API parts (Batch, Cipher, the stream engine) offload to: the
+        CUDA or OpenCL device of ``--device``, or None on ``--device cpu``."""
+        return None if self.device == "cpu" else self.device
+
     def require_gpu(self, part: str) -> bool:
-        """True when a GPU is present; otherwise notes ``part`` as skipped and returns False."""
+        """True when the lab runs on a CUDA GPU; otherwise notes ``part`` as skipped and returns False."""
         if self.gpu:
             return True
         here = ", ".join(d["name"] for d in gpucrypt.devices())
-        self.skip(part, f"needs a CUDA device; none here (devices: {here})"
-                  if not _cuda_devices() else "the lab runs with --device cpu")
+        if not _cuda_devices():
+            reason = f"needs a CUDA device; none here (devices: {here})"
+        else:
+            reason = f"needs a CUDA device; the lab runs with --device {self.device}"
+        self.skip(part, reason)
         return False
 
     def skip(self, part: str, reason: str) -> None:
@@ -147,7 +185,7 @@ class Lab:
         entry = {"what": what, "device": device, "variant": variant, "timed": timed,
                  "repetitions": len(samples), "dropped": dropped, "statistic": statistic,
                  "unit": unit, "value": summarise(samples, statistic) if samples else None,
-                 "samples": [round(s, 9) for s in samples], **params}
+                 "spread": list(spread(samples)), "samples": [round(s, 9) for s in samples], **params}
         self.records.append(entry)
         return entry
 
@@ -162,12 +200,25 @@ class Lab:
                             statistic=statistic, dropped=drop, **params)
         if num_bytes:
             entry["gbps"] = num_bytes * 8 / entry["value"] / 1e9
+            entry["gbps_spread"] = list(rate_spread(num_bytes, samples))
         return entry
 
     def table(self, title: str, columns: list, rows: list) -> None:
         """Our summary table shown beside the paper's; ``rows`` are lists of cells."""
         self.tables.append({"title": title, "columns": columns,
                             "rows": [[_cell(c) for c in row] for row in rows]})
+
+    def verdict(self, *, paper: str, here: str, same: str, conclusion: str, part: str = "") -> None:
+        """The experiment's opening in words: what the paper measured, what was measured here,
+        whether that is the same quantity, and what the data say (built from the data where the
+        conclusion depends on it). One per question an experiment asks (``part`` names it)."""
+        self.verdicts.append({"part": part, "paper": paper, "here": here, "same": same, "conclusion": conclusion})
+
+    def warn(self, sentence: str) -> None:
+        """Something the reader must not miss (an injected load not achieved, a series that
+        measures less than it says); shown at the top of the experiment's section."""
+        self.log(f"  [{self.name}] WARNING: {sentence}")
+        self.warnings.append(sentence)
 
     def changed(self, sentence: str) -> None:
         """What differs from the paper's setup and why (one sentence each)."""
@@ -192,16 +243,17 @@ def _cuda_devices() -> list:
 
 
 def resolve_lab_device(device: str) -> str:
-    """``auto`` -> the first GPU if there is one, else ``cpu``; ``cuda`` -> ``cuda:0``.
-    Raises gpucrypt.DeviceError for a GPU that is not there."""
+    """``auto`` -> the first CUDA GPU if there is one, else ``cpu``; ``cuda`` -> ``cuda:0``;
+    ``opencl`` -> ``opencl:0``. Raises gpucrypt.DeviceError for a device that is not there."""
     device = (device or "auto").lower()
     gpus = _cuda_devices()
     if device == "auto":
         return gpus[0] if gpus else "cpu"
-    if device == "cuda":
-        device = "cuda:0"
-    if device != "cpu" and device not in gpus:
-        raise gpucrypt.DeviceError(f"no device {device!r} here (devices: {', '.join(['cpu', *gpus])})")
+    if device in ("cuda", "opencl"):
+        device += ":0"
+    here = [d["name"] for d in gpucrypt.devices()]
+    if device not in here:
+        raise gpucrypt.DeviceError(f"no device {device!r} here (devices: {', '.join(here)})")
     return device
 
 
@@ -251,6 +303,7 @@ def run_experiment(exp: Experiment, device: str, quick: bool, out: Path,
     return {"name": exp.name, "paper": exp.paper, "title": exp.title, "date": date, "status": status,
             "reason": reason, "seconds": round(seconds, 2), "skipped_parts": lab.skipped,
             "tables": lab.tables, "plots": lab.plots, "changes": lab.changes,
+            "verdicts": lab.verdicts, "warnings": lab.warnings,
             "measurements": lab.records}
 
 

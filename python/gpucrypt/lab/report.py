@@ -25,6 +25,8 @@ th { background: #eee; } caption { text-align: left; font-weight: bold; padding:
 .status-ran { color: #060; } .status-partial { color: #a60; } .status-skipped { color: #666; }
 .status-failed { color: #b00; } img { max-width: 100%; border: 1px solid #ddd; margin: 4px 0; }
 .cite { color: #555; font-size: 12px; } .skip { color: #a60; font-size: 13px; }
+.verdict { background: #f4f7fb; border-left: 4px solid #4a7ab5; padding: .4em .8em; margin: .5em 0; }
+.verdict p { margin: .2em 0; } .warning { background: #fff3e0; border-left: 4px solid #d27b00; padding: .4em .8em; }
 """
 
 # The self-check: images decoded, tables with rows, no script error; the result lands in the DOM.
@@ -42,6 +44,10 @@ function labCheck() {
     if (tables[j].querySelectorAll('tbody tr').length === 0) problems.push('empty table ' + (j + 1));
   }
   if (tables.length === 0) problems.push('no tables');
+  var sections = document.querySelectorAll('section[data-status="ran"], section[data-status="partial"]');
+  for (var k = 0; k < sections.length; k++) {
+    if (!sections[k].querySelector('.verdict')) problems.push('no verdict in ' + sections[k].id);
+  }
   document.body.setAttribute('data-lab-check', problems.length ? problems.join('; ') : 'ok');
   document.getElementById('lab-check').textContent = problems.length ? 'page check: ' + problems.join('; ')
     : 'page check: ok (' + images.length + ' images, ' + tables.length + ' tables)';
@@ -76,9 +82,22 @@ def _machine(results: dict) -> str:
     return _table({"title": "this machine", "columns": ["", ""], "rows": rows})
 
 
+def _verdicts(exp: dict) -> str:
+    """The opening: paper / here / same quantity? / conclusion, one block per question asked."""
+    blocks = []
+    for v in exp.get("verdicts", []):
+        title = f"<p><b>{_esc(v['part'])}</b></p>" if v.get("part") else ""
+        blocks.append(f'<div class="verdict">{title}<p><b>paper:</b> {_esc(v["paper"])}</p>'
+                      f'<p><b>here:</b> {_esc(v["here"])}</p><p><b>same quantity?</b> {_esc(v["same"])}</p>'
+                      f'<p><b>conclusion:</b> {_esc(v["conclusion"])}</p></div>')
+    blocks += [f'<p class="warning"><b>warning:</b> {_esc(w)}</p>' for w in exp.get("warnings", [])]
+    return "".join(blocks)
+
+
 def _section(out: Path, exp: dict) -> str:
-    parts = [f'<h2 id="{_esc(exp["name"])}">{_esc(exp["name"])}: {_esc(exp["title"])} '
+    parts = [f'<h2>{_esc(exp["name"])}: {_esc(exp["title"])} '
              f'<span class="status-{exp["status"]}">[{exp["status"]}]</span></h2>',
+             _verdicts(exp),
              f'<p class="cite">{_esc(PAPERS[exp["paper"]]["citation"])}</p>',
              f"<p><b>Their setup.</b> {_esc(SETUPS.get(exp['name'], ''))}</p>"]
     if exp["reason"]:
@@ -92,7 +111,8 @@ def _section(out: Path, exp: dict) -> str:
     if exp["skipped_parts"]:
         parts.append('<ul class="skip">' + "".join(f"<li>skipped {_esc(s['part'])}: {_esc(s['reason'])}</li>"
                                                  for s in exp["skipped_parts"]) + "</ul>")
-    return "\n".join(parts)
+    return (f'<section id="{_esc(exp["name"])}" data-status="{_esc(exp["status"])}">' + "\n".join(parts)
+            + "</section>")
 
 
 def write_report(out: Path, results: dict) -> Path:

@@ -117,6 +117,20 @@ class Loads:
                 raise RuntimeError("the GPU load process did not start")
         return self
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the load processes have used: the load actually injected,
+        apart from whatever else the machine is running."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        total = 0.0
+        for child in self.processes:
+            try:
+                with open(f"/proc/{child.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / ticks   # utime, stime (fields 14, 15)
+            except (OSError, ValueError, IndexError):
+                pass
+        return total
+
     def __exit__(self, *exc_info):
         for child in self.processes:
             child.terminate()
