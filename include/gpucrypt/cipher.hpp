@@ -115,22 +115,27 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                                    std::string_view variant = "",
                                                    std::string_view device = "cpu");
 
-// GCM over any 128-bit cipher. seal writes ciphertext || tag (plaintext.size() + tag_len bytes).
-// open verifies the tag over the ciphertext before it writes any plaintext: it returns false and
-// leaves out untouched (byte for byte, also when out is the ciphertext itself) when the tag does
-// not verify, and writes ciphertext_and_tag.size() - tag_len bytes of plaintext when it does.
-// out may not overlap the input only partially (not checked here; gc_aead_seal/open refuse it).
-// One object may be used from several threads at once.
-class GcmCipher {
+// Aead: one keyed AEAD (BoringSSL's EVP_AEAD_CTX): GCM over any 128-bit cipher, AES-GCM-SIV, ...;
+// made by name with create_aead (gpucrypt/aead.hpp, which also states each one's key, nonce and
+// tag lengths). seal writes ciphertext || tag (plaintext.size() + tag_len bytes). open verifies
+// the tag before it writes any plaintext: it returns false and leaves out untouched (byte for
+// byte, also when out is the ciphertext itself) when the tag does not verify, and writes
+// ciphertext_and_tag.size() - tag_len bytes of plaintext when it does. A nonce, tag length or
+// message length outside the AEAD's rules throws std::invalid_argument naming the rule. out may be
+// the input itself but may not overlap it only partially (not checked here; gc_aead_seal/open
+// refuse it). One object may be used from several threads at once.
+class Aead {
  public:
-  virtual ~GcmCipher() = default;
-  virtual void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len,
-                    uint8_t* out) = 0;
-  virtual bool open(ByteSpan nonce, ByteSpan aad, ByteSpan ciphertext_and_tag, size_t tag_len,
-                    uint8_t* out) = 0;
+  virtual ~Aead() = default;
+  virtual void seal(ByteSpan nonce, ByteSpan aad, ByteSpan plaintext, size_t tag_len, uint8_t* out) = 0;
+  virtual bool open(ByteSpan nonce, ByteSpan aad, ByteSpan ciphertext_and_tag, size_t tag_len, uint8_t* out) = 0;
   virtual const VariantInfo& variant() const = 0;
   virtual std::string device() const = 0;
 };
+
+// GCM over any 128-bit cipher: the Aead of a "-gcm" name, as above (its backends' implementations
+// keep this name; create_aead returns them for GCM names).
+class GcmCipher : public Aead {};
 std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                       std::string_view variant = "",
                                       std::string_view device = "cpu");

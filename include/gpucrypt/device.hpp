@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt {
@@ -60,6 +61,12 @@ class Device {
                                                              std::string_view variant) const = 0;
   virtual std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                                 std::string_view variant) const = 0;
+
+  // create_aead: the AEAD `name` (gpucrypt/aead.hpp; key length already checked) on this device;
+  // variant "" means this device's default for the construction. The default serves GCM through
+  // create_gcm and refuses other constructions (std::invalid_argument naming the AEAD and the
+  // device); a backend that implements more overrides it (CPU, OpenCL, CUDA: AES-GCM-SIV).
+  virtual std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant) const;
 
   // run_batch: runs a whole plan with this device's batch executor. The default is the generic
   // executor (each request through create_cipher_stream / create_gcm here), for backends that

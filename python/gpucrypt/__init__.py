@@ -8,7 +8,7 @@ hashlib (``new``, ``hash``, ``sha3_256()``, ...). See docs/python-api.md.
 from typing import TYPE_CHECKING
 
 from gpucrypt._errors import AlreadyFinalized, DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
-from gpucrypt.cipher import AEAD, Cipher, CipherContext
+from gpucrypt.cipher import AEAD, Cipher, CipherContext, aeads
 from gpucrypt.hashing import (HashObject, hash, hash_many, hash_name, new, sha3_224, sha3_256, sha3_384, sha3_512,
                               shake_128, shake_256)
 from gpucrypt.info import constant_time_variant, devices, variants
@@ -51,6 +51,7 @@ def __dir__() -> list:
 __all__ = [
     "AEAD",
     "AlreadyFinalized",
+    "aeads",
     "Batch",
     "Cipher",
     "CipherContext",

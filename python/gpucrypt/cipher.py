@@ -28,7 +28,7 @@ from gpucrypt._buffers import writable_out as _writable_out
 from gpucrypt._errors import AlreadyFinalized, InvalidTag, KeystreamReuseError
 from gpucrypt.info import fixed_device, resolve_device
 
-__all__ = ["AEAD", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
+__all__ = ["AEAD", "aeads", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
 
 BLOCK_LEN = 16
 _PADDED_MODES = ("ecb", "cbc")
@@ -342,8 +342,15 @@ class CipherContext:
         return b""
 
 
+def aeads() -> list:
+    """Every AEAD name ``AEAD`` takes, canonical: ``aes-256-gcm``, ..., ``aes-256-gcm-siv``."""
+    return list(_native.aeads())
+
+
 class AEAD:
-    """GCM over AES, Camellia or SC2000: ``AEAD("aes-256-gcm", key).encrypt(nonce, data, aad)``.
+    """An AEAD by name: GCM over AES, Camellia or SC2000 (``"aes-256-gcm"``) or AES-GCM-SIV
+    (RFC 8452, ``"aes-256-gcm-siv"``: 12-byte nonces, 16-byte tags, nonce-misuse resistant):
+    ``AEAD("aes-256-gcm", key).encrypt(nonce, data, aad)``; ``gpucrypt.aeads()`` lists the names.
 
     ``encrypt`` returns ciphertext || tag; ``decrypt`` raises ``InvalidTag`` (a subclass of
     ``cryptography.exceptions.InvalidTag``) when the tag does not verify (the comparison is
@@ -352,12 +359,17 @@ class AEAD:
 
     def __init__(self, name: str, key, device: str = "auto", tag_length: int = 16,
                  variant: Optional[str] = None):
-        info = _parse_cipher_name(name, aead=True)
-        if info["mode"] != "gcm":
-            raise ValueError(f"{info['canonical']} is not an AEAD; use a -gcm name such as aes-256-gcm")
+        if isinstance(name, str) and name.lower().endswith("-gcm-siv"):
+            info = _native.aead_info(name)
+        else:
+            info = _native.aead_info(_parse_cipher_name(name, aead=True)["canonical"])
         self.name: str = info["canonical"]
         self._algorithm = info["algorithm"]
+        self._is_gcm = info["construction"] == "gcm"
+        self._max_plaintext = info["max_plaintext"]
         self.tag_length: int = _check_tag_length(tag_length)
+        if not info["tag_min"] <= tag_length <= info["tag_max"]:
+            raise ValueError(f"{self.name} takes {info['tag_max']}-byte tags, not tag_length={tag_length}")
         self._device = device
         self._key = _owned_bytes(key, "key")
         self._variant = variant or ""
@@ -379,7 +391,7 @@ class AEAD:
         device = resolve_device(self._device, num_bytes, self._algorithm)
         gcm = self._gcm_by_device.get(device)
         if gcm is None:
-            gcm = _native.create_gcm(self.name, self._key, self._variant, device)
+            gcm = _native.create_aead(self.name, self._key, self._variant, device)
             self._gcm_by_device[device] = gcm
         return gcm
 
@@ -387,16 +399,15 @@ class AEAD:
         """The native GCM for the common small call (bytes nonce and data, no AAD, a device that
         does not depend on the size), after the checks ``_check`` would make; else None."""
         if type(data) is bytes and type(nonce) is bytes and aad is None and nonce \
-                and len(data) <= GCM_MAX_PLAINTEXT_LEN:
+                and len(data) <= self._max_plaintext:
             return self._fixed_gcm
         return None
 
-    @staticmethod
-    def _check(nonce, aad):
+    def _check(self, nonce, aad):
         nonce = _as_bytes_like(nonce, "nonce")
-        if len(nonce) == 0:
-            raise ValueError("GCM nonce must be at least 1 byte (12 bytes recommended)")
         aad = b"" if aad is None else _as_bytes_like(aad, "aad")
+        # The AEAD's nonce rule, stated once in the library (check_aead_arguments).
+        _native.check_aead_arguments(self.name, len(nonce), len(aad), 0, self.tag_length)
         return nonce, aad
 
     def encrypt(self, nonce, data, aad=None, out=None):
@@ -410,11 +421,12 @@ class AEAD:
             return gcm.seal(nonce, b"", data, self.tag_length)
         nonce, aad = self._check(nonce, aad)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
+            self._require_gcm("GPU arrays")
             return gpu_arrays.seal(self.name, self._key, nonce, aad, self.tag_length, self._variant,
                                    self._device, data, out)
         data = _as_bytes_like(data, "data")
-        if len(data) > GCM_MAX_PLAINTEXT_LEN:
-            raise ValueError("GCM can encrypt at most 2^32-2 blocks (about 64 GiB) per nonce")
+        if len(data) > self._max_plaintext:
+            _native.check_aead_arguments(self.name, len(nonce), len(aad), len(data), self.tag_length)
         if out is None:
             return self._gcm(len(data)).seal(nonce, aad, data, self.tag_length)
         target = _writable_out(out, len(data) + self.tag_length)
@@ -438,6 +450,7 @@ class AEAD:
             return out
         nonce, aad = self._check(nonce, aad)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
+            self._require_gcm("GPU arrays")
             if tag is None:
                 raise ValueError("decrypting a GPU array needs tag=")
             result = gpu_arrays.open_(self.name, self._key, nonce, aad, _as_bytes_like(tag, "tag"),
@@ -454,8 +467,8 @@ class AEAD:
             data = bytes(data) + bytes(tag)   # the one form the native open takes
         if len(data) < self.tag_length:
             raise InvalidTag(f"input shorter than the {self.tag_length}-byte tag")
-        if len(data) - self.tag_length > GCM_MAX_PLAINTEXT_LEN:
-            raise InvalidTag("ciphertext longer than GCM allows per nonce")
+        if len(data) - self.tag_length > self._max_plaintext:
+            raise InvalidTag(f"ciphertext longer than {self.name} allows per nonce")
         target = None if out is None else _writable_out(out, len(data) - self.tag_length)
         plaintext = self._gcm(len(data)).open(nonce, aad, data, self.tag_length)
         if plaintext is None:
@@ -469,6 +482,8 @@ class AEAD:
         """Seals many messages under this key in one call (one native call, spread over cores
         or GPU threads); returns a list of ciphertext || tag. ``aad`` is shared by all messages.
         See gpucrypt.batch.encrypt_many."""
+        if not self._is_gcm:  # the batch engine runs GCM only: one message at a time
+            return [self.encrypt(nonce, message, aad) for nonce, message in zip(nonces, messages, strict=True)]
         from gpucrypt import batch
 
         return batch.encrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
@@ -476,7 +491,24 @@ class AEAD:
 
     def decrypt_many(self, nonces, messages, aad=None) -> list:
         """Opens many messages; raises InvalidTag (with ``.index``) for the first that fails."""
+        if not self._is_gcm:
+            return self._decrypt_each(nonces, messages, aad)
         from gpucrypt import batch
 
         return batch.decrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
                                   device=self._device, variant=self._variant or None)
+
+    def _decrypt_each(self, nonces, messages, aad):
+        plaintexts = []
+        for index, (nonce, message) in enumerate(zip(nonces, messages, strict=True)):
+            try:
+                plaintexts.append(self.decrypt(nonce, message, aad))
+            except InvalidTag as error:
+                error.index = index
+                raise
+        return plaintexts
+
+    def _require_gcm(self, what: str) -> None:
+        if not self._is_gcm:
+            raise ValueError(f"{what} run GCM only, not {self.name}: pass host buffers (bytes, bytearray, "
+                             "memoryview, numpy)")

@@ -3,6 +3,7 @@
 // below it: cipher names in src/base/names.cpp, device names in src/device/device_name.cpp.
 #include "backends/block_engine.hpp"
 #include "device/registry.hpp"
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
 
@@ -52,6 +53,15 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
     throw std::invalid_argument(name.canonical + " is not an AEAD (use a -gcm name)");
   check_cipher_key(name, key);
   return gpucrypt::device(device).create_gcm(name, key, variant);
+}
+
+std::unique_ptr<Aead> create_aead(std::string_view name, ByteSpan key, std::string_view variant,
+                                  std::string_view device) {
+  const AeadName aead = parse_aead_name(name);
+  if (key.size() != aead.key_len)
+    throw std::invalid_argument(aead.canonical + " needs a " + std::to_string(aead.key_len) + "-byte key, got " +
+                                std::to_string(key.size()) + " bytes");
+  return gpucrypt::device(device).create_aead(aead, key, variant);
 }
 
 }  // namespace gpucrypt

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/thread_pool.hpp"
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/hash.hpp"
 
 #if defined(GPUCRYPT_WITH_CUDA)
@@ -98,10 +99,10 @@ Result host_cipher(const Request& request, const CipherName& name, Result result
   return result;
 }
 
-Result host_aead(const Request& request, const CipherName& name, Result result) {
-  const std::vector<uint8_t> key = random_bytes(name.key_len());
-  const std::vector<uint8_t> nonce = random_bytes(kGcmNonceLen);
-  auto gcm = create_gcm(name, key, request.variant, request.device);
+Result host_aead(const Request& request, const AeadName& name, Result result) {
+  const std::vector<uint8_t> key = random_bytes(name.key_len);
+  const std::vector<uint8_t> nonce = random_bytes(kGcmNonceLen);  // 12 bytes: every AEAD's
+  auto gcm = create_aead(name.canonical, key, request.variant, request.device);
   std::vector<uint8_t> plaintext = random_bytes(request.buffer_len);
   std::vector<uint8_t> sealed(request.buffer_len + kGcmTagLen);
   Timing timing;
@@ -200,6 +201,8 @@ Result resident(const Request& request, Kind kind, Result result) {
   std::unique_ptr<cuda::DeviceCipher> cipher;
   std::unique_ptr<cuda::DeviceGcm> gcm;
   std::vector<uint8_t> key, iv;
+  if (kind == Kind::aead && parse_aead_name(request.algorithm).construction != AeadConstruction::gcm)
+    throw std::invalid_argument("device-resident timing runs GCM only, not " + request.algorithm);
   if (kind != Kind::hash) {  // created before any allocation: they check that the device exists
     const CipherName name = parse_cipher_name(request.algorithm);
     key = random_bytes(name.key_len());
@@ -265,14 +268,20 @@ Kind kind_of(std::string_view algorithm) {
   } catch (const std::invalid_argument&) {
   }
   try {
-    return parse_cipher_name(algorithm).mode == Mode::gcm ? Kind::aead : Kind::cipher;
+    parse_aead_name(algorithm);  // GCM and the other AEADs (gpucrypt/aead.hpp)
+    return Kind::aead;
+  } catch (const std::invalid_argument&) {
+  }
+  try {
+    parse_cipher_name(algorithm);
+    return Kind::cipher;
   } catch (const std::invalid_argument&) {
   }
   std::string hashes;
   for (const hash::HashInfo& info : hash::list_hashes()) hashes += (hashes.empty() ? "" : ", ") + info.name;
   throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) +
                               "': expected a cipher ALGORITHM-KEYBITS-MODE (aes, camellia, sc2000; 128, 192, "
-                              "256; ecb, cbc, cfb, ofb, ctr, xts, gcm), e.g. aes-128-ctr, or a hash (" +
+                              "256; ecb, cbc, cfb, ofb, ctr, xts, gcm), e.g. aes-128-ctr, aes-128-gcm-siv or aes-256-gcm-siv, or a hash (" +
                               hashes + ")");
 }
 
@@ -291,8 +300,9 @@ Result run(const Request& request) {
   const Kind kind = kind_of(request.algorithm);
   Result result;
   result.num_cpu_threads = cpu::ThreadPool::global().num_threads();
-  result.algorithm = kind == Kind::hash ? hash::hash_info(request.algorithm).name
-                                        : parse_cipher_name(request.algorithm).canonical;
+  result.algorithm = kind == Kind::hash   ? hash::hash_info(request.algorithm).name
+                     : kind == Kind::aead ? parse_aead_name(request.algorithm).canonical
+                                          : parse_cipher_name(request.algorithm).canonical;
   if (request.placement == Placement::device) {
     if (!is_cuda(request.device))
       throw std::invalid_argument("device-resident timing needs a CUDA device, not '" + request.device + "'");
@@ -304,7 +314,7 @@ Result run(const Request& request) {
   }
   switch (kind) {
     case Kind::cipher: return host_cipher(request, parse_cipher_name(request.algorithm), result);
-    case Kind::aead: return host_aead(request, parse_cipher_name(request.algorithm), result);
+    case Kind::aead: return host_aead(request, parse_aead_name(request.algorithm), result);
     case Kind::hash: return host_hash(request, hash::hash_info(request.algorithm), result);
   }
   return result;

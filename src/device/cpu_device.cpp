@@ -38,6 +38,10 @@ class CpuDevice final : public Device {
                                         std::string_view variant) const override {
     return cpu::create_gcm(cipher, key, variant);
   }
+  std::unique_ptr<Aead> create_aead(const AeadName& aead, ByteSpan key, std::string_view variant) const override {
+    if (aead.construction == AeadConstruction::gcm_siv) return cpu::create_gcm_siv(aead, key, variant);
+    return Device::create_aead(aead, key, variant);
+  }
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
     return engine::cpu_executor::run_batch(plan);
   }

@@ -21,7 +21,8 @@ const IndexedBackendCalls kCudaCalls{"CUDA",
                                      &cuda::create_cipher_stream,
                                      &cuda::create_gcm,
                                      &cuda::hash_many,
-                                     &cuda::tree_hash};
+                                     &cuda::tree_hash,
+                                     &cuda::create_aead};
 
 class CudaDevice final : public IndexedDevice {
  public:

@@ -19,7 +19,8 @@ const IndexedBackendCalls kOpenclCalls{"OpenCL",
                                        &opencl::create_cipher_stream,
                                        &opencl::create_gcm,
                                        &opencl::hash_many,
-                                       &opencl::tree_hash};
+                                       &opencl::tree_hash,
+                                       &opencl::create_aead};
 
 }  // namespace
 

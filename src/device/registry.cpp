@@ -86,6 +86,11 @@ VariantInfo Device::select(Algorithm algorithm, Mode mode, bool constant_time) c
   return default_variant(algorithm, mode);
 }
 
+std::unique_ptr<Aead> Device::create_aead(const AeadName& aead, ByteSpan key, std::string_view variant) const {
+  if (aead.construction == AeadConstruction::gcm) return create_gcm(aead.cipher(), key, variant);
+  throw std::invalid_argument(aead.canonical + " is not available on " + name_.canonical);
+}
+
 engine::BatchResult Device::run_batch(const engine::BatchPlan& plan) const {
   return engine::run_batch_generic(plan, name_.canonical);
 }

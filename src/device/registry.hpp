@@ -47,6 +47,8 @@ struct IndexedBackendCalls {
                     size_t num_messages, uint8_t* out, size_t out_len_each, int device_index);
   void (*tree_hash)(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,
                     uint8_t* out, size_t out_len, int device_index);
+  // The AEADs beyond GCM (Device::create_aead: GCM goes to create_gcm); nullptr for none.
+  std::unique_ptr<Aead> (*create_aead)(const AeadName&, ByteSpan key, std::string_view variant, int device_index);
 };
 
 class IndexedDevice : public Device {
@@ -63,6 +65,11 @@ class IndexedDevice : public Device {
   std::unique_ptr<GcmCipher> create_gcm(const CipherName& cipher, ByteSpan key,
                                         std::string_view variant) const override {
     return calls_.create_gcm(cipher, key, variant, name().index);
+  }
+  std::unique_ptr<Aead> create_aead(const AeadName& aead, ByteSpan key, std::string_view variant) const override {
+    if (aead.construction == AeadConstruction::gcm || calls_.create_aead == nullptr)
+      return Device::create_aead(aead, key, variant);
+    return calls_.create_aead(aead, key, variant, name().index);
   }
   void hash_many(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,
                  size_t num_messages, uint8_t* out, size_t out_len_each) const override {

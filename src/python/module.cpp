@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "backends/cpu/thread_pool.hpp"
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
@@ -143,11 +144,12 @@ nb::object as_sequence(nb::handle items, const char* what) {
 // Below this many input bytes a thread-pool task costs more than it saves.
 constexpr size_t kMinBytesPerTask = 64 * 1024;
 
+// Any AEAD (gpucrypt/aead.hpp; GCM's implementations are Aeads): Python's AEAD holds one per device.
 struct PyGcm {
-  std::unique_ptr<GcmCipher> gcm;
+  std::unique_ptr<Aead> gcm;
   bool on_cpu;
 
-  explicit PyGcm(std::unique_ptr<GcmCipher> g) : gcm(std::move(g)), on_cpu(gcm->device() == "cpu") {}
+  explicit PyGcm(std::unique_ptr<Aead> g) : gcm(std::move(g)), on_cpu(gcm->device() == "cpu") {}
 
   bool keeps_gil(size_t len) const { return on_cpu && len < kMinBytesToReleaseGil; }
 
@@ -357,6 +359,32 @@ NB_MODULE(_native, m) {
                          std::string_view device) {
     BufferView k(key);
     return PyGcm(create_gcm(parse_cipher_name(name), k.span(), variant, device));
+  });
+  m.def("create_aead", [](std::string_view name, nb::handle key, std::string_view variant, std::string_view device) {
+    BufferView k(key);
+    return PyGcm(create_aead(name, k.span(), variant, device));
+  });
+  // An AEAD name's rules (gpucrypt/aead.hpp AeadName), for Python's checks and messages.
+  m.def("aead_info", [](std::string_view name) {
+    const AeadName a = parse_aead_name(name);
+    nb::dict d;
+    d["canonical"] = a.canonical;
+    d["algorithm"] = std::string(algorithm_name(a.algorithm));
+    d["key_bits"] = a.key_bits;
+    d["construction"] = a.construction == AeadConstruction::gcm ? "gcm" : "gcm-siv";
+    d["key_len"] = a.key_len;
+    d["nonce_min"] = a.nonce_min;
+    d["nonce_max"] = a.nonce_max;
+    d["tag_min"] = a.tag_min;
+    d["tag_max"] = a.tag_max;
+    d["max_plaintext"] = a.max_plaintext;
+    d["max_aad"] = a.max_aad;
+    return d;
+  });
+  m.def("aeads", &list_aeads);
+  m.def("check_aead_arguments", [](std::string_view name, uint64_t nonce_len, uint64_t aad_len, uint64_t data_len,
+                                   size_t tag_len) {
+    check_aead_arguments(parse_aead_name(name), nonce_len, aad_len, data_len, tag_len);
   });
 
   nb::class_<PyHash>(m, "Hash")

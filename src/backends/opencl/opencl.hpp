@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 
@@ -29,6 +30,8 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                                    ByteSpan iv, std::string_view variant, int device_index);
 std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std::string_view variant,
                                       int device_index);
+// The AEADs beyond GCM: AES-GCM-SIV (backends/gcm_siv.hpp over gc_polyval_partials and gc_ctr32le).
+std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant, int device_index);
 
 // The Keccak family (variant keccak_opencl): many messages of a sequential hash, one per
 // work-item; and a tree hash (ParallelHash, KT) with its leaves on the device and the final node

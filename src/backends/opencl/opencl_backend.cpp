@@ -26,6 +26,7 @@
 #include "core/keccak.h"
 #include "hash/hash_internal.hpp"
 #include "modes/ciphers.hpp"
+#include "backends/gcm_siv.hpp"
 #include "modes/gcm.hpp"
 #include "modes/xts.hpp"
 #include "modes/mode_rules.hpp"
@@ -371,7 +372,31 @@ class OpenclEngine final : public BlockEngine {
   std::unique_ptr<DeviceCipher> tweak_;
 };
 
-// ---- GCM ----------------------------------------------------------------------------------------
+// ---- GCM and GCM-SIV ----------------------------------------------------------------------------
+
+// hash_chunk: GHASH (gc_ghash_partials) or POLYVAL (gc_polyval_partials) of the n bytes in `data`
+// (zero-padded to a whole block on the device) from the zero state under key, as a GHASH-order
+// element: the partial sums on the device, their XOR here. partials / host_partials hold at least
+// grid_items(device, blocks of n) entries. Call with the device's mutex held.
+gc_gf128 hash_chunk(const DeviceCipher& cipher, const char* kernel_name, gc_gf128 key, const Buffer& data, size_t n,
+                    Buffer& partials, std::vector<cl_uint4>& host_partials) {
+  Device& d = cipher.device();
+  const uint64_t num_blocks = (n + 15) / 16;
+  const uint64_t items = grid_items(d, num_blocks);
+  const uint64_t per_item = (num_blocks + items - 1) / items;
+  const uint64_t used = (num_blocks + per_item - 1) / per_item;
+  cl_kernel k = cipher.kernel(kernel_name, false);
+  set_args(k, data, cl_ulong{n}, cl_ulong{per_item}, to_cl(gc_gf128_to_block(key)), partials);
+  launch(d, k, used);
+  partials.read(host_partials.data(), used * 16);
+  gc_gf128 sum = gc_gf128_make(0, 0);
+  for (uint64_t i = 0; i < used; ++i) {
+    gc_block b;
+    for (int w = 0; w < 4; ++w) b.w[w] = host_partials[i].s[w];
+    sum = gc_gf128_xor(sum, gc_gf128_from_block(b));
+  }
+  return sum;
+}
 
 class OpenclGcm final : public GcmCipher {
  public:
@@ -449,20 +474,9 @@ class OpenclGcm final : public GcmCipher {
       }
       if (hash) {
         const Buffer& ciphertext = encrypt ? staging.out : staging.in;
-        const uint64_t items = grid_items(d, num_blocks);
-        const uint64_t per_item = (num_blocks + items - 1) / items;
-        const uint64_t used = (num_blocks + per_item - 1) / per_item;
-        cl_kernel k = cipher_.kernel("gc_ghash_partials", false);
-        set_args(k, ciphertext, cl_ulong{n}, cl_ulong{per_item}, to_cl(gc_gf128_to_block(hash_subkey_)), partials);
-        launch(d, k, used);
-        partials.read(host_partials.data(), used * 16);
-        gc_gf128 chunk_hash = gc_gf128_make(0, 0);
-        for (uint64_t i = 0; i < used; ++i) {
-          gc_block b;
-          for (int w = 0; w < 4; ++w) b.w[w] = host_partials[i].s[w];
-          chunk_hash = gc_gf128_xor(chunk_hash, gc_gf128_from_block(b));
-        }
-        total = gc_ghash_combine(total, gc_gf128_pow(hash_subkey_, num_blocks), chunk_hash);
+        total = gc_ghash_combine(total, gc_gf128_pow(hash_subkey_, num_blocks),
+                                 hash_chunk(cipher_, "gc_ghash_partials", hash_subkey_, ciphertext, n, partials,
+                                            host_partials));
       }
       if (run_ctr) staging.out.read(out + offset, n);
     }
@@ -472,6 +486,62 @@ class OpenclGcm final : public GcmCipher {
 
   DeviceCipher cipher_;
   gc_gf128 hash_subkey_;
+};
+
+// AES-GCM-SIV's bulk work (backends/gcm_siv.hpp) on one OpenCL device: POLYVAL through
+// gc_polyval_partials and CTR through gc_ctr32le, chunk by chunk through the staging of a cipher
+// under the AEAD's key (whose programs hold both kernels); the CTR key schedule is the message's
+// (a DeviceCipher per message: its programs come from the per-device cache). Constant-time as the
+// variant is: aes_bitsliced (the default for GCM-SIV here) is.
+class OpenclGcmSivBody final : public gcm_siv::Body {
+ public:
+  OpenclGcmSivBody(Device& d, const ClVariant& v, const AeadName& name, ByteSpan key)
+      : ecb_(name.cipher()), hasher_(d, v, ecb_, key.data()) {}
+  const VariantInfo& variant() const override { return hasher_.variant().info; }
+  std::string device() const override { return "opencl:" + std::to_string(hasher_.device().index); }
+
+  gc_gf128 polyval(gc_gf128 key, const uint8_t* data, size_t len) const override {
+    Device& d = hasher_.device();
+    std::lock_guard lock(d.mutex);
+    const size_t chunk_bytes = std::max<size_t>(16, d.policy.chunk_bytes / 16 * 16);
+    const size_t staging_bytes = std::min(chunk_bytes, (len + 15) / 16 * 16);
+    Staging& staging = hasher_.staging(staging_bytes);
+    const size_t max_partials = grid_items(d, staging_bytes / 16);
+    Buffer& partials = hasher_.scratch(max_partials * 16);
+    std::vector<cl_uint4> host_partials(max_partials);
+    gc_gf128 total = gc_gf128_make(0, 0);
+    for (size_t offset = 0; offset < len; offset += chunk_bytes) {
+      const size_t n = std::min(chunk_bytes, len - offset);
+      if (n % 16) staging.in.fill_zero(16, n / 16 * 16);
+      staging.in.write(data + offset, n);
+      total = gc_ghash_combine(total, gc_gf128_pow(key, (n + 15) / 16),
+                               hash_chunk(hasher_, "gc_polyval_partials", key, staging.in, n, partials, host_partials));
+    }
+    return total;
+  }
+
+  void ctr(ByteSpan enc_key, gc_block counter, const uint8_t* in, uint8_t* out, size_t len) const override {
+    if (len == 0) return;
+    const DeviceCipher message(hasher_.device(), hasher_.variant(), ecb_, enc_key.data());
+    Device& d = hasher_.device();
+    std::lock_guard lock(d.mutex);  // released before `message` wipes its schedule (which locks)
+    const size_t chunk_bytes = std::max<size_t>(16, d.policy.chunk_bytes / 16 * 16);
+    Staging& staging = hasher_.staging(std::min(chunk_bytes, (len + 15) / 16 * 16));
+    cl_kernel k = message.kernel("gc_ctr32le", false);
+    for (size_t offset = 0; offset < len; offset += chunk_bytes) {
+      const size_t n = std::min(chunk_bytes, len - offset);
+      const uint64_t num_blocks = (n + 15) / 16;
+      staging.in.write(in + offset, n);  // a partial last block's tail is never read back
+      set_args(k, staging.in, staging.out, static_cast<cl_uint>(num_blocks), message.key(),
+               to_cl(gc_ctr32le_add(counter, offset / 16)));
+      launch(d, k, message.items(num_blocks, message.steps()));
+      staging.out.read(out + offset, n);
+    }
+  }
+
+ private:
+  CipherName ecb_;
+  DeviceCipher hasher_;
 };
 
 Device& usable_device(int index) {
@@ -523,6 +593,15 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key, std:
   const ClVariant& v = select_variant(name.algorithm, variant);
   Device& d = usable_device(device_index);
   return std::make_unique<OpenclGcm>(d, v, name, key);
+}
+
+std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant, int device_index) {
+  if (name.construction != AeadConstruction::gcm_siv)
+    throw std::invalid_argument(name.canonical + " is not available on opencl:" + std::to_string(device_index));
+  // The constant-time AES unless another is named (the default for ciphers here is the table one).
+  const ClVariant& v = select_variant(name.algorithm, variant.empty() ? "aes_bitsliced" : variant);
+  Device& d = usable_device(device_index);
+  return gcm_siv::make_aead(name, key, std::make_unique<OpenclGcmSivBody>(d, v, name, key));
 }
 
 ResidentTiming time_resident(const CipherName& name, std::string_view variant, int device_index, size_t bytes,

@@ -27,6 +27,7 @@
 #include "core/platform.h"
 #include "core/counter.h"
 #include "core/gf128.h"
+#include "core/gcm_siv.h"
 
 #ifndef GC_TABLE_COPIES
   #define GC_TABLE_COPIES 1
@@ -247,7 +248,8 @@ __kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, uint
 }
 
 /* CTR: block j is XORed with E(counter + j), the counter a 128-bit big-endian integer (gc_ctr) or
- * counting in its low 32 bits only (gc_ctr32, GCM's inc32), as counter.h defines both. Two kernels
+ * counting in its low 32 bits only (gc_ctr32, GCM's inc32), as counter.h defines both, or in its
+ * first 4 bytes, little-endian (gc_ctr32le, AES-GCM-SIV's, gcm_siv.h). Separate kernels
  * rather than a flag argument: with a flag, every block paid for the choice. */
 #define GC_CTR_KERNEL(name, counter_add)                                                       \
   __kernel void name(__global const uint4* in, __global uint4* out, uint num_blocks,           \
@@ -258,6 +260,7 @@ __kernel void gc_ecb_decrypt(__global const uint4* in, __global uint4* out, uint
   }
 GC_CTR_KERNEL(gc_ctr, gc_ctr128_add)
 GC_CTR_KERNEL(gc_ctr32, gc_ctr32_add)
+GC_CTR_KERNEL(gc_ctr32le, gc_ctr32le_add)
 
 /* CBC decryption: P_j = D(C_j) ^ C_{j-1}, with C_{-1} = previous. in and out must not overlap. */
 __kernel void gc_cbc_decrypt(__global const uint4* in, __global uint4* out, uint num_blocks,
@@ -335,30 +338,35 @@ __kernel void gc_serial(__global const uint4* in, __global uint4* out, __global 
   }
 }
 
-/* GHASH partial sums for GCM: work-item g hashes blocks [g * per_item, (g + 1) * per_item) of
- * the len bytes at data from the zero state (the last block zero-padded past len), then
- * multiplies by H^(blocks after its range), so the XOR of all partials is GHASH of the whole
- * (gf128.h's gc_ghash_shift rule). Constant-time: gf128.h's multiplier; only lengths branch. */
-__kernel void gc_ghash_partials(__global const uint4* data, ulong len, ulong per_item, uint4 hash_subkey,
-                                __global uint4* partials) {
-  const ulong g = get_global_id(0);
-  const ulong num_blocks = (len + 15) / 16;
-  const gc_gf128 h = gc_gf128_from_block(gc_from_uint4(hash_subkey));
-  const ulong first = g * per_item;
-  if (first >= num_blocks) return; /* the launch is rounded up to whole work-groups */
-  const ulong end = min(first + per_item, num_blocks);
-  gc_gf128 y = gc_gf128_make(0, 0);
-  for (ulong j = first; j < end; ++j) {
-    gc_block x = gc_from_uint4(data[j]);
-    if (16 * (j + 1) > len) { /* the last, partial block: zero past len */
-      const uint valid = (uint)(len - 16 * j);
-      for (uint w = 0; w < 4; ++w) {
-        const uint bytes = valid > 4 * w ? min(valid - 4 * w, 4u) : 0u;
-        x.w[w] &= bytes == 4 ? 0xffffffffu : ((1u << (8 * bytes)) - 1u);
-      }
-    }
-    y = gc_ghash_block(y, h, gc_gf128_from_block(x));
-  }
-  y = gc_ghash_shift(y, h, num_blocks - end);
-  partials[g] = gc_to_uint4(gc_gf128_to_block(y));
+/* GHASH partial sums for GCM, and POLYVAL's for AES-GCM-SIV (the same sums over byte-reversed
+ * blocks, gcm_siv.h; the key is passed as its GHASH-order element): work-item g hashes blocks
+ * [g * per_item, (g + 1) * per_item) of the len bytes at data from the zero state (the last block
+ * zero-padded past len), then multiplies by H^(blocks after its range), so the XOR of all
+ * partials is the hash of the whole (gf128.h's gc_ghash_shift rule). Constant-time: gf128.h's
+ * multiplier; only lengths branch. */
+#define GC_HASH_PARTIALS_KERNEL(name, to_element)                                             \
+__kernel void name(__global const uint4* data, ulong len, ulong per_item, uint4 hash_subkey,  \
+                                __global uint4* partials) {                                   \
+  const ulong g = get_global_id(0);                                                           \
+  const ulong num_blocks = (len + 15) / 16;                                                   \
+  const gc_gf128 h = gc_gf128_from_block(gc_from_uint4(hash_subkey));                         \
+  const ulong first = g * per_item;                                                           \
+  if (first >= num_blocks) return; /* the launch is rounded up to whole work-groups */        \
+  const ulong end = min(first + per_item, num_blocks);                                        \
+  gc_gf128 y = gc_gf128_make(0, 0);                                                           \
+  for (ulong j = first; j < end; ++j) {                                                       \
+    gc_block x = gc_from_uint4(data[j]);                                                      \
+    if (16 * (j + 1) > len) { /* the last, partial block: zero past len */                    \
+      const uint valid = (uint)(len - 16 * j);                                                \
+      for (uint w = 0; w < 4; ++w) {                                                          \
+        const uint bytes = valid > 4 * w ? min(valid - 4 * w, 4u) : 0u;                       \
+        x.w[w] &= bytes == 4 ? 0xffffffffu : ((1u << (8 * bytes)) - 1u);                      \
+      }                                                                                       \
+    }                                                                                         \
+    y = gc_ghash_block(y, h, to_element(x));                                                  \
+  }                                                                                           \
+  y = gc_ghash_shift(y, h, num_blocks - end);                                                 \
+  partials[g] = gc_to_uint4(gc_gf128_to_block(y));                                            \
 }
+GC_HASH_PARTIALS_KERNEL(gc_ghash_partials, gc_gf128_from_block)
+GC_HASH_PARTIALS_KERNEL(gc_polyval_partials, gc_polyval_from_block)

@@ -1,0 +1,231 @@
+"""AES-GCM-SIV (RFC 8452) through the AEAD interface (gpucrypt/aead.hpp), on the CPU and on
+opencl:0 (PoCL's CPU device here; tests/test_gpu_aead_gcm_siv.py runs the same on CUDA).
+
+Sources: RFC 8452 appendix C (https://www.rfc-editor.org/rfc/rfc8452#appendix-C), a selection of
+C.1 (AEAD_AES_128_GCM_SIV), C.2 (AEAD_AES_256_GCM_SIV) and both of C.3 (counter wrap), typed from
+the RFC; appendix A's POLYVAL example through the tag; Wycheproof's aes_gcm_siv_test.json (all
+202 cases, valid and invalid) read from ../shared/vectors/wycheproof at test time; and a
+differential test against pyca/cryptography's AESGCMSIV (OpenSSL 3.2+ or BoringSSL under it)
+with random lengths.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import random
+
+import pytest
+
+import gpucrypt
+from gpucrypt import InvalidTag, _native
+
+from vector_files import PEER_DIR
+
+OPENCL = [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
+DEVICES = ["cpu"] + OPENCL[:1]
+NAMES = ("aes-128-gcm-siv", "aes-256-gcm-siv")
+
+# (key, nonce, aad, plaintext, ciphertext || tag), hex; RFC 8452 appendix C.
+RFC_8452_C = [
+    # C.1 AEAD_AES_128_GCM_SIV
+    ("01000000000000000000000000000000", "030000000000000000000000", "", "",
+     "dc20e2d83f25705bb49e439eca56de25"),
+    ("01000000000000000000000000000000", "030000000000000000000000", "", "0100000000000000",
+     "b5d839330ac7b786578782fff6013b815b287c22493a364c"),
+    ("01000000000000000000000000000000", "030000000000000000000000", "",
+     "01000000000000000000000000000000" "02000000000000000000000000000000",
+     "84e07e62ba83a6585417245d7ec413a9fe427d6315c09b57ce45f2e3936a94451a8e45dcd4578c667cd86847bf6155ff"),
+    ("01000000000000000000000000000000", "030000000000000000000000", "01", "020000000000000000000000",
+     "296c7889fd99f41917f4462008299c5102745aaa3a0c469fad9e075a"),
+    ("01000000000000000000000000000000", "030000000000000000000000",
+     "01000000000000000000000000000000" "0200", "03000000000000000000000000000000" "04000000",
+     "6bb0fecf5ded9b77f902c7d5da236a4391dd029724afc9805e976f451e6d87f6fe106514"),
+    ("e66021d5eb8e4f4066d4adb9c33560e4", "f46e44bb3da0015c94f70887", "", "",
+     "a4194b79071b01a87d65f706e3949578"),
+    ("36864200e0eaf5284d884a0e77d31646", "bae8e37fc83441b16034566b", "46bb91c3c5", "7a806c",
+     "af60eb711bd85bc1e4d3e0a462e074eea428a8"),
+    ("f901cfe8a69615a93fdf7a98cad48179", "6245709fb18853f68d833640",
+     "7576f7028ec6eb5ea7e298342a94d4b202b370ef9768ec6561c4fe6b7e7296fa859c21",
+     "e42a3c02c25b64869e146d7b233987bddfc240871d",
+     "391cc328d484a4f46406181bcd62efd9b3ee197d052d15506c84a9edd65e13e9d24a2a6e70"),
+    # C.2 AEAD_AES_256_GCM_SIV
+    ("0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000", "", "",
+     "07f5f4169bbf55a8400cd47ea6fd400f"),
+    ("0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000", "",
+     "01000000000000000000000000000000",
+     "85a01b63025ba19b7fd3ddfc033b3e76c9eac6fa700942702e90862383c6c366"),
+    ("0100000000000000000000000000000000000000000000000000000000000000", "030000000000000000000000", "01",
+     "02000000000000000000000000000000" "03000000000000000000000000000000" "04000000000000000000000000000000"
+     "05000000000000000000000000000000",
+     "67fd45e126bfb9a79930c43aad2d36967d3f0e4d217c1e551f59727870beefc98cb933a8fce9de887b1e40799988db1f"
+     "c3f91880ed405b2dd298318858467c895bde0285037c5de81e5b570a049b62a0"),
+    ("9745b3d1ae06556fb6aa7890bebc18fe6b3db4da3d57aa94842b9803a96e07fb", "6de71860f762ebfbd08284e4",
+     "f37de21c7ff901cfe8a69615a93fdf7a98cad481796245709f", "21702de0de18baa9c9596291b08466",
+     "793576dfa5c0f88729a7ed3c2f1bffb3080d28f6ebb5d3648ce97bd5ba67fd"),
+    ("3c535de192eaed3822a2fbbe2ca9dfc88255e14a661b8aa82cc54236093bbc23", "688089e55540db1872504e1c",
+     "734320ccc9d9bbbb19cb81b2af4ecbc3e72834321f7aa0f70b7282b4f33df23f167541",
+     "ced532ce4159b035277d4dfbb7db62968b13cd4eec",
+     "626660c26ea6612fb17ad91e8e767639edd6c9faee9d6c7029675b89eaf4ba1ded1a286594"),
+    # C.3 counter wrap: the 32-bit little-endian counter passes 2^32 - 1 within the message.
+    ("00" * 32, "00" * 12, "", "00000000000000000000000000000000" "4db923dc793ee6497c76dcc03a98e108",
+     "f3f80f2cf0cb2dd9c5984fcda908456cc537703b5ba70324a6793a7bf218d3eaffffffff000000000000000000000000"),
+    ("00" * 32, "00" * 12, "", "eb3640277c7ffd1303c7a542d02d3e4c" "0000000000000000",
+     "18ce4f0b8cb4d0cac65fea8f79257b20888e53e72299e56dffffffff000000000000000000000000"),
+]
+
+WYCHEPROOF = PEER_DIR.parent / "wycheproof" / "aes_gcm_siv_test.json"
+
+
+def name_for(key: bytes) -> str:
+    return f"aes-{8 * len(key)}-gcm-siv"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", RFC_8452_C, ids=lambda c: f"{len(c[0]) * 4}-{c[4][:8]}")
+def test_rfc_8452_appendix_c(device, case):
+    key, nonce, aad, plaintext, sealed = (bytes.fromhex(x) for x in case)
+    aead = gpucrypt.AEAD(name_for(key), key, device=device)
+    assert aead.encrypt(nonce, plaintext, aad) == sealed
+    assert aead.decrypt(nonce, sealed, aad) == plaintext
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_wycheproof_all_cases(device):
+    """Every case: a valid one seals to its ciphertext and tag and opens; an invalid one (a
+    modified tag, ciphertext or AAD; all 66 have 12-byte nonces) is refused with InvalidTag."""
+    if not WYCHEPROOF.is_file():
+        pytest.skip(f"{WYCHEPROOF} is not here (no ../shared)")
+    document = json.loads(WYCHEPROOF.read_text(encoding="utf-8"))
+    tests = [t for group in document["testGroups"] for t in group["tests"]]
+    assert len(tests) == document["numberOfTests"] == 202
+    counted = {"valid": 0, "invalid": 0}
+    for t in tests:
+        key, nonce, aad, msg, ct, tag = (bytes.fromhex(t[k]) for k in ("key", "iv", "aad", "msg", "ct", "tag"))
+        where = f"tcId {t['tcId']} ({t['comment']})"
+        aead = gpucrypt.AEAD(name_for(key), key, device=device)
+        if t["result"] == "valid":
+            assert aead.encrypt(nonce, msg, aad) == ct + tag, where
+            assert aead.decrypt(nonce, ct + tag, aad) == msg, where
+        else:
+            with pytest.raises(InvalidTag):
+                aead.decrypt(nonce, ct + tag, aad)
+        counted[t["result"]] += 1
+    assert counted == {"valid": 136, "invalid": 66}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", NAMES)
+def test_differential_against_pyca(device, name):
+    aead_module = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    rng = random.Random(f"gcm-siv {name} {device}")
+    key = rng.randbytes(int(name.split("-")[1]) // 8)
+    try:
+        reference = aead_module.AESGCMSIV(key)
+        reference.encrypt(b"\0" * 12, b"", None)
+    except Exception as error:  # an OpenSSL under pyca without GCM-SIV
+        pytest.skip(f"pyca's AESGCMSIV is not usable here: {error}")
+    ours = gpucrypt.AEAD(name, key, device=device)
+    lengths = [0, 1, 15, 16, 17, 31, 32, 33, 255, 4096, 4097] + [rng.randrange(0, 70000) for _ in range(8)]
+    for length in lengths:
+        nonce, data = rng.randbytes(12), rng.randbytes(length)
+        aad = rng.randbytes(rng.choice([0, 1, 16, 17, 100]))
+        sealed = reference.encrypt(nonce, data, aad or None)
+        assert ours.encrypt(nonce, data, aad) == sealed, length
+        assert ours.decrypt(nonce, sealed, aad) == data, length
+        tampered = bytearray(sealed)
+        tampered[rng.randrange(len(tampered))] ^= 1 << rng.randrange(8)
+        with pytest.raises(InvalidTag):
+            ours.decrypt(nonce, bytes(tampered), aad)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_refusals(device):
+    key = bytes(32)
+    with pytest.raises(ValueError, match="32-byte key"):
+        gpucrypt.AEAD("aes-256-gcm-siv", bytes(16), device=device)
+    with pytest.raises(ValueError, match="AES-128 and AES-256"):
+        gpucrypt.AEAD("aes-192-gcm-siv", bytes(24), device=device)
+    with pytest.raises(ValueError, match="AES-128 and AES-256"):
+        gpucrypt.AEAD("camellia-128-gcm-siv", bytes(16), device=device)
+    with pytest.raises(ValueError, match="16-byte tags"):
+        gpucrypt.AEAD("aes-256-gcm-siv", key, device=device, tag_length=12)
+    aead = gpucrypt.AEAD("aes-256-gcm-siv", key, device=device)
+    for nonce in (b"", bytes(8), bytes(16)):
+        with pytest.raises(ValueError, match="nonce must be 12 bytes"):
+            aead.encrypt(nonce, b"data")
+        with pytest.raises(ValueError, match="nonce must be 12 bytes"):
+            aead.decrypt(nonce, bytes(32))
+    with pytest.raises(InvalidTag):
+        aead.decrypt(bytes(12), bytes(15))  # shorter than the tag
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_in_place_and_out(device):
+    """out= as for GCM: the result is what a copy of the input would give, also when out is the
+    input itself; a failed open leaves out untouched."""
+    rng = random.Random(7)
+    key, nonce, data = rng.randbytes(16), rng.randbytes(12), rng.randbytes(1000)
+    aead = gpucrypt.AEAD("aes-128-gcm-siv", key, device=device)
+    sealed = aead.encrypt(nonce, data)
+    buffer = bytearray(data) + bytearray(16)
+    assert aead.encrypt(nonce, memoryview(buffer)[:1000], out=buffer) == 1016
+    assert bytes(buffer) == sealed
+    assert aead.decrypt(nonce, bytes(buffer), out=buffer) == 1000
+    assert bytes(buffer[:1000]) == data
+    bad = bytearray(sealed)
+    bad[0] ^= 1
+    before = bytes(bad)
+    with pytest.raises(InvalidTag):
+        aead.decrypt(nonce, bad, out=bad)
+    assert bytes(bad) == before
+
+
+def test_native_in_place_open_leaves_input_on_failure():
+    """The native open with out == input (the C API's in-place rule): nothing is written unless
+    the tag verifies."""
+    aead = _native.create_aead("aes-256-gcm-siv", bytes(32), "", "cpu")
+    sealed = aead.seal(bytes(12), b"", b"x" * 100, 16)
+    assert aead.open(bytes(12), b"", sealed[:-1] + bytes([sealed[-1] ^ 1]), 16) is None
+    assert aead.open(bytes(12), b"", sealed, 16) == b"x" * 100
+
+
+def test_names_and_variants():
+    assert "aes-256-gcm-siv" in gpucrypt.aeads() and "aes-128-gcm" in gpucrypt.aeads()
+    assert gpucrypt.AEAD("AES-256-GCM-SIV", bytes(32), device="cpu").name == "aes-256-gcm-siv"
+    cpu = gpucrypt.AEAD("aes-256-gcm-siv", bytes(32), device="cpu")
+    assert cpu.constant_time and cpu.device == "cpu"
+    portable = gpucrypt.AEAD("aes-256-gcm-siv", bytes(32), device="cpu", variant="aes_bitsliced")
+    assert portable.variant == "aes_bitsliced"
+    assert portable.encrypt(bytes(12), b"abc") == cpu.encrypt(bytes(12), b"abc")
+    if OPENCL:
+        cl = gpucrypt.AEAD("aes-256-gcm-siv", bytes(32), device=OPENCL[0])
+        assert cl.variant == "aes_bitsliced" and cl.constant_time
+        table = gpucrypt.AEAD("aes-256-gcm-siv", bytes(32), device=OPENCL[0], variant="aes_ttable_local")
+        assert table.encrypt(bytes(12), b"abc" * 50) == cpu.encrypt(bytes(12), b"abc" * 50)
+
+
+def test_many_messages_one_at_a_time():
+    aead = gpucrypt.AEAD("aes-128-gcm-siv", bytes(16), device="cpu")
+    nonces = [bytes([i]) * 12 for i in range(5)]
+    messages = [bytes([i]) * (i * 7) for i in range(5)]
+    sealed = aead.encrypt_many(nonces, messages)
+    assert sealed == [aead.encrypt(n, m) for n, m in zip(nonces, messages)]
+    assert aead.decrypt_many(nonces, sealed) == messages
+    sealed[3] = sealed[3][:-1] + bytes([sealed[3][-1] ^ 1])
+    with pytest.raises(InvalidTag) as failure:
+        aead.decrypt_many(nonces, sealed)
+    assert failure.value.index == 3
+
+
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device")
+def test_opencl_large_and_chunked():
+    """Longer than one OpenCL staging chunk, a partial final block: the chunked POLYVAL and CTR
+    agree with the CPU."""
+    rng = random.Random(11)
+    key, nonce = rng.randbytes(32), rng.randbytes(12)
+    data = rng.randbytes(int(os.environ.get("GPUCRYPT_TEST_SIV_BYTES", (9 << 20) + 5)))
+    cpu = gpucrypt.AEAD("aes-256-gcm-siv", key, device="cpu").encrypt(nonce, data, b"aad")
+    cl = gpucrypt.AEAD("aes-256-gcm-siv", key, device=OPENCL[0])
+    assert cl.encrypt(nonce, data, b"aad") == cpu
+    assert cl.decrypt(nonce, cpu, b"aad") == data
