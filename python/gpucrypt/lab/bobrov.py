@@ -37,7 +37,8 @@ def _cpu_seconds() -> float:
 
 
 def offload_paths(name: str, device: str, num_bytes: int) -> list:
-    """(label, call, kernel seconds of the last call or None, variant) for each offload path of
+    """(label, call, kernel seconds of the last call or None, variant, the same work on the CPU or
+    None for the common CPU baseline) for each offload path of
     ``name``: AES through the stream engine from pageable and page-locked memory (the lab's "with
     transfers", calls.WITH_TRANSFERS); Keccak on the device's own Keccak kernels, the dataset as
     one sponge (one GPU thread) and as many 4 KiB messages (one thread each, hash_many)."""
@@ -45,17 +46,19 @@ def offload_paths(name: str, device: str, num_bytes: int) -> list:
         paths = []
         for memory in calls.STREAM_PATHS:
             case = calls.stream_case(name, device, num_bytes, memory)
-            paths.append((f"stream engine, {memory}", case.call, case.kernel_s, lambda case=case: case.variant))
+            paths.append((f"stream engine, {memory}", case.call, case.kernel_s, lambda case=case: case.variant, None))
         return paths
     data = random_bytes(num_bytes)
     messages = [data[i:i + KECCAK_BATCH_MESSAGE] for i in range(0, num_bytes, KECCAK_BATCH_MESSAGE)]
     kernels = "keccak_cuda" if device.startswith("cuda") else "keccak_opencl"
     variant = lambda: kernels  # noqa: E731 - the device's one Keccak variant (gpucrypt.variants())
+    # The batched path's baseline is the same messages hashed on the CPU (all cores), not one sponge.
     paths = [(f"batched: {len(messages)} x {human_bytes(min(num_bytes, KECCAK_BATCH_MESSAGE))} through hash_many",
-              lambda: gpucrypt.hash_many(name, messages, device=device), None, variant)]
+              lambda: gpucrypt.hash_many(name, messages, device=device), None, variant,
+              lambda: gpucrypt.hash_many(name, messages, device="cpu"))]
     if num_bytes <= 4 * MIB:   # one sponge is one thread: past 4 MiB it only gets slower (seconds per 16 MiB)
         paths.append(("single: the dataset as one sponge (one GPU thread)",
-                      lambda: gpucrypt.hash(name, data, device=device), None, variant))
+                      lambda: gpucrypt.hash(name, data, device=device), None, variant, None))
     return paths
 
 
@@ -69,18 +72,20 @@ def _time_path(call, kernel_s, budget_s: float) -> tuple:
         call()
         walls.append(time.perf_counter() - t0)
         cpus.append(_cpu_seconds() - c0)
-        if kernel_s is not None:
-            kernels.append(kernel_s())
+        kernel = kernel_s() if kernel_s is not None else None
+        if kernel is not None:
+            kernels.append(kernel)
     return walls, cpus, kernels
 
 
 def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, condition: str = "none",
                  with_cpu: bool = True, only_first_path: bool = False) -> dict:
     """Per offload path: medians of t_Total, t_CPU and t_GPU on ``device`` (and t_NoGPU on the
-    CPU); records raw samples. Returns {"paths": {label: {...}}, "t_nogpu": ..., "t_nogpu_cpu": ...}."""
+    CPU); records raw samples. Returns {"paths": {label: {...}}, "t_nogpu": ..., "t_nogpu_wall": ...}; a path
+    with its own CPU equivalent (batched Keccak) carries its own t_nogpu."""
     result = {"paths": {}}
     paths = offload_paths(name, device, num_bytes)
-    for label, call, kernel_s, variant in paths[:1] if only_first_path else paths:
+    for label, call, kernel_s, variant, on_cpu in paths[:1] if only_first_path else paths:
         walls, cpus, kernels = _time_path(call, kernel_s, budget_s)
         common = dict(algorithm=name, bytes=num_bytes, load=condition, path=label)
         timed = TIMED_OFFLOAD.format(path=label)
@@ -89,6 +94,11 @@ def time_offload(lab, name: str, num_bytes: int, device: str, budget_s: float, c
         gpu = lab.record("t_GPU", timed=timed, device=device, variant=variant(), samples=kernels, **common) if kernels else None
         result["paths"][label] = {"t_total": total["value"], "t_cpu": cpu["value"], "t_cpu_samples": cpus,
                                   "t_total_samples": walls, "t_gpu": gpu["value"] if gpu else None}
+        if with_cpu and on_cpu is not None:
+            own_walls, own_cpus, _ = _time_path(on_cpu, None, budget_s)
+            entry = lab.record("t_NoGPU", timed=TIMED_CPU + "; the same messages as this path", device="cpu",
+                               variant=gpucrypt.new(name).variant, samples=own_cpus, unit="CPU s", **common)
+            result["paths"][label].update(t_nogpu=entry["value"], t_nogpu_wall=statistics.median(own_walls))
     if with_cpu:
         cpu_call, cpu_variant = _cpu_call(name, random_bytes(num_bytes))
         walls, cpus, _ = _time_path(cpu_call, None, budget_s)
@@ -126,13 +136,14 @@ def offload(lab):
                 if r is None:
                     continue
                 for label, p in r["paths"].items():
-                    t_saved = (r["t_nogpu"] - p["t_cpu"]) / r["t_nogpu"] if r["t_nogpu"] else 0.0
-                    per_rep = sorted(100 * (r["t_nogpu"] - c) / r["t_nogpu"] for c in p["t_cpu_samples"]) if r["t_nogpu"] else []
+                    nogpu_cpu, nogpu_wall = p.get("t_nogpu", r["t_nogpu"]), p.get("t_nogpu_wall", r["t_nogpu_wall"])
+                    t_saved = (nogpu_cpu - p["t_cpu"]) / nogpu_cpu if nogpu_cpu else 0.0
+                    per_rep = sorted(100 * (nogpu_cpu - c) / nogpu_cpu for c in p["t_cpu_samples"]) if nogpu_cpu else []
                     series = saved.setdefault(f"{name}, {label.split(':')[0]}", ([], [], []))
                     series[0].append(num_bytes)
                     series[1].append(100 * t_saved)
                     series[2].append(spread(per_rep))
-                    rows.append([name, human_bytes(num_bytes), label, r["t_nogpu_wall"], r["t_nogpu"], p["t_total"],
+                    rows.append([name, human_bytes(num_bytes), label, nogpu_wall, nogpu_cpu, p["t_total"],
                                  p["t_gpu"] if p["t_gpu"] is not None else "not reported", p["t_cpu"],
                                  f"{100 * t_saved:.0f}%"])
                 entry = r

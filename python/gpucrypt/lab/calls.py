@@ -115,10 +115,10 @@ def stream_case(name: str, device: str, num_bytes: int, memory: str = "pageable"
 class StreamCase(Case):
     last: object = None
 
-    def kernel_s(self) -> float:
-        """The device's kernel seconds in the last call (its compute stage), 0 when not reported."""
+    def kernel_s(self) -> Optional[float]:
+        """The device's kernel seconds in the last call (its compute stage), None when not reported."""
         record = self.last.devices.get(self.device) if self.last else None
-        return record.stages.get("compute_s", 0.0) if record else 0.0
+        return record.stages.get("compute_s") if record else None
 
 
 XTS_MAX_DATA_UNIT = 1 << 24   # IEEE 1619: 2^20 blocks (src/modes/xts.hpp kXtsMaxDataUnitLen)
