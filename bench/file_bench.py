@@ -2,7 +2,7 @@
 """`gpucrypt encrypt` / `decrypt` file to file, end to end, against copies of the same file.
 
     python3 bench/file_bench.py OUT.json [--size-mib 1024] [--dir /dev/shm] [--repeats 5]
-                                [--device auto] [--threads N] [--quick]
+                                [--device auto] [--threads N] [--quick] [--baseline-path DIR]
 
 Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
 turn, so that a noisy neighbour hits them all alike):
@@ -13,6 +13,9 @@ turn, so that a noisy neighbour hits them all alike):
 - `gpucrypt encrypt --key-file K -o OUT FILE` and `gpucrypt decrypt ... -o OUT FILE.gcx`: the
   command a user types, wall clock of the whole process (start-up included), beside the engine's
   own figure from --stats (first read to last write).
+With --baseline-path DIR, the same two commands also run from another build of gpucrypt
+installed in DIR (`pip install --target DIR` of an older commit), as encrypt_baseline /
+decrypt_baseline, interleaved with the rest: before and after in one run.
 The output file is removed between runs (every command writes a new file, as a user's would).
 Every output is checked once: the decrypted file equals the input. The data is random (never
 zeros). The JSON has every sample; the median and the ratios to both ceilings are printed.
@@ -110,6 +113,8 @@ def main() -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--quick", action="store_true", help="64 MiB, 2 repeats (a smoke test)")
+    parser.add_argument("--baseline-path", default=None, metavar="DIR",
+                        help="also time the gpucrypt installed in DIR (PYTHONPATH), e.g. an older commit")
     args = parser.parse_args()
     if args.quick:
         args.size_mib, args.repeats = 64, 2
@@ -130,8 +135,15 @@ def main() -> int:
             "decrypt": lambda: timed(gpucrypt_command + ["decrypt", "-q", "--stats", "--key-file", key, "--device",
                                                          args.device, "-o", out, sealed]),
         }
-        samples = {name: [] for name in commands}
         engine = {"encrypt": [], "decrypt": []}
+        if args.baseline_path:
+            baseline_env = dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline_path))
+            for what, source in (("encrypt", plain), ("decrypt", sealed)):
+                commands[f"{what}_baseline"] = (lambda what=what, source=source: timed(
+                    gpucrypt_command + [what, "-q", "--stats", "--key-file", key, "--device", args.device, "-o", out,
+                                        source], env=baseline_env))
+                engine[f"{what}_baseline"] = []
+        samples = {name: [] for name in commands}
         for _ in range(args.repeats):
             for name, run in commands.items():
                 if os.path.exists(out):
@@ -144,8 +156,8 @@ def main() -> int:
                 else:
                     seconds = result
                 samples[name].append(seconds)
-                if name == "decrypt" and len(samples[name]) == 1 and digest(out) != digest(plain):
-                    raise SystemExit("decrypt gave a file different from the input")
+                if name.startswith("decrypt") and len(samples[name]) == 1 and digest(out) != digest(plain):
+                    raise SystemExit(f"{name} gave a file different from the input")
         median = {name: statistics.median(values) for name, values in samples.items()}
         result = {
             "what": "gpucrypt encrypt/decrypt file to file (whole process) vs cp and a parallel pread/pwrite copy "
@@ -155,9 +167,9 @@ def main() -> int:
             "dir": args.dir, "size_bytes": size, "device": args.device, "threads": args.threads,
             "repeats": args.repeats, "samples_s": samples, "engine_wall_s": engine, "median_s": median,
             "median_gbps": {name: size / value / 1e9 for name, value in median.items()},
-            "time_ratio_to_cp": {name: median[name] / median["cp"] for name in ("encrypt", "decrypt")},
-            "throughput_ratio_to_parallel_copy": {name: median["parallel_copy"] / median[name]
-                                                  for name in ("encrypt", "decrypt")},
+            "time_ratio_to_cp": {name: median[name] / median["cp"] for name in engine},
+            "throughput_ratio_to_parallel_copy": {name: median["parallel_copy"] / median[name] for name in engine},
+            "baseline_path": args.baseline_path,
         }
     with open(args.out_json, "w") as sink:
         json.dump(result, sink, indent=1)

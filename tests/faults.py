@@ -14,6 +14,12 @@ class DiskFullAfter:
     def __init__(self, inner, limit):
         self.inner, self.limit, self.written = inner, limit, 0
 
+    def seekable(self):
+        # Not by offset: the file format's positional pipeline (format.hpp seal_file) would write
+        # around this wrapper through the descriptor; what this injects is the streaming path's
+        # full disk (tests/test_file_pipeline.py fills a real tmpfs for the other).
+        return False
+
     def write(self, data):
         if self.written + len(data) > self.limit:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

@@ -202,6 +202,8 @@ struct PipelineStats {
   double wait_s = 0;  // the calling thread waiting on the oldest job
   // The file pipeline only (seal_file ...): time in pread and pwrite, summed over the workers.
   double read_s = 0, write_s = 0;
+  // What the measured device set found (engine/scheduler.hpp), "" when it did not run.
+  std::string device_choice;
 };
 
 // Seals every chunk of `layout` from `plaintext` (exactly layout.plaintext_len bytes) into `body`

@@ -549,6 +549,96 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     return read, written
 
 
+def _positional_fds(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, int, int]]:
+    """(input fd, input position, output fd, output position) when both ends are regular files
+    the library can read and write by offset (format.hpp seal_file / open_file), else None: pipes,
+    FIFOs, devices, sockets, in-memory streams and outputs open for appending stream instead.
+    A destination with `discards_output` (decrypt --check) is output fd -1: nothing is written.
+    The output's buffered bytes (a header) are flushed first, so that its position is real."""
+    discard = getattr(dst, "discards_output", False)   # decrypt --check: authenticate, keep nothing
+    try:
+        in_fd, out_fd = src.fileno(), (-1 if discard else dst.fileno())
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(in_fd).st_mode):
+            return None
+        if discard:
+            return (in_fd, src.tell(), -1, 0) if src.seekable() else None
+        if not stat.S_ISREG(os.fstat(out_fd).st_mode):
+            return None
+        if _opened_for_appending(out_fd):
+            return None
+        if not (src.seekable() and dst.seekable()):
+            return None
+        dst.flush()
+        return in_fd, src.tell(), out_fd, dst.tell()
+    except OSError:
+        return None
+
+
+def _opened_for_appending(fd: int) -> bool:
+    """Whether `fd` was opened for appending (every write lands at the end, whatever its offset)."""
+    import fcntl
+    return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND)
+
+
+def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: BinaryIO, dst: BinaryIO, *,
+                       header: bytes, payload_key: bytes, chunk_size: int, workers: tuple, variant, job_size,
+                       cancel, stats: stream.StreamStats, progress: Progress) -> tuple[int, int]:
+    """Seals or opens between two regular files with no Python per job: the library's file pipeline
+    (format.hpp seal_file / open_file) reads and writes each job at its computed offset on the
+    devices' worker threads. Returns (bytes read, bytes written); both files are left positioned
+    after what was read / written. Opening, only authenticated plaintext reaches `dst`, and on a
+    failure `dst` is cut back to the authenticated prefix before DecryptionError is raised."""
+    in_fd, in_offset, out_fd, out_offset = fds
+    worker_devices, share = workers
+    if job_size is not None:
+        job_size = _check_length(job_size, "job_size", minimum=1)
+    done = 0
+    unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
+
+    def advance(input_done):
+        """Called as each job retires, in order: progress() once per chunk, as the stream path does."""
+        nonlocal done
+        while done < input_done:
+            step = min(unit_len, input_done - done)
+            done += step
+            progress(step)
+
+    input_name = src.name if isinstance(getattr(src, "name", None), str) else ""
+    key = _PayloadKey(payload_key)
+    del payload_key
+    options = (worker_devices, -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
+               advance if progress is not None else None, cancel.is_set if cancel is not None else None,
+               input_name, "")
+    start = time.perf_counter()
+    try:
+        if operation == "seal":
+            read, written, native, failure = _native.format_seal_file(
+                in_fd, in_offset, out_fd, out_offset, header, key.key, chunk_size, *options)
+        else:
+            read, written, native, failure = _native.format_open_file(
+                in_fd, in_offset, out_fd, out_offset, key.key, chunk_size, *options)
+    finally:
+        key.close()
+        stats.wall_s += time.perf_counter() - start
+    stream.add_native_stats(stats, native)
+    stats.read_s += native["read_s"]
+    stats.write_s += native["write_s"]
+    if failure is not None:
+        message, chunk_index, released_len = failure
+        if out_fd >= 0:
+            dst.seek(out_offset + released_len)
+        raise DecryptionError(message, chunk_index, released_len)
+    stats.bytes_in += read
+    stats.bytes_out += written
+    src.seek(in_offset + read)
+    if out_fd >= 0:
+        dst.seek(out_offset + written)
+    return read, written
+
+
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
                    chunk_size: int = DEFAULT_CHUNK_SIZE, device: str = "auto", progress: Progress = None,
                    scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N, suite: str = "aes-256-gcm",
@@ -576,6 +666,13 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
     header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
+    fds = _positional_fds(src, dst)
+    if fds is not None:
+        plaintext_len, _ = _run_file_pipeline("seal", fds, src, dst, header=header.prefix + header.mac,
+                                              payload_key=payload_key, chunk_size=chunk_size, workers=workers,
+                                              variant=variant, job_size=job_size, cancel=cancel, stats=stats,
+                                              progress=progress)
+        return plaintext_len
     write_all(dst, header.prefix + header.mac)
     plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, workers=workers, variant=variant,
                                       job_size=job_size, cancel=cancel, stats=stats, progress=progress)
@@ -607,6 +704,12 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
+    fds = _positional_fds(src, dst)
+    if fds is not None:
+        _, plaintext_len = _run_file_pipeline("open", fds, src, dst, header=b"", payload_key=payload_key,
+                                              chunk_size=header.chunk_size, workers=workers, variant=variant,
+                                              job_size=job_size, cancel=cancel, stats=stats, progress=progress)
+        return plaintext_len
     _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, workers=workers,
                                       variant=variant, job_size=job_size, cancel=cancel, stats=stats,
                                       progress=progress)

@@ -172,6 +172,7 @@ class StreamStats:
     write_s: float = 0.0
     wait_s: float = 0.0            # calling thread blocked on a full pipeline
     wall_s: float = 0.0
+    device_choice: str = ""        # what the measured device set found (src/engine/scheduler.hpp)
     devices: dict = field(default_factory=dict)   # name -> DeviceStats
 
     def device(self, name: str) -> DeviceStats:
@@ -190,6 +191,7 @@ class StreamStats:
         return {
             "bytes_in": self.bytes_in, "bytes_out": self.bytes_out, "wall_s": self.wall_s,
             "read_s": self.read_s, "compute_s": self.compute_s, "write_s": self.write_s, "wait_s": self.wait_s,
+            "device_choice": self.device_choice,
             "gb_per_s": self.bytes_in / self.wall_s / 1e9 if self.wall_s else 0.0,
             "devices": {name: {"jobs": d.jobs, "bytes": d.bytes, "busy_s": d.busy_s, "gb_per_s": d.gb_per_s,
                                "recent_gb_per_s": d.rate / 1e9,
@@ -202,6 +204,7 @@ def add_native_stats(stats: StreamStats, native: dict) -> None:
     """Adds what a native scheduler reports (``{"devices": {name: {jobs, bytes, busy_s, ...}},
     "wait_s"}``; rate, variant and stage seconds where given) to ``stats``."""
     stats.wait_s += native["wait_s"]
+    stats.device_choice = native.get("device_choice") or stats.device_choice
     for name, numbers in native["devices"].items():
         record = stats.device(name)
         record.jobs += numbers["jobs"]

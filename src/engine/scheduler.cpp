@@ -2,6 +2,7 @@
 #include "engine/scheduler.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 namespace gpucrypt::engine {
@@ -35,7 +36,7 @@ struct Scheduler::Device {
 };
 
 Scheduler::Scheduler(std::vector<std::string> devices, SchedulerOptions options)
-    : options_(std::move(options)), start_(std::chrono::steady_clock::now()) {
+    : options_(std::move(options)), start_(std::chrono::steady_clock::now()), probe_start_(start_) {
   if (devices.empty()) throw std::invalid_argument("a scheduler needs at least one device");
   if (options_.cpu_share > 1) throw std::invalid_argument("cpu_share must be negative (auto) or 0..1");
   unsigned num_workers = 0;
@@ -54,6 +55,34 @@ Scheduler::Scheduler(std::vector<std::string> devices, SchedulerOptions options)
   }
   split_ = options_.cpu_share >= 0 && has_cpu && has_other;
   depth_ = options_.depth ? options_.depth : 2 * size_t(num_workers) + 1;
+  excluded_.assign(devices_.size(), false);
+  if (options_.cpu_share < 0 && devices_.size() > 1 && options_.measure_device_set) {
+    // The candidate sets, every device first: with the CPU among others, the CPU alone and the
+    // others without it (the CPU's work and a GPU's host-side copies share cores and memory);
+    // otherwise each device alone (two or three of them: beyond, only together is measured).
+    const size_t n = devices_.size();
+    probe_sets_.push_back(std::vector<bool>(n, true));
+    if (has_cpu && has_other) {
+      std::vector<bool> cpu_only(n, false), others(n, true);
+      cpu_only[cpu_index_] = true, others[cpu_index_] = false;
+      probe_sets_.push_back(cpu_only);
+      probe_sets_.push_back(others);
+    } else if (n <= 3) {
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<bool> alone(n, false);
+        alone[i] = true;
+        probe_sets_.push_back(alone);
+      }
+    }
+    if (probe_sets_.size() > 1) {
+      probe_ = Probe::warm_up;
+      probe_rates_.assign(probe_sets_.size(), 0.0);
+      probe_size_ = options_.probe_jobs ? options_.probe_jobs : depth_;
+      probe_jobs_left_ = n;  // one start-up job per device
+    } else {
+      probe_sets_.clear();
+    }
+  }
   for (auto& device : devices_)
     for (unsigned w = 0; w < device->num_workers; ++w) threads_.emplace_back([this, d = device.get()] { worker_loop(*d); });
 }
@@ -87,6 +116,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
   refuse_after_failure();
   check_cancelled();
   while (pending_.size() >= depth_) retire_oldest();
+  advance_probe();
   auto job = std::make_shared<Job>();
   job->num_bytes = num_bytes;
   job->work = std::move(work);
@@ -96,6 +126,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Cancelled();
     job->device_index = choose(num_bytes);
+    if (probe_jobs_left_ > 0) --probe_jobs_left_, probe_bytes_ += num_bytes;
     device = devices_[job->device_index].get();
     device->queue.push_back(job);
     device->outstanding_bytes += num_bytes;
@@ -119,8 +150,63 @@ void Scheduler::drain() {
   drained_ = true;
 }
 
+void Scheduler::advance_probe() {
+  if (probe_ == Probe::off || probe_ == Probe::decided || probe_jobs_left_ > 0) return;
+  // Every job of the phase was submitted: wait for them all (the phases must not overlap, or
+  // each would be timed with the other's load), then measure and move on.
+  while (!pending_.empty()) retire_oldest();
+  const double elapsed_s = seconds_since(probe_start_);
+  const double rate = elapsed_s > 0 ? double(probe_bytes_) / elapsed_s : 0;
+  std::lock_guard lock(mutex_);
+  if (probe_ == Probe::warm_up) {
+    probe_ = Probe::measuring;
+  } else {
+    // Each set is measured twice, in two rounds (A B C A B C), and keeps its better rate: a
+    // phase that met a hiccup of the host (another process, a page-cache flush) is not the
+    // one that decides.
+    const size_t k = probe_phase_ % probe_sets_.size();
+    probe_rates_[k] = std::max(probe_rates_[k], rate);
+    if (++probe_phase_ == 2 * probe_sets_.size()) decide_device_set();
+  }
+  if (probe_ == Probe::measuring) {
+    // The next candidate set runs alone.
+    const std::vector<bool>& set = probe_sets_[probe_phase_ % probe_sets_.size()];
+    for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !set[i];
+    probe_jobs_left_ = probe_size_;
+  }
+  probe_bytes_ = 0;
+  probe_start_ = std::chrono::steady_clock::now();
+}
+
+void Scheduler::decide_device_set() {  // under mutex_
+  const auto describe = [&](const std::vector<bool>& set) {
+    std::string names;
+    for (size_t i = 0; i < devices_.size(); ++i)
+      if (set[i]) names += (names.empty() ? "" : "+") + devices_[i]->stats.name;
+    return names;
+  };
+  const auto gbps = [](double bytes_per_s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GB/s", bytes_per_s / 1e9);
+    return std::string(text);
+  };
+  // Every device unless a smaller set was clearly faster: within noise, more devices is the
+  // safer bet for the rest of a long run (and what a numeric share would have done).
+  constexpr double kSmallerSetMargin = 1.05;
+  size_t best = 0;
+  for (size_t k = 1; k < probe_sets_.size(); ++k)
+    if (probe_rates_[k] > kSmallerSetMargin * probe_rates_[0] && probe_rates_[k] > probe_rates_[best]) best = k;
+  device_choice_.clear();
+  for (size_t k = 0; k < probe_sets_.size(); ++k)
+    device_choice_ += (k ? ", " : "") + describe(probe_sets_[k]) + " " + gbps(probe_rates_[k]);
+  device_choice_ += ": " + (best == 0 ? std::string("every device") : describe(probe_sets_[best]));
+  for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !probe_sets_[best][i];
+  probe_ = Probe::decided;
+}
+
 size_t Scheduler::choose(uint64_t num_bytes) {
   if (devices_.size() == 1) return 0;
+  if (probe_ == Probe::warm_up) return warm_up_next_++ % devices_.size();
   if (split_) {
     all_bytes_ += num_bytes;
     if (double(cpu_bytes_ + num_bytes) <= options_.cpu_share * double(all_bytes_) + 1e-9) {
@@ -132,6 +218,7 @@ size_t Scheduler::choose(uint64_t num_bytes) {
   double best_s = 0;
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (split_ && i == cpu_index_) continue;  // the CPU has had its share
+    if (excluded_[i]) continue;               // the measured device set left it out
     const double finish_s = expected_finish_s(*devices_[i], num_bytes);
     if (best == devices_.size() || finish_s < best_s) best = i, best_s = finish_s;
   }
@@ -240,6 +327,7 @@ SchedulerStats Scheduler::stats() const {
   const auto end = pending_.empty() && drained_ ? last_drain_ : std::chrono::steady_clock::now();
   result.wall_s = std::chrono::duration<double>(end - start_).count();
   result.wait_s = wait_s_;
+  result.device_choice = device_choice_;
   return result;
 }
 

@@ -17,6 +17,18 @@
 // (Elapsed time times the jobs overlapping, the rule before, overstated a GPU whose format jobs
 // queue on the host's copy pool.) Python's stream.Pipeline runs on this class (_native.Scheduler).
 //
+// The measured device set (cpu_share < 0 with several devices): devices that share the host
+// (a CPU device and a GPU whose pageable copies run on the same cores and memory bus; two
+// devices on one CPU) can deliver less together than the fastest of them alone, and no rate per
+// device shows it (under contention every device's own rate drops). So the scheduler measures
+// it once per run: after each device's first job (start-up), probe_jobs jobs run on each
+// candidate set in turn (every device; then, with the CPU among others, the CPU alone and the
+// others without it; else each device alone), twice round, each phase waiting for the one
+// before to finish so they do not overlap; the set that delivered the most bytes per second in
+// its better phase (every device unless another beat it by 5%) takes the rest of the run. What
+// was measured and decided is in stats().device_choice. probe_jobs 0: depth; a run with fewer
+// jobs ends before deciding (and keeps every device).
+//
 // The scheduler does not know what a device is: a name is a key, and "cpu" only matters for
 // cpu_share and the worker count.
 //
@@ -52,6 +64,8 @@ struct SchedulerOptions {
   unsigned cpu_workers = 1;    // the CPU's batches already use every core
   unsigned device_workers = 3; // per other device: one job copying in, one computing, one copying out
   size_t depth = 0;            // jobs in flight; 0: 2 * all workers + 1
+  bool measure_device_set = true;  // auto with several devices: see "The measured device set"
+  size_t probe_jobs = 0;           // jobs per probe phase; 0: depth + all workers
   std::function<bool()> cancelled;
 };
 
@@ -68,6 +82,9 @@ struct SchedulerStats {
   std::vector<DeviceStats> devices;  // in the order given to the constructor
   double wall_s = 0;                 // construction to the end of the last drain (or now)
   double wait_s = 0;                 // calling thread blocked on a job not yet finished
+  // The measured device set: "" when not measured (one device, a numeric cpu_share, or a run
+  // too short to decide), else e.g. "together 3.1 GB/s, cpu alone 4.2 GB/s: cpu alone".
+  std::string device_choice;
 };
 
 class Scheduler {
@@ -103,6 +120,8 @@ class Scheduler {
   struct Job;
   struct Device;
   size_t choose(uint64_t num_bytes);
+  void advance_probe();       // calling thread, before choose: phase changes of the measured device set
+  void decide_device_set();   // under mutex_, once every candidate set was measured
   double expected_finish_s(const Device& device, uint64_t num_bytes) const;  // under mutex_
   void retire_oldest();
   void check_cancelled();
@@ -122,6 +141,17 @@ class Scheduler {
   std::chrono::steady_clock::time_point start_, last_drain_;
   bool drained_ = false;
   double wait_s_ = 0;
+  // The measured device set (calling thread only, but device_choice_ and excluded_ under mutex_).
+  enum class Probe { off, warm_up, measuring, decided };
+  Probe probe_ = Probe::off;
+  size_t probe_jobs_left_ = 0, probe_size_ = 0, warm_up_next_ = 0;
+  uint64_t probe_bytes_ = 0;
+  std::vector<std::vector<bool>> probe_sets_;  // candidate device sets, every device first
+  std::vector<double> probe_rates_;            // bytes/s each set delivered (the better of two phases)
+  size_t probe_phase_ = 0;                     // measuring phases done
+  std::chrono::steady_clock::time_point probe_start_;
+  std::vector<bool> excluded_;
+  std::string device_choice_;
   std::vector<std::thread> threads_;
 };
 

@@ -284,9 +284,19 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
     stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
   stats.wall_s = scheduled.wall_s;
   stats.wait_s = scheduled.wait_s;
+  stats.device_choice = scheduled.device_choice;
   stats.read_s = static_cast<double>(io.read_ns.load()) * 1e-9;
   stats.write_s = static_cast<double>(io.write_ns.load()) * 1e-9;
   return stats;
+}
+
+// Refuses an output that is the input file itself (another descriptor of it, or a hard link):
+// its offsets would overwrite bytes not read yet.
+void check_distinct_files(int in_fd, int out_fd) {
+  struct stat in_status {}, out_status {};
+  if (::fstat(in_fd, &in_status) == 0 && ::fstat(out_fd, &out_status) == 0 && in_status.st_dev == out_status.st_dev &&
+      in_status.st_ino == out_status.st_ino)
+    throw std::invalid_argument("the output is the input file itself (it would be overwritten while being read)");
 }
 
 // Reserves the output's final length before any work, so that a full disk is found at once
@@ -328,6 +338,7 @@ FileRun seal_file(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset
   check_chunk_len(chunk_len);
   const uint64_t in_len = regular_file_len(in_fd, false);
   regular_file_len(out_fd, true);
+  check_distinct_files(in_fd, out_fd);
   if (in_offset > in_len)
     throw std::invalid_argument("the input starts at " + bytes_text(in_offset) + ", past its end");
   const Layout layout{chunk_len, in_len - in_offset};
@@ -353,7 +364,10 @@ FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offs
   check_chunk_len(chunk_len);
   const uint64_t file_len = regular_file_len(in_fd, false);
   const bool discard = out_fd < 0;  // authenticate only (decrypt --check)
-  if (!discard) regular_file_len(out_fd, true);
+  if (!discard) {
+    regular_file_len(out_fd, true);
+    check_distinct_files(in_fd, out_fd);
+  }
   if (body_offset > file_len)
     throw DecryptionError("file truncated: it ends inside its header", 0);
   // layout_for_file counts the 80-byte header of version 1; the body is what follows any header.

@@ -86,6 +86,7 @@ PipelineStats stats_of(const engine::SchedulerStats& scheduled) {
     stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
   stats.wall_s = scheduled.wall_s;
   stats.wait_s = scheduled.wait_s;
+  stats.device_choice = scheduled.device_choice;
   return stats;
 }
 

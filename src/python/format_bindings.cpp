@@ -25,6 +25,9 @@
 //     format.hpp's seal_file / open_file between regular files -> (input_len, output_len, stats dict
 //     with read_s / write_s, None or the authentication failure tuple); progress gets input bytes; a
 //     read or write error is OSError naming input_name or output_name.
+//   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
+//     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
+//     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -152,6 +155,7 @@ nb::dict stats_dict(const format::PipelineStats& stats) {
   nb::dict result;
   result["wall_s"] = stats.wall_s;
   result["wait_s"] = stats.wait_s;
+  result["device_choice"] = stats.device_choice;
   result["devices"] = devices;
   return result;
 }
@@ -279,6 +283,42 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
   return nb::make_tuple(run.input_len, run.output_len, stats, failed);
 }
 
+// format_seal_file_chunks / format_open_file_chunks: chunks [first, first + count) of a file of
+// plaintext_len bytes (format.hpp seal_file_chunks / open_file_chunks: an MPI rank's share) ->
+// (stats dict, None or the authentication failure tuple, released_len counted from chunk first).
+nb::tuple run_file_chunks(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset,
+                          nb::handle payload_key, uint32_t chunk_len, uint64_t plaintext_len, uint64_t first,
+                          uint64_t count, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                          std::string variant, nb::handle progress, nb::handle cancelled,
+                          const std::string& input_name, const std::string& output_name) {
+  BufferView key_view(payload_key);
+  format::check_chunk_len(chunk_len);
+  const format::Layout layout{chunk_len, plaintext_len};
+  auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  std::optional<format::DecryptionError> failure;
+  std::optional<format::FileError> file_error;
+  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+    try {
+      return sealing ? format::seal_file_chunks(in_fd, in_offset, out_fd, out_offset, key_view.span(), layout, first,
+                                                count, options)
+                     : format::open_file_chunks(in_fd, in_offset, out_fd, out_offset, key_view.span(), layout, first,
+                                                count, options);
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
+    } catch (const format::FileError& error) {
+      file_error.emplace(error);
+    }
+    return format::PipelineStats{};
+  });
+  if (file_error) raise_file_error(*file_error, input_name, output_name);
+  nb::dict stats_out = stats_dict(stats);
+  stats_out["read_s"] = stats.read_s;
+  stats_out["write_s"] = stats.write_s;
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
+  return nb::make_tuple(stats_out, failed);
+}
+
 // ---- the streaming pipeline ---------------------------------------------------------------------
 
 class PyChunkStream {
@@ -385,6 +425,22 @@ void register_format_bindings(nb::module_& m) {
         nb::arg("in_fd"), nb::arg("body_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
         nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
         nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
+  for (const bool sealing : {true, false}) {
+    m.def(sealing ? "format_seal_file_chunks" : "format_open_file_chunks",
+          [sealing](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle payload_key,
+                    uint32_t chunk_len, uint64_t plaintext_len, uint64_t first, uint64_t count,
+                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    nb::handle progress, nb::handle cancelled, const std::string& input_name,
+                    const std::string& output_name) {
+            return run_file_chunks(sealing, in_fd, in_offset, out_fd, out_offset, payload_key, chunk_len,
+                                   plaintext_len, first, count, std::move(devices), cpu_share, job_len,
+                                   std::move(variant), progress, cancelled, input_name, output_name);
+          },
+          nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
+          nb::arg("chunk_len"), nb::arg("plaintext_len"), nb::arg("first"), nb::arg("count"), nb::arg("devices"),
+          nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
+          nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
+  }
   // The layout's length rules (format.hpp), so that Python does not restate them.
   m.def("format_file_len", [](uint64_t plaintext_len, uint64_t chunk_len) {
     format::check_chunk_len(chunk_len);

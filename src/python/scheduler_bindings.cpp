@@ -85,6 +85,7 @@ class PyScheduler {
     nb::dict out;
     out["devices"] = devices;
     out["wait_s"] = s.wait_s;
+    out["device_choice"] = s.device_choice;
     return out;
   }
 

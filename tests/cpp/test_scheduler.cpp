@@ -4,6 +4,7 @@
 // re-raised in order, cancellation, dropping queued jobs on stop, and the device choice (by
 // measured rate, and by a numeric cpu_share).
 #include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -177,6 +178,45 @@ void choice_follows_measured_rate() {
   check(stats.wall_s > 0 && fast.busy_s > 0, "times are recorded");
 }
 
+// Two equal devices (3 ms a job) that slow each other down when both run (each job then takes
+// three times as long: a CPU device and a GPU's pageable copies thrashing the host's caches and
+// memory bus): together they deliver less than either alone, though both have a rate of their
+// own. The measured device set must find that and keep one; two equal devices that share
+// nothing deliver more together, and both stay.
+void measured_device_set() {
+  for (const bool contended : {true, false}) {
+    std::atomic<int> running{0};
+    SchedulerOptions options;
+    options.device_workers = 1;
+    Scheduler scheduler({"a", "b"}, options);
+    for (int i = 0; i < 120; ++i)
+      scheduler.submit(1 << 20,
+                       [&](const std::string&) {
+                         const bool beside_another = ++running > 1;
+                         std::this_thread::sleep_for(contended && beside_another ? 9ms : 3ms);
+                         --running;
+                       },
+                       {});
+    scheduler.drain();
+    const auto stats = scheduler.stats();
+    const std::string& choice = stats.device_choice;
+    check(!choice.empty(), "the device set was measured: '" + choice + "'");
+    const uint64_t fewer = std::min(stats_of(stats, "a").jobs, stats_of(stats, "b").jobs);
+    if (contended)
+      check(choice.find("every device") == std::string::npos && fewer < 40,
+            "devices that slow each other down: one is kept: " + choice + "; the other ran " + std::to_string(fewer));
+    else
+      check(choice.find("every device") != std::string::npos && fewer > 40,
+            "two independent equal devices both stay: " + choice);
+  }
+  SchedulerOptions numeric;
+  numeric.cpu_share = 0.5;
+  Scheduler split({"gpu-like", "cpu"}, numeric);
+  for (int i = 0; i < 40; ++i) split.submit(1000, [](const std::string&) {}, {});
+  split.drain();
+  check(split.stats().device_choice.empty(), "a numeric cpu_share is not second-guessed");
+}
+
 void numeric_cpu_share() {
   SchedulerOptions options;
   options.cpu_share = 0.25;
@@ -213,6 +253,7 @@ int main() {
   cancellation();
   stop_drops_queued_jobs();
   choice_follows_measured_rate();
+  measured_device_set();
   numeric_cpu_share();
   record_run_and_bad_arguments();
   return gpucrypt::test_support::report();

@@ -1,0 +1,288 @@
+"""The file format between regular files by positional I/O (format.hpp seal_file / open_file,
+fileformat._run_file_pipeline): what `gpucrypt encrypt FILE -o OUT` runs.
+
+Every file written here is checked with the independent decoder of tests/test_fileformat.py
+(spec_decrypt, pyca/cryptography only); failure paths use real parts: a full tmpfs, FIFOs,
+a killed process, a file open for appending.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from gpucrypt import _native, fileformat, stream
+from gpucrypt.fileformat import DecryptionError
+from test_fileformat import KEY, OTHER_KEY, TAG_LEN, HEADER_LEN, spec_decrypt
+
+CHUNK = 256
+
+
+def _write(path, data: bytes):
+    path.write_bytes(data)
+    return path
+
+
+def _opencl_devices() -> list:
+    return [d["name"] for d in __import__("gpucrypt").devices() if d["kind"] == "opencl"]
+
+
+@pytest.mark.parametrize("length", [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 40 * CHUNK, 40 * CHUNK + 7])
+@pytest.mark.parametrize("job_size", [None, CHUNK, 3 * CHUNK])
+def test_round_trip_follows_the_spec(tmp_path, length, job_size):
+    plaintext = os.urandom(length)
+    plain = _write(tmp_path / "plain", plaintext)
+    stats = stream.StreamStats()
+    fileformat.encrypt_file(plain, tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu", job_size=job_size,
+                            stats=stats)
+    sealed = (tmp_path / "sealed").read_bytes()
+    assert spec_decrypt(sealed, key=KEY) == plaintext
+    assert stats.bytes_in == length and stats.bytes_out == len(sealed)
+    fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "opened", KEY, device="cpu", job_size=job_size)
+    assert (tmp_path / "opened").read_bytes() == plaintext
+
+
+def test_regular_files_take_the_positional_path_and_pipes_stream(tmp_path):
+    plain = _write(tmp_path / "plain", b"x" * 1000)
+    with open(plain, "rb") as src, open(tmp_path / "out", "wb") as dst:
+        dst.write(b"prefix")
+        fds = fileformat._positional_fds(src, dst)
+        assert fds is not None and fds[1] == 0 and fds[3] == 6   # the buffered prefix was flushed first
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as src, open(tmp_path / "out2", "wb") as dst:
+        assert fileformat._positional_fds(src, dst) is None
+    os.close(write_end)
+    with open(plain, "rb") as src, open(tmp_path / "out3", "ab") as dst:
+        assert fileformat._positional_fds(src, dst) is None   # O_APPEND: pwrite would land at the end
+
+
+def test_output_at_an_offset_and_input_after_its_start(tmp_path):
+    """A stream already positioned (a header written before, bytes read before) is honoured."""
+    plaintext = os.urandom(5000)
+    _write(tmp_path / "plain", b"skip" + plaintext)
+    with open(tmp_path / "plain", "rb") as src, open(tmp_path / "out", "wb") as dst:
+        assert src.read(4) == b"skip"
+        dst.write(b"prefix")
+        fileformat.encrypt_stream(src, dst, KEY, chunk_size=CHUNK, device="cpu")
+        dst.write(b"suffix")
+    blob = (tmp_path / "out").read_bytes()
+    assert blob.startswith(b"prefix") and blob.endswith(b"suffix")
+    assert spec_decrypt(blob[6:-6], key=KEY) == plaintext
+
+
+def test_appending_output_streams_and_keeps_what_was_there(tmp_path):
+    plaintext = os.urandom(3000)
+    _write(tmp_path / "plain", plaintext)
+    _write(tmp_path / "out", b"old")
+    with open(tmp_path / "plain", "rb") as src, open(tmp_path / "out", "ab") as dst:
+        fileformat.encrypt_stream(src, dst, KEY, chunk_size=CHUNK, device="cpu")
+    blob = (tmp_path / "out").read_bytes()
+    assert blob[:3] == b"old" and spec_decrypt(blob[3:], key=KEY) == plaintext
+
+
+def test_fifo_input_streams(tmp_path):
+    plaintext = os.urandom(100_000)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(plaintext))
+    writer.start()
+    fileformat.encrypt_file(fifo, tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu")
+    writer.join()
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == plaintext
+
+
+@pytest.mark.parametrize("job_size", [CHUNK + TAG_LEN, 4 * (CHUNK + TAG_LEN)])
+def test_tampered_chunk_keeps_no_output_and_names_the_chunk(tmp_path, job_size):
+    plaintext = os.urandom(30 * CHUNK + 5)
+    _write(tmp_path / "plain", plaintext)
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu")
+    blob = bytearray((tmp_path / "sealed").read_bytes())
+    blob[HEADER_LEN + 17 * (CHUNK + TAG_LEN) + 3] ^= 1
+    _write(tmp_path / "sealed", bytes(blob))
+    with pytest.raises(DecryptionError) as failure:
+        fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "opened", KEY, device="cpu", job_size=job_size)
+    assert failure.value.chunk_index == 17
+    assert not (tmp_path / "opened").exists()
+    # Into a regular file the caller opened (stdout redirected to a file): only the authenticated
+    # prefix, in order, stays; nothing of the chunks after the failed one.
+    with open(tmp_path / "sealed", "rb") as src, open(tmp_path / "direct", "wb") as dst:
+        with pytest.raises(DecryptionError) as failure:
+            fileformat.decrypt_stream(src, dst, KEY, device="cpu", job_size=job_size)
+    assert failure.value.released_len == 17 * CHUNK
+    assert (tmp_path / "direct").read_bytes() == plaintext[:17 * CHUNK]
+
+
+def test_truncated_and_extended_files_fail_before_any_output(tmp_path):
+    plaintext = os.urandom(10 * CHUNK)
+    _write(tmp_path / "plain", plaintext)
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu")
+    blob = (tmp_path / "sealed").read_bytes()
+    for bad in (blob[:-1], blob[:-TAG_LEN - 1], blob + b"x", blob[:HEADER_LEN + 5]):
+        _write(tmp_path / "bad", bad)
+        with pytest.raises(DecryptionError):
+            fileformat.decrypt_file(tmp_path / "bad", tmp_path / "opened", KEY, device="cpu")
+        assert not (tmp_path / "opened").exists()
+
+
+def test_wrong_key_fails_on_the_header(tmp_path):
+    _write(tmp_path / "plain", os.urandom(1000))
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu")
+    with pytest.raises(DecryptionError):
+        fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "opened", OTHER_KEY, device="cpu")
+    assert not (tmp_path / "opened").exists()
+
+
+@pytest.mark.skipif(not _opencl_devices(), reason="no OpenCL device (PoCL) here")
+def test_jobs_spread_over_the_cpu_and_an_opencl_device(tmp_path):
+    plaintext = os.urandom(200 * CHUNK + 3)
+    _write(tmp_path / "plain", plaintext)
+    devices = ["cpu", _opencl_devices()[0]]
+    stats = stream.StreamStats()
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, chunk_size=CHUNK, devices=devices,
+                            cpu_share=0.5, job_size=8 * CHUNK, stats=stats)
+    assert set(stats.devices) == set(devices) and all(d.jobs > 0 for d in stats.devices.values())
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == plaintext
+    fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "opened", KEY, devices=devices, cpu_share=0.5,
+                            job_size=8 * (CHUNK + TAG_LEN))
+    assert (tmp_path / "opened").read_bytes() == plaintext
+
+
+def test_native_refuses_what_is_not_a_regular_file(tmp_path):
+    read_end, write_end = os.pipe()
+    try:
+        with open(tmp_path / "out", "wb") as dst:
+            with pytest.raises(ValueError, match="not a regular file"):
+                _native.format_seal_file(read_end, 0, dst.fileno(), 0, b"h" * HEADER_LEN, KEY, CHUNK, ["cpu"], -1.0,
+                                         0, "", None, None, "in", "out")
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A real 2 MiB tmpfs (root and mount(2) needed; skipped with the reason elsewhere)."""
+    mount_point = tmp_path / "full"
+    mount_point.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    yield mount_point
+    subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
+def test_full_disk_fails_at_once_and_leaves_nothing(tmp_path, small_tmpfs, direction):
+    plaintext = os.urandom(6 << 20)
+    _write(tmp_path / "plain", plaintext)
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, device="cpu")
+    source = tmp_path / ("plain" if direction == "encrypt" else "sealed")
+    target = small_tmpfs / "out"
+    operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
+    calls = []
+    with pytest.raises(OSError) as failure:
+        operation(source, target, KEY, device="cpu", progress=calls.append)
+    assert failure.value.errno == errno.ENOSPC
+    assert failure.value.filename == str(target)          # the path the user gave, not a temporary
+    assert sum(calls) <= HEADER_LEN                        # refused before any chunk (space reserved first)
+    assert os.listdir(small_tmpfs) == []
+    assert os.statvfs(small_tmpfs).f_bfree == os.statvfs(small_tmpfs).f_blocks   # no space held
+    assert (tmp_path / "plain").read_bytes() == plaintext  # the input untouched
+
+
+def test_cli_full_disk_is_one_line(tmp_path, small_tmpfs):
+    _write(tmp_path / "plain", os.urandom(6 << 20))
+    _write(tmp_path / "key", KEY.hex().encode() + b"\n")
+    done = subprocess.run([sys.executable, "-m", "gpucrypt", "encrypt", "-q", "--key-file", str(tmp_path / "key"),
+                           "--device", "cpu", "-o", str(small_tmpfs / "out"), str(tmp_path / "plain")],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpucrypt: error:") and str(small_tmpfs / "out") in lines[0], lines
+    assert "No space left" in lines[0]
+    assert os.listdir(small_tmpfs) == []
+
+
+def test_killed_mid_way_leaves_nothing(tmp_path):
+    """SIGKILL while the pipeline runs: the output never appears (an anonymous temporary file)."""
+    _write(tmp_path / "plain", os.urandom(1 << 20) * 256)
+    _write(tmp_path / "key", KEY.hex().encode() + b"\n")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    process = subprocess.Popen([sys.executable, "-m", "gpucrypt", "encrypt", "--progress", "--key-file",
+                                str(tmp_path / "key"), "--device", "cpu", "-o", str(out_dir / "x.gcx"),
+                                str(tmp_path / "plain")], stderr=subprocess.PIPE)
+    # Wait for the first progress output: the pipeline is running.
+    os.read(process.stderr.fileno(), 1)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    process.stderr.close()
+    assert process.returncode == -signal.SIGKILL, "the 256 MiB file was done before the kill"
+    assert [name for name in os.listdir(out_dir) if not name.startswith(".")] == []
+
+
+def test_check_reads_everything_and_writes_nothing(tmp_path):
+    plaintext = os.urandom(20 * CHUNK)
+    _write(tmp_path / "plain", plaintext)
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu")
+
+    class Discard:
+        discards_output = True
+
+        def write(self, data):
+            raise AssertionError("nothing is written when checking")
+
+    with open(tmp_path / "sealed", "rb") as src:
+        assert fileformat.decrypt_stream(src, Discard(), KEY, device="cpu") == len(plaintext)
+    blob = bytearray((tmp_path / "sealed").read_bytes())
+    blob[-1] ^= 1
+    _write(tmp_path / "sealed", bytes(blob))
+    with open(tmp_path / "sealed", "rb") as src, pytest.raises(DecryptionError):
+        fileformat.decrypt_stream(src, Discard(), KEY, device="cpu")
+
+
+def test_native_refuses_the_input_as_its_own_output(tmp_path):
+    """Another descriptor of the input (or a hard link to it) as the output would overwrite bytes
+    not read yet: refused before anything is written."""
+    plaintext = os.urandom(5000)
+    _write(tmp_path / "plain", plaintext)
+    os.link(tmp_path / "plain", tmp_path / "link")
+    with open(tmp_path / "plain", "rb") as src, open(tmp_path / "link", "r+b") as dst:
+        with pytest.raises(ValueError, match="the input file itself"):
+            _native.format_seal_file(src.fileno(), 0, dst.fileno(), 0, b"h" * HEADER_LEN, KEY, CHUNK, ["cpu"], -1.0,
+                                     0, "", None, None, "in", "out")
+    assert (tmp_path / "plain").read_bytes() == plaintext
+
+
+def test_chunk_ranges_make_the_same_file_as_one_call(tmp_path):
+    """Sealing a file's chunks in separate ranges (what an MPI rank does with its share) at their
+    offsets gives a body the spec decoder opens; opening ranges gives the plaintext back."""
+    plaintext = os.urandom(37 * CHUNK + 11)
+    _write(tmp_path / "plain", plaintext)
+    header = fileformat._build_header(fileformat._SUITES_BY_NAME["aes-256-gcm"], KEY, CHUNK, 1)
+    prefix, payload_key = header[0].prefix + header[0].mac, header[1]
+    num_chunks = len(plaintext) // CHUNK + 1
+    with open(tmp_path / "plain", "rb") as src, open(tmp_path / "sealed", "wb") as dst:
+        dst.write(prefix)
+        dst.flush()
+        for first, count in ((0, 10), (10, 1), (11, num_chunks - 11)):
+            stats, failure = _native.format_seal_file_chunks(src.fileno(), 0, dst.fileno(), HEADER_LEN, payload_key,
+                                                             CHUNK, len(plaintext), first, count, ["cpu"], -1.0, 0, "",
+                                                             None, None, "in", "out")
+            assert failure is None
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == plaintext
+    with open(tmp_path / "sealed", "rb") as src, open(tmp_path / "opened", "wb") as dst:
+        for first, count in ((20, num_chunks - 20), (0, 20)):
+            _, failure = _native.format_open_file_chunks(src.fileno(), HEADER_LEN, dst.fileno(), 0, payload_key,
+                                                         CHUNK, len(plaintext), first, count, ["cpu"], -1.0, 0, "",
+                                                         None, None, "in", "out")
+            assert failure is None
+    assert (tmp_path / "opened").read_bytes() == plaintext
