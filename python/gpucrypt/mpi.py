@@ -26,11 +26,13 @@ mpi4py is imported only when --mpi is used (importing it initialises MPI).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
 import signal
 import socket
+import sys
 import time
 from typing import Callable, Optional
 
@@ -39,7 +41,8 @@ import click
 import gpucrypt
 from gpucrypt import _native, checksums, chunks, fileformat, stream
 
-__all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE"]
+__all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE",
+           "leaves_report_to_rank_0"]
 
 DEFAULT_ROUND_SIZE = 32 << 20   # bytes each rank reads per round; it holds 4 such buffers (2 in, 2 out)
 FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill|read-error|write-error:RANK:ROUND"
@@ -47,6 +50,9 @@ FAULT_ENV_VAR = "GPUCRYPT_MPI_FAULT"   # tests: "kill|read-error|write-error:RAN
 # ranges are contiguous, so aggregation only adds copies on some MPI-IO layers; see docs/mpi.md).
 IO_ENV_VAR = "GPUCRYPT_MPI_IO"
 STAGES = ("read_s", "h2d_s", "compute_s", "d2h_s", "write_s", "comm_s")
+# Where the launchers put a process's rank before MPI is initialised: Open MPI, PMIx (Open MPI 5,
+# Slurm's srun --mpi=pmix), PMI (MPICH's Hydra, srun --mpi=pmi2).
+LAUNCHER_RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK")
 
 
 class ClusterError(click.ClickException):
@@ -63,6 +69,24 @@ class _Agreed(Exception):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def leaves_report_to_rank_0(argv) -> bool:
+    """Whether this process is a rank other than 0 of an `mpirun ... --mpi` job: a usage error
+    comes from the command line every rank shares, so every rank finds it, and only rank 0 prints
+    it (gpucrypt.cli's error printer asks; every rank still exits with status 2). Most usage
+    errors are found by click before MPI is initialised, even before --mpi is parsed, so the rank
+    comes from the launcher's environment unless MPI is running."""
+    if "--mpi" not in argv:
+        return False
+    MPI = sys.modules.get("mpi4py.MPI")
+    if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
+        return MPI.COMM_WORLD.Get_rank() != 0
+    for name in LAUNCHER_RANK_VARS:
+        value = os.environ.get(name)
+        if value is not None:
+            return value.strip() != "0"
+    return False
 
 
 def cli_options(function):
@@ -191,13 +215,40 @@ def _open_file(ctx: _Rank, path: str, amode: int, shown_path: Optional[str] = No
     return handle
 
 
-class _Transfer:
-    """One MPI-IO read or write in flight; wait() completes it and checks it moved every byte."""
+def _complete(request, status) -> None:
+    """Wait for a nonblocking MPI-IO request and free it, without MPI_Wait or MPI_Test: when a
+    file request fails (a full disk, EIO), Open MPI 4.1's Wait/Test call the request's error
+    handler through a file pointer its I/O requests leave NULL, and every rank crashes there
+    (issue 32). MPI_Request_get_status reports completion and the byte count without calling
+    any handler (it polls, as MPI_Wait does); a short count is then the failure (_Transfer)."""
+    while not request.Get_status(status):
+        pass
+    request.Free()
 
-    def __init__(self, ctx: _Rank, handle, offset: int, view, path: str, writing: bool, collective: bool = True):
+
+def _short_write_reason(disk_path: str, missing: int) -> Optional[str]:
+    """Why a write moved fewer bytes than asked, where it can be told: the nonblocking path
+    loses Open MPI's error code (_complete), but a file system with less room left than the
+    bytes still to write is full."""
+    try:
+        info = os.statvfs(os.path.dirname(os.path.abspath(disk_path)))
+    except OSError:
+        return None
+    free_blocks = info.f_bfree if os.geteuid() == 0 else info.f_bavail   # root may use the reserve
+    return os.strerror(errno.ENOSPC) if free_blocks * info.f_frsize < missing else None
+
+
+class _Transfer:
+    """One MPI-IO read or write in flight; wait() completes it and checks it moved every byte.
+    `path` is the user's name for the file (messages), `disk_path` a file on the file system
+    written to (the temporary output), to tell a full disk."""
+
+    def __init__(self, ctx: _Rank, handle, offset: int, view, path: str, writing: bool, collective: bool = True,
+                 disk_path: Optional[str] = None):
         MPI = ctx.MPI
         collective = collective and ctx.collective_io
         self.ctx, self.offset, self.length, self.path, self.writing = ctx, offset, len(view), path, writing
+        self.disk_path = disk_path
         if writing:
             start = handle.Iwrite_at_all if collective else handle.Iwrite_at
         else:
@@ -215,15 +266,26 @@ class _Transfer:
         status = MPI.Status()
         with ctx.timed("write_s" if self.writing else "read_s"):
             try:
-                self.request.Wait(status)
+                _complete(self.request, status)
             except MPI.Exception as exc:
                 raise self._error(exc.Get_error_string()) from None
         if self.writing:
             ctx.fault("write")
         count = status.Get_count(MPI.BYTE)
         if count != self.length:
-            raise self._error(f"{count} of {self.length} bytes" + ("" if self.writing else " (did the file change?)"))
+            error_code = status.Get_error()     # where the MPI library passes it on (not Open MPI 4.1)
+            if error_code != MPI.SUCCESS:
+                raise self._error(MPI.Get_error_string(error_code))
+            full = self.writing and self.disk_path and _short_write_reason(self.disk_path, self.length - count)
+            raise self._error(full or f"{count} of {self.length} bytes"
+                              + ("" if self.writing else " (did the file change?)"))
         ctx.stats["bytes_written" if self.writing else "bytes_read"] += count
+
+    def abandon(self) -> None:
+        """After a failure: complete the request (every rank completes the collective requests
+        it posted before the file closes), whatever it reports."""
+        with contextlib.suppress(Exception):
+            _complete(self.request, self.ctx.MPI.Status())
 
 
 def _read_at(ctx: _Rank, handle, offset: int, view, path: str, collective: bool = True) -> None:
@@ -232,8 +294,8 @@ def _read_at(ctx: _Rank, handle, offset: int, view, path: str, collective: bool 
     _Transfer(ctx, handle, offset, view, path, writing=False, collective=collective).wait()
 
 
-def _write_at_all(ctx: _Rank, handle, offset: int, view, path: str) -> None:
-    _Transfer(ctx, handle, offset, view, path, writing=True).wait()
+def _write_at_all(ctx: _Rank, handle, offset: int, view, path: str, disk_path: str) -> None:
+    _Transfer(ctx, handle, offset, view, path, writing=True, disk_path=disk_path).wait()
 
 
 def _per_rank(num_items: int, item_len: int, round_bytes: int, ctx: _Rank) -> int:
@@ -261,7 +323,66 @@ def _parse_round_size(text) -> int:
     return _parse_size(text)
 
 
-# ----------------------------------------------------------------------------- the output file
+# ----------------------------------------------------------------------------- the input and output files
+
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def _refuse_unless_regular(path: str, mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)   # as without --mpi
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+        raise ValueError(f"{path}: {kind}, not a regular file: --mpi splits its input at offsets "
+                         "(run without --mpi to stream it)")
+
+
+def _check_input(path: str) -> None:
+    """Rank 0, before any rank opens the input: --mpi splits it at offsets computed from its size,
+    so it must be a regular file whose size is its length. A FIFO would block the ranks that open
+    it, a device reads as empty (/dev/zero gave the digest of zero bytes), a /proc or /sys file has
+    a size that is not its length; the single-process tool streams all of them."""
+    _refuse_unless_regular(path, os.stat(path).st_mode)     # not opened: opening a device can act
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)         # the file opened, should `path` have been replaced since
+        _refuse_unless_regular(path, info.st_mode)
+        size = info.st_size
+        ends_at_size = (size == 0 or len(os.pread(fd, 1, size - 1)) == 1) and not os.pread(fd, 1, size)
+    finally:
+        os.close(fd)
+    if not ends_at_size:
+        raise ValueError(f"{path}: its size ({size} bytes) is not its length (a /proc or /sys file?): --mpi "
+                         "splits its input at offsets from its size (run without --mpi to stream it)")
+
+
+def _reserve(temp_path: str, length: int, shown_path: str) -> None:
+    """Rank 0: reserve the output's final length before any rank writes, so that a full disk or a
+    spent quota is one error before any work (the rule of the single-process file pipeline,
+    src/format). fallocate(2) itself, not os.posix_fallocate: where a file system has no
+    fallocate (ext2, NFSv3, ...), glibc's emulation writes into every block of the file, which on
+    a network file system costs what the job does; there nothing is reserved, and the MPI-IO
+    writes find a full disk (_Transfer)."""
+    if length == 0 or not sys.platform.startswith("linux"):
+        return
+    import ctypes       # here: only rank 0 of an --mpi encrypt/decrypt needs it
+    try:
+        fallocate = ctypes.CDLL(None, use_errno=True).fallocate64
+    except (OSError, AttributeError):     # a C library without it
+        return
+    fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    fd = os.open(temp_path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        while fallocate(fd, 0, 0, length) != 0:
+            error = ctypes.get_errno()
+            if error in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                return
+            if error != errno.EINTR:
+                raise OSError(error, os.strerror(error), shown_path)
+    finally:
+        os.close(fd)
+
 
 class _Output:
     """The temporary output: rank 0 creates it (0600, exclusive) and renames it into place."""
@@ -289,9 +410,12 @@ class _Output:
         self.final_path = target
         directory = os.path.dirname(target)
         final_name = os.path.basename(target)
-        fileformat.remove_stale_temps(directory, final_name)
         path = os.path.join(directory, fileformat._temp_name(final_name))
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600))
+        try:
+            fileformat.remove_stale_temps(directory, final_name)
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600))
+        except OSError as exc:   # a missing or unwritable directory: named as the user named the output
+            raise OSError(exc.errno, exc.strerror, self.dst_path) from None
         self.temp_path = path
         return path
 
@@ -318,16 +442,6 @@ def check_options(use_mpi: bool, round_size, stats_json, devices=None) -> None:
         raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
     if not use_mpi and (round_size is not None or stats_json is not None):
         raise click.UsageError("--round-size and --stats-json are for --mpi runs")
-
-
-def _usage_check(ctx: _Rank, check: Callable) -> None:
-    """Usage errors are found by every rank alike: rank 0 reports, the others exit quietly (2)."""
-    try:
-        check()
-    except click.UsageError:
-        if ctx.rank != 0:
-            raise SystemExit(2) from None
-        raise
 
 
 def _check_paths(input_path: Optional[str], output_path: Optional[str], needs_output: bool) -> None:
@@ -425,16 +539,20 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
 def _run_file_job(what, input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
                   overwrite=False):
     ctx = _Rank(device, what)
-    _usage_check(ctx, lambda: _check_paths(input_path, output_path, needs_output=True))
+    _check_paths(input_path, output_path, needs_output=True)     # usage errors: rank 0 prints them (cli)
     output = _Output(ctx, output_path, overwrite)
     per_rank_bytes = _parse_round_size(round_size)
     totals = {"bytes": 0}
 
     def body():
         # Rank 0: the output file and the key; then one broadcast of what every rank needs.
+        def prepare():
+            _check_input(input_path)
+            return (output.create(input_path),) + setup()
+
         plan, failure = None, None
         if ctx.rank == 0:
-            plan, failure = ctx.step(lambda: (output.create(input_path),) + setup())
+            plan, failure = ctx.step(prepare)
         with ctx.timed("comm_s"):
             plan = ctx.comm.bcast(plan if failure is None else None, root=0)
         ctx.agree(failure)
@@ -478,10 +596,12 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
                                    else chunks.layout_for_file(file_len, chunk_len))
         ctx.agree(failure)
         totals["bytes"] = layout.plaintext_len
+        output_len = layout.file_len if sealing else layout.plaintext_len
+        ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
         if sealing:
             # Rank 0 writes the header; the others write nothing in this collective call.
             header_view = memoryview(header_bytes if ctx.rank == 0 else b"")
-            ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, output_path)[1])
+            ctx.agree(ctx.step(_write_at_all, ctx, sink, 0, header_view, output_path, temp_path)[1])
         per_rank = _per_rank(layout.num_chunks, chunk_len + fileformat.TAG_LEN, per_rank_bytes, ctx)
         rounds = list(_rounds(layout.num_chunks, per_rank, ctx))
         # Two input and two output buffers: round k+1 is read and round k-1 written while round
@@ -506,7 +626,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
             _, first, count = rounds[k]
             offset, length = output_range(first, count)
             pending[("write", k)] = _Transfer(ctx, sink, offset, memoryview(out_buffers[k % 2])[:length],
-                                              output_path, writing=True)
+                                              output_path, writing=True, disk_path=temp_path)
 
         def process(k):
             _, first, count = rounds[k]
@@ -529,8 +649,16 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
         def finish_writes():
             for key_ in sorted(pending):
                 pending.pop(key_).wait()
+
+        def sync():
+            # Collective: every rank's writes reach the file before the rename. Its own step, after
+            # the ranks agreed their writes succeeded: a rank whose last write failed must not leave
+            # the others waiting in it.
             with ctx.timed("write_s"):
-                sink.Sync()      # collective: every rank's writes reach the file before the rename
+                try:
+                    sink.Sync()
+                except MPI.Exception as exc:
+                    raise OSError(f"{output_path}: sync failed: {exc.Get_error_string()}") from None
 
         pending: dict = {}
         try:
@@ -541,12 +669,12 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
                 ctx.agree(ctx.step(start_write, round_index)[1])
             ctx.round = len(rounds)
             ctx.agree(ctx.step(finish_writes)[1])
+            ctx.agree(ctx.step(sync)[1])
         finally:
             # After a failure every rank still completes what it started (the same collective
             # requests on every rank) before the files close.
             for transfer in pending.values():
-                with contextlib.suppress(Exception):
-                    transfer.request.Wait()
+                transfer.abandon()
     finally:
         pools.close()
         source.Close()
@@ -574,7 +702,7 @@ def run_hash(name: str, files, length: Optional[int], keywords: dict, *, round_s
             _check_paths(path, None, needs_output=False)
 
     files = list(files)
-    _usage_check(ctx, check)
+    check()
     per_rank_bytes = _parse_round_size(round_size)
     totals = {"bytes": 0}
     lines = []
@@ -593,6 +721,7 @@ def run_hash(name: str, files, length: Optional[int], keywords: dict, *, round_s
 def _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes, totals) -> Optional[bytes]:
     MPI = ctx.MPI
     head_len, leaf_len, _ = _native.tree_shape(name, customization, block_size)
+    ctx.agree(ctx.step(_check_input, path)[1] if ctx.rank == 0 else None)
     source, failure = ctx.step(_open_file, ctx, path, MPI.MODE_RDONLY)
     ctx.agree(failure)
     try:
@@ -635,7 +764,11 @@ def _hash_one(ctx, name, path, length, customization, block_size, per_rank_bytes
                 tail = bytearray(file_len - tail_offset)
                 _read_at(ctx, source, tail_offset, tail, path, collective=False)
                 tree.update(tail)
-                return tree.finalize(length)
+                try:
+                    return tree.finalize(length)
+                except MemoryError:
+                    raise MemoryError(f"--length {length}: not enough memory for a digest of {length} "
+                                      "bytes") from None
             digest, failure = ctx.step(finish)
         ctx.agree(failure)
         return digest
