@@ -576,8 +576,9 @@ def speed(names, algorithms, buffer_len, seconds, device, variant, decrypt, resi
     """Throughput table like 'openssl speed -evp', timed in a native loop.
 
     ALGORITHM: a cipher ALGORITHM-KEYBITS-MODE (aes, camellia, sc2000; 128, 192, 256; ecb, cbc,
-    cfb, ofb, ctr, xts, gcm) or a hash (sha3-256, shake128, keccak-256, cshake128,
-    parallelhash128, kt128, ...; hashlib spellings such as sha3_256 too).
+    cfb, ofb, ctr, xts, gcm), an AEAD (the -gcm names, aes-128-gcm-siv, aes-256-gcm-siv) or a
+    hash (sha3-256, shake128, keccak-256, cshake128, parallelhash128, kt128, ...; hashlib
+    spellings such as sha3_256 too).
 
     Each cell times a native loop (no Python inside): the cipher, GCM or hash is set up once, then
     one call per buffer until --seconds pass (cipher: update() in place on a continuing stream;
