@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""`gpucrypt hash` of one large file against reading that file, end to end.
+
+    python3 bench/hash_file_bench.py OUT.json [--size-mib 4096] [--dir /dev/shm] [--repeats 3]
+                                     [--algorithms kt128,sha3-256] [--devices cpu,cuda:0,auto]
+
+Issue 30's hash target: `gpucrypt hash -a kt128` of a file in page cache >= 0.8x the read
+ceiling, measured in the same run: `cat FILE > /dev/null` (one thread) and a parallel pread of
+the file with as many threads as cores. Every command is the whole process a user starts
+(start-up included); rounds are interleaved; every device's digest must equal the CPU's. The
+data is random (never zeros).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def write_random_file(path: str, size: int) -> None:
+    block = os.urandom(min(size, 64 << 20)) if size else b""
+    with open(path, "wb") as out:
+        written = 0
+        while written < size:
+            take = min(len(block), size - written)
+            out.write(block[:take])
+            written += take
+
+
+def parallel_read(path: str, threads: int, block_len: int = 8 << 20) -> None:
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDONLY)
+    next_block = [0]
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                offset = next_block[0]
+                next_block[0] += block_len
+            if offset >= size:
+                return
+            os.pread(fd, min(block_len, size - offset), offset)
+
+    try:
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    finally:
+        os.close(fd)
+
+
+def digest_of(line: str) -> str:
+    """The hex digest of a `gpucrypt hash` line, bare ('HEX  FILE') or tagged ('NAME (FILE) = HEX')."""
+    line = line.strip()
+    return line.rsplit(" = ", 1)[1] if " = " in line else line.split()[0]
+
+
+def timed(function) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_json")
+    parser.add_argument("--size-mib", type=int, default=4096)
+    parser.add_argument("--dir", default="/dev/shm")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--algorithms", default="kt128,sha3-256")
+    parser.add_argument("--devices", default=None, help="default: cpu, plus cuda:0 and auto where CUDA is present")
+    args = parser.parse_args()
+    import gpucrypt
+    has_cuda = any(d["kind"] == "cuda" for d in gpucrypt.devices())
+    devices = args.devices.split(",") if args.devices else (["cpu", "cuda:0", "auto"] if has_cuda else ["cpu"])
+    size = args.size_mib << 20
+    threads = os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="hash-bench-") as work:
+        path = os.path.join(work, "data")
+        write_random_file(path, size)
+        commands = {
+            "cat": lambda: subprocess.run(f"cat '{path}' > /dev/null", shell=True, check=True),
+            "parallel_read": lambda: parallel_read(path, threads),
+        }
+        for algorithm in args.algorithms.split(","):
+            for device in devices:
+                if device != "cpu" and not algorithm.startswith(("kt", "parallelhash")):
+                    continue   # sponges stream through the CPU on every setting
+                commands[f"{algorithm}@{device}"] = (
+                    lambda algorithm=algorithm, device=device: digest_of(subprocess.run(
+                        [sys.executable, "-m", "gpucrypt", "hash", "-a", algorithm, "--device", device, path],
+                        check=True, capture_output=True, text=True).stdout))
+        samples = {name: [] for name in commands}
+        digests = {}
+        for _ in range(args.repeats):
+            for name, command in commands.items():
+                seconds, result = timed(command)
+                samples[name].append(seconds)
+                if isinstance(result, str):
+                    digests[name] = result
+        for algorithm in args.algorithms.split(","):
+            found = {digests[n] for n in digests if n.startswith(algorithm + "@")}
+            if len(found) > 1:
+                raise SystemExit(f"{algorithm}: devices disagree: {digests}")
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    ceiling = min(median["cat"], median["parallel_read"])
+    result = {
+        "what": "gpucrypt hash FILE (whole process) vs reading the file (cat, parallel pread), interleaved rounds",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(), "cpu_count": threads, "dir": args.dir, "size_bytes": size,
+        "repeats": args.repeats, "samples_s": samples, "median_s": median,
+        "median_gb_per_s": {name: size / value / 1e9 for name, value in median.items()},
+        "throughput_ratio_to_read_ceiling": {name: ceiling / value for name, value in median.items()
+                                             if "@" in name},
+        "devices": gpucrypt.devices(),
+    }
+    with open(args.out_json, "w") as sink:
+        json.dump(result, sink, indent=1)
+    for name, value in median.items():
+        print(f"{name:22s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
