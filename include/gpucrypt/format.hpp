@@ -3,7 +3,8 @@
 // What lives here: the chunk layout (where chunk i lies in the plaintext and in the file, from
 // the lengths alone), the chunk nonce rule, sealing and opening any run of chunks at its computed
 // offset on any device (the batch engine), the 80-byte header for a raw 32-byte key (kdf 2:
-// HKDF-SHA256 and HMAC-SHA256 through OpenSSL), a streaming Sealer / Opener over those, a
+// HKDF-SHA256 and HMAC-SHA256 through OpenSSL), version 2's header for x25519 recipients (below),
+// a streaming Sealer / Opener over those, a
 // memory-to-memory pipeline (seal_body / open_body, seal_buffer / open_buffer) that runs jobs of
 // chunks concurrently on several devices straight on the caller's buffers, and the same pipeline
 // fed job by job from a stream (ChunkStream).
@@ -123,12 +124,36 @@ std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uin
 // and writes the payload key. FormatError for bad headers, DecryptionError for a wrong key.
 uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key[kKeyLen]);
 
+// ---- format version 2: recipients (docs/file-format.md "Version 2"; src/format/recipients.cpp) --
+// Recipients and identities are their text ("gpucrypt-x25519:...", "GPUCRYPT-X25519-IDENTITY:...";
+// an identity string may be a whole identity file). X25519 runs on OpenSSL's EVP_PKEY. The
+// mlkem768x25519 hybrid needs ML-KEM-768 (OpenSSL 3.5): its recipients and identities are refused
+// with a FormatError saying so (a file that also has an x25519 stanza opens with that identity).
+// A header for x25519 recipients (fresh file key, salt and ephemeral keys); writes the payload key.
+std::vector<uint8_t> build_header_for_recipients(const std::vector<std::string>& recipients, uint32_t chunk_len,
+                                                 uint8_t payload_key[kKeyLen]);
+struct OpenedHeader {
+  uint32_t chunk_len;
+  size_t header_len;  // where the chunks start
+};
+// Checks a version 2 header (`header` may go on past it) with X25519 identities: FormatError for a
+// header it cannot read (unknown stanza type, wrong lengths, truncated), DecryptionError when no
+// identity opens a stanza or the header MAC fails (the words of gpucrypt.recipients).
+OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std::string>& identities,
+                                         uint8_t payload_key[kKeyLen]);
+// (the header length as far as the first data.size() bytes of a file tell it, whether that is
+// final): version 1 is 80 bytes; version 2 grows stanza by stanza. What a reader reads next.
+std::pair<size_t, bool> header_len_known(ByteSpan data);
+
 // Streaming encryption with a raw key: header() first, then update() as data arrives, finish()
 // once. Each call appends the file's next bytes to `out`. Memory: one chunk.
 class Sealer {
  public:
   Sealer(ByteSpan key, uint32_t chunk_len = kDefaultChunkLen, std::string_view device = "cpu",
          std::string_view variant = "");
+  // To recipients (format version 2: build_header_for_recipients).
+  Sealer(const std::vector<std::string>& recipients, uint32_t chunk_len = kDefaultChunkLen,
+         std::string_view device = "cpu", std::string_view variant = "");
   ~Sealer();
   const std::vector<uint8_t>& header() const { return header_; }
   void update(ByteSpan data, std::vector<uint8_t>& out);
@@ -151,6 +176,8 @@ class Sealer {
 class Opener {
  public:
   Opener(ByteSpan key, std::string_view device = "cpu", std::string_view variant = "");
+  // With identities (format version 2: open_header_with_identities).
+  Opener(std::vector<std::string> identities, std::string_view device = "cpu", std::string_view variant = "");
   ~Opener();
   void update(ByteSpan data, std::vector<uint8_t>& out);
   void finish(std::vector<uint8_t>& out);
@@ -158,6 +185,7 @@ class Opener {
  private:
   void open_chunk(ByteSpan sealed, bool is_final, std::vector<uint8_t>& out);
   std::vector<uint8_t> key_;
+  std::vector<std::string> identities_;  // version 2, instead of key_
   uint8_t payload_key_[kKeyLen] = {};
   bool have_header_ = false;
   uint32_t chunk_len_ = 0;

@@ -68,8 +68,22 @@ typedef struct gc_file_opener gc_file_opener;
  * (gc_last_error() says why). The same holds for gc_file_opener_new and the *_fd calls' lists. */
 gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t key_len, uint32_t chunk_len,
                              const char* device, const char* variant);
-/* The 80-byte header, to be written first. */
+/* The header, to be written first: GC_FILE_HEADER_LEN (80) bytes with a key, longer with recipients
+ * (gc_file_sealer_header_len says how long). */
 const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer);
+size_t gc_file_sealer_header_len(const gc_file_sealer* sealer);
+/* Format version 2 (docs/file-format.md "Version 2"): a sealer to `count` recipients, each its text
+ * ("gpucrypt-x25519:...", as `gpucrypt keygen --identity` prints), and an opener with identities,
+ * each an identity line or a whole identity file's text (`#` comments and blank lines skipped). The
+ * rest is the key-file sealer's and opener's. X25519 through OpenSSL; an mlkem768x25519
+ * (post-quantum hybrid) recipient or identity is GC_ERROR_FORMAT here, gc_last_error() saying it
+ * needs OpenSSL 3.5's ML-KEM (the Python package has it). A malformed recipient or identity is
+ * GC_ERROR_FORMAT too; a wrong or missing identity, or a modified header, GC_ERROR_AUTHENTICATION
+ * from the update that completes the header. */
+gc_status gc_file_sealer_new_recipients(gc_file_sealer** out, const char* const* recipients, size_t count,
+                                        uint32_t chunk_len, const char* device, const char* variant);
+gc_status gc_file_opener_new_identities(gc_file_opener** out, const char* const* identities, size_t count,
+                                        const char* device, const char* variant);
 /* Feed plaintext; *out_len bytes of the file's next bytes are at *out until the next call. An in
  * that overlaps that previous *out is refused (GC_ERROR_ARGUMENT, nothing changed): copy it first.
  * The same holds for gc_file_opener_update. */

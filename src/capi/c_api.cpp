@@ -223,6 +223,48 @@ const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer) {
   return sealer ? sealer->sealer->header().data() : nullptr;
 }
 
+size_t gc_file_sealer_header_len(const gc_file_sealer* sealer) {
+  return sealer ? sealer->sealer->header().size() : 0;
+}
+
+namespace {
+// `count` C strings as the library's list; GC_ERROR_ARGUMENT for a null one.
+std::vector<std::string> string_list(const char* const* items, size_t count, const char* what) {
+  require(items || !count, (std::string(what) + ": null list").c_str());
+  std::vector<std::string> list;
+  for (size_t i = 0; i < count; ++i) {
+    require(items[i] != nullptr, (std::string(what) + ": null string in the list").c_str());
+    list.emplace_back(items[i]);
+  }
+  return list;
+}
+}  // namespace
+
+gc_status gc_file_sealer_new_recipients(gc_file_sealer** out, const char* const* recipients, size_t count,
+                                        uint32_t chunk_len, const char* device, const char* variant) {
+  return guarded([&] {
+    require(out != nullptr, "gc_file_sealer_new_recipients: null argument");
+    auto handle = std::make_unique<gc_file_sealer>();
+    handle->sealer = std::make_unique<gpucrypt::format::Sealer>(
+        string_list(recipients, count, "gc_file_sealer_new_recipients"),
+        chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen, present_device(or_default(device, "cpu")),
+        or_default(variant));
+    *out = handle.release();
+  });
+}
+
+gc_status gc_file_opener_new_identities(gc_file_opener** out, const char* const* identities, size_t count,
+                                        const char* device, const char* variant) {
+  return guarded([&] {
+    require(out != nullptr, "gc_file_opener_new_identities: null argument");
+    auto handle = std::make_unique<gc_file_opener>();
+    handle->opener = std::make_unique<gpucrypt::format::Opener>(
+        string_list(identities, count, "gc_file_opener_new_identities"), present_device(or_default(device, "cpu")),
+        or_default(variant));
+    *out = handle.release();
+  });
+}
+
 gc_status gc_file_sealer_update(gc_file_sealer* sealer, const uint8_t* in, size_t len, const uint8_t** out,
                                 size_t* out_len) {
   return guarded([&] {

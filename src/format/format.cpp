@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "format/header_crypto.hpp"
 #include "gpucrypt/batch.hpp"
 #include "modes/block_cipher.hpp"
 
@@ -50,40 +51,17 @@ void check_key(ByteSpan key) {
 
 // (header MAC key, payload key) = HKDF-SHA256(ikm, salt, "gpucrypt/v1/keys" || prefix), 64 bytes.
 void derive_keys(ByteSpan ikm, const uint8_t* prefix, uint8_t mac_key[kKeyLen], uint8_t payload_key[kKeyLen]) {
-#if defined(GPUCRYPT_WITH_OPENSSL)
   std::vector<uint8_t> info(kHkdfInfoLabel, kHkdfInfoLabel + sizeof kHkdfInfoLabel - 1);
   info.insert(info.end(), prefix, prefix + kPrefixLen);
   uint8_t okm[2 * kKeyLen];
-  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
-  EVP_KDF_CTX* ctx = kdf ? EVP_KDF_CTX_new(kdf) : nullptr;
-  EVP_KDF_free(kdf);
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(ikm.data()), ikm.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<uint8_t*>(prefix + kSaltOffset), kSaltLen),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
-      OSSL_PARAM_construct_end()};
-  const bool ok = ctx && EVP_KDF_derive(ctx, okm, sizeof okm, params) == 1;
-  EVP_KDF_CTX_free(ctx);
-  if (!ok) throw std::runtime_error("HKDF-SHA256 failed (OpenSSL)");
+  detail::hkdf_sha256(ikm, ByteSpan(prefix + kSaltOffset, kSaltLen), info, okm, sizeof okm);
   std::memcpy(mac_key, okm, kKeyLen);
   std::memcpy(payload_key, okm + kKeyLen, kKeyLen);
   secure_zero(okm, sizeof okm);
-#else
-  (void)ikm, (void)prefix, (void)mac_key, (void)payload_key;
-  throw std::runtime_error("the file format's header needs OpenSSL (HKDF, HMAC); this build has none");
-#endif
 }
 
 void header_mac(const uint8_t mac_key[kKeyLen], const uint8_t* prefix, uint8_t mac[32]) {
-#if defined(GPUCRYPT_WITH_OPENSSL)
-  unsigned int mac_len = 0;
-  if (!HMAC(EVP_sha256(), mac_key, kKeyLen, prefix, kPrefixLen, mac, &mac_len) || mac_len != 32)
-    throw std::runtime_error("HMAC-SHA256 failed (OpenSSL)");
-#else
-  (void)mac_key, (void)prefix, (void)mac;
-#endif
+  detail::hmac_sha256(ByteSpan(mac_key, kKeyLen), ByteSpan(prefix, kPrefixLen), mac);
 }
 
 std::string chunk_range_name(uint64_t first, uint64_t count) {
@@ -380,6 +358,13 @@ Sealer::Sealer(ByteSpan key, uint32_t chunk_len, std::string_view device, std::s
   pending_.reserve(chunk_len);
 }
 
+Sealer::Sealer(const std::vector<std::string>& recipients, uint32_t chunk_len, std::string_view device,
+               std::string_view variant)
+    : chunk_len_(chunk_len), device_(device), variant_(variant) {
+  header_ = build_header_for_recipients(recipients, chunk_len, payload_key_);
+  pending_.reserve(chunk_len);
+}
+
 Sealer::~Sealer() {
   secure_zero(payload_key_, sizeof payload_key_);
   secure_zero(pending_.data(), pending_.size());
@@ -435,6 +420,11 @@ Opener::Opener(ByteSpan key, std::string_view device, std::string_view variant)
   check_key(key);
 }
 
+Opener::Opener(std::vector<std::string> identities, std::string_view device, std::string_view variant)
+    : identities_(std::move(identities)), device_(device), variant_(variant) {
+  if (identities_.empty()) throw FormatError("no identity given");
+}
+
 Opener::~Opener() {
   secure_zero(key_.data(), key_.size());
   secure_zero(payload_key_, sizeof payload_key_);
@@ -460,10 +450,20 @@ void Opener::update(ByteSpan data, std::vector<uint8_t>& out) {
   pending_.insert(pending_.end(), data.begin(), data.end());
   size_t used = 0;
   if (!have_header_) {
-    if (pending_.size() < kHeaderLen) return;
-    chunk_len_ = open_header_with_key(ByteSpan(pending_.data(), kHeaderLen), key_, payload_key_);
+    if (identities_.empty()) {
+      if (pending_.size() < kHeaderLen) return;
+      chunk_len_ = open_header_with_key(ByteSpan(pending_.data(), kHeaderLen), key_, payload_key_);
+      used = kHeaderLen;
+    } else {
+      // A version 2 header's length shows stanza by stanza; 80 bytes or a bad header end the wait
+      // (open_header_with_identities then names what is wrong).
+      const auto [header_len, known] = header_len_known(pending_);
+      if (!known || pending_.size() < header_len) return;
+      const OpenedHeader opened = open_header_with_identities(pending_, identities_, payload_key_);
+      chunk_len_ = opened.chunk_len;
+      used = opened.header_len;
+    }
     have_header_ = true;
-    used = kHeaderLen;
   }
   const size_t full = size_t(chunk_len_) + kTagLen;
   // A full-length chunk is not final only if at least one more byte follows it. Every such chunk

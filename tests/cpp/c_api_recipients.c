@@ -1,0 +1,200 @@
+/* c_api_recipients.c: format version 2 through the C API (issue 36): the published vectors
+ * (tests/vectors/gcx-v2, written by the Python package) open with gc_file_opener_new_identities, the
+ * refusals give their status, and a file sealed here to a recipient opens again. With a second
+ * argument it also writes that file there (so the Python package can be shown to open it).
+ * Usage: c_api_recipients VECTOR_DIR [SEALED_OUT] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpucrypt/gpucrypt.h"
+
+static int failures = 0;
+#define CHECK(cond, ...)                     \
+  do {                                       \
+    if (!(cond)) {                           \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);          \
+      fprintf(stderr, " (%s)\n", gc_last_error()); \
+      ++failures;                            \
+    }                                        \
+  } while (0)
+
+static char* slurp(const char* dir, const char* name, size_t* len) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE* f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "cannot open %s\n", path);
+    exit(2);
+  }
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* data = malloc((size_t)size + 1);
+  if (fread(data, 1, (size_t)size, f) != (size_t)size) exit(2);
+  fclose(f);
+  data[size] = 0;
+  *len = (size_t)size;
+  return data;
+}
+
+/* Opens `file` with `identity` fed in pieces of `step` bytes; returns the status, the plaintext in *plain. */
+static gc_status open_all(const char* identity, const unsigned char* file, size_t len, size_t step, unsigned char* plain,
+                          size_t* plain_len) {
+  gc_file_opener* opener = NULL;
+  const char* identities[] = {identity};
+  gc_status status = gc_file_opener_new_identities(&opener, identities, 1, NULL, NULL);
+  if (status != GC_OK) return status;
+  *plain_len = 0;
+  for (size_t at = 0; at < len && status == GC_OK; at += step) {
+    const uint8_t* out;
+    size_t out_len;
+    status = gc_file_opener_update(opener, file + at, at + step <= len ? step : len - at, &out, &out_len);
+    if (status == GC_OK) {
+      memcpy(plain + *plain_len, out, out_len);
+      *plain_len += out_len;
+    }
+  }
+  if (status == GC_OK) {
+    const uint8_t* out;
+    size_t out_len;
+    status = gc_file_opener_finish(opener, &out, &out_len);
+    if (status == GC_OK) {
+      memcpy(plain + *plain_len, out, out_len);
+      *plain_len += out_len;
+    }
+  }
+  gc_file_opener_free(opener);
+  return status;
+}
+
+/* The recipient line of an identity file ("# recipient: gpucrypt-x25519:..."). */
+static char* recipient_of(char* identity_file) {
+  char* at = strstr(identity_file, "# recipient: ");
+  if (!at) exit(2);
+  at += strlen("# recipient: ");
+  char* end = strchr(at, '\n');
+  size_t n = (size_t)(end - at);
+  char* recipient = malloc(n + 1);
+  memcpy(recipient, at, n);
+  recipient[n] = 0;
+  return recipient;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s VECTOR_DIR [SEALED_OUT]\n", argv[0]);
+    return 2;
+  }
+  const char* dir = argv[1];
+  size_t len, id_len, other_len, pq_len, hello_len, long_len, plain_len;
+  char* identity = slurp(dir, "x25519.identity", &id_len);
+  char* other = slurp(dir, "x25519-other.identity", &other_len);
+  char* pq = slurp(dir, "mlkem768x25519.identity", &pq_len);
+  char* hello = slurp(dir, "hello.txt", &hello_len);
+  char* long_text = slurp(dir, "long.txt", &long_len);
+  unsigned char* plain = malloc(1 << 20);
+
+  /* The vectors the Python package wrote, fed whole and one byte at a time. */
+  static const struct {
+    const char* file;
+    size_t step;
+    int is_long;
+  } good[] = {{"x25519.gcx", 1 << 20, 0}, {"x25519.gcx", 1, 0}, {"multi-chunk.gcx", 7, 1}, {"mixed.gcx", 1 << 20, 1}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; ++i) {
+    unsigned char* file = (unsigned char*)slurp(dir, good[i].file, &len);
+    gc_status status = open_all(identity, file, len, good[i].step, plain, &plain_len);
+    const char* expected = good[i].is_long ? long_text : hello;
+    size_t expected_len = good[i].is_long ? long_len : hello_len;
+    CHECK(status == GC_OK && plain_len == expected_len && memcmp(plain, expected, expected_len) == 0,
+          "%s (step %zu): status %d, %zu bytes", good[i].file, good[i].step, (int)status, plain_len);
+    free(file);
+  }
+
+  /* The refusals, with the status each one gives. */
+  static const struct {
+    const char* file;
+    gc_status status;
+    const char* words;
+  } bad[] = {{"wrong-identity.gcx", GC_ERROR_AUTHENTICATION, NULL},
+             {"swapped-stanzas.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
+             {"copied-stanza.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
+             {"unknown-stanza.gcx", GC_ERROR_FORMAT, "unknown type 200"},
+             {"mlkem768x25519.gcx", GC_ERROR_AUTHENTICATION, "no identity given matches"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    unsigned char* file = (unsigned char*)slurp(dir, bad[i].file, &len);
+    const char* opener_identity = strcmp(bad[i].file, "wrong-identity.gcx") == 0 ? other : identity;
+    gc_status status = open_all(opener_identity, file, len, 1 << 20, plain, &plain_len);
+    CHECK(status == bad[i].status && plain_len == 0, "%s: status %d, %zu bytes", bad[i].file, (int)status, plain_len);
+    if (bad[i].words) CHECK(strstr(gc_last_error(), bad[i].words) != NULL, "%s: message", bad[i].file);
+    free(file);
+  }
+  unsigned char* truncated = (unsigned char*)slurp(dir, "truncated-header.gcx", &len);
+  gc_status status = open_all(identity, truncated, len, 1 << 20, plain, &plain_len);
+  CHECK(status == GC_ERROR_FORMAT && plain_len == 0, "truncated-header.gcx: status %d", (int)status);
+  free(truncated);
+
+  /* The hybrid needs OpenSSL 3.5's ML-KEM: refused by name, as recipient and as identity. */
+  gc_file_opener* opener = NULL;
+  const char* pq_identities[] = {pq};
+  CHECK(gc_file_opener_new_identities(&opener, pq_identities, 1, NULL, NULL) == GC_OK, "hybrid opener handle");
+  unsigned char* pq_file = (unsigned char*)slurp(dir, "mlkem768x25519.gcx", &len);
+  const uint8_t* out;
+  size_t out_len;
+  status = gc_file_opener_update(opener, pq_file, len, &out, &out_len);
+  CHECK(status == GC_ERROR_FORMAT && strstr(gc_last_error(), "OpenSSL 3.5"), "hybrid identity: status %d", (int)status);
+  gc_file_opener_free(opener);
+  free(pq_file);
+  char* pq_recipient = recipient_of(pq);
+  gc_file_sealer* sealer = NULL;
+  const char* pq_recipients[] = {pq_recipient};
+  status = gc_file_sealer_new_recipients(&sealer, pq_recipients, 1, 0, NULL, NULL);
+  CHECK(status == GC_ERROR_FORMAT && strstr(gc_last_error(), "OpenSSL 3.5") && sealer == NULL, "hybrid recipient");
+
+  /* Seal to two recipients here, open with either; a wrong checksum is refused. */
+  char* recipient = recipient_of(identity);
+  char* other_recipient = recipient_of(other);
+  const char* recipients[] = {other_recipient, recipient};
+  CHECK(gc_file_sealer_new_recipients(&sealer, recipients, 2, 16, NULL, NULL) == GC_OK, "sealer");
+  size_t header_len = gc_file_sealer_header_len(sealer);
+  CHECK(header_len == 48 + 2 * 83 + 32, "header length %zu", header_len);
+  unsigned char* sealed = malloc(1 << 20);
+  memcpy(sealed, gc_file_sealer_header(sealer), header_len);
+  size_t sealed_len = header_len;
+  CHECK(gc_file_sealer_update(sealer, (const uint8_t*)long_text, long_len, &out, &out_len) == GC_OK, "update");
+  memcpy(sealed + sealed_len, out, out_len);
+  sealed_len += out_len;
+  CHECK(gc_file_sealer_finish(sealer, &out, &out_len) == GC_OK, "finish");
+  memcpy(sealed + sealed_len, out, out_len);
+  sealed_len += out_len;
+  gc_file_sealer_free(sealer);
+  for (int which = 0; which < 2; ++which) {
+    status = open_all(which ? identity : other, sealed, sealed_len, 5, plain, &plain_len);
+    CHECK(status == GC_OK && plain_len == long_len && memcmp(plain, long_text, long_len) == 0, "round trip %d", which);
+  }
+  if (argc > 2) {
+    FILE* f = fopen(argv[2], "wb");
+    CHECK(f && fwrite(sealed, 1, sealed_len, f) == sealed_len && fclose(f) == 0, "writing %s", argv[2]);
+  }
+  recipient[strlen(recipient) - 1] ^= 1;
+  const char* typo[] = {recipient};
+  CHECK(gc_file_sealer_new_recipients(&sealer, typo, 1, 0, NULL, NULL) == GC_ERROR_FORMAT &&
+            strstr(gc_last_error(), "checksum"),
+        "typo");
+  CHECK(gc_file_sealer_new_recipients(&sealer, NULL, 0, 0, NULL, NULL) == GC_ERROR_FORMAT, "no recipients");
+
+  free(sealed);
+  free(plain);
+  free(recipient);
+  free(other_recipient);
+  free(pq_recipient);
+  free(identity);
+  free(other);
+  free(pq);
+  free(hello);
+  free(long_text);
+  if (failures) fprintf(stderr, "%d failures\n", failures);
+  else printf("c_api_recipients: all passed\n");
+  return failures ? 1 : 0;
+}
