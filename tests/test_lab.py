@@ -263,13 +263,17 @@ def test_batch_keep_order_gives_the_same_results():
     import gpucrypt
     requests = [("aes-128-cbc" if i % 3 else "aes-128-ctr", os.urandom(16), os.urandom(16 * (1 + i % 7)), os.urandom(16))
                 for i in range(40)]
-    outputs = []
+    outputs, groups = [], []
     for keep in (False, True):
         batch = gpucrypt.Batch(device="cpu", keep_order=keep)
         for name, key, data, iv in requests:
             batch.add(name, key, data, iv=iv, padding=False)
         outputs.append(batch.run())
+        groups.append(batch.stats["groups"])
     assert outputs[0] == outputs[1]
+    # Kept order: a group (a launch on a GPU) per run of one suite, CTR and CBC interleaved; sorted: one per suite.
+    runs = 1 + sum(requests[i][0] != requests[i - 1][0] for i in range(1, len(requests)))
+    assert groups == [2, runs] and runs > 20
     for (name, key, data, iv), out in zip(requests, outputs[1]):
         assert out == gpucrypt.Cipher(name, key, iv=iv, padding=False, device="cpu").encrypt(data)
 
@@ -282,3 +286,15 @@ def test_a_load_not_achieved_is_a_warning():
     assert lab.warnings == []
     _check_achieved(lab, "cpu 40%", "cpu", 0.4, [12.0, 90.0, 90.0, "", ""])
     assert len(lab.warnings) == 1 and "cpu 40% was not achieved: 12% measured" in lab.warnings[0]
+
+
+def test_kernels_rejected_by_the_sass_check_are_dropped_with_no_number():
+    from gpucrypt.lab.microbench import accepted_and_dropped
+    rows = [{"op": "xor", "mode": "throughput", "kernel": "thr_xor", "sass_opcode": "LOP3", "verified": False,
+             "reason": "loop holds 86 LOP3, expected 128", "ops_per_clock_per_sm": 171.3},
+            {"op": "lop3", "mode": "throughput", "kernel": "thr_lop3", "sass_opcode": "LOP3", "verified": True,
+             "reason": "", "ops_per_clock_per_sm": 63.9}]
+    accepted, dropped = accepted_and_dropped(rows)
+    assert [row[0] for row in accepted] == ["lop3"] and 63.9 in accepted[0]
+    assert dropped == [["thr_xor", "xor", "throughput", "loop holds 86 LOP3, expected 128"]]
+    assert not any(171.3 in row for row in accepted + dropped)

@@ -169,6 +169,7 @@ class PyBatch {
     for (const auto& v : result.suite_variants) variants.append(v);
     nb::dict info = run_info(result);
     info["build_s"] = build_s;  // checking done at add(); this is packing, sorting and grouping
+    info["groups"] = plan.groups.size();  // runs of one suite the executors launch one by one
     return nb::make_tuple(outputs, status_bytes(result), variants, info);
   }
 

@@ -162,6 +162,16 @@ def build_and_check(source: Path, workdir: Path, arch: str) -> tuple:
     return device, rows
 
 
+def accepted_and_dropped(rows: list) -> tuple:
+    """(table rows of the kernels that passed the SASS check, with their numbers; rows of the
+    dropped ones: kernel, op, kind and why, with no number), so a rejected kernel is never shown
+    with a figure that measures something else."""
+    accepted = [[r["op"], OPERATIONS[r["op"]][1], r["mode"], r["sass_opcode"], r["ops_per_clock_per_sm"],
+                 r.get("cycles_per_op", "")] for r in rows if r["verified"] and r["mode"] != "warps"]
+    dropped = [[r["kernel"], r["op"], r["mode"], r["reason"]] for r in rows if not r["verified"]]
+    return accepted, dropped
+
+
 @experiment("nishikawa-microbench", "nishikawa",
             "instruction latency and throughput (ops/clock/SM), SASS-checked; throughput vs warps")
 def microbench(lab):
@@ -176,19 +186,15 @@ def microbench(lab):
     with tempfile.TemporaryDirectory() as tmp:
         lab.log(f"  compiling {source} for {_gpu_arch()}")
         device, rows = build_and_check(source, Path(tmp), _gpu_arch())
-    table = []
     for row in rows:
         lab.record(f"{row['op']} {row['mode']}", timed="clock64() per SM around the unrolled loop (best of 3 "
                    "launches), instructions counted from the SASS-checked loop", device=lab.gpu,
                    variant=row["kernel"], samples=[row["ops_per_clock_per_sm"]], statistic="max", unit="ops/clk/SM",
                    **{k: v for k, v in row.items() if k not in ("op", "mode", "kernel")}, op=row["op"], mode=row["mode"])
-        if row["mode"] != "warps" and row["verified"]:
-            table.append([row["op"], OPERATIONS[row["op"]][1], row["mode"], row["sass_opcode"],
-                          row["ops_per_clock_per_sm"], row.get("cycles_per_op", "")])
+    table, rejected_rows = accepted_and_dropped(rows)
     lab.table(f"{device['device']} (sm_{device['compute_capability'].replace('.', '')}, {device['sm_count']} SMs): "
               "kernels that passed the SASS check", ["op", "Table 7 column", "kind", "SASS", "ops/clk/SM", "cycles/op"],
               table)
-    rejected_rows = [[r["kernel"], r["op"], r["mode"], r["reason"]] for r in rows if not r["verified"]]
     if rejected_rows:
         lab.table("dropped: kernels whose SASS loop is not the instruction they claim to measure (no numbers shown)",
                   ["kernel", "op", "kind", "why dropped"], rejected_rows)
