@@ -497,6 +497,13 @@ void Opener::update(ByteSpan data, std::vector<uint8_t>& out) {
 void Opener::finish(std::vector<uint8_t>& out) {
   if (finished_) throw std::logic_error("Opener::finish twice");
   finished_ = true;
+  if (!have_header_ && !identities_.empty() && pending_.size() >= sizeof kMagic &&
+      std::memcmp(pending_.data(), kMagic, sizeof kMagic) == 0) {
+    // A version 2 header is longer than 80 bytes: say how far it got.
+    const auto [header_len, known] = header_len_known(pending_);
+    throw FormatError("file truncated inside the header (" + std::to_string(pending_.size()) + " of " +
+                      (known ? "" : "at least ") + std::to_string(header_len) + " bytes)");
+  }
   if (!have_header_)
     throw FormatError("not a gpucrypt file: " + std::to_string(pending_.size()) + " bytes, fewer than the " +
                       std::to_string(kHeaderLen) + "-byte header");
