@@ -87,6 +87,12 @@ def test_post_quantum_and_classic_recipients_mix_only_when_asked(work):
     assert report["stanzas"] == ["x25519", "mlkem768x25519"] and report["post_quantum"] is False
 
 
+def test_work_factor_needs_a_passphrase_beside_recipients(work):
+    alice = keygen(work, "alice", "--identity")
+    result = run(["encrypt", "-r", alice, "--work-factor", "12", str(work / "plain"), "-o", str(work / "c")])
+    assert result.exit_code == 2 and "recipients alone take none" in result.stderr and not (work / "c").exists()
+
+
 def test_bad_recipients_name_what_is_wrong(work):
     alice = keygen(work, "alice", "--identity")
     assert "checksum" in refused(run(["encrypt", "-r", alice[:-2] + "AA", str(work / "plain"), "-o", str(work / "c")]),

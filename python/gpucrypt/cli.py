@@ -1192,6 +1192,9 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     secret_given = any(value is not None for value in (passphrase_file, passphrase_env, passphrase_fd, key_file))
     if use_mpi and to_recipients:
         raise _usage_error("--mpi does not take recipients yet (it writes format version 1 only)")
+    if to_recipients and passphrase_file is None and passphrase_env is None and passphrase_fd is None \
+            and click.get_current_context().get_parameter_source("work_factor") != click.core.ParameterSource.DEFAULT:
+        raise _usage_error("--work-factor is a passphrase's scrypt cost; recipients alone take none")
     recipient_list = cli_recipients.recipients_from_options(recipient_texts, recipient_files) if to_recipients else []
     if key_file is None and (secret_given or not to_recipients):
         fileformat.check_scrypt_memory(work_factor)
