@@ -169,22 +169,28 @@ ROUND_TRIPS = [(1, "ragged"), (2, "ragged"), (3, "ragged"), (4, "ragged"), (2, "
 
 
 @needs_mpirun
+@pytest.mark.parametrize("io_mode", ["positional", "collective"])
 @pytest.mark.parametrize("num_ranks, size", ROUND_TRIPS)
-def test_mpi_encrypt_opens_everywhere(tmp_path, key_file, num_ranks, size):
-    """N ranks encrypt; one process decrypts it, and so does another number of ranks."""
+def test_mpi_encrypt_opens_everywhere(tmp_path, key_file, num_ranks, size, io_mode):
+    """N ranks encrypt; one process decrypts it, and so does another number of ranks. Positional:
+    the default where every rank is on one host (each rank runs the file pipeline on its share);
+    collective: MPI-IO in rounds, the default across hosts."""
     plaintext = os.urandom(_sizes()[size])
     source = tmp_path / "in.bin"
     source.write_bytes(plaintext)
     stats_path = tmp_path / "stats.json"
+    env = {"GPUCRYPT_MPI_IO": io_mode} if io_mode != "positional" else None
     _ok(mpi(num_ranks, "encrypt", str(source), "-o", str(tmp_path / "out.gc"), "--key-file", key_file,
-            "--chunk-size", "64K", "--round-size", ROUND, "--stats-json", str(stats_path)))
+            "--chunk-size", "64K", "--round-size", ROUND, "--stats-json", str(stats_path), env=env))
     stats = json.loads(stats_path.read_text())
     # mpirun really ran N ranks, each its own process, and each read its own part.
     assert stats["num_ranks"] == num_ranks == len(stats["ranks"])
     assert sorted(record["rank"] for record in stats["ranks"]) == list(range(num_ranks))
+    assert {record["io"] for record in stats["ranks"]} == {io_mode}
     assert sum(record["bytes_read"] for record in stats["ranks"]) == len(plaintext)
     if size == "ragged":
-        assert all(record["bytes_read"] > 0 and record["rounds"] >= 2 for record in stats["ranks"])
+        assert all(record["bytes_read"] > 0 and (io_mode == "positional" or record["rounds"] >= 2)
+                   for record in stats["ranks"])
     assert os.stat(tmp_path / "out.gc").st_mode & 0o777 == 0o600
     assert len((tmp_path / "out.gc").read_bytes()) == chunks.layout_for_plaintext(len(plaintext), CHUNK).file_len
 
@@ -192,7 +198,7 @@ def test_mpi_encrypt_opens_everywhere(tmp_path, key_file, num_ranks, size):
     assert (tmp_path / "one.bin").read_bytes() == plaintext
     other = num_ranks % 4 + 1
     _ok(mpi(other, "decrypt", str(tmp_path / "out.gc"), "-o", str(tmp_path / "other.bin"), "--key-file", key_file,
-            "--round-size", ROUND))
+            "--round-size", ROUND, env=env))
     assert (tmp_path / "other.bin").read_bytes() == plaintext
     assert source.read_bytes() == plaintext
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".gpucrypt-tmp")]
@@ -315,14 +321,18 @@ def test_truncated_file_is_refused(tmp_path, key_file, sealed_file):
 
 
 @needs_mpirun
-@pytest.mark.parametrize("fault, message", [("read-error:2:1", b"injected read error"),
-                                            ("write-error:1:3", b"injected write error")])
-def test_io_error_on_one_rank_ends_all(tmp_path, key_file, fault, message):
+@pytest.mark.parametrize("io_mode, fault, message", [
+    ("collective", "read-error:2:1", b"injected read error"),
+    ("collective", "write-error:1:3", b"injected write error"),
+    # Ranks on one host run the file pipeline once each: "round" 0 is the whole share.
+    ("positional", "read-error:2:0", b"injected read error"),
+    ("positional", "write-error:1:0", b"injected write error")])
+def test_io_error_on_one_rank_ends_all(tmp_path, key_file, io_mode, fault, message):
     """An I/O error on one rank (a read, or a write found failed when it completes two rounds
     later, after the other ranks' writes of that round were posted): all end, nothing left."""
     (tmp_path / "in").write_bytes(os.urandom(1 << 20))
     result = mpi(3, "encrypt", str(tmp_path / "in"), "-o", str(tmp_path / "out.gc"), "--key-file", key_file,
-                 "--round-size", "64K", env={"GPUCRYPT_MPI_FAULT": fault})
+                 "--round-size", "64K", env={"GPUCRYPT_MPI_FAULT": fault, "GPUCRYPT_MPI_IO": io_mode})
     assert result.returncode == 1
     rank = fault.split(":")[1]
     assert message in result.stderr and f"[rank {rank} of 3]".encode() in result.stderr
@@ -330,14 +340,15 @@ def test_io_error_on_one_rank_ends_all(tmp_path, key_file, fault, message):
 
 
 @needs_mpirun
-def test_killed_rank_leaves_no_output(tmp_path, key_file):
+@pytest.mark.parametrize("io_mode, fault", [("collective", "kill:1:1"), ("positional", "kill:1:0")])
+def test_killed_rank_leaves_no_output(tmp_path, key_file, io_mode, fault):
     """kill -9 of rank 1 in its second round: mpirun ends the job; no out.gc ever appears. Rank 0
     dies inside an MPI call, so its temporary file may stay, under the .NAME.PID.*.gpucrypt-tmp
     pattern with rank 0's (now dead) PID, which the next run writing NAME deletes."""
     plaintext = os.urandom(2 << 20)
     (tmp_path / "in").write_bytes(plaintext)
     result = mpi(3, "encrypt", str(tmp_path / "in"), "-o", str(tmp_path / "out.gc"), "--key-file", key_file,
-                 "--round-size", "64K", env={"GPUCRYPT_MPI_FAULT": "kill:1:1"})
+                 "--round-size", "64K", env={"GPUCRYPT_MPI_FAULT": fault, "GPUCRYPT_MPI_IO": io_mode})
     assert result.returncode != 0
     assert b"exited on signal 9" in result.stderr
     assert not (tmp_path / "out.gc").exists()

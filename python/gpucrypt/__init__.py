@@ -19,8 +19,8 @@ from gpucrypt.selftest import selftest
 __version__ = "0.1.0"
 
 # Imported on first use (PEP 562), not by `import gpucrypt`: the file format, the stream engine
-# and batches cost a program (and every `gpucrypt` command's start-up) 10-20 ms of imports that
-# most never need. Name -> the module that defines it.
+# and batches cost a program (and every `gpucrypt` command's start-up) 10-20 ms of
+# imports that most never need. Name -> the module that defines it.
 _LAZY = {
     "Batch": "gpucrypt.batch", "decrypt_many": "gpucrypt.batch", "encrypt_many": "gpucrypt.batch",
     "decrypt_file": "gpucrypt.fileformat", "encrypt_file": "gpucrypt.fileformat",

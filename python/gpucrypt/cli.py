@@ -169,20 +169,6 @@ def _quiet_after_broken_pipe() -> int:
     return 128 + signal.SIGPIPE
 
 
-def main(argv=None) -> None:
-    """Console entry point."""
-    signal.signal(signal.SIGTERM, _raise_terminated)
-    # Like coreutils: a write to a closed pipe ends the process quietly. Files are never written
-    # through pipes, so no atomic output is cut short by it (a FIFO target is written in place).
-    if hasattr(signal, "SIGPIPE"):
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    cli.main(args=argv, prog_name="gpucrypt")
-
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(gpucrypt.__version__, "--version", message=VERSION_LINE)
-def cli():
-    """gpucrypt: symmetric cryptography on GPUs and CPUs."""
 _STDOUT_CLOSED = "standard output is closed; redirect it (> FILE) or use -o FILE"
 
 
@@ -214,12 +200,28 @@ def _guard_closed_stdout() -> None:
     sys.stdout = _ClosedStdout()
 
 
-
-
+def main(argv=None) -> None:
+    """Console entry point."""
     _guard_closed_stdout()
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    # Like coreutils: a write to a closed pipe ends the process quietly. Files are never written
+    # through pipes, so no atomic output is cut short by it (a FIFO target is written in place).
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    cli.main(args=argv, prog_name="gpucrypt")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(gpucrypt.__version__, "--version", message=VERSION_LINE)
+def cli():
+    """gpucrypt: symmetric cryptography on GPUs and CPUs."""
+
+
 # ----------------------------------------------------------------------------- shared helpers
 
 def _stdout() -> BinaryIO:
+    if sys.stdout is None or isinstance(sys.stdout, _ClosedStdout):
+        raise CliError(_STDOUT_CLOSED)
     return click.get_binary_stream("stdout")
 
 
@@ -234,8 +236,6 @@ def _is_terminal(stream) -> bool:
         return False
 
 
-    if sys.stdout is None or isinstance(sys.stdout, _ClosedStdout):
-        raise CliError(_STDOUT_CLOSED)
 class _TerminalInput(io.RawIOBase):
     """stdin on a terminal, ending at the first Ctrl-D. A terminal's end of file is one read that
     returns nothing, and the next read waits for more typing: a reader that asks again after a
@@ -312,6 +312,8 @@ def _open_output(path: Optional[str], binary_for_terminal: bool, overwrite: bool
 
 class _Discard(io.RawIOBase):
     """The destination of `decrypt --check`: everything is authenticated, nothing is kept."""
+
+    discards_output = True   # fileformat: the file pipeline need not write at all
 
     def writable(self):
         return True
@@ -1037,14 +1039,7 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
 
 # ----------------------------------------------------------------------------- encrypt / decrypt
 
-def _parse_size(text: str) -> int:
-    units = {"": 1, "k": 1024, "kib": 1024, "m": 1 << 20, "mib": 1 << 20}
-    number = text.strip().lower()
-    suffix = number.lstrip("0123456789")
-    digits = number[:len(number) - len(suffix)]
-    if not digits or suffix not in units:
-        raise click.BadParameter(f"{text!r} is not a size (e.g. 65536, 64K, 1M)")
-    return int(digits) * units[suffix]
+from gpucrypt._sizes import parse_size as _parse_size  # noqa: E402 - the one parser of SIZE arguments
 
 
 def _key_options(function):

@@ -95,8 +95,10 @@ def cli_options(function):
                             metavar="FILE", help="With --mpi: write every rank's statistics to FILE "
                                                  "(JSON, from rank 0).")(function)
     function = click.option("--round-size", default=None, metavar="SIZE",
-                            help="With --mpi: bytes each rank reads per round (default 32M); a rank "
-                                 "holds four such buffers.")(function)
+                            help="With --mpi: ranks on one host: the bytes of each job of a rank's file "
+                                 "pipeline (default: the pipeline's own size); ranks on several hosts "
+                                 "(MPI-IO): bytes each rank reads per round (default 32M), four such "
+                                 "buffers a rank.")(function)
     function = click.option("--mpi", "use_mpi", is_flag=True,
                             help="Run as one of the ranks of 'mpirun -n N gpucrypt ... --mpi': each rank "
                                  "reads and writes its own part of FILE through MPI-IO (docs/mpi.md).")(function)
@@ -115,6 +117,7 @@ class _Rank:
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
         self.local_rank = node.Get_rank()
+        self.one_node = node.Get_size() == self.size   # every rank shares this host (and its page cache)
         node.Free()
         self.device = _rank_device(device, self.local_rank)
         self.what = what
@@ -123,9 +126,10 @@ class _Rank:
                       "device": self.device, "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
                       **{stage: 0.0 for stage in STAGES}}
         self._fault = _parse_fault(os.environ.get(FAULT_ENV_VAR), self.rank)
-        io_mode = os.environ.get(IO_ENV_VAR, "collective")
-        if io_mode not in ("collective", "independent"):
-            raise click.UsageError(f"{IO_ENV_VAR} must be collective or independent, not {io_mode!r}")
+        io_mode = os.environ.get(IO_ENV_VAR) or ("positional" if self.one_node else "collective")
+        if io_mode not in ("positional", "collective", "independent"):
+            raise click.UsageError(f"{IO_ENV_VAR} must be positional, collective or independent, not {io_mode!r}")
+        self.io_mode = io_mode
         self.collective_io = io_mode == "collective"
         self.stats["io"] = io_mode
 
@@ -319,8 +323,8 @@ def _parse_round_size(text) -> int:
         return DEFAULT_ROUND_SIZE
     if isinstance(text, int):
         return text
-    from gpucrypt.cli import _parse_size      # the one parser of SIZE arguments
-    return _parse_size(text)
+    from gpucrypt._sizes import parse_size   # the one parser of SIZE arguments (no import of gpucrypt.cli)
+    return parse_size(text)
 
 
 # ----------------------------------------------------------------------------- the input and output files
@@ -560,8 +564,13 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
         key = bytearray(payload_key)
         del plan, payload_key
         try:
-            _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key,
-                            variant, per_rank_bytes, totals)
+            if ctx.io_mode == "positional":
+                _process_chunks_positional(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len,
+                                           key, device, variant, per_rank_bytes if round_size is not None else 0,
+                                           totals)
+            else:
+                _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name,
+                                key, variant, per_rank_bytes, totals)
         finally:
             _native.wipe(key)
         # Every rank wrote and closed its part: rank 0 names the file, then tells the others.
@@ -575,6 +584,82 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
     finally:
         if ctx.rank == 0:
             output.discard()        # after any failure (interrupts included); a no-op after commit
+
+
+def _rank_share(num_chunks: int, ctx: _Rank) -> tuple[int, int]:
+    """(first chunk, count) of this rank: contiguous, as equal as whole chunks allow."""
+    first = num_chunks * ctx.rank // ctx.size
+    return first, num_chunks * (ctx.rank + 1) // ctx.size - first
+
+
+def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, key,
+                               requested_device, variant, job_len, totals):
+    """Every rank on one host: each runs the library's file pipeline (format.hpp seal_file_chunks /
+    open_file_chunks, what `gpucrypt encrypt FILE` runs) on its contiguous share of the chunks,
+    reading and writing by offset on its own descriptors (one page cache: no MPI-IO layer needed),
+    with its GPU and, under --device auto, this host's CPU as the pipeline's devices (the measured
+    device set keeps the CPU only where it adds)."""
+    sealing = what == "encrypt"
+    header_len = fileformat.HEADER_LEN
+    file_len, failure = ctx.step(lambda: os.stat(input_path).st_size)
+    ctx.agree(failure)
+
+    def layout():
+        if sealing:
+            return file_len
+        plaintext_len = _native.format_plaintext_len(file_len, chunk_len)   # the header's 80 bytes included
+        if isinstance(plaintext_len, tuple):
+            raise fileformat.DecryptionError(*plaintext_len)
+        return plaintext_len
+
+    plaintext_len, failure = ctx.step(layout)
+    ctx.agree(failure)
+    totals["bytes"] = plaintext_len
+    output_len = _native.format_file_len(plaintext_len, chunk_len) if sealing else plaintext_len
+    ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
+    devices = [ctx.device] + (["cpu"] if (requested_device or "auto") == "auto" and ctx.device != "cpu" else [])
+    first, count = _rank_share(plaintext_len // chunk_len + 1, ctx)
+
+    def run():
+        in_fd = os.open(input_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            out_fd = os.open(temp_path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            os.close(in_fd)
+            raise OSError(exc.errno, exc.strerror, output_path) from None
+        try:
+            if sealing and ctx.rank == 0:
+                with ctx.timed("write_s"):
+                    os.pwrite(out_fd, header_bytes, 0)
+            run_chunks = _native.format_seal_file_chunks if sealing else _native.format_open_file_chunks
+            native, failed = run_chunks(in_fd, 0 if sealing else header_len, out_fd, header_len if sealing else 0,
+                                        key, chunk_len, plaintext_len, first, count, devices,
+                                        -1.0 if len(devices) > 1 else (1.0 if devices == ["cpu"] else 0.0),
+                                        job_len, variant or "", None, None, input_path, output_path)
+            ctx.fault("read")
+            ctx.fault("write")
+            if failed is not None:
+                message, chunk_index, _ = failed
+                raise fileformat.DecryptionError(message, chunk_index)
+            with ctx.timed("write_s"):
+                os.fsync(out_fd)       # this rank's part is on disk before rank 0 names the file
+        finally:
+            os.close(in_fd)
+            os.close(out_fd)
+        ctx.stats["read_s"] += native["read_s"]
+        ctx.stats["write_s"] += native["write_s"]
+        for name, numbers in native["devices"].items():
+            ctx.stats["variant"] = numbers.get("variant") or ctx.stats["variant"]
+            for stage in ("h2d_s", "compute_s", "d2h_s"):
+                ctx.stats[stage] += numbers.get(stage, 0.0)
+        ctx.stats["devices"] = {name: {"jobs": n["jobs"], "bytes": n["bytes"]} for name, n in native["devices"].items()}
+        ctx.stats["device_choice"] = native.get("device_choice", "")
+        read = sum(n["bytes"] for n in native["devices"].values())
+        ctx.stats["bytes_read"] += read
+        ctx.stats["bytes_written"] += read + (1 if sealing else -1) * fileformat.TAG_LEN * count
+        ctx.stats["rounds"] = 1
+
+    ctx.agree(ctx.step(run)[1])
 
 
 def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key, variant,
