@@ -15,6 +15,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 struct Scheduler::Job {
   uint64_t num_bytes = 0;
+  uint64_t probe_epoch = 0;  // the measured device set's phase it was submitted in
   size_t device_index = 0;
   Work work;
   Retire retire;
@@ -36,7 +37,7 @@ struct Scheduler::Device {
 };
 
 Scheduler::Scheduler(std::vector<std::string> devices, SchedulerOptions options)
-    : options_(std::move(options)), start_(std::chrono::steady_clock::now()), probe_start_(start_) {
+    : options_(std::move(options)), start_(std::chrono::steady_clock::now()) {
   if (devices.empty()) throw std::invalid_argument("a scheduler needs at least one device");
   if (options_.cpu_share > 1) throw std::invalid_argument("cpu_share must be negative (auto) or 0..1");
   unsigned num_workers = 0;
@@ -77,6 +78,7 @@ Scheduler::Scheduler(std::vector<std::string> devices, SchedulerOptions options)
     if (probe_sets_.size() > 1) {
       probe_ = Probe::warm_up;
       probe_rates_.assign(probe_sets_.size(), 0.0);
+      probe_skipped_.assign(probe_sets_.size(), false);
       probe_size_ = options_.probe_jobs ? options_.probe_jobs : depth_;
       probe_jobs_left_ = n;  // one start-up job per device
     } else {
@@ -127,6 +129,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
     if (stopping_) throw Cancelled();
     job->device_index = choose(num_bytes);
     if (probe_jobs_left_ > 0) --probe_jobs_left_, probe_bytes_ += num_bytes;
+    job->probe_epoch = probe_epoch_;
     device = devices_[job->device_index].get();
     device->queue.push_back(job);
     device->outstanding_bytes += num_bytes;
@@ -155,18 +158,46 @@ void Scheduler::advance_probe() {
   // Every job of the phase was submitted: wait for them all (the phases must not overlap, or
   // each would be timed with the other's load), then measure and move on.
   while (!pending_.empty()) retire_oldest();
-  const double elapsed_s = seconds_since(probe_start_);
-  const double rate = elapsed_s > 0 ? double(probe_bytes_) / elapsed_s : 0;
   std::lock_guard lock(mutex_);
+  // The phase's steady rate: the bytes of the jobs that finished after its first one, over the
+  // time from that first completion to its last. Timing from the phase's start would charge
+  // each phase its ramp (the first job's copy in, which nothing overlaps after the barrier), a
+  // cost that weighs most on a GPU with several workers and made "together" (where the CPU fills
+  // the ramp) look better than a GPU alone (H200, 2026-11-28: 41 against 45 GB/s).
+  const double steady_s = std::chrono::duration<double>(probe_last_done_ - probe_first_done_).count();
+  const double rate = probe_done_jobs_ > 1 && steady_s > 0 ? double(probe_steady_bytes_) / steady_s : 0;
   if (probe_ == Probe::warm_up) {
     probe_ = Probe::measuring;
   } else {
     // Each set is measured twice, in two rounds (A B C A B C), and keeps its better rate: a
     // phase that met a hiccup of the host (another process, a page-cache flush) is not the
     // one that decides.
-    const size_t k = probe_phase_ % probe_sets_.size();
+    const size_t num_sets = probe_sets_.size();
+    const size_t k = probe_phase_ % num_sets;
     probe_rates_[k] = std::max(probe_rates_[k], rate);
-    if (++probe_phase_ == 2 * probe_sets_.size()) decide_device_set();
+    if (probe_phase_ == 0) {
+      // After every device ran together: a set whose devices' rates there add up to under a
+      // quarter of the fastest device's is not measured alone. Alone it would have to run
+      // four times faster than beside the others to win, and its phase (a CPU-emulated OpenCL
+      // device alone, say) is the most expensive part of the measurement.
+      double fastest = 0;
+      for (const auto& device : devices_) fastest = std::max(fastest, device->stats.rate);
+      for (size_t set = 1; set < num_sets; ++set) {
+        double sum = 0;
+        for (size_t i = 0; i < devices_.size(); ++i)
+          if (probe_sets_[set][i]) sum += devices_[i]->stats.rate;
+        probe_skipped_[set] = sum < 0.25 * fastest;
+      }
+    }
+    // The second round also skips sets that delivered under half the best in the first: noise
+    // does not close that gap.
+    const double best = *std::max_element(probe_rates_.begin(), probe_rates_.end());
+    const auto skip = [&](size_t phase) {
+      const size_t set = phase % num_sets;
+      return probe_skipped_[set] || (phase >= num_sets && probe_rates_[set] < 0.5 * best);
+    };
+    for (++probe_phase_; probe_phase_ < 2 * num_sets && skip(probe_phase_);) ++probe_phase_;
+    if (probe_phase_ >= 2 * num_sets) decide_device_set();
   }
   if (probe_ == Probe::measuring) {
     // The next candidate set runs alone.
@@ -174,8 +205,9 @@ void Scheduler::advance_probe() {
     for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !set[i];
     probe_jobs_left_ = probe_size_;
   }
-  probe_bytes_ = 0;
-  probe_start_ = std::chrono::steady_clock::now();
+  probe_bytes_ = probe_steady_bytes_ = 0;
+  probe_done_jobs_ = 0;
+  ++probe_epoch_;
 }
 
 void Scheduler::decide_device_set() {  // under mutex_
@@ -198,7 +230,8 @@ void Scheduler::decide_device_set() {  // under mutex_
     if (probe_rates_[k] > kSmallerSetMargin * probe_rates_[0] && probe_rates_[k] > probe_rates_[best]) best = k;
   device_choice_.clear();
   for (size_t k = 0; k < probe_sets_.size(); ++k)
-    device_choice_ += (k ? ", " : "") + describe(probe_sets_[k]) + " " + gbps(probe_rates_[k]);
+    device_choice_ += (k ? ", " : "") + describe(probe_sets_[k]) + " " +
+                      (probe_skipped_[k] ? std::string("not measured (too slow together)") : gbps(probe_rates_[k]));
   device_choice_ += ": " + (best == 0 ? std::string("every device") : describe(probe_sets_[best]));
   for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !probe_sets_[best][i];
   probe_ = Probe::decided;
@@ -302,6 +335,15 @@ void Scheduler::worker_loop(Device& device) {
       device.smoothed_bytes = first ? double(job->num_bytes) : 0.7 * device.smoothed_bytes + 0.3 * double(job->num_bytes);
       device.smoothed_seconds = first ? interval_s : 0.7 * device.smoothed_seconds + 0.3 * interval_s;
       if (device.smoothed_seconds > 0) stats.rate = device.smoothed_bytes / device.smoothed_seconds;
+    }
+    if (probe_ != Probe::off && probe_ != Probe::decided && job->probe_epoch == probe_epoch_) {
+      // A job of the phase being measured (advance_probe): its completion times.
+      if (probe_done_jobs_++ == 0) {
+        probe_first_done_ = now;
+      } else {
+        probe_steady_bytes_ += job->num_bytes;
+      }
+      probe_last_done_ = now;
     }
     job->done = true;
     job_done_.notify_all();

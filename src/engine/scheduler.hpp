@@ -23,9 +23,13 @@
 // device shows it (under contention every device's own rate drops). So the scheduler measures
 // it once per run: after each device's first job (start-up), probe_jobs jobs run on each
 // candidate set in turn (every device; then, with the CPU among others, the CPU alone and the
-// others without it; else each device alone), twice round, each phase waiting for the one
+// others without it; else each device alone; not a set whose devices together delivered under a
+// quarter of the fastest device's rate), twice round (the second round only for sets within half
+// of the best so far), each phase waiting for the one
 // before to finish so they do not overlap; the set that delivered the most bytes per second in
-// its better phase (every device unless another beat it by 5%) takes the rest of the run. What
+// its better phase (its steady rate: from the phase's first completion to its last, so that no
+// set is charged the ramp every phase starts with; every device unless another set beat it by
+// 5%) takes the rest of the run. What
 // was measured and decided is in stats().device_choice. probe_jobs 0: depth; a run with fewer
 // jobs ends before deciding (and keeps every device).
 //
@@ -149,7 +153,13 @@ class Scheduler {
   std::vector<std::vector<bool>> probe_sets_;  // candidate device sets, every device first
   std::vector<double> probe_rates_;            // bytes/s each set delivered (the better of two phases)
   size_t probe_phase_ = 0;                     // measuring phases done
-  std::chrono::steady_clock::time_point probe_start_;
+  std::vector<bool> probe_skipped_;            // sets not worth measuring alone (advance_probe)
+  // The phase being measured: jobs submitted in it carry probe_epoch_; their completions (under
+  // mutex_) give its steady rate.
+  uint64_t probe_epoch_ = 1;
+  size_t probe_done_jobs_ = 0;
+  uint64_t probe_steady_bytes_ = 0;
+  std::chrono::steady_clock::time_point probe_first_done_, probe_last_done_;
   std::vector<bool> excluded_;
   std::string device_choice_;
   std::vector<std::thread> threads_;
