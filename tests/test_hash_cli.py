@@ -218,3 +218,20 @@ def test_progress_forced_on_a_long_input(files):
     assert result.exit_code == 0 and "B/s" in result.stderr
     assert result.stdout == f"{hashlib.sha3_256(files[1]['big']).hexdigest()}  big\n"
     assert run(["hash", "big"]).stderr == ""       # stderr not a terminal: no bar
+
+
+def test_auto_device_keeps_small_tree_hashes_and_every_sponge_on_the_cpu(tmp_path, monkeypatch):
+    """`hash --device auto` moves a tree hash to the GPU only from AUTO_GPU_TREE_HASH_MIN_LEN up and
+    only where CUDA works; a sponge never goes there."""
+    from gpucrypt import cli as cli_module, info
+    job = cli_module._HashJob("kt128", 32, {}, "auto", False, True)
+    monkeypatch.setattr(info, "cuda_available", lambda: True)
+    assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN - 1) == "cpu"
+    assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cuda:0"
+    assert job._device_for(None) == "cpu"                      # a pipe: length unknown
+    sponge = cli_module._HashJob("sha3-256", None, {}, "auto", False, True)
+    assert sponge._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cpu"
+    monkeypatch.setattr(info, "cuda_available", lambda: False)
+    assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cpu"
+    named = cli_module._HashJob("kt128", 32, {}, "cpu", False, True)
+    assert named._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cpu"

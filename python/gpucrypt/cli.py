@@ -779,6 +779,11 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
 # ----------------------------------------------------------------------------- hash
 
 _TREE_HASH_PREFIXES = ("parallelhash", "kt")
+# `hash --device auto` hashes a tree hash's leaves on the GPU from this file length up. On an H200
+# host (16 cores, 2026-11-28, bench/hash_file_bench.py, a 4 GiB file in page cache, whole
+# processes) KT128 took 0.78 s on cuda:0 and 1.39 s on the CPU; the GPU's start-up (CUDA context,
+# the known-answer check) costs about 0.55 s, which the CPU's ~3.6 GB/s leaves behind at ~2 GB.
+AUTO_GPU_TREE_HASH_MIN_LEN = 2 << 30
 
 
 # sha3sum's `-a 128000|256000`: SHAKE128/256 at its output lengths (1344 and 1088 bits).
@@ -820,8 +825,9 @@ class _HashJob:
         length = self.length if self.variable_length else None
         with _open_input(path) as source:
             total = _input_size(source)
-            if self.device.startswith(("cuda", "opencl")) and self.name.startswith(_TREE_HASH_PREFIXES) and total is not None:
-                return self._digest_on_gpu(source, total, length)
+            device = self._device_for(total)
+            if device.startswith(("cuda", "opencl")) and self.name.startswith(_TREE_HASH_PREFIXES) and total is not None:
+                return self._digest_on_gpu(source, total, length, device)
             bar = _progress_bar(self.show_progress, self.quiet, False, total, path)
             bar.leave = False
             try:
@@ -831,12 +837,23 @@ class _HashJob:
             finally:
                 bar.close()
 
-    def _digest_on_gpu(self, source, total: int, length) -> bytes:
+    def _device_for(self, total: Optional[int]) -> str:
+        """--device auto: a tree hash of a file of AUTO_GPU_TREE_HASH_MIN_LEN bytes or more on the
+        first CUDA GPU, where there is one; everything else on the CPU."""
+        if self.device != "auto":
+            return self.device
+        from gpucrypt import info
+        if (total is not None and total >= AUTO_GPU_TREE_HASH_MIN_LEN and self.name.startswith(_TREE_HASH_PREFIXES)
+                and info.cuda_available()):
+            return "cuda:0"
+        return "cpu"
+
+    def _digest_on_gpu(self, source, total: int, length, device: str) -> bytes:
         import mmap
         if total == 0:
-            return gpucrypt.hash(self.name, b"", length, device=self.device, **self.keywords)
+            return gpucrypt.hash(self.name, b"", length, device=device, **self.keywords)
         with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return gpucrypt.hash(self.name, mapped, length, device=self.device, **self.keywords)
+            return gpucrypt.hash(self.name, mapped, length, device=device, **self.keywords)
 
 
 def _count(number: int, singular: str, plural: str) -> str:
@@ -974,7 +991,8 @@ _HASH_EPILOG = (
               help="cpu, auto, cuda[:N] or opencl[:N]. Sponge hashes (sha3, shake, keccak, cshake) are serial "
                    "and stream through the stream engine's CPU worker on every setting; on cuda[:N] or "
                    "opencl[:N], parallelhash and kt hash a file's leaves on that device (the file is mapped "
-                   "into memory).")
+                   "into memory); auto does so on the first CUDA GPU for files of 2 GiB and more, where the "
+                   "GPU's start-up pays off.")
 @click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
 @click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")
 @mpi.cli_options
@@ -1008,7 +1026,7 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         ("customization", None if customization is None else customization.encode("utf-8")),
         ("function_name", None if function_name is None else function_name.encode("utf-8")),
         ("block_size", block_size)) if value is not None}
-    job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "cpu",
+    job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "auto",
                    progress, quiet)
     mpi.check_options(use_mpi, round_size, stats_json)
     if show_stats and not use_mpi:
