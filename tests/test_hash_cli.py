@@ -235,3 +235,13 @@ def test_auto_device_keeps_small_tree_hashes_and_every_sponge_on_the_cpu(tmp_pat
     assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cpu"
     named = cli_module._HashJob("kt128", 32, {}, "cpu", False, True)
     assert named._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cpu"
+
+
+def test_a_length_too_large_for_memory_is_one_line(tmp_path):
+    """-l 2^40 cannot be held: one `gpucrypt: error:` line naming the length, exit 1, no traceback."""
+    (tmp_path / "f").write_bytes(b"hi\n")
+    result = subprocess.run([sys.executable, "-m", "gpucrypt", "hash", "-a", "shake128", "-l", str(1 << 40),
+                             str(tmp_path / "f")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"gpucrypt: error: --length {1 << 40}: not enough memory for a digest of {1 << 40} bytes"]

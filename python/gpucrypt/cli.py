@@ -820,6 +820,13 @@ class _HashJob:
 
     def digest(self, path: str) -> bytes:
         """The digest of FILE ('-': stdin); OSError (missing, a directory, unreadable) as is."""
+        try:
+            return self._digest(path)
+        except MemoryError:
+            # A --length the process cannot hold (-l 2^40): one line, as under --mpi.
+            raise CliError(f"--length {self.length}: not enough memory for a digest of {self.length} bytes") from None
+
+    def _digest(self, path: str) -> bytes:
         if path != "-" and os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         length = self.length if self.variable_length else None
