@@ -383,6 +383,13 @@ uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefa
                  const PipelineOptions& options = {});
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options = {});
 
+// Makes room for a regular file to grow to `length` bytes before it is written at offsets (what
+// seal_file / open_file do first; an MPI job's rank 0 for the whole output): FileError ENOSPC at
+// once when the file system has less free space than that; blocks reserved with fallocate where
+// the file system does that without writing them (not tmpfs, whose fallocate zero-fills memory),
+// else the length set with ftruncate. A file already that long is left alone.
+void reserve_file(int fd, uint64_t length);
+
 namespace detail {
 // Worker threads per GPU for the pipelines (GPUCRYPT_GPU_WORKERS, 1..16, or the measured default).
 unsigned pipeline_gpu_workers();

@@ -362,28 +362,13 @@ def _check_input(path: str) -> None:
 
 
 def _reserve(temp_path: str, length: int, shown_path: str) -> None:
-    """Rank 0: reserve the output's final length before any rank writes, so that a full disk or a
-    spent quota is one error before any work (the rule of the single-process file pipeline,
-    src/format). fallocate(2) itself, not os.posix_fallocate: where a file system has no
-    fallocate (ext2, NFSv3, ...), glibc's emulation writes into every block of the file, which on
-    a network file system costs what the job does; there nothing is reserved, and the MPI-IO
-    writes find a full disk (_Transfer)."""
-    if length == 0 or not sys.platform.startswith("linux"):
-        return
-    import ctypes       # here: only rank 0 of an --mpi encrypt/decrypt needs it
-    try:
-        fallocate = ctypes.CDLL(None, use_errno=True).fallocate64
-    except (OSError, AttributeError):     # a C library without it
-        return
-    fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    """Rank 0: make room for the output's final length before any rank writes, so that a full
+    disk or a spent quota is one error before any work: the file pipeline's rule, in one place
+    (format.hpp reserve_file: the free space checked, blocks reserved with fallocate where that
+    writes nothing, never glibc's emulation, which writes every block)."""
     fd = os.open(temp_path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        while fallocate(fd, 0, 0, length) != 0:
-            error = ctypes.get_errno()
-            if error in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-                return
-            if error != errno.EINTR:
-                raise OSError(error, os.strerror(error), shown_path)
+        _native.format_reserve_file(fd, length, shown_path)
     finally:
         os.close(fd)
 

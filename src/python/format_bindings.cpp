@@ -28,6 +28,7 @@
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
+//   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -441,6 +442,16 @@ void register_format_bindings(nb::module_& m) {
           nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
           nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   }
+  m.def("format_reserve_file",
+        [](int fd, uint64_t length, const std::string& name) {
+          try {
+            nb::gil_scoped_release release;
+            format::reserve_file(fd, length);
+          } catch (const format::FileError& error) {
+            raise_file_error(error, name, name);
+          }
+        },
+        nb::arg("fd"), nb::arg("length"), nb::arg("name"));
   // The layout's length rules (format.hpp), so that Python does not restate them.
   m.def("format_file_len", [](uint64_t plaintext_len, uint64_t chunk_len) {
     format::check_chunk_len(chunk_len);
