@@ -180,18 +180,29 @@ def test_inspect_answers_before_the_command_framework(work):
     assert json.loads(out[0])["stanzas"] == ["x25519"]
 
 
-def test_mpi_refuses_recipients_in_one_line(work):
-    """--mpi places chunks after an 80-byte header: recipients are refused (never a misplaced
-    file), on the command line and, for a version 2 file, by rank 0 before any chunk."""
+def test_mpi_takes_recipients_on_one_host_and_refuses_them_across_hosts(work):
+    """Ranks on one host run the file pipeline at offsets after a header of any length, so a
+    version 2 file is written and read under --mpi (both ways against the single process, with a
+    post-quantum recipient too); MPI-IO rounds (ranks across hosts) place chunks after version 1's
+    80 bytes, so there a version 2 file is refused by rank 0 in one line, before any chunk."""
     from test_mpi import MPIRUN, mpi
-    alice = keygen(work, "alice", "--identity")
-    assert run(["encrypt", "--mpi", "-r", alice, str(work / "plain"), "-o", str(work / "c")]).exit_code == 2
-    assert not (work / "c").exists()
     if MPIRUN is None:
         pytest.skip("mpirun not installed")
-    assert run(["encrypt", "-r", alice, str(work / "plain"), "-o", str(work / "c")]).exit_code == 0
-    result = mpi(2, "decrypt", "-i", str(work / "alice"), str(work / "c"), "-o", str(work / "out"))
+    alice = keygen(work, "alice", "--identity")
+    bob = keygen(work, "bob", "--pq")
+    plaintext = (work / "plain").read_bytes()
+    ok = mpi(2, "encrypt", "-r", alice, str(work / "plain"), "-o", str(work / "c"))
+    assert ok.returncode == 0, ok.stderr.decode()
+    assert run(["decrypt", "-i", str(work / "alice"), str(work / "c"), "-o", str(work / "back")]).exit_code == 0
+    assert (work / "back").read_bytes() == plaintext
+    assert run(["encrypt", "-r", bob, str(work / "plain"), "-o", str(work / "pq")]).exit_code == 0
+    ok = mpi(3, "decrypt", "-i", str(work / "bob"), str(work / "pq"), "-o", str(work / "pq-back"))
+    assert ok.returncode == 0, ok.stderr.decode()
+    assert (work / "pq-back").read_bytes() == plaintext
+
+    result = mpi(2, "decrypt", "-i", str(work / "alice"), str(work / "c"), "-o", str(work / "out"),
+                 env={"GPUCRYPT_MPI_IO": "collective"})
     assert result.returncode == 1
     errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error: ")]
-    assert len(errors) == 1 and "--mpi reads and writes format version 1 only" in errors[0]   # mpirun adds its own
+    assert len(errors) == 1 and "reads and writes format version 1 only" in errors[0]   # mpirun adds its own
     assert not (work / "out").exists()

@@ -1210,8 +1210,6 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     _check_key_options(input_path, passphrase_file, key_file)
     to_recipients = bool(recipient_texts or recipient_files)
     secret_given = any(value is not None for value in (passphrase_file, passphrase_env, passphrase_fd, key_file))
-    if use_mpi and to_recipients:
-        raise _usage_error("--mpi does not take recipients yet (it writes format version 1 only)")
     if to_recipients and passphrase_file is None and passphrase_env is None and passphrase_fd is None \
             and click.get_current_context().get_parameter_source("work_factor") != click.core.ParameterSource.DEFAULT:
         raise _usage_error("--work-factor is a passphrase's scrypt cost; recipients alone take none")
@@ -1222,9 +1220,15 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         # Every rank sees the same file system, so the overwrite rule is --force alone (no prompt:
         # only rank 0 has a terminal).
         _keep_secrets_out_of_dumps()
-        return mpi.run_encrypt(input_path, output_path,
-                               lambda: _key_material(passphrase_file, passphrase_env, key_file, confirm=True,
-                                                     passphrase_fd=passphrase_fd),
+
+        def mpi_material():   # rank 0 only: it may prompt for a passphrase
+            material = _key_material(passphrase_file, passphrase_env, key_file, confirm=True,
+                                     passphrase_fd=passphrase_fd) if secret_given or not to_recipients else None
+            if to_recipients:   # format version 2: every rank on one host (docs/mpi.md)
+                material = cli_recipients.encryption_material(recipient_list, material, allow_classic)
+            return material
+
+        return mpi.run_encrypt(input_path, output_path, mpi_material,
                                chunk_size=chunk_len, scrypt_log2n=work_factor, device=device, variant=variant,
                                round_size=round_size, show_stats=show_stats, stats_json=stats_json,
                                overwrite=force)

@@ -494,19 +494,20 @@ def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: 
         suite = fileformat._SUITES_BY_NAME["aes-256-gcm"]
         header, payload_key = fileformat._build_header(
             suite, fileformat._normalise_key_material(key_material()), chunk_size, scrypt_log2n)
-        _version_1_only(header)
-        return header.prefix + header.mac, chunk_size, suite.aead_name, payload_key
+        return header, chunk_size, suite.aead_name, payload_key
 
     _run_file_job("encrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
                   overwrite)
 
 
-def _version_1_only(header) -> None:
-    """The ranks place chunks at offsets for version 1's 80-byte header (chunks.Layout); a version 2
-    header (recipient stanzas, any length) would put them in the wrong place, so it is refused."""
-    if header.version != fileformat.VERSION:
-        raise fileformat.FormatError("--mpi reads and writes format version 1 only (a passphrase or key file); "
-                                     "files with recipients are encrypted and decrypted without --mpi for now")
+def _version_1_only(header, ctx: _Rank) -> None:
+    """MPI-IO rounds (ranks on several hosts) place chunks at offsets for version 1's 80-byte header
+    (chunks.Layout); a version 2 header (recipient stanzas, any length) would put them in the wrong
+    place there, so it is refused. Ranks on one host (positional) take any header length."""
+    if header.version != fileformat.VERSION and ctx.io_mode != "positional":
+        raise fileformat.FormatError("--mpi across hosts (MPI-IO) reads and writes format version 1 only (a "
+                                     "passphrase or key file); files with recipients are encrypted and "
+                                     "decrypted there without --mpi, or with every rank on one host")
 
 
 def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_log2n: int,
@@ -517,9 +518,8 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
     def setup():
         with open(input_path, "rb") as source:
             header = fileformat.read_header(source, max_scrypt_log2n)
-        _version_1_only(header)
         payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
-        return None, header.chunk_size, fileformat._SUITES[header.suite_id].aead_name, payload_key
+        return header, header.chunk_size, fileformat._SUITES[header.suite_id].aead_name, payload_key
 
     _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
                   overwrite)
@@ -537,7 +537,11 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
         # Rank 0: the output file and the key; then one broadcast of what every rank needs.
         def prepare():
             _check_input(input_path)
-            return (output.create(input_path),) + setup()
+            header, chunk_len, aead_name, payload_key = setup()
+            _version_1_only(header, ctx)
+            # The header's bytes go to every rank: where the chunks start (any length in version 2),
+            # and what rank 0 writes first when encrypting.
+            return output.create(input_path), header.prefix + header.mac, chunk_len, aead_name, payload_key
 
         plan, failure = None, None
         if ctx.rank == 0:
@@ -585,14 +589,15 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     with its GPU and, under --device auto, this host's CPU as the pipeline's devices (the measured
     device set keeps the CPU only where it adds)."""
     sealing = what == "encrypt"
-    header_len = fileformat.HEADER_LEN
+    header_len = len(header_bytes)          # 80 in version 1; version 2 grows with its stanzas
     file_len, failure = ctx.step(lambda: os.stat(input_path).st_size)
     ctx.agree(failure)
 
     def layout():
         if sealing:
             return file_len
-        plaintext_len = _native.format_plaintext_len(file_len, chunk_len)   # the header's 80 bytes included
+        # The library's layout counts version 1's 80-byte header; the body is what follows ours.
+        plaintext_len = _native.format_plaintext_len(file_len - header_len + fileformat.HEADER_LEN, chunk_len)
         if isinstance(plaintext_len, tuple):
             raise fileformat.DecryptionError(*plaintext_len)
         return plaintext_len
@@ -600,7 +605,8 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     plaintext_len, failure = ctx.step(layout)
     ctx.agree(failure)
     totals["bytes"] = plaintext_len
-    output_len = _native.format_file_len(plaintext_len, chunk_len) if sealing else plaintext_len
+    output_len = (_native.format_file_len(plaintext_len, chunk_len) - fileformat.HEADER_LEN + header_len if sealing
+                  else plaintext_len)
     ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
     devices = [ctx.device] + (["cpu"] if (requested_device or "auto") == "auto" and ctx.device != "cpu" else [])
     first, count = _rank_share(plaintext_len // chunk_len + 1, ctx)
