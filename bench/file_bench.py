@@ -33,54 +33,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from bench_files import parallel_copy, write_random_file  # noqa: E402 - bench/ is the script's folder
 
 
-def write_random_file(path: str, size: int) -> None:
-    """Random bytes (a 64 MiB random block repeated, so that a large file is quick to make)."""
-    block = os.urandom(min(size, 64 << 20)) if size else b""
-    with open(path, "wb") as out:
-        written = 0
-        while written < size:
-            take = min(len(block), size - written)
-            out.write(block[:take])
-            written += take
 
 
-def parallel_copy(source: str, target: str, threads: int, block_len: int = 8 << 20) -> None:
-    """Copy `source` to `target` with `threads` threads, each pread/pwrite-ing its own blocks
-    (the GIL is released in the system calls): the I/O our file pipeline does, without sealing."""
-    size = os.path.getsize(source)
-    in_fd = os.open(source, os.O_RDONLY)
-    out_fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        if size:
-            os.posix_fallocate(out_fd, 0, size)
-        next_block = [0]
-        lock = threading.Lock()
-
-        def work():
-            while True:
-                with lock:
-                    offset = next_block[0]
-                    next_block[0] += block_len
-                if offset >= size:
-                    return
-                data = os.pread(in_fd, min(block_len, size - offset), offset)
-                view = memoryview(data)
-                while view:
-                    view = view[os.pwrite(out_fd, view, offset + len(data) - len(view)):]
-
-        workers = [threading.Thread(target=work) for _ in range(threads)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        os.fsync(out_fd)
-    finally:
-        os.close(in_fd)
-        os.close(out_fd)
 
 
 def timed(command, env=None) -> tuple[float, str]:

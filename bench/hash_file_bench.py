@@ -22,43 +22,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from bench_files import parallel_read, write_random_file  # noqa: E402 - bench/ is the script's folder
 
 
-def write_random_file(path: str, size: int) -> None:
-    block = os.urandom(min(size, 64 << 20)) if size else b""
-    with open(path, "wb") as out:
-        written = 0
-        while written < size:
-            take = min(len(block), size - written)
-            out.write(block[:take])
-            written += take
 
 
-def parallel_read(path: str, threads: int, block_len: int = 8 << 20) -> None:
-    size = os.path.getsize(path)
-    fd = os.open(path, os.O_RDONLY)
-    next_block = [0]
-    lock = threading.Lock()
-
-    def work():
-        while True:
-            with lock:
-                offset = next_block[0]
-                next_block[0] += block_len
-            if offset >= size:
-                return
-            os.pread(fd, min(block_len, size - offset), offset)
-
-    try:
-        workers = [threading.Thread(target=work) for _ in range(threads)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-    finally:
-        os.close(fd)
 
 
 def digest_of(line: str) -> str:

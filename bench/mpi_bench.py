@@ -33,6 +33,7 @@ import tempfile
 import time
 
 import gpucrypt
+from bench_files import write_random_file  # noqa: E402 - bench/ is the script's folder
 
 KEY = bytes(range(1, 33))
 
@@ -41,15 +42,6 @@ def log(line):
     print(line, flush=True)
 
 
-def write_random_file(path, size):
-    """Non-zero random data: a 64 MiB random block repeated."""
-    block = os.urandom(min(size, 64 << 20)) if size else b""
-    with open(path, "wb") as out:
-        written = 0
-        while written < size:
-            take = min(len(block), size - written)
-            out.write(block[:take])
-            written += take
 
 
 def digest(path):

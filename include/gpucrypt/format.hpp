@@ -390,9 +390,4 @@ uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& opt
 // else the length set with ftruncate. A file already that long is left alone.
 void reserve_file(int fd, uint64_t length);
 
-namespace detail {
-// Worker threads per GPU for the pipelines (GPUCRYPT_GPU_WORKERS, 1..16, or the measured default).
-unsigned pipeline_gpu_workers();
-}  // namespace detail
-
 }  // namespace gpucrypt::format

@@ -34,6 +34,7 @@
 #include "engine/scheduler.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/format.hpp"
+#include "format/pipeline_internal.hpp"
 
 namespace gpucrypt::format {
 
@@ -279,13 +280,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
     failure.released_len = plain_at(failure.chunk_index, 0).first - plain_at(first, 0).first;
     throw;
   }
-  const engine::SchedulerStats scheduled = scheduler.stats();
-  PipelineStats stats;
-  for (const auto& d : scheduled.devices)
-    stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
-  stats.wall_s = scheduled.wall_s;
-  stats.wait_s = scheduled.wait_s;
-  stats.device_choice = scheduled.device_choice;
+  PipelineStats stats = detail::stats_of(scheduler.stats());
   stats.read_s = static_cast<double>(io.read_ns.load()) * 1e-9;
   stats.write_s = static_cast<double>(io.write_ns.load()) * 1e-9;
   return stats;

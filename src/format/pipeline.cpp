@@ -19,6 +19,7 @@
 #include "base/names.hpp"
 #include "engine/scheduler.hpp"
 #include "gpucrypt/format.hpp"
+#include "format/pipeline_internal.hpp"
 
 namespace gpucrypt::format {
 
@@ -80,15 +81,6 @@ unsigned gpu_workers(unsigned fallback) {
 
 using ChunkJob = std::function<ChunkRun(uint64_t first, uint64_t count, const std::string& device)>;
 
-PipelineStats stats_of(const engine::SchedulerStats& scheduled) {
-  PipelineStats stats;
-  for (const auto& d : scheduled.devices)
-    stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
-  stats.wall_s = scheduled.wall_s;
-  stats.wait_s = scheduled.wait_s;
-  stats.device_choice = scheduled.device_choice;
-  return stats;
-}
 
 // Runs every chunk of `layout` as jobs of whole chunks of about options.job_len input bytes
 // (unit_len input bytes per chunk: plaintext when sealing, sealed when opening). done_chunks
@@ -129,12 +121,23 @@ PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const Pipeli
         });
   }
   scheduler.drain();
-  return stats_of(scheduler.stats());
+  return detail::stats_of(scheduler.stats());
 }
 
 }  // namespace
 
 unsigned detail::pipeline_gpu_workers() { return gpu_workers(kGpuWorkers); }
+
+PipelineStats detail::stats_of(const engine::SchedulerStats& scheduled) {
+  PipelineStats stats;
+  for (const auto& d : scheduled.devices)
+    stats.devices.push_back({d.name, d.jobs, d.bytes, d.busy_s, d.variant, d.h2d_s, d.compute_s, d.d2h_s});
+  stats.wall_s = scheduled.wall_s;
+  stats.wait_s = scheduled.wait_s;
+  stats.device_choice = scheduled.device_choice;
+  return stats;
+}
+
 
 uint64_t default_job_len(const std::vector<std::string>& devices) {
   if (!devices.empty() && std::find(devices.begin(), devices.end(), "cpu") == devices.end()) return kGpuJobLen;
@@ -386,7 +389,7 @@ void ChunkStream::submit(uint64_t job_id, ByteSpan input, MutableByteSpan output
 
 void ChunkStream::drain() { impl_->scheduler.drain(); }
 void ChunkStream::stop() noexcept { impl_->scheduler.stop(); }
-PipelineStats ChunkStream::stats() const { return stats_of(impl_->scheduler.stats()); }
+PipelineStats ChunkStream::stats() const { return detail::stats_of(impl_->scheduler.stats()); }
 
 // ---- seal_stream / open_stream ------------------------------------------------------------------
 
