@@ -232,6 +232,8 @@ def test_a_refused_file_among_several_to_hash(tmp_path):
     (["encrypt", "IN", "-o", "OUT", "--chunk-size", "1"], None),
     (["encrypt", "IN", "-o", "OUT", "--devices", "cpu"], None),
     (["encrypt", "IN", "-o", "OUT", "--round-size", "lots"], None),
+    (["encrypt", "IN", "-o", "OUT", "--device", "nonsense"], None),
+    (["decrypt", "IN", "-o", "OUT", "--device", "cpu:1"], None),
     (["decrypt", "IN", "--check"], None),
     (["hash", "-a", "kt128", "-c", "IN"], None),
     (["encrypt", "IN", "-o", "OUT"], {"GPUCRYPT_MPI_IO": "sideways"})])

@@ -1203,7 +1203,7 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
-    mpi.check_options(use_mpi, round_size, stats_json, devices)
+    mpi.check_options(use_mpi, round_size, stats_json, devices, device)
     if key_file is not None and click.get_current_context().get_parameter_source("work_factor") \
             != click.core.ParameterSource.DEFAULT:
         raise _usage_error("--work-factor is the passphrase's scrypt cost; a --key-file key is not stretched")
@@ -1309,7 +1309,7 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if check and output_path is not None:
         raise _usage_error("--check writes nothing; drop -o")
     _check_key_options(input_path, passphrase_file, key_file)
-    mpi.check_options(use_mpi, round_size, stats_json, devices)
+    mpi.check_options(use_mpi, round_size, stats_json, devices, device)
     if use_mpi:
         if check:
             raise _usage_error("--check is not available with --mpi")

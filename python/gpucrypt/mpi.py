@@ -425,10 +425,16 @@ class _Output:
             self.temp_path = None
 
 
-def check_options(use_mpi: bool, round_size, stats_json, devices=None) -> None:
-    """The CLI's check that the --mpi-only options come with --mpi."""
+def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None) -> None:
+    """The CLI's check that the --mpi-only options come with --mpi, and of --device's spelling
+    under --mpi: a usage error, which rank 0 alone reports (not one line per rank)."""
     if use_mpi and devices:
         raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
+    if use_mpi and device is not None and device.strip().lower() not in ("auto", "cuda"):
+        try:
+            stream.normalise_device(device)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--device'") from None
     if not use_mpi and (round_size is not None or stats_json is not None):
         raise click.UsageError("--round-size and --stats-json are for --mpi runs")
 
