@@ -133,7 +133,10 @@ class _Group(click.Group):
             _print_error("interrupted")
             exit_code = 130
         except _Terminated:
-            _print_error("terminated")
+            # Under mpirun, SIGTERM is how the launcher ends the other ranks once one failed (that
+            # rank, or rank 0, reports why): only rank 0 says "terminated", once for the job.
+            if not mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
+                _print_error("terminated")
             exit_code = 143
         except BrokenPipeError:
             exit_code = _quiet_after_broken_pipe()
