@@ -16,10 +16,6 @@
 #include "modes/block_cipher.hpp"
 
 #if defined(GPUCRYPT_WITH_OPENSSL)
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/kdf.h>
 #include <openssl/rand.h>
 #endif
 
@@ -27,14 +23,14 @@ namespace gpucrypt::format {
 
 namespace {
 
-constexpr char kMagic[8] = {'G', 'P', 'U', 'C', 'R', 'Y', 'P', 'T'};
+using detail::kMagic;
+using detail::kSaltLen;
+using detail::kSaltOffset;
+using detail::kSuiteAes256Gcm;
 constexpr uint8_t kVersion = 1;
-constexpr uint8_t kSuiteAes256Gcm = 1;
 constexpr uint8_t kKdfScrypt = 1;
 constexpr uint8_t kKdfRawKey = 2;
-constexpr size_t kPrefixLen = 48;  // the header bytes the MAC covers
-constexpr size_t kSaltOffset = 16;
-constexpr size_t kSaltLen = 32;
+constexpr size_t kPrefixLen = detail::kFixedLen;  // the header bytes the MAC covers
 constexpr char kHkdfInfoLabel[] = "gpucrypt/v1/keys";
 constexpr char kAead[] = "aes-256-gcm";
 

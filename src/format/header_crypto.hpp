@@ -9,6 +9,13 @@
 
 namespace gpucrypt::format::detail {
 
+// The header fields both versions share (docs/file-format.md): magic, version byte 8, suite byte
+// 9, the salt at 16..48 (the end of version 1's MAC-covered prefix and of version 2's fixed
+// part), and a 32-byte HMAC-SHA256 at the end.
+inline constexpr char kMagic[8] = {'G', 'P', 'U', 'C', 'R', 'Y', 'P', 'T'};
+inline constexpr uint8_t kSuiteAes256Gcm = 1;
+inline constexpr size_t kSaltOffset = 16, kSaltLen = 32, kFixedLen = kSaltOffset + kSaltLen, kMacLen = 32;
+
 // HKDF-SHA256(ikm, salt, info) into out[0 .. len). std::runtime_error without OpenSSL.
 void hkdf_sha256(ByteSpan ikm, ByteSpan salt, ByteSpan info, uint8_t* out, size_t len);
 void hmac_sha256(ByteSpan key, ByteSpan data, uint8_t out[32]);

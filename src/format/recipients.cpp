@@ -32,11 +32,13 @@ namespace gpucrypt::format {
 
 namespace {
 
-constexpr char kMagic[8] = {'G', 'P', 'U', 'C', 'R', 'Y', 'P', 'T'};
+using detail::kFixedLen;
+using detail::kMacLen;
+using detail::kMagic;
+using detail::kSaltLen;
+using detail::kSaltOffset;
+using detail::kSuiteAes256Gcm;
 constexpr uint8_t kVersionRecipients = 2;
-constexpr uint8_t kSuiteAes256Gcm = 1;
-constexpr size_t kFixedLen = 48;  // magic .. salt
-constexpr size_t kSaltOffset = 16, kSaltLen = 32, kMacLen = 32;
 constexpr size_t kMaxStanzas = 1024;
 constexpr uint8_t kScrypt = 1, kKeyFile = 2, kX25519 = 3, kHybrid = 4;
 constexpr size_t kWrappedLen = kKeyLen + kTagLen;
