@@ -383,6 +383,10 @@ uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefa
                  const PipelineOptions& options = {});
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options = {});
 
+// "" when the file pipeline can use `fd` by offset (a regular file; as an output, not open for
+// appending), else why not: what seal_fd / open_fd choose their path by.
+std::string positional_problem(int fd, bool output);
+
 // Makes room for a regular file to grow to `length` bytes before it is written at offsets (what
 // seal_file / open_file do first; an MPI job's rank 0 for the whole output): FileError ENOSPC at
 // once when the file system has less free space than that; blocks reserved with fallocate where

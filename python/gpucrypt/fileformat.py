@@ -561,26 +561,17 @@ def _positional_fds(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, in
     except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
         return None
     try:
-        if not stat.S_ISREG(os.fstat(in_fd).st_mode):
+        # The library's rule (format.hpp positional_problem): regular files, no appending output.
+        if _native.format_positional_problem(in_fd, False):
             return None
         if discard:
             return (in_fd, src.tell(), -1, 0) if src.seekable() else None
-        if not stat.S_ISREG(os.fstat(out_fd).st_mode):
-            return None
-        if _opened_for_appending(out_fd):
-            return None
-        if not (src.seekable() and dst.seekable()):
+        if _native.format_positional_problem(out_fd, True) or not (src.seekable() and dst.seekable()):
             return None
         dst.flush()
         return in_fd, src.tell(), out_fd, dst.tell()
     except OSError:
         return None
-
-
-def _opened_for_appending(fd: int) -> bool:
-    """Whether `fd` was opened for appending (every write lands at the end, whatever its offset)."""
-    import fcntl
-    return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND)
 
 
 def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: BinaryIO, dst: BinaryIO, *,

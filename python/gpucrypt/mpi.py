@@ -614,7 +614,9 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     output_len = (_native.format_file_len(plaintext_len, chunk_len) - fileformat.HEADER_LEN + header_len if sealing
                   else plaintext_len)
     ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
-    devices = [ctx.device] + (["cpu"] if (requested_device or "auto") == "auto" and ctx.device != "cpu" else [])
+    # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
+    # the rank's GPU with a measured share; a named device runs alone.
+    devices, share = stream.resolve_devices(ctx.device, None, "auto" if (requested_device or "auto") == "auto" else None)
     first, count = _rank_share(plaintext_len // chunk_len + 1, ctx)
 
     def run():
@@ -631,7 +633,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
             run_chunks = _native.format_seal_file_chunks if sealing else _native.format_open_file_chunks
             native, failed = run_chunks(in_fd, 0 if sealing else header_len, out_fd, header_len if sealing else 0,
                                         key, chunk_len, plaintext_len, first, count, devices,
-                                        -1.0 if len(devices) > 1 else (1.0 if devices == ["cpu"] else 0.0),
+                                        -1.0 if share == "auto" else float(share),
                                         job_len, variant or "", None, None, input_path, output_path)
             ctx.fault("read")
             ctx.fault("write")

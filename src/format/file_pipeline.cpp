@@ -75,14 +75,22 @@ void pwrite_exactly(int fd, const uint8_t* data, uint64_t len, uint64_t offset) 
 }
 
 // The length of a regular file open at fd, or FileError naming what the descriptor is instead.
+// Why `fd` cannot be read (or, as an output, written) by offset, or "" when it can: the one rule
+// seal_file / open_file check, seal_fd / open_fd choose by, and Python asks (positional_problem).
+std::string offset_problem(int fd, bool output, const struct stat& status) {
+  if (!S_ISREG(status.st_mode))
+    return std::string(output ? "the output" : "the input") +
+           " is not a regular file (positional I/O needs one; pipes and devices stream)";
+  if (output && (::fcntl(fd, F_GETFL) & O_APPEND))
+    return "the output is open for appending, where every write goes to its end";
+  return "";
+}
+
 uint64_t regular_file_len(int fd, bool output) {
   struct stat status {};
   if (::fstat(fd, &status) != 0) throw FileError(errno, output, output ? "writing the output" : "reading the input");
-  if (!S_ISREG(status.st_mode))
-    throw std::invalid_argument(std::string(output ? "the output" : "the input") +
-                                " is not a regular file (positional I/O needs one; pipes and devices stream)");
-  if (output && (::fcntl(fd, F_GETFL) & O_APPEND))
-    throw std::invalid_argument("the output is open for appending, where every write goes to its end");
+  if (const std::string problem = offset_problem(fd, output, status); !problem.empty())
+    throw std::invalid_argument(problem);
   return static_cast<uint64_t>(status.st_size);
 }
 
@@ -334,6 +342,12 @@ void reserve_output(int out_fd, uint64_t end) {
 
 void reserve_file(int out_fd, uint64_t length) { reserve_output(out_fd, length); }
 
+std::string positional_problem(int fd, bool output) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) return std::string("fstat failed: ") + std::strerror(errno);
+  return offset_problem(fd, output, status);
+}
+
 // Messages start with "reading the input" or "writing the output" (the C API's callers tell the
 // two sides apart by that, examples/encrypt_file.c).
 FileError::FileError(int error_number, bool on_output, const std::string& what)
@@ -419,9 +433,7 @@ namespace {
 // The descriptor's offset when it is a regular file the file pipeline can read or write by
 // offset, else nothing (a pipe, FIFO, socket, terminal or device; an output open for appending).
 std::optional<uint64_t> positional_offset(int fd, bool output) {
-  struct stat status {};
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
-  if (output && (::fcntl(fd, F_GETFL) & O_APPEND)) return std::nullopt;
+  if (!positional_problem(fd, output).empty()) return std::nullopt;
   const off_t offset = ::lseek(fd, 0, SEEK_CUR);
   if (offset < 0) return std::nullopt;
   return static_cast<uint64_t>(offset);

@@ -29,6 +29,7 @@
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
+//   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -442,6 +443,7 @@ void register_format_bindings(nb::module_& m) {
           nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
           nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   }
+  m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
   m.def("format_reserve_file",
         [](int fd, uint64_t length, const std::string& name) {
           try {
