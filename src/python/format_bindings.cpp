@@ -240,10 +240,15 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
                                    const std::string& output_name) {
   const int code = error.code().value();
   const std::string what = error.what();  // "<context>: <strerror>"
-  const std::string context = what.substr(0, what.find(':'));
+  // The path names the side ("reading the input" / "writing the output" is for the C API's
+  // callers); what the library adds in parentheses after it ("5001312 bytes needed, 2097152 bytes
+  // free") follows errno's words.
+  std::string detail = what.substr(0, what.find(':'));
+  const size_t open = detail.find(" (");
+  detail = open == std::string::npos ? "" : detail.substr(open + 2, detail.size() - open - 3);
   // An empty name: the caller names the path itself (an anonymous temporary file has none).
   const std::string& name = error.on_output ? output_name : input_name;
-  const std::string message = std::string(std::strerror(code)) + " (" + context + ")";
+  const std::string message = std::string(std::strerror(code)) + (detail.empty() ? "" : " (" + detail + ")");
   nb::object os_error_type = nb::module_::import_("builtins").attr("OSError");
   nb::object os_error = name.empty() ? os_error_type(code, message) : os_error_type(code, message, name);
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(os_error.ptr())), os_error.ptr());
