@@ -101,6 +101,12 @@ class CipherStream {
  public:
   virtual ~CipherStream() = default;
   virtual void update(const uint8_t* in, uint8_t* out, size_t len) = 0;
+  // XTS over many data units in one call, as storage uses it (dm-crypt's sectors, IEEE 1619's
+  // data units): len bytes are len / unit_len units back to back, unit u enciphered under the
+  // tweak first_unit + u (a 128-bit little-endian number; the stream's own tweak is not used).
+  // unit_len: 16 bytes to 16 MiB; len a multiple of it. On a GPU every unit goes in one launch.
+  // Overlap as update(). Throws std::invalid_argument for a mode other than XTS or bad lengths.
+  virtual void update_units(const uint8_t* in, uint8_t* out, size_t len, size_t unit_len, uint64_t first_unit);
   virtual const VariantInfo& variant() const = 0;
   virtual std::string device() const = 0;
   // A new stream over the same key schedule and implementation, in `direction`, starting at

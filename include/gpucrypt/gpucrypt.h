@@ -36,6 +36,13 @@ gc_status gc_cipher_new(gc_cipher** out, const char* name, int encrypt, const ui
 /* Raw (unpadded) update: ECB/CBC whole blocks, CFB/OFB/CTR any length; in == out allowed, and a
  * partially overlapping out gives what a copy of in would. */
 gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len);
+/* XTS as storage uses it (dm-crypt's sectors, IEEE 1619 data units): len bytes are len / unit_len
+ * data units back to back, unit u enciphered under the tweak first_unit + u (a 128-bit
+ * little-endian number; the handle's own IV is not used), in the handle's direction. unit_len 16
+ * bytes to 16 MiB, len a multiple of it; another mode or length is GC_ERROR_ARGUMENT. On a GPU
+ * every unit goes in one launch. Overlap as gc_cipher_update. */
+gc_status gc_cipher_update_units(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len, size_t unit_len,
+                                 uint64_t first_unit);
 void gc_cipher_free(gc_cipher* cipher);
 
 /* ---- AEAD by name: GCM over AES, Camellia or SC2000 ("aes-256-gcm"; nonce 1.. bytes, 12

@@ -189,6 +189,39 @@ class Cipher:
             return self._one_shot(False, data, iv)
         return self._one_shot_into(False, data, iv, _writable_out(out, self._longest_output(False, len(data))))
 
+    def encrypt_units(self, data, unit_len: int, first_unit: int = 0, out=None):
+        """XTS as storage uses it: ``data`` is ``len(data) // unit_len`` data units (disk sectors)
+        back to back, unit ``u`` enciphered under the tweak ``first_unit + u``, its number as a
+        128-bit little-endian integer (IEEE 1619's data unit sequence number; dm-crypt's
+        ``plain64``). ``unit_len`` is 16 bytes to 16 MiB and must divide ``len(data)``; the
+        Cipher's own tweak is not used. On a GPU every unit goes in one launch. Returns the
+        ciphertext (bytes), or with ``out`` (a writable buffer, ``data`` itself allowed) writes
+        it there and returns its length."""
+        return self._units(True, data, unit_len, first_unit, out)
+
+    def decrypt_units(self, data, unit_len: int, first_unit: int = 0, out=None):
+        """The inverse of ``encrypt_units`` (same arguments)."""
+        return self._units(False, data, unit_len, first_unit, out)
+
+    def _units(self, encrypt: bool, data, unit_len, first_unit, out):
+        if self.mode != "xts":
+            raise ValueError(f"{self.name}: data units are an XTS operation (encrypt/decrypt for this mode)")
+        for value, what in ((unit_len, "unit_len"), (first_unit, "first_unit")):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+        if not 0 <= first_unit < 2 ** 64:
+            raise ValueError(f"first_unit must be in [0, 2**64), got {first_unit}")
+        if unit_len <= 0:
+            raise ValueError(f"{self.name}: unit_len must be positive, got {unit_len}")
+        if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
+            raise TypeError(f"{self.name}: encrypt_units/decrypt_units take host buffers; GPU arrays are not "
+                            f"supported yet (the C++ DeviceCipher::process_units is)")
+        data = _as_bytes_like(data, "data")
+        stream = self._stream(encrypt, len(data), bytes(BLOCK_LEN))  # the units bring their own tweaks
+        if out is None:
+            return stream.update_units(data, None, unit_len, first_unit)
+        return stream.update_units(data, _writable_out(out, len(data)), unit_len, first_unit)
+
     def _longest_output(self, encrypt: bool, num_bytes: int) -> int:
         """The most bytes one message of ``num_bytes`` can give: padding adds 1..16 bytes to a
         plaintext and removes at least one from a ciphertext."""

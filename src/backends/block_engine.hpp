@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "gpucrypt/cipher.hpp"
+#include "modes/xts.hpp"
 
 namespace gpucrypt {
 
@@ -43,6 +44,11 @@ class BlockEngine {
   // both keys.
   virtual void xts(Direction direction, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,
                    size_t len) const = 0;
+  // Parallel-safe. len / unit_len complete data units back to back, unit u under the tweak
+  // first.plus(u) (modes::XtsUnitNumber). The default runs xts() once per unit; a GPU engine
+  // does every unit in one launch.
+  virtual void xts_units(Direction direction, modes::XtsUnitNumber first, size_t unit_len, const uint8_t* in,
+                         uint8_t* out, size_t len) const;
 };
 
 // The streaming CipherStream over an engine: every backend's create_cipher_stream ends here.

@@ -116,6 +116,35 @@ class EngineCipherStream final : public CipherStream {
     throw std::logic_error("unreachable mode");
   }
 
+  void update_units(const uint8_t* in, uint8_t* out, size_t len, size_t unit_len, uint64_t first_unit) override {
+    if (name_.mode != Mode::xts)
+      throw std::invalid_argument(name_.canonical + ": data units are an XTS operation (use update)");
+    modes::xts_check_units(name_.canonical, unit_len, len);
+    if (partially_overlapping(in, out, len)) {  // as update(): work from a wiped copy
+      std::vector<uint8_t> copy(in, in + len);
+      struct Wipe {
+        std::vector<uint8_t>& bytes;
+        ~Wipe() { secure_zero(bytes.data(), bytes.size()); }
+      } wipe{copy};
+      return update_units(copy.data(), out, len, unit_len, first_unit);
+    }
+    const size_t num_units = len / unit_len;
+    // CPU engines: whole units per task over the thread pool (for_each_range counts blocks; a
+    // unit of unit_len bytes counts as unit_len / 16 of them for the split's minimum).
+    const size_t blocks_per_unit = std::max<size_t>(unit_len / 16, 1);
+    const modes::XtsUnitNumber start{first_unit, 0};
+    if (!threads() || num_units < 2 || num_units * blocks_per_unit < 2 * kMinBlocksPerTask) {
+      engine_->xts_units(direction_, start, unit_len, in, out, len);
+      return;
+    }
+    run_ranges(split(num_units * blocks_per_unit, true), [&](size_t, const BlockRange& r) {
+      const size_t first = r.begin / blocks_per_unit, last = r.end / blocks_per_unit;
+      if (last > first)
+        engine_->xts_units(direction_, start.plus(first), unit_len, in + first * unit_len, out + first * unit_len,
+                           (last - first) * unit_len);
+    });
+  }
+
  private:
   bool threads() const { return engine_->wants_host_threads(); }
 
@@ -252,6 +281,19 @@ class EngineCipherStream final : public CipherStream {
 };
 
 }  // namespace
+
+void CipherStream::update_units(const uint8_t*, uint8_t*, size_t, size_t, uint64_t) {
+  throw std::invalid_argument("data units are an XTS operation of a cipher stream");
+}
+
+void BlockEngine::xts_units(Direction direction, modes::XtsUnitNumber first, size_t unit_len, const uint8_t* in,
+                            uint8_t* out, size_t len) const {
+  uint8_t tweak[16];
+  for (size_t u = 0; u < len / unit_len; ++u) {
+    first.plus(u).tweak(tweak);
+    xts(direction, tweak, in + u * unit_len, out + u * unit_len, unit_len);
+  }
+}
 
 void check_cipher_key(const CipherName& name, ByteSpan key) {
   if (key.size() != name.key_len())

@@ -142,6 +142,14 @@ gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, s
   });
 }
 
+gc_status gc_cipher_update_units(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len, size_t unit_len,
+                                 uint64_t first_unit) {
+  return guarded([&] {
+    require(cipher && ((in && out) || !len), "gc_cipher_update_units: null argument");
+    cipher->stream->update_units(in, out, len, unit_len, first_unit);
+  });
+}
+
 void gc_cipher_free(gc_cipher* cipher) { delete cipher; }
 
 gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,

@@ -22,10 +22,14 @@
 // through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the uploaded buffers),
 // which spread one message over the whole GPU and fold its tile hashes in a tree.
 //
-// Hashes run on the CPU (hash::create_hash, as the generic executor does): a plan's hashes are
-// few and short next to its ciphers; routing them to keccak_cuda is left to do. A plan with a
-// suite no CUDA family here serves (a variant that is not a CUDA variant) is refused (nullopt): the
-// CUDA Device hands it whole to the generic executor, which reports the error.
+// Hashes of the sponge family (SHA-3, SHAKE, Keccak, cSHAKE without N and S) run on the GPU in the
+// same stream: keccak_cuda's ragged hash_many kernel reads each message where the packed input
+// already lies on the device (one thread per message, the plan's longest-first order), and the
+// digests come back with the statuses; a group that names a CPU variant, and the tree hashes
+// (ParallelHash, KangarooTwelve: one message over many threads, which a batch's short messages
+// do not fill), run on the CPU through hash::create_hash as the generic executor does. A plan
+// with a suite no CUDA family here serves (a variant that is not a CUDA variant) is refused
+// (nullopt): the CUDA Device hands it whole to the generic executor, which reports the error.
 //
 // The cipher families are the backend's (backends/cuda/*.cuh, protocol in kernels.cuh): their
 // expand makes the schedules here, their fill and bind set up the tables of every CTA and thread.
@@ -44,6 +48,7 @@
 #include "backends/cuda/aes_bitsliced.cuh"
 #include "backends/cuda/camellia_ttable_smem.cuh"
 #include "backends/cuda/device.hpp"
+#include "backends/cuda/keccak_cuda.hpp"
 #include "backends/cuda/sc2000_table_smem.cuh"
 #include "backends/cuda/workspace_pool.hpp"
 #include "engine/cuda_batch_kernels.cuh"
@@ -175,16 +180,32 @@ class Workspace {
   Buffer staging_in{nullptr, 0, 0, true}, staging_out{nullptr, 0, 0, true};
   Buffer in, out, params, keys, schedules, items, tweaks, status;
   Buffer gcm_messages, gcm_first_items, tile_hashes;  // GCM: per message, per message, per tile
+  Buffer hash_index, digests;  // GPU hashes: offsets then lengths per message; their digests
 
  private:
-  std::array<Buffer*, 13> buffers() {
-    return {&staging_in, &staging_out, &in, &out,   &params,          &keys,       &schedules,
-            &items,      &tweaks,      &status, &gcm_messages, &gcm_first_items, &tile_hashes};
+  std::array<Buffer*, 15> buffers() {
+    return {&staging_in,   &staging_out,     &in,          &out,        &params,
+            &keys,         &schedules,       &items,       &tweaks,     &status,
+            &gcm_messages, &gcm_first_items, &tile_hashes, &hash_index, &digests};
   }
   int device_index_;
 };
 
 uint64_t align16(uint64_t n) { return (n + 15) / 16 * 16; }
+
+// A group of hash requests that runs on the GPU: its messages are entries [first, first + count)
+// of the offset and length lists, its digests digests[digest_offset ...), out_len bytes each.
+struct GpuHashGroup {
+  uint32_t group;
+  size_t first, count;
+  size_t digest_offset;
+};
+
+// Whether a hash suite runs on the GPU: the default variant (a named one is a CPU variant, which
+// the plan checked) and a hash keccak_cuda's hash_many takes.
+bool hash_on_gpu(const Suite& suite) {
+  return suite.variant.empty() && hash_many_supports(suite.hash_name, suite.hash_params);
+}
 
 // Copies the kernels' status bytes into page-locked host memory with the SMs, not a copy engine:
 // the opens' verdicts then reach the host when the kernels end, instead of queueing behind the
@@ -238,7 +259,10 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   items.reserve(plan.requests.size());
   std::vector<uint8_t> key_upload;
   std::vector<uint32_t> slot_to_local(plan.keys.size(), UINT32_MAX);
-  std::vector<uint32_t> hash_requests;
+  std::vector<uint32_t> hash_requests;  // on the CPU
+  std::vector<GpuHashGroup> gpu_hashes;
+  std::vector<uint64_t> hash_offsets, hash_lens;
+  size_t digest_bytes = 0;
   std::vector<uint32_t> big_requests;  // GCM/XTS messages of kBigLen and more
   std::vector<uint64_t> gcm_first_items;  // per GCM message: its first tile's item in its group
   uint64_t schedule_bytes = 0;
@@ -246,7 +270,18 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     const auto& group = plan.groups[group_index];
     const Suite& suite = plan.suites[group.suite];
     if (suite.operation == Operation::hash) {
-      for (uint32_t k = 0; k < group.count; ++k) hash_requests.push_back(plan.order[group.first + k]);
+      if (hash_on_gpu(suite)) {
+        gpu_hashes.push_back({static_cast<uint32_t>(group_index), hash_offsets.size(), group.count, digest_bytes});
+        for (uint32_t k = 0; k < group.count; ++k) {
+          const BatchRequest& r = plan.requests[plan.order[group.first + k]];
+          hash_offsets.push_back(r.input_offset);
+          hash_lens.push_back(r.input_len);
+        }
+        digest_bytes += align16(group.count * suite.hash_out_len);
+        result.suite_variants[group.suite] = std::string(kKeccakVariant);
+      } else {
+        for (uint32_t k = 0; k < group.count; ++k) hash_requests.push_back(plan.order[group.first + k]);
+      }
       continue;
     }
     const FamilyOps& family = families[group.suite];
@@ -321,7 +356,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   Lease<Workspace> ws(device_index);
   cudaStream_t stream = ws->stream;
   const size_t in_len = plan.input.size(), out_len = plan.output.size();
-  if (!work.empty()) {
+  if (!work.empty() || !gpu_hashes.empty()) {
     // One host wait per call when nothing gates the copy out: copies in, kernels, the statuses and
     // the output are queued back to back on the stream. An open gates it: a failed open's output
     // range must keep the caller's bytes, so the output comes back only after the statuses did
@@ -338,9 +373,15 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     // the device output has plan.output's layout, so it can come back in one copy.
     const bool direct_in = in_len > 0 && cuda::is_page_locked(plan.input.data(), in_len);
     const bool direct_out = out_len > 0 && cuda::is_page_locked(plan.output.data(), out_len);
+    const size_t hash_index_bytes = 2 * hash_offsets.size() * sizeof(uint64_t);
     ws->staging_in.reserve((direct_in ? 0 : in_len) + plan.params.size() + key_upload.size() +
-                           items.size() * sizeof(Item) + gcm_first_items.size() * sizeof(uint64_t));
-    ws->staging_out.reserve((direct_out ? 0 : out_len) + plan.requests.size());
+                           items.size() * sizeof(Item) + gcm_first_items.size() * sizeof(uint64_t) + hash_index_bytes);
+    // The copy out: the output (unless it goes straight to the caller), the statuses, the digests.
+    const size_t statuses_at = direct_out ? 0 : out_len;
+    const size_t digests_at = align16(statuses_at + plan.requests.size());
+    ws->staging_out.reserve(digests_at + digest_bytes);
+    ws->hash_index.reserve(hash_index_bytes);
+    ws->digests.reserve(digest_bytes);
     ws->in.reserve(in_len);
     ws->out.reserve(out_len);
     ws->params.reserve(plan.params.size());
@@ -369,6 +410,10 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     upload(ws->keys, key_upload.data(), key_upload.size());
     upload(ws->items, items.data(), items.size() * sizeof(Item));
     upload(ws->gcm_first_items, gcm_first_items.data(), gcm_first_items.size() * sizeof(uint64_t));
+    if (!hash_offsets.empty()) {  // offsets, then lengths, in one copy
+      hash_offsets.insert(hash_offsets.end(), hash_lens.begin(), hash_lens.end());
+      upload(ws->hash_index, hash_offsets.data(), hash_index_bytes);
+    }
     gpucrypt::secure_zero(key_upload.data(), key_upload.size());  // staged: the workspace's wipe takes that copy
     check(cudaMemsetAsync(ws->status.ptr, 0, plan.requests.size(), stream), "cudaMemset");
     check(cudaEventRecord(marks[1], stream), "cudaEventRecord");
@@ -381,6 +426,13 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
                    reinterpret_cast<const uint64_t*>(ws->gcm_first_items.ptr),
                    reinterpret_cast<gc_gf128*>(ws->tile_hashes.ptr)};
     for (const GroupWork& g : work) families[g.suite].run(g, d, plan.suites[g.suite].tag_len, stream);
+    const auto* d_hash_offsets = reinterpret_cast<const uint64_t*>(ws->hash_index.ptr);
+    const uint64_t* d_hash_lens = d_hash_offsets + hash_lens.size();
+    for (const GpuHashGroup& h : gpu_hashes) {
+      const Suite& suite = plan.suites[plan.groups[h.group].suite];
+      hash_many_device(suite.hash_name, ws->in.ptr, d_hash_offsets + h.first, d_hash_lens + h.first, h.count,
+                       ws->digests.ptr + h.digest_offset, suite.hash_out_len, stream);
+    }
     std::vector<uint8_t> big_tags(16 * big_requests.size());
     for (size_t b = 0; b < big_requests.size(); ++b) {
       const uint32_t index = big_requests[b];
@@ -411,7 +463,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
 
     bool any_open_failed = false;
     auto read_statuses = [&] {  // the opens' verdicts, from the kernels' status bytes
-      uint8_t* const status_back = ws->staging_out.ptr + (direct_out ? 0 : out_len);
+      uint8_t* const status_back = ws->staging_out.ptr + statuses_at;
       const auto num_statuses = static_cast<uint32_t>(plan.requests.size());
       checked_launch("status copy launch", [&] {
         statuses_to_host_kernel<<<(num_statuses + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
@@ -447,6 +499,10 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     };
     if (output_gated) read_statuses();  // else no open in the batch: nothing holds the output back
     copy_output_back();
+    if (digest_bytes > 0)
+      check(cudaMemcpyAsync(ws->staging_out.ptr + digests_at, ws->digests.ptr, digest_bytes, cudaMemcpyDeviceToHost,
+                            stream),
+            "copy to host");
     check(cudaEventRecord(marks[3], stream), "cudaEventRecord");
     check(cudaStreamSynchronize(stream), "copy to host");
     const auto host_out_start = Clock::now();
@@ -474,6 +530,13 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       };
       if (direct_out || group.total_input_len < 2 * kCopyPiece) copy_out(0, group.count);
       else cpu::ThreadPool::global().parallel_for(group.count, 64, copy_out);
+    }
+    for (const GpuHashGroup& h : gpu_hashes) {  // after the output's copy, which covers their ranges too
+      const engine::RequestGroup& group = plan.groups[h.group];
+      const uint64_t digest_len = plan.suites[group.suite].hash_out_len;
+      const uint8_t* digest = ws->staging_out.ptr + digests_at + h.digest_offset;
+      for (size_t k = 0; k < h.count; ++k, digest += digest_len)
+        std::memcpy(plan.output_of(plan.requests[plan.order[group.first + k]]), digest, digest_len);
     }
     for (size_t b = 0; b < big_requests.size(); ++b) {  // sealed tags came back to the host
       const BatchRequest& r = plan.requests[big_requests[b]];

@@ -41,6 +41,33 @@ inline void xts_check_data_unit(std::string_view cipher_name, uint64_t len) {
                               std::to_string(len) + " bytes");
 }
 
+// Many data units in one call (dm-crypt's sectors): len bytes are len / unit_len units back to
+// back, unit u under the tweak first_unit + u. xts_check_units is the one rule every entry point
+// applies (a data unit as above, a whole number of them), throwing std::invalid_argument. (Host.)
+inline void xts_check_units(std::string_view cipher_name, uint64_t unit_len, uint64_t len) {
+  xts_check_data_unit(cipher_name, unit_len);
+  if (len % unit_len != 0)
+    throw std::invalid_argument(std::string(cipher_name) + ": " + std::to_string(len) +
+                                " bytes are not a whole number of " + std::to_string(unit_len) + "-byte data units");
+}
+
+// XtsUnitNumber: a data unit's number, 128 bits (IEEE 1619-2018 5.1's data unit sequence
+// number). The API takes a 64-bit first number; first + u may pass 2^64 and carries into the
+// high half (a call split over threads or staging chunks adds the offset of its piece here, so
+// every piece counts from the same 128-bit start).
+struct XtsUnitNumber {
+  uint64_t low = 0, high = 0;
+  XtsUnitNumber plus(uint64_t u) const {
+    const uint64_t sum = low + u;
+    return {sum, high + (sum < low ? 1u : 0u)};
+  }
+  // The unit's tweak: its number as a 128-bit little-endian integer (dm-crypt's plain64 below 2^64).
+  void tweak(uint8_t out[16]) const {
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(low >> (8 * i));
+    for (int i = 0; i < 8; ++i) out[8 + i] = static_cast<uint8_t>(high >> (8 * i));
+  }
+};
+
 // xts_encrypted_tweak: T_0 = E_K2(tweak), the tweak of block 0.
 template <BlockCipher Cipher>
 GC_METHOD gc_block xts_encrypted_tweak(const Cipher& tweak_cipher, gc_block tweak) {

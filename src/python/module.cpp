@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 
 #include "backends/cpu/thread_pool.hpp"
 #include "gpucrypt/aead.hpp"
@@ -107,6 +108,28 @@ struct PyCipherStream {
                                   " bytes for " + std::to_string(in.size()));
     run(in.data(), out.data(), in.size());
     return in.size();
+  }
+  // XTS data units (CipherStream::update_units): into buffer when given (returns the length),
+  // else into new bytes.
+  nb::object update_units(nb::handle data, nb::handle buffer, size_t unit_len, uint64_t first_unit) {
+    BufferView in(data);
+    uint8_t* out = nullptr;
+    nb::object result;
+    std::optional<BufferView> target;
+    if (buffer.is_none()) {
+      result = new_bytes(in.size(), &out);
+    } else {
+      target.emplace(buffer, /*writable=*/true);
+      if (target->size() < in.size())
+        throw std::invalid_argument("output buffer too small: " + std::to_string(target->size()) + " bytes for " +
+                                    std::to_string(in.size()));
+      out = target->data();
+      result = nb::int_(in.size());
+    }
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(*mutex);
+    stream->update_units(in.data(), out, in.size(), unit_len, first_unit);
+    return result;
   }
   // A new stream over this one's key schedule (CipherStream::restarted).
   PyCipherStream restarted(bool encrypt, nb::handle iv) const {
@@ -328,6 +351,8 @@ NB_MODULE(_native, m) {
   nb::class_<PyCipherStream>(m, "CipherStream")
       .def("update", &PyCipherStream::update)
       .def("update_into", &PyCipherStream::update_into)
+      .def("update_units", &PyCipherStream::update_units, nb::arg("data"), nb::arg("out").none(), nb::arg("unit_len"),
+           nb::arg("first_unit"))
       .def("restarted", &PyCipherStream::restarted, nb::arg("encrypt"), nb::arg("iv").none())
       .def_prop_ro("variant", [](const PyCipherStream& s) { return s.stream->variant().name; })
       .def_prop_ro("constant_time",

@@ -6,7 +6,9 @@
  *    message, gc_aead_seal(in=NULL), gc_cipher_update(NULL, NULL, 0), gc_hash(NULL, 0), and files
  *    whose final chunk is empty (memcpy(NULL, .., 0) was undefined behaviour inside);
  *  - an unknown or absent device is refused by gc_file_sealer_new / gc_file_opener_new /
- *    gc_file_seal_fd / gc_file_open_fd with the device's own reason, not at the first update.
+ *    gc_file_seal_fd / gc_file_open_fd with the device's own reason, not at the first update;
+ *  - gc_cipher_update_units (XTS data units) gives what one handle per unit gives, the unit's
+ *    number as its tweak, also past 2^64, and refuses lengths and modes it does not take.
  * Prints one line per failure and exits 1 if any. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,42 @@ static void cipher_empty_updates(const char* device) {
     CHECK(gc_cipher_update(cipher, NULL, NULL, 0) == GC_OK, "%s on %s: update(NULL, NULL, 0)", names[i], device);
     gc_cipher_free(cipher);
   }
+}
+
+/* ---- XTS data units: one call against a handle per unit (its tweak the unit's number) ------- */
+
+static void xts_units_match_single_units(const char* device) {
+  enum { kUnit = 512, kUnits = 3 };
+  const uint64_t first_unit = UINT64_MAX - 1; /* the third unit's number is 2^64: a carry into byte 8 */
+  uint8_t plain[kUnit * kUnits], units_out[kUnit * kUnits], single_out[kUnit * kUnits];
+  for (size_t i = 0; i < sizeof plain; ++i) plain[i] = (uint8_t)(i * 7 + 3);
+  const uint8_t zero_tweak[16] = {0};
+  gc_cipher* units = NULL;
+  if (gc_cipher_new(&units, "aes-128-xts", 1, key, 32, zero_tweak, 16, device, NULL) != GC_OK) {
+    printf("skipped xts units on %s: %s\n", device, gc_last_error());
+    return;
+  }
+  CHECK(gc_cipher_update_units(units, plain, units_out, sizeof plain, kUnit, first_unit) == GC_OK, "units on %s", device);
+  for (int u = 0; u < kUnits; ++u) {
+    uint8_t tweak[16] = {0};
+    const uint64_t n = first_unit + (uint64_t)u;
+    for (int b = 0; b < 8; ++b) tweak[b] = (uint8_t)(n >> (8 * b));
+    tweak[8] = n < first_unit ? 1 : 0;
+    gc_cipher* single = NULL;
+    CHECK(gc_cipher_new(&single, "aes-128-xts", 1, key, 32, tweak, 16, device, NULL) == GC_OK, "unit %d", u);
+    CHECK(gc_cipher_update(single, plain + u * kUnit, single_out + u * kUnit, kUnit) == GC_OK, "unit %d", u);
+    gc_cipher_free(single);
+  }
+  CHECK(memcmp(units_out, single_out, sizeof plain) == 0, "units on %s differ from one handle per unit", device);
+  CHECK(gc_cipher_update_units(units, plain, units_out, 1000, kUnit, 0) == GC_ERROR_ARGUMENT,
+        "1000 bytes of 512-byte units on %s", device);
+  CHECK(gc_cipher_update_units(units, NULL, NULL, 0, kUnit, 0) == GC_OK, "no units on %s", device);
+  gc_cipher_free(units);
+  gc_cipher* ctr = NULL;
+  CHECK(gc_cipher_new(&ctr, "aes-128-ctr", 1, key, 16, zero_tweak, 16, device, NULL) == GC_OK, "ctr on %s", device);
+  CHECK(gc_cipher_update_units(ctr, plain, units_out, kUnit, kUnit, 0) == GC_ERROR_ARGUMENT, "units of CTR on %s",
+        device);
+  gc_cipher_free(ctr);
 }
 
 /* ---- the file format through the sealer / opener and the fd pipeline ---------------------- */
@@ -275,6 +313,10 @@ int main(int argc, char** argv) {
     file_round_trips("cpu");
     for (size_t len = 0; len <= 4 * 64; len += 64) fd_round_trip("cpu", len);
     fd_round_trip("cpu", 200);
+  }
+  if (wanted(argc, argv, "xts_units")) {
+    xts_units_match_single_units("cpu");
+    xts_units_match_single_units("opencl:0");
   }
   if (wanted(argc, argv, "own_output")) own_output_refused();
   if (wanted(argc, argv, "devices")) devices_refused_at_new();

@@ -44,6 +44,10 @@ class DeviceCipher {
   // iv: 16 bytes (IV, initial counter, or XTS tweak), empty for ECB. in/out: device pointers on
   // this cipher's device. stream: the caller's stream (0 = legacy default stream).
   virtual void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) = 0;
+  // XTS only: len / unit_len data units back to back, unit u under the tweak first_unit + u
+  // (CipherStream::update_units' contract), all in one launch where unit_len is a multiple of 16.
+  virtual void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
+                             cudaStream_t stream) = 0;
   virtual const VariantInfo& variant() const = 0;
   virtual int device_index() const = 0;
 };

@@ -71,11 +71,35 @@ class DeviceCipherImpl final : public DeviceCipher {
       : name_(name), direction_(direction), variant_(v), device_index_(device_index) {
     DeviceGuard guard(device_index_);
     data_ = v.make(key.data(), name.key_bits);
-    if (name.mode == Mode::xts) host_tweak_ = make_host_engine(name, key.data() + name.key_bits / 8, v);
+    if (name.mode == Mode::xts) {
+      host_tweak_ = make_host_engine(name, key.data() + name.key_bits / 8, v);
+      tweak_ = v.make(key.data() + name.key_bits / 8, name.key_bits);
+    }
   }
 
   const VariantInfo& variant() const override { return variant_.info; }
   int device_index() const override { return device_index_; }
+
+  void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
+                     cudaStream_t stream) override {
+    if (name_.mode != Mode::xts)
+      throw std::invalid_argument(name_.canonical + ": data units are an XTS operation (use process)");
+    modes::xts_check_units(name_.canonical, unit_len, len);
+    if (len == 0) return;
+    DeviceGuard guard(device_index_);
+    with_usable_pointers(in, out, len, false, stream, [&](const uint8_t* src, uint8_t* dst) {
+      if (unit_len % 16 == 0)
+        return enqueue_xts_units(*data_, *tweak_, direction_, {first_unit, 0}, unit_len, src, dst, len, stream);
+      // Units with a ragged tail (ciphertext stealing in each): a launch per unit.
+      uint8_t tweak[16], t0[16];
+      for (size_t u = 0; u < len / unit_len; ++u) {
+        modes::XtsUnitNumber{first_unit, 0}.plus(u).tweak(tweak);
+        host_tweak_->encrypt_block(tweak, t0);
+        data_->xts(direction_, load(t0), 0, src + u * unit_len, dst + u * unit_len, unit_len, stream);
+      }
+      gpucrypt::secure_zero(t0, sizeof t0);
+    });
+  }
 
   void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) override {
     const Mode mode = name_.mode;
@@ -122,6 +146,7 @@ class DeviceCipherImpl final : public DeviceCipher {
   int device_index_;
   std::unique_ptr<KeyedCipher> data_;
   std::unique_ptr<BlockEngine> host_tweak_;
+  std::unique_ptr<KeyedCipher> tweak_;  // XTS data units: K2 on the device
 };
 
 class DeviceGcmImpl final : public DeviceGcm {

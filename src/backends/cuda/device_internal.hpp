@@ -30,6 +30,14 @@ std::unique_ptr<BlockEngine> make_host_engine(const CipherName& name, const uint
 
 inline gc_block load(const uint8_t* p) { return gc_block_load(p); }
 
+// XTS over len / unit_len data units numbered first, first + 1, ... (the tweak of unit u is its
+// number as a 128-bit little-endian integer, IEEE 1619 / dm-crypt's plain64), enqueued on
+// `stream` over device memory: tweak_cipher (K2) enciphers the numbers, then one launch of data
+// (K1) does every unit. unit_len a multiple of 16, len a multiple of unit_len (xts_units.cu).
+void enqueue_xts_units(const KeyedCipher& data, const KeyedCipher& tweak_cipher, Direction direction,
+                       modes::XtsUnitNumber first, size_t unit_len, const uint8_t* in, uint8_t* out, size_t len,
+                       cudaStream_t stream);
+
 inline void check_gcm_arguments(ByteSpan nonce, size_t aad_len, size_t data_len, size_t tag_len) {
   modes::gcm_check_arguments(nonce.size(), aad_len, data_len, tag_len);
 }

@@ -277,7 +277,10 @@ class CudaEngine final : public BlockEngine {
     const int key_len = name.key_bits / 8;
     data_ = v.make(key.data(), name.key_bits);
     host_ = make_host_engine(name, key.data(), v);
-    if (name.mode == Mode::xts) host_tweak_ = make_host_engine(name, key.data() + key_len, v);
+    if (name.mode == Mode::xts) {
+      host_tweak_ = make_host_engine(name, key.data() + key_len, v);
+      tweak_ = v.make(key.data() + key_len, name.key_bits);
+    }
   }
 
   const VariantInfo& variant() const override { return variant_.info; }
@@ -330,6 +333,22 @@ class CudaEngine final : public BlockEngine {
     });
   }
 
+  // Every unit of a chunk in one launch (xts_units.cu). The chunks are 16 MiB or a smaller power
+  // of two, so units of a power-of-two length up to 1 MiB never straddle two; other lengths (not
+  // whole blocks, or not a power of two) take xts() per unit, a launch each.
+  void xts_units(Direction direction, modes::XtsUnitNumber first, size_t unit_len, const uint8_t* in, uint8_t* out,
+                 size_t len) const override {
+    const bool whole_chunks = unit_len >= 16 && unit_len <= (size_t(1) << 20) && (unit_len & (unit_len - 1)) == 0;
+    if (!whole_chunks) return BlockEngine::xts_units(direction, first, unit_len, in, out, len);
+    run(in, out, len, [&](Workspace::Slot& s, size_t offset, size_t take) {
+      if (offset % unit_len != 0 || take % unit_len != 0)
+        throw DeviceError("XTS data units: a " + std::to_string(take) + "-byte staging chunk cuts a " +
+                          std::to_string(unit_len) + "-byte unit (page-locked memory is short)");
+      enqueue_xts_units(*data_, *tweak_, direction, first.plus(offset / unit_len), unit_len, s.device_in,
+                        s.device_out, take, s.stream);
+    });
+  }
+
  private:
   template <class Launch>
   void run(const uint8_t* in, uint8_t* out, size_t len, Launch&& launch) const {
@@ -361,6 +380,7 @@ class CudaEngine final : public BlockEngine {
   std::unique_ptr<KeyedCipher> data_;
   std::unique_ptr<BlockEngine> host_;
   std::unique_ptr<BlockEngine> host_tweak_;
+  std::unique_ptr<KeyedCipher> tweak_;  // XTS data units: K2 on the device
 };
 
 // ---- GCM over host memory -----------------------------------------------------------------

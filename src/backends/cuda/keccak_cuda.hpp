@@ -49,6 +49,11 @@ inline constexpr std::string_view kKeccakVariant = "keccak_cuda";
 void hash_many(std::string_view name, const uint8_t* const* messages, const size_t* lens,
                size_t num_messages, uint8_t* out, size_t out_len_each, int device_index);
 
+// hash_many_supports: whether hash_many / hash_many_device take this hash with these parameters
+// (a plain sponge, or cSHAKE with empty N and S); the batch executor asks before routing a group
+// of hash requests to the GPU. Throws std::invalid_argument for an unknown name.
+bool hash_many_supports(std::string_view name, const HashParams& params);
+
 // hash_many_device is the device-resident form, asynchronous on `stream` (current device).
 // Message i is d_data[d_offsets[i] .. d_offsets[i] + len_i) where len_i = d_lens[i], or, when
 // d_lens is null, d_offsets[i + 1] - d_offsets[i] (then d_offsets has num_messages + 1

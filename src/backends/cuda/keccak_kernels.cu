@@ -591,6 +591,15 @@ void hash_many(std::string_view name, const uint8_t* const* messages, const size
   collect(context.slots[1]);
 }
 
+bool hash_many_supports(std::string_view name, const HashParams& params) {
+  const HashSpec& spec = hash::detail::find_spec(name);
+  switch (spec.construction) {
+    case Construction::plain_sponge: return true;
+    case Construction::cshake: return params.function_name.empty() && params.customization.empty();
+    default: return false;
+  }
+}
+
 void hash_many_device(std::string_view name, const uint8_t* d_data, const uint64_t* d_offsets, const uint64_t* d_lens,
                       size_t num_messages, uint8_t* d_out, size_t out_len_each, CUstream_st* stream) {
   const HashSpec& spec = hash::detail::find_spec(name);

@@ -409,6 +409,106 @@ __global__ void __launch_bounds__(P::kXtsThreads)
   }
 }
 
+// ---- XTS over many data units (dm-crypt's sectors) --------------------------------------------
+
+// Units of unit_blocks whole blocks back to back; unit u's block-0 tweak unit_tweaks[u] (E_K2 of
+// its number, computed by the tweak key's ECB kernel before this launch: xts_units.cu).
+template <class Cipher>
+struct XtsUnitsParams {
+  Cipher cipher;
+  const uint8_t* in;
+  uint8_t* out;
+  uint64_t num_blocks;  // a whole number of units
+  uint64_t unit_blocks;
+  const gc_block* unit_tweaks;
+};
+
+// Where a lane's block lies: its unit and its index j in the unit, and its tweak T_u * alpha^j.
+// A lane's blocks are 32 apart: inside a unit the tweak walks by x^32 as in xts_tile; at a unit
+// boundary it starts again from the next unit's tweak, j < 32 blocks in (one small shift,
+// gc_xts_mul_alpha_pow_small). The lanes of a warp cross boundaries at the same step (tiles start
+// at multiples of 32 blocks), so the branch does not diverge for units of 32 blocks and more.
+struct XtsUnitWalk {
+  uint64_t unit, j;
+  gc_block tweak;
+
+  template <class Cipher>
+  __device__ __forceinline__ void start(const XtsUnitsParams<Cipher>& p, uint64_t block) {
+    unit = block / p.unit_blocks;
+    j = block - unit * p.unit_blocks;
+    tweak = block < p.num_blocks ? gc_xts_tweak_at(p.unit_tweaks[unit], j) : modes::zero_block();
+  }
+  template <class Cipher>
+  __device__ __forceinline__ void advance(const XtsUnitsParams<Cipher>& p) {
+    j += 32;
+    if (j < p.unit_blocks) {
+      tweak = xts_mul_x32(tweak);
+      return;
+    }
+    if (p.unit_blocks >= 32) {  // at most one boundary in 32 blocks
+      j -= p.unit_blocks;
+      ++unit;
+    } else {
+      unit += j / p.unit_blocks;
+      j %= p.unit_blocks;
+    }
+    tweak = unit * p.unit_blocks < p.num_blocks ? gc_xts_mul_alpha_pow_small(p.unit_tweaks[unit], static_cast<unsigned>(j))
+                                                : modes::zero_block();
+  }
+};
+
+// One tile of a warp over units: lane L enciphers blocks first + L + 32 s (xts_tile's layout).
+template <class Cipher, class P, bool kEncrypt>
+__device__ __forceinline__ void xts_units_tile(const Cipher& cipher, const XtsUnitsParams<Cipher>& p, uint64_t first) {
+  constexpr int kLanes = Cipher::kBlocksPerCall;
+  constexpr int kXtsGroup = xts_group<Cipher, P>();
+  constexpr int kXtsSteps = xts_steps<Cipher, P>();
+  static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
+  const unsigned lane = lane_id();
+  XtsUnitWalk walk;
+  walk.start(p, first + lane);
+  for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
+    if (first + 32 * s0 >= p.num_blocks) break;
+    // As in xts_tile: wide ciphers walk the tweaks again as they store.
+    constexpr bool kRewalk = kLanes > 4;
+    gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
+    const XtsUnitWalk group_walk = walk;
+#pragma unroll
+    for (int g = 0; g < kXtsGroup; ++g) {
+      const uint64_t i = first + lane + 32 * (s0 + g);
+      if constexpr (!kRewalk) tweaks[g] = walk.tweak;
+      x[g] = gc_block_xor(i < p.num_blocks ? tile_load<false>(p.in + 16 * i) : modes::zero_block(), walk.tweak);
+      walk.advance(p);
+    }
+#pragma unroll
+    for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
+    XtsUnitWalk store_walk = group_walk;
+#pragma unroll
+    for (int g = 0; g < kXtsGroup; ++g) {
+      const uint64_t i = first + lane + 32 * (s0 + g);
+      gc_block t;
+      if constexpr (kRewalk) t = store_walk.tweak;
+      else t = tweaks[g];
+      if (i < p.num_blocks) tile_store<false>(p.out + 16 * i, gc_block_xor(x[g], t));
+      if constexpr (kRewalk) store_walk.advance(p);
+    }
+  }
+}
+
+template <class Family, class P, bool kEncrypt>
+__global__ void __launch_bounds__(P::kXtsThreads)
+    xts_units_kernel(const __grid_constant__ XtsUnitsParams<typename Family::Cipher> p) {
+  using Cipher = typename Family::Cipher;
+  constexpr uint64_t kXtsTileBlocks = 32 * xts_steps<Cipher, P>();
+  extern __shared__ uint4 shared_words[];
+  Cipher copy;
+  const Cipher& cipher = prepared_cipher<Family>(p.cipher, copy, reinterpret_cast<uint32_t*>(shared_words), !kEncrypt);
+  __syncthreads();
+  for (uint64_t tile = global_warp<P::kXtsThreads>(); tile * kXtsTileBlocks < p.num_blocks;
+       tile += num_warps<P::kXtsThreads>())
+    xts_units_tile<Cipher, P, kEncrypt>(cipher, p, tile * kXtsTileBlocks);
+}
+
 // ---- CBC/CFB encryption, OFB: one message, one thread ---------------------------------------
 
 template <class Cipher>
@@ -680,6 +780,21 @@ void launch_xts(const typename Family::Cipher& cipher, gc_block encrypted_tweak,
   launch<P::kXtsThreads>(kernel, grid, smem, params, stream, "XTS kernel launch");
 }
 
+template <class Family, class P, bool kEncrypt>
+void launch_xts_units(const typename Family::Cipher& cipher, const gc_block* unit_tweaks, uint64_t unit_blocks,
+                      const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
+  if (len == 0) return;
+  using Cipher = typename Family::Cipher;
+  auto* kernel = xts_units_kernel<Family, P, kEncrypt>;
+  const size_t smem = Family::smem_bytes(!kEncrypt);
+  const uint64_t num_blocks = len / 16;
+  constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();
+  const int grid = grid_for<P::kXtsThreads>(reinterpret_cast<const void*>(kernel), smem,
+                                            (num_blocks + kTileBlocks - 1) / kTileBlocks);
+  XtsUnitsParams<Cipher> params{cipher, in, out, num_blocks, unit_blocks, unit_tweaks};
+  launch<P::kXtsThreads>(kernel, grid, smem, params, stream, "XTS data-unit kernel launch");
+}
+
 template <class Family, class P>
 void launch_serial(const typename Family::Cipher& cipher, SerialMode mode, gc_block iv, const gc_block* iv_in,
                    gc_block* iv_out, const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
@@ -757,6 +872,16 @@ class KeyedCipherImpl final : public KeyedCipher {
     } else {
       if (direction == Direction::encrypt) launch_xts<Family, P, true>(cipher_, encrypted_tweak, first_block, in, out, len, stream);
       else launch_xts<Family, P, false>(cipher_, encrypted_tweak, first_block, in, out, len, stream);
+    }
+  }
+
+  void xts_units(Direction direction, const gc_block* unit_tweaks, uint64_t unit_blocks, const uint8_t* in,
+                 uint8_t* out, size_t len, cudaStream_t stream) const override {
+    if constexpr (kKeyBits == 192) {
+      throw std::logic_error("XTS is defined for 128- and 256-bit keys only");
+    } else {
+      if (direction == Direction::encrypt) launch_xts_units<Family, P, true>(cipher_, unit_tweaks, unit_blocks, in, out, len, stream);
+      else launch_xts_units<Family, P, false>(cipher_, unit_tweaks, unit_blocks, in, out, len, stream);
     }
   }
 

@@ -66,6 +66,11 @@ class KeyedCipher {
   // range that ends the data unit, which must then hold at least one full block.
   virtual void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block,
                    const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const = 0;
+  // XTS over len / (16 * unit_blocks) data units of unit_blocks whole blocks each, back to back;
+  // unit u's block-0 tweak is unit_tweaks[u] (device memory, E_K2 of the unit's tweak). One launch
+  // for all units (xts_units.cu computes the tweaks and checks the lengths).
+  virtual void xts_units(Direction direction, const gc_block* unit_tweaks, uint64_t unit_blocks, const uint8_t* in,
+                         uint8_t* out, size_t len, cudaStream_t stream) const = 0;
   // One message, one thread. The chaining value is read from iv_in (device) when not null, else
   // iv; the final one is written to iv_out (device) when not null. CFB/OFB accept a ragged tail
   // (one whole message only); CBC needs whole blocks.
