@@ -129,6 +129,23 @@ def test_every_cpu_aes_variant_agrees():
         assert c.encrypt_units(data, 512, first_unit=123) == want, variant
 
 
+@pytest.mark.skipif(not OPENCL, reason="no OpenCL device")
+def test_every_opencl_aes_variant_agrees():
+    """The OpenCL units kernel (gc_xts_units_*) under each AES variant: the bitsliced one keeps two
+    blocks per work-item, so units of an odd number of blocks cross a boundary inside an item."""
+    rng = random.Random(10)
+    key = rng.randbytes(64)
+    variants = [v["name"] for v in gpucrypt.variants() if v["backend"] == "opencl" and v["algorithm"] == "aes"]
+    assert variants
+    for unit_len in (48, 512):
+        data = rng.randbytes(unit_len * 37)
+        want = _pyca_units("aes-256-xts", key, data, unit_len, 2 ** 64 - 5, True)
+        for variant in variants:
+            c = _cipher("aes-256-xts", key, OPENCL[0], variant)
+            assert c.encrypt_units(data, unit_len, first_unit=2 ** 64 - 5) == want, (variant, unit_len)
+            assert c.decrypt_units(want, unit_len, first_unit=2 ** 64 - 5) == data, (variant, unit_len)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_large_call_spans_threads_and_chunks(device):
     """Enough units for the CPU thread pool's split and several 16 MiB staging chunks on a GPU;

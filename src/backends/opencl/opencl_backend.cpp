@@ -309,6 +309,40 @@ class OpenclEngine final : public BlockEngine {
                        len - 16 * device_blocks);
   }
 
+  // Whole-block units: every unit of a chunk in one launch. The chunk holds whole units; the
+  // units' tweaks are their numbers enciphered in place by the tweak key's ECB kernel, on the
+  // device. Units with a ragged tail take xts() per unit (ciphertext stealing in each).
+  void xts_units(Direction direction, modes::XtsUnitNumber first_unit, size_t unit_len, const uint8_t* in,
+                 uint8_t* out, size_t len) const override {
+    if (unit_len % 16 != 0) return BlockEngine::xts_units(direction, first_unit, unit_len, in, out, len);
+    const size_t num_blocks = len / 16, unit_blocks = unit_len / 16;
+    if (num_blocks == 0) return;
+    Device& d = data_.device();
+    std::lock_guard lock(d.mutex);
+    const size_t chunk_units = std::max<size_t>(1, d.policy.chunk_bytes / unit_len);
+    const size_t chunk_blocks = chunk_units * unit_blocks;
+    Staging& staging = data_.staging(std::min(num_blocks, chunk_blocks) * 16);
+    Buffer tweaks(d, std::min(num_blocks / unit_blocks, chunk_units) * 16);
+    std::vector<uint8_t> numbers(tweaks.size());
+    const bool decrypts = direction == Direction::decrypt;
+    cl_kernel units = data_.kernel(decrypts ? "gc_xts_units_decrypt" : "gc_xts_units_encrypt", decrypts);
+    cl_kernel ecb = tweak_->kernel("gc_ecb_encrypt", false);
+    for (uint64_t first = 0; first < num_blocks; first += chunk_blocks) {
+      const uint64_t n = std::min<uint64_t>(chunk_blocks, num_blocks - first);
+      const uint64_t n_units = n / unit_blocks;
+      for (uint64_t u = 0; u < n_units; ++u) first_unit.plus(first / unit_blocks + u).tweak(&numbers[16 * u]);
+      tweaks.write(numbers.data(), 16 * n_units);
+      set_args(ecb, tweaks, tweaks, static_cast<cl_uint>(n_units), tweak_->key());
+      launch(d, ecb, tweak_->items(n_units, tweak_->steps()));
+      staging.in.write(in + 16 * first, 16 * n);
+      set_args(units, staging.in, staging.out, static_cast<cl_uint>(n), data_.key(), tweaks,
+               static_cast<cl_uint>(unit_blocks));
+      launch(d, units, data_.items(n, data_.unit_blocks()));
+      staging.out.read(out + 16 * first, 16 * n);
+    }
+    tweaks.wipe();
+  }
+
  private:
   // Runs a block kernel (in, out, num_blocks, key, extra arguments from set_extra(kernel,
   // first block of the chunk)) over host data, chunk by chunk. in == out is allowed: a chunk is

@@ -308,6 +308,42 @@ __kernel void gc_cfb_decrypt(__global const uint4* in, __global uint4* out, uint
 GC_XTS_KERNEL(gc_xts_encrypt, GC_ENC_CONTEXT, gc_encrypt_unit)
 GC_XTS_KERNEL(gc_xts_decrypt, GC_DEC_CONTEXT, gc_decrypt_unit)
 
+/* XTS over many data units of unit_blocks whole blocks back to back (dm-crypt's sectors): data
+ * unit d's block-0 tweak is unit_tweaks[d] (E_K2 of its number, from gc_ecb_encrypt under the
+ * tweak key over the numbers); inside a unit the tweak walks by alpha, at a unit boundary it
+ * starts from the next unit's tweak. */
+#define GC_XTS_UNITS_KERNEL(name, CONTEXT, crypt_unit)                                             \
+  __kernel void name(__global const uint4* in, __global uint4* out, uint num_blocks,              \
+                     const gc_key_blob key_blob, __global const uint4* unit_tweaks, uint unit_blocks) { \
+    CONTEXT(tables, key_blob, t, k);                                                               \
+    GC_FOR_EACH_UNIT(num_blocks) {                                                                 \
+      gc_block b[GC_UNIT_BLOCKS], tweak[GC_UNIT_BLOCKS];                                           \
+      const uint first = unit * GC_UNIT_BLOCKS;                                                    \
+      uint data_unit = first / unit_blocks, j = first - data_unit * unit_blocks;                   \
+      tweak[0] = gc_xts_tweak_at(gc_from_uint4(unit_tweaks[data_unit]), j);                        \
+      for (int i = 1; i < GC_UNIT_BLOCKS; ++i) {                                                   \
+        if (++j < unit_blocks) {                                                                   \
+          tweak[i] = gc_xts_mul_alpha(tweak[i - 1]);                                               \
+        } else {                                                                                   \
+          j = 0;                                                                                   \
+          ++data_unit;                                                                             \
+          tweak[i] = first + i < num_blocks ? gc_from_uint4(unit_tweaks[data_unit]) : gc_zero_block(); \
+        }                                                                                          \
+      }                                                                                            \
+      for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {                                                   \
+        const uint j2 = first + i;                                                                 \
+        b[i] = gc_block_xor(j2 < num_blocks ? gc_from_uint4(in[j2]) : gc_zero_block(), tweak[i]);  \
+      }                                                                                            \
+      crypt_unit(&t, &k, b);                                                                       \
+      for (int i = 0; i < GC_UNIT_BLOCKS; ++i) {                                                   \
+        const uint j2 = first + i;                                                                 \
+        if (j2 < num_blocks) out[j2] = gc_to_uint4(gc_block_xor(b[i], tweak[i]));                  \
+      }                                                                                            \
+    }                                                                                              \
+  }
+GC_XTS_UNITS_KERNEL(gc_xts_units_encrypt, GC_ENC_CONTEXT, gc_encrypt_unit)
+GC_XTS_UNITS_KERNEL(gc_xts_units_decrypt, GC_DEC_CONTEXT, gc_decrypt_unit)
+
 /* The serial modes, one message per work-item (message m: blocks offsets[m] .. offsets[m+1]),
  * each with its own IV in ivs[m]; the final chaining value goes back to ivs[m]. mode: 0 CBC
  * encryption, 1 CFB encryption, 2 OFB. The bitsliced AES encrypts two blocks a call, so a serial
