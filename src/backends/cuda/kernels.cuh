@@ -337,15 +337,16 @@ constexpr int xts_group() { return steps_for(P::kXtsGroup, Cipher::kBlocksPerCal
 template <class Cipher, class P>
 constexpr int xts_steps() { return steps_for(P::kXtsSteps, xts_group<Cipher, P>()); }
 
-// One XTS tile of a warp, shared by xts_kernel and the batch executor's: lane L enciphers blocks
-// first + L + 32 s, s < the policy's steps, of those below num_bulk (the blocks before ciphertext
-// stealing), starting from `tweak`, the lane's T_0 * alpha^(first + L). Returns the lane's tweak
-// one tile later, where the warp's next tile starts when it walks a data unit tile by tile (the
-// batch: a warp per message); a tile cut short by the end of the data returns an earlier one,
+// One XTS tile of a warp: lane L enciphers blocks first + L + 32 s, s < the policy's steps, of
+// those below num_bulk (the blocks before ciphertext stealing). `walk` holds the lane's tweak for
+// its first block (walk.tweak) and moves it 32 blocks on (walk.advance()): one data unit's walk
+// by x^32 (X32Walk, xts_tile below) or a walk across many units (XtsUnitWalk). On return `walk`
+// is one tile later, where the warp's next tile starts when it walks a data unit tile by tile
+// (the batch: a warp per message); a tile cut short by the end of the data leaves it earlier,
 // which nothing then needs.
-template <class Cipher, class P, bool kEncrypt, bool kUnaligned>
-__device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block tweak, const uint8_t* in, uint8_t* out,
-                                             uint64_t num_bulk, uint64_t first) {
+template <class Cipher, class P, bool kEncrypt, bool kUnaligned, class Walk>
+__device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, const uint8_t* in, uint8_t* out,
+                                              uint64_t num_bulk, uint64_t first) {
   constexpr int kLanes = Cipher::kBlocksPerCall;
   constexpr int kXtsGroup = xts_group<Cipher, P>();
   constexpr int kXtsSteps = xts_steps<Cipher, P>();
@@ -357,28 +358,43 @@ __device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block twea
     // a second 32-block array live across the cipher.
     constexpr bool kRewalk = kLanes > 4;
     gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
-    const gc_block group_tweak = tweak;
+    const Walk group_walk = walk;
 #pragma unroll
     for (int g = 0; g < kXtsGroup; ++g) {
       const uint64_t i = first + lane + 32 * (s0 + g);
-      if constexpr (!kRewalk) tweaks[g] = tweak;
-      x[g] = gc_block_xor(i < num_bulk ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block(), tweak);
-      tweak = xts_mul_x32(tweak);
+      if constexpr (!kRewalk) tweaks[g] = walk.tweak;
+      x[g] = gc_block_xor(i < num_bulk ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block(), walk.tweak);
+      walk.advance();
     }
 #pragma unroll
     for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
-    gc_block store_tweak = group_tweak;
+    Walk store_walk = group_walk;
 #pragma unroll
     for (int g = 0; g < kXtsGroup; ++g) {
       const uint64_t i = first + lane + 32 * (s0 + g);
       gc_block t;
-      if constexpr (kRewalk) t = store_tweak;
+      if constexpr (kRewalk) t = store_walk.tweak;
       else t = tweaks[g];
       if (i < num_bulk) tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[g], t));
-      if constexpr (kRewalk) store_tweak = xts_mul_x32(store_tweak);
+      if constexpr (kRewalk) store_walk.advance();
     }
   }
-  return tweak;
+}
+
+// A lane's walk through one data unit: its blocks are 32 apart, so its tweak moves by x^32.
+struct X32Walk {
+  gc_block tweak;
+  __device__ __forceinline__ void advance() { tweak = xts_mul_x32(tweak); }
+};
+
+// One XTS tile of a warp within one data unit, shared by xts_kernel and the batch executor's,
+// from `tweak`, the lane's T_0 * alpha^(first + L); returns the lane's tweak one tile later.
+template <class Cipher, class P, bool kEncrypt, bool kUnaligned>
+__device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block tweak, const uint8_t* in, uint8_t* out,
+                                             uint64_t num_bulk, uint64_t first) {
+  X32Walk walk{tweak};
+  xts_tile_walk<Cipher, P, kEncrypt, kUnaligned>(cipher, walk, in, out, num_bulk, first);
+  return walk.tweak;
 }
 
 template <class Family, class P, bool kEncrypt>
@@ -423,76 +439,46 @@ struct XtsUnitsParams {
   const gc_block* unit_tweaks;
 };
 
-// Where a lane's block lies: its unit and its index j in the unit, and its tweak T_u * alpha^j.
-// A lane's blocks are 32 apart: inside a unit the tweak walks by x^32 as in xts_tile; at a unit
-// boundary it starts again from the next unit's tweak, j < 32 blocks in (one small shift,
+// A lane's walk across data units: the unit and index j of its block, and its tweak
+// T_u * alpha^j. Inside a unit the tweak moves by x^32 as X32Walk's; at a unit boundary it starts
+// again from the next unit's tweak, j < 32 blocks in (one small shift,
 // gc_xts_mul_alpha_pow_small). The lanes of a warp cross boundaries at the same step (tiles start
 // at multiples of 32 blocks), so the branch does not diverge for units of 32 blocks and more.
 struct XtsUnitWalk {
+  const gc_block* unit_tweaks;
+  uint64_t unit_blocks, num_blocks;
   uint64_t unit, j;
   gc_block tweak;
 
-  template <class Cipher>
-  __device__ __forceinline__ void start(const XtsUnitsParams<Cipher>& p, uint64_t block) {
-    unit = block / p.unit_blocks;
-    j = block - unit * p.unit_blocks;
-    tweak = block < p.num_blocks ? gc_xts_tweak_at(p.unit_tweaks[unit], j) : modes::zero_block();
+  __device__ __forceinline__ void start(uint64_t block) {
+    unit = block / unit_blocks;
+    j = block - unit * unit_blocks;
+    tweak = block < num_blocks ? gc_xts_tweak_at(unit_tweaks[unit], j) : modes::zero_block();
   }
-  template <class Cipher>
-  __device__ __forceinline__ void advance(const XtsUnitsParams<Cipher>& p) {
+  __device__ __forceinline__ void advance() {
     j += 32;
-    if (j < p.unit_blocks) {
+    if (j < unit_blocks) {
       tweak = xts_mul_x32(tweak);
       return;
     }
-    if (p.unit_blocks >= 32) {  // at most one boundary in 32 blocks
-      j -= p.unit_blocks;
+    if (unit_blocks >= 32) {  // at most one boundary in 32 blocks
+      j -= unit_blocks;
       ++unit;
     } else {
-      unit += j / p.unit_blocks;
-      j %= p.unit_blocks;
+      unit += j / unit_blocks;
+      j %= unit_blocks;
     }
-    tweak = unit * p.unit_blocks < p.num_blocks ? gc_xts_mul_alpha_pow_small(p.unit_tweaks[unit], static_cast<unsigned>(j))
-                                                : modes::zero_block();
+    tweak = unit * unit_blocks < num_blocks ? gc_xts_mul_alpha_pow_small(unit_tweaks[unit], static_cast<unsigned>(j))
+                                            : modes::zero_block();
   }
 };
 
-// One tile of a warp over units: lane L enciphers blocks first + L + 32 s (xts_tile's layout).
+// One tile of a warp over units: xts_tile_walk with the walk across units.
 template <class Cipher, class P, bool kEncrypt>
 __device__ __forceinline__ void xts_units_tile(const Cipher& cipher, const XtsUnitsParams<Cipher>& p, uint64_t first) {
-  constexpr int kLanes = Cipher::kBlocksPerCall;
-  constexpr int kXtsGroup = xts_group<Cipher, P>();
-  constexpr int kXtsSteps = xts_steps<Cipher, P>();
-  static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
-  const unsigned lane = lane_id();
-  XtsUnitWalk walk;
-  walk.start(p, first + lane);
-  for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
-    if (first + 32 * s0 >= p.num_blocks) break;
-    // As in xts_tile: wide ciphers walk the tweaks again as they store.
-    constexpr bool kRewalk = kLanes > 4;
-    gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
-    const XtsUnitWalk group_walk = walk;
-#pragma unroll
-    for (int g = 0; g < kXtsGroup; ++g) {
-      const uint64_t i = first + lane + 32 * (s0 + g);
-      if constexpr (!kRewalk) tweaks[g] = walk.tweak;
-      x[g] = gc_block_xor(i < p.num_blocks ? tile_load<false>(p.in + 16 * i) : modes::zero_block(), walk.tweak);
-      walk.advance(p);
-    }
-#pragma unroll
-    for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
-    XtsUnitWalk store_walk = group_walk;
-#pragma unroll
-    for (int g = 0; g < kXtsGroup; ++g) {
-      const uint64_t i = first + lane + 32 * (s0 + g);
-      gc_block t;
-      if constexpr (kRewalk) t = store_walk.tweak;
-      else t = tweaks[g];
-      if (i < p.num_blocks) tile_store<false>(p.out + 16 * i, gc_block_xor(x[g], t));
-      if constexpr (kRewalk) store_walk.advance(p);
-    }
-  }
+  XtsUnitWalk walk{p.unit_tweaks, p.unit_blocks, p.num_blocks};
+  walk.start(first + lane_id());
+  xts_tile_walk<Cipher, P, kEncrypt, false>(cipher, walk, p.in, p.out, p.num_blocks, first);
 }
 
 template <class Family, class P, bool kEncrypt>
