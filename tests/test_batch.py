@@ -508,3 +508,56 @@ def test_packed_forms_write_into_the_callers_buffer():
     assert status == b"\x01\x00\x00" and plain[:100] == bytes(100) and plain[100:] == messages[2]
     with pytest.raises(ValueError, match="add up"):
         batch_module.seal_packed("aes-256-gcm", key, bytes(12), 12, b"abc", array("Q", [2]))
+
+
+def _xts_units_reference(key, data, unit_len, first_unit, decrypt):
+    out = []
+    for u in range(len(data) // unit_len):
+        ctx = PycaCipher(algorithms.AES(key), modes.XTS((first_unit + u).to_bytes(16, "little")))
+        ctx = ctx.decryptor() if decrypt else ctx.encryptor()
+        out.append(ctx.update(data[u * unit_len:(u + 1) * unit_len]) + ctx.finalize())
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("executor", ["", "generic"])
+def test_xts_data_units_in_a_batch(device, executor):
+    """Batch.add(..., unit_len=, first_unit=): each request is many data units (Cipher.encrypt_units'
+    rule), beside ordinary XTS requests (one unit under the IV) of the same keys, against pyca's
+    XTS unit by unit; numbers past 2^64 carry into the tweak's high half."""
+    rng = random.Random("xts-units")
+    for variant in _variants("aes", device):
+        b = Batch(device, _executor=executor)
+        expected = []
+        for i in range(24):
+            bits = rng.choice((128, 256))
+            key = rng.randbytes(bits // 4)
+            name = f"aes-{bits}-xts"
+            unit_len = rng.choice((16, 48, 500, 512, 528, 4096))
+            first_unit = rng.choice((0, 1, rng.randrange(1 << 40), 2 ** 64 - 2))
+            data = rng.randbytes(unit_len * rng.choice((0, 1, 3, 9)))
+            decrypt = i % 3 == 0
+            b.add(name, key, data, decrypt=decrypt, variant=variant, unit_len=unit_len, first_unit=first_unit)
+            expected.append(_xts_units_reference(key, data, unit_len, first_unit, decrypt))
+            tweak = rng.randbytes(16)
+            plain = rng.randbytes(rng.randint(16, 700))
+            b.add(name, key, plain, iv=tweak, variant=variant)
+            expected.append(_xts_units_reference(key, plain, len(plain), int.from_bytes(tweak, "little"), False))
+        got = b.run()
+        bad = [i for i, (w, h) in enumerate(zip(expected, got)) if w != h]
+        assert not bad and len(got) == len(expected), (variant, bad[:5])
+
+
+def test_xts_data_units_refused_with_clear_messages():
+    b = Batch("cpu")
+    key = bytes(range(32))
+    with pytest.raises(ValueError, match="not a whole number of 512-byte data units"):
+        b.add("aes-128-xts", key, bytes(1000), unit_len=512)
+    with pytest.raises(ValueError, match="not iv="):
+        b.add("aes-128-xts", key, bytes(512), iv=bytes(16), unit_len=512)
+    with pytest.raises(ValueError, match="XTS data units"):
+        b.add("aes-128-ctr", key[:16], bytes(512), iv=bytes(16), unit_len=512)
+    with pytest.raises(ValueError, match="first_unit"):
+        b.add("aes-128-xts", key, bytes(512), unit_len=512, first_unit=2 ** 64)
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        b.add("aes-128-xts", key, bytes(16), unit_len=8)
+    assert len(b) == 0

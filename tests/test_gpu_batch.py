@@ -649,3 +649,25 @@ def test_gpu_batch_hash_timings_count_the_kernel():
     got = b.run()
     assert got == gpucrypt.hash_many("sha3-256", messages, device=CUDA_DEVICES[0])
     assert b.stats["compute_s"] > 0, b.stats
+
+
+def test_gpu_batch_xts_data_units_match_cpu():
+    """XTS requests of many data units (Batch.add(unit_len=, first_unit=)) on the CUDA executor:
+    each goes through DeviceCipher::process_units (one launch), beside one-unit XTS requests;
+    every output equals the CPU executor's."""
+    rng = random.Random(1619)
+    requests = []
+    for i in range(40):
+        bits = rng.choice((128, 256))
+        key = rng.randbytes(bits // 4)
+        unit_len = rng.choice((16, 48, 512, 528, 4096, 4097))
+        requests.append((f"aes-{bits}-xts", key, rng.randbytes(unit_len * rng.choice((1, 3, 70))), i % 3 == 0,
+                         unit_len, rng.choice((0, 7, 2 ** 64 - 2))))
+    outputs = {}
+    for device in ("cpu", CUDA_DEVICES[0]):
+        b = Batch(device)
+        for name, key, data, decrypt, unit_len, first_unit in requests:
+            b.add(name, key, data, decrypt=decrypt, unit_len=unit_len, first_unit=first_unit)
+            b.add(name, key, data[:unit_len], iv=bytes(16))
+        outputs[device] = b.run()
+    assert outputs["cpu"] == outputs[CUDA_DEVICES[0]]

@@ -50,8 +50,15 @@ struct Suite {
   hash::HashParams hash_params;  // hash: cSHAKE N/S, ParallelHash B, KangarooTwelve C
   uint64_t hash_out_len = 0;     // hash: digest bytes
   std::string variant;           // requested implementation; "" = the device's default
+  // XTS only: each request is len / xts_unit_len data units back to back (dm-crypt's sectors),
+  // unit u under the tweak first + u, where the request's 16-byte IV is the first unit's number
+  // (little-endian, below 2^64) instead of a tweak (CipherStream::update_units); 0: the whole
+  // message is one data unit under the IV as its tweak.
+  uint64_t xts_unit_len = 0;
 
   bool same_as(const Suite& other) const;
+  // The first unit's number of a data-unit request (its IV, little-endian).
+  static uint64_t first_unit_of(const uint8_t iv[16]);
   std::string describe() const;  // "aes-256-gcm open", "sha3-256", for messages
 };
 

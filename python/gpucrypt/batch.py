@@ -101,12 +101,32 @@ class Batch:
         return index
 
     def add(self, name, key, data, iv=None, decrypt=False, aad=None, tag_length=16, padding=None,
-            variant=None) -> int:
+            variant=None, *, unit_len=None, first_unit=None) -> int:
         """A cipher request (``aes-128-cbc``, ``camellia-256-ctr``, ...) or an AEAD request
         (``aes-256-gcm``: ``iv`` is the nonce, encrypt returns ciphertext || tag, decrypt takes
-        it). ECB and CBC use PKCS#7 padding unless ``padding=False``; other modes take none."""
+        it). ECB and CBC use PKCS#7 padding unless ``padding=False``; other modes take none.
+
+        XTS over many data units (``Cipher.encrypt_units``' rule): ``unit_len=4096,
+        first_unit=N`` makes ``data`` ``len(data) // unit_len`` units, unit ``u`` under the tweak
+        ``N + u``; no ``iv`` then. On a CUDA device each such request is one launch."""
         info = _parse(name)
         mode = info["mode"]
+        if unit_len is not None or first_unit is not None:
+            if mode != "xts":
+                raise ValueError(f"{info['canonical']}: unit_len/first_unit are for XTS data units")
+            if iv is not None:
+                raise ValueError(f"{info['canonical']}: data units take first_unit=, not iv= (their tweaks are "
+                                 f"the units' numbers)")
+            if unit_len is None:
+                raise ValueError(f"{info['canonical']}: first_unit needs unit_len")
+            for value, what in ((unit_len, "unit_len"), (first_unit or 0, "first_unit")):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+            if unit_len <= 0:
+                raise ValueError(f"{info['canonical']}: unit_len must be positive, got {unit_len}")
+            if not 0 <= (first_unit or 0) < 2 ** 64:
+                raise ValueError(f"first_unit must be in [0, 2**64), got {first_unit}")
+            iv = (first_unit or 0).to_bytes(16, "little")
         aead = mode == "gcm"
         if padding is None:
             padding = mode in _PADDED_MODES
@@ -118,7 +138,7 @@ class Batch:
             raise ValueError(f"tag_length must be 4..16 bytes, got {tag_length!r}")
         operation = ("open" if decrypt else "seal") if aead else ("decrypt" if decrypt else "encrypt")
         spec = (operation, info["canonical"], bool(padding), tag_length if aead else 16, 0,
-                variant or "", b"", b"", 8192)
+                variant or "", b"", b"", 8192, unit_len or 0)
         data = _bytes_like(data, "data")
         with self._lock:
             suite = self._suite(spec, f"{info['canonical']} {'decrypt' if decrypt else 'encrypt'}")
@@ -137,7 +157,7 @@ class Batch:
         spec = ("hash", name, False, 16, length or 0, variant or "",
                 bytes(_bytes_like(function_name, "function_name")),
                 bytes(_bytes_like(customization, "customization")),
-                _check_length(block_size, "block_size", minimum=1))
+                _check_length(block_size, "block_size", minimum=1), 0)
         data = _bytes_like(data, "data")
         with self._lock:
             suite = self._suite(spec, name)

@@ -58,7 +58,10 @@ BatchResult run_batch_generic(const BatchPlan& plan, std::string_view device) {
         auto stream = target.create_cipher_stream(
             suite.cipher, suite.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt,
             ByteSpan(plan.key_of(key), key.key_len), ByteSpan(plan.iv_of(r), r.iv_len), suite.variant);
-        stream->update(in, out, r.input_len);
+        if (suite.xts_unit_len != 0)
+          stream->update_units(in, out, r.input_len, suite.xts_unit_len, Suite::first_unit_of(plan.iv_of(r)));
+        else
+          stream->update(in, out, r.input_len);
         variant = stream->variant().name;
         if (suite.pkcs7 && suite.operation == Operation::decrypt) strip_padding(plan, index, result);
         break;

@@ -50,8 +50,14 @@ bool Suite::same_as(const Suite& o) const {
            hash_params.function_name == o.hash_params.function_name &&
            hash_params.customization == o.hash_params.customization &&
            hash_params.block_size == o.hash_params.block_size;
-  return cipher.canonical == o.cipher.canonical && pkcs7 == o.pkcs7 &&
+  return cipher.canonical == o.cipher.canonical && pkcs7 == o.pkcs7 && xts_unit_len == o.xts_unit_len &&
          (!is_aead_operation(operation) || tag_len == o.tag_len);
+}
+
+uint64_t Suite::first_unit_of(const uint8_t iv[16]) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = n << 8 | iv[i];
+  return n;
 }
 
 std::string Suite::describe() const {
@@ -235,6 +241,11 @@ uint32_t BatchBuilder::add_suite(const Suite& requested) {
       throw std::invalid_argument(suite.cipher.canonical + ": padding applies to ECB and CBC only");
     if (is_aead_operation(suite.operation) && (suite.tag_len < 4 || suite.tag_len > 16))
       throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(suite.tag_len));
+    if (suite.xts_unit_len != 0) {
+      if (suite.cipher.mode != Mode::xts)
+        throw std::invalid_argument(suite.cipher.canonical + ": data units are an XTS operation");
+      modes::xts_check_data_unit(suite.cipher.canonical, suite.xts_unit_len);
+    }
   }
   plan_.suites.push_back(std::move(suite));
   return static_cast<uint32_t>(plan_.suites.size() - 1);
@@ -306,10 +317,13 @@ uint32_t BatchBuilder::add_common(uint32_t suite_index, ByteSpan key, ByteSpan i
     }
     if (name.mode == Mode::xts) {
       try {
-        modes::xts_check_data_unit(name.canonical, data_len);
+        if (suite.xts_unit_len == 0) modes::xts_check_data_unit(name.canonical, data_len);
+        else modes::xts_check_units(name.canonical, suite.xts_unit_len, data_len);
       } catch (const std::invalid_argument& e) {
         fail(e.what());
       }
+      if (suite.xts_unit_len != 0 && std::any_of(iv.begin() + 8, iv.end(), [](uint8_t b) { return b != 0; }))
+        fail("the first data unit's number (the IV, little-endian) must be below 2^64");
     }
     if (suite.operation == Operation::seal && data_len > modes::kGcmMaxDataLen)
       fail("GCM can encrypt at most 2^32-2 blocks per nonce");

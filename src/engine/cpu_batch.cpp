@@ -118,6 +118,20 @@ void finish_padding(const TaskContext& t) {
   if (!ok) t.result.status[t.request_index] = RequestStatus::invalid_padding;
 }
 
+// An XTS request's data units and their tweaks: the IV as the one tweak of the whole message, or,
+// for a suite of data units (Suite::xts_unit_len), unit u of the request under first + u.
+template <class Body>
+void for_each_xts_unit(const TaskContext& t, Body&& body) {
+  const uint64_t unit_len = t.suite().xts_unit_len;
+  if (unit_len == 0) return body(t.iv(), 0, t.request.input_len);
+  const modes::XtsUnitNumber first{Suite::first_unit_of(t.iv()), 0};
+  uint8_t tweak[16];
+  for (uint64_t u = 0; u < t.request.input_len / unit_len; ++u) {
+    first.plus(u).tweak(tweak);
+    body(tweak, u * unit_len, unit_len);
+  }
+}
+
 class SuiteRunner {
  public:
   explicit SuiteRunner(const VariantInfo& variant) : variant_name_(variant.name) {}
@@ -189,8 +203,10 @@ class PortableRunner final : public SuiteRunner {
         break;
       case Mode::ofb: ofb_xor(c, iv, in, out, len); break;
       case Mode::xts:
-        if (encrypt) xts_encrypt(c, s.tweak, iv, in, out, len);
-        else xts_decrypt(c, s.tweak, iv, in, out, len);
+        for_each_xts_unit(t, [&](const uint8_t tweak[16], uint64_t offset, uint64_t unit_len) {
+          if (encrypt) xts_encrypt(c, s.tweak, gc_block_load(tweak), in + offset, out + offset, unit_len);
+          else xts_decrypt(c, s.tweak, gc_block_load(tweak), in + offset, out + offset, unit_len);
+        });
         break;
       case Mode::gcm: run_gcm(t, c); return;
     }
@@ -299,6 +315,13 @@ class OpenSslCipherRunner final : public SuiteRunner {
     if (rekey) {
       EVP_CIPHER_CTX_set_padding(s.ctx, 0);
       s.loaded_key = t.request.key;
+    }
+    if (suite.cipher.mode == Mode::xts && suite.xts_unit_len != 0) {  // a new tweak per unit
+      for_each_xts_unit(t, [&](const uint8_t tweak[16], uint64_t offset, uint64_t unit_len) {
+        if (!EVP_CipherInit_ex2(s.ctx, nullptr, nullptr, tweak, encrypt, nullptr)) openssl_failed("EVP_CipherInit_ex2");
+        evp_update(s.ctx, t.in() + offset, t.out() + offset, unit_len);
+      });
+      return;
     }
     evp_update(s.ctx, t.in() + t.begin, t.out() + t.begin, t.end - t.begin);
     finish_padding(t);

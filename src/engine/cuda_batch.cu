@@ -20,7 +20,8 @@
 // expansion, one for XTS tweaks, three or four for GCM). The plan lists a suite's messages
 // longest first, so neighbouring warps do alike work. GCM and XTS messages of kBigLen and more go
 // through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the uploaded buffers),
-// which spread one message over the whole GPU and fold its tile hashes in a tree.
+// which spread one message over the whole GPU and fold its tile hashes in a tree; so do XTS
+// requests of many data units (Suite::xts_unit_len: DeviceCipher::process_units, one launch each).
 //
 // Hashes of the sponge family (SHA-3, SHAKE, Keccak, cSHAKE without N and S) run on the GPU in the
 // same stream: keccak_cuda's ragged hash_many kernel reads each message where the packed input
@@ -332,7 +333,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
           it.end_block = std::min(num_blocks, b + kPieceBlocks);
           items.push_back(it);
         }
-      } else if ((g.op == op_gcm || g.op == op_xts) && it.len >= kBigLen) {
+      } else if ((g.op == op_gcm || g.op == op_xts) && (it.len >= kBigLen || suite.xts_unit_len != 0)) {
         big_requests.push_back(index);
       } else if (g.op == op_gcm) {  // the message's tiles, and where they start
         it.message = static_cast<uint32_t>(gcm_first_items.size() - g.first_message);
@@ -442,9 +443,14 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       const ByteSpan key(plan.key_of(slot), slot.key_len), iv(plan.iv_of(r), r.iv_len);
       const std::string variant = families[r.suite].variant;
       if (suite.cipher.mode == Mode::xts) {
-        DeviceCipher::create(suite.cipher, suite.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt,
-                             key, variant, device_index)
-            ->process(iv, d.in + r.input_offset, d.out + r.output_offset, r.input_len, stream);
+        auto cipher = DeviceCipher::create(
+            suite.cipher, suite.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt, key, variant,
+            device_index);
+        if (suite.xts_unit_len != 0)  // data units: every unit of the request in one launch
+          cipher->process_units(Suite::first_unit_of(plan.iv_of(r)), suite.xts_unit_len, d.in + r.input_offset,
+                                d.out + r.output_offset, r.input_len, stream);
+        else
+          cipher->process(iv, d.in + r.input_offset, d.out + r.output_offset, r.input_len, stream);
         continue;
       }
       auto gcm = DeviceGcm::create(suite.cipher, key, variant, device_index);

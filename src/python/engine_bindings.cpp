@@ -3,7 +3,7 @@
 // module.cpp's NB_MODULE calls register_engine_bindings(m).
 //
 //   Batch(): add_suite((operation, name, pkcs7, tag_len, hash_out_len, variant, function_name,
-//     customization, block_size)) -> suite index; add(suite, key, iv, aad, data) -> request index
+//     customization, block_size, xts_unit_len)) -> suite index; add(suite, key, iv, aad, data) -> request index
 //     (checked now; key/IV/AAD None when absent); run(device, executor="") -> (outputs:
 //     list[bytes], status: bytes, suite_variants: list[str], info: dict), which empties the batch.
 //     status[i] is 0 ok, 1 authentication failed, 2 invalid padding.
@@ -83,7 +83,7 @@ Operation parse_operation(std::string_view op) {
 
 Suite parse_suite(nb::handle spec, Views& views) {
   nb::tuple t = nb::cast<nb::tuple>(spec);
-  if (t.size() != 9) throw std::invalid_argument("a batch suite is a 9-tuple");
+  if (t.size() != 10) throw std::invalid_argument("a batch suite is a 10-tuple");
   Suite suite;
   suite.operation = parse_operation(nb::cast<std::string_view>(t[0]));
   const auto name = nb::cast<std::string_view>(t[1]);
@@ -97,6 +97,7 @@ Suite parse_suite(nb::handle spec, Views& views) {
   suite.hash_params.function_name.assign(reinterpret_cast<const char*>(function_name.data()), function_name.size());
   suite.hash_params.customization.assign(reinterpret_cast<const char*>(customization.data()), customization.size());
   suite.hash_params.block_size = nb::cast<size_t>(t[8]);
+  suite.xts_unit_len = nb::cast<uint64_t>(t[9]);
   return suite;
 }
 
