@@ -128,6 +128,17 @@ gc_status gc_file_seal_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_
                           const char* devices, const char* variant);
 gc_status gc_file_open_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, const char* devices,
                           const char* variant);
+/* The same to `count` recipients / with identities (format version 2), their text as for
+ * gc_file_sealer_new_recipients / gc_file_opener_new_identities, on the same two paths. The header
+ * is made or checked before anything is read past it or written: a malformed recipient or identity
+ * (or an mlkem768x25519 one, which needs OpenSSL 3.5) is GC_ERROR_FORMAT, a wrong or missing
+ * identity or a modified header GC_ERROR_AUTHENTICATION, and out_fd is left as it was. A version 1
+ * file (passphrase or key) given identities, or a version 2 file given a key, is GC_ERROR_FORMAT
+ * saying so. */
+gc_status gc_file_seal_fd_recipients(int in_fd, int out_fd, const char* const* recipients, size_t count,
+                                     uint32_t chunk_len, const char* devices, const char* variant);
+gc_status gc_file_open_fd_identities(int in_fd, int out_fd, const char* const* identities, size_t count,
+                                     const char* devices, const char* variant);
 
 #ifdef __cplusplus
 }
