@@ -81,7 +81,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="file-bench-") as work:
         plain, sealed, out, key = (os.path.join(work, name) for name in ("plain", "plain.gcx", "out", "key"))
         write_random_file(plain, size)
-        subprocess.run(gpucrypt_command + ["keygen", "-o", key], check=True)
+        subprocess.run(gpucrypt_command + ["keygen", "--symmetric", "-o", key], check=True)
         subprocess.run(gpucrypt_command + ["encrypt", "-q", "--key-file", key, "--device", args.device, "-o", sealed,
                                            plain], check=True)
         commands = {

@@ -80,7 +80,7 @@ gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t ke
 const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer);
 size_t gc_file_sealer_header_len(const gc_file_sealer* sealer);
 /* Format version 2 (docs/file-format.md "Version 2"): a sealer to `count` recipients, each its text
- * ("gpucrypt-x25519:...", as `gpucrypt keygen --identity` prints), and an opener with identities,
+ * ("gpucrypt-x25519:...", as `gpucrypt keygen` prints), and an opener with identities,
  * each an identity line or a whole identity file's text (`#` comments and blank lines skipped). The
  * rest is the key-file sealer's and opener's. X25519 through OpenSSL; an mlkem768x25519
  * (post-quantum hybrid) recipient or identity is GC_ERROR_FORMAT here, gc_last_error() saying it
