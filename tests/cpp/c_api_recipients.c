@@ -107,9 +107,9 @@ static size_t fd_content(int fd, unsigned char* buf, size_t cap) {
 }
 
 /* Opens `file` with `identity` through gc_file_open_fd_identities; the plaintext in *plain. */
-static gc_status open_fd_all(const char* identity, const unsigned char* file, size_t len, int use_pipe,
+static gc_status open_fd_all(const char* identity, const unsigned char* file, size_t len, size_t use_pipe,
                              unsigned char* plain, size_t* plain_len) {
-  int in = source_fd(file, len, use_pipe), out = sink_fd();
+  int in = source_fd(file, len, (int)use_pipe), out = sink_fd();
   const char* identities[] = {identity};
   gc_status status = gc_file_open_fd_identities(in, out, identities, 1, NULL, NULL);
   *plain_len = fd_content(out, plain, 1 << 20);
@@ -121,6 +121,37 @@ static gc_status open_fd_all(const char* identity, const unsigned char* file, si
   close(in);
   close(out);
   return status;
+}
+
+/* The vectors every opener refuses, with the status and words of each, and no plaintext. */
+static const struct {
+  const char* file;
+  gc_status status;
+  const char* words;
+} refusals[] = {{"wrong-identity.gcx", GC_ERROR_AUTHENTICATION, "no identity given matches"},
+                {"swapped-stanzas.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
+                {"copied-stanza.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
+                {"unknown-stanza.gcx", GC_ERROR_FORMAT, "unknown type 200"},
+                {"truncated-header.gcx", GC_ERROR_FORMAT, "truncated inside the header"},
+                {"key-file.gcx", GC_ERROR_AUTHENTICATION, "its stanzas: key-file"},
+                {"mlkem768x25519.gcx", GC_ERROR_AUTHENTICATION, "no identity given matches"}};
+
+typedef gc_status (*open_fn)(const char* identity, const unsigned char* file, size_t len, size_t how,
+                             unsigned char* plain, size_t* plain_len);
+
+/* Runs the refusals through `open` (open_all with `how` its step, or open_fd_all with `how` 1 for a
+ * pipe); wrong-identity.gcx is opened with `other`, the rest with `identity`. */
+static void check_refusals(const char* dir, const char* identity, const char* other, open_fn open, size_t how,
+                           const char* what, unsigned char* plain) {
+  for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; ++i) {
+    size_t len, plain_len;
+    unsigned char* file = (unsigned char*)slurp(dir, refusals[i].file, &len);
+    const char* opener_identity = strcmp(refusals[i].file, "wrong-identity.gcx") == 0 ? other : identity;
+    gc_status status = open(opener_identity, file, len, how, plain, &plain_len);
+    CHECK(status == refusals[i].status && plain_len == 0 && strstr(gc_last_error(), refusals[i].words),
+          "%s %s (%zu): status %d, %zu bytes", what, refusals[i].file, how, (int)status, plain_len);
+    free(file);
+  }
 }
 
 /* The recipient line of an identity file ("# recipient: gpucrypt-x25519:..."). */
@@ -167,23 +198,7 @@ int main(int argc, char** argv) {
   }
 
   /* The refusals, with the status each one gives. */
-  static const struct {
-    const char* file;
-    gc_status status;
-    const char* words;
-  } bad[] = {{"wrong-identity.gcx", GC_ERROR_AUTHENTICATION, NULL},
-             {"swapped-stanzas.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
-             {"copied-stanza.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
-             {"unknown-stanza.gcx", GC_ERROR_FORMAT, "unknown type 200"},
-             {"mlkem768x25519.gcx", GC_ERROR_AUTHENTICATION, "no identity given matches"}};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-    unsigned char* file = (unsigned char*)slurp(dir, bad[i].file, &len);
-    const char* opener_identity = strcmp(bad[i].file, "wrong-identity.gcx") == 0 ? other : identity;
-    gc_status status = open_all(opener_identity, file, len, 1 << 20, plain, &plain_len);
-    CHECK(status == bad[i].status && plain_len == 0, "%s: status %d, %zu bytes", bad[i].file, (int)status, plain_len);
-    if (bad[i].words) CHECK(strstr(gc_last_error(), bad[i].words) != NULL, "%s: message", bad[i].file);
-    free(file);
-  }
+  check_refusals(dir, identity, other, open_all, 1 << 20, "opener", plain);
   unsigned char* truncated = (unsigned char*)slurp(dir, "truncated-header.gcx", &len);
   gc_status status = open_all(identity, truncated, len, 1 << 20, plain, &plain_len);
   CHECK(status == GC_ERROR_FORMAT && plain_len == 0 && strstr(gc_last_error(), "truncated inside the header (88 of 163"),
@@ -244,24 +259,7 @@ int main(int argc, char** argv) {
       free(file);
     }
     /* The refusals, each with its status and no output. */
-    static const struct {
-      const char* file;
-      gc_status status;
-      const char* words;
-    } refused[] = {{"wrong-identity.gcx", GC_ERROR_AUTHENTICATION, "no identity given matches"},
-                   {"swapped-stanzas.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
-                   {"copied-stanza.gcx", GC_ERROR_AUTHENTICATION, "header authentication failed"},
-                   {"unknown-stanza.gcx", GC_ERROR_FORMAT, "unknown type 200"},
-                   {"truncated-header.gcx", GC_ERROR_FORMAT, "truncated"},
-                   {"key-file.gcx", GC_ERROR_AUTHENTICATION, "its stanzas: key-file"}};
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
-      unsigned char* file = (unsigned char*)slurp(dir, refused[i].file, &len);
-      const char* opener_identity = strcmp(refused[i].file, "wrong-identity.gcx") == 0 ? other : identity;
-      status = open_fd_all(opener_identity, file, len, use_pipe, plain, &plain_len);
-      CHECK(status == refused[i].status && plain_len == 0 && strstr(gc_last_error(), refused[i].words),
-            "open_fd %s (pipe %d): status %d, %zu bytes", refused[i].file, use_pipe, (int)status, plain_len);
-      free(file);
-    }
+    check_refusals(dir, identity, other, open_fd_all, (size_t)use_pipe, "open_fd", plain);
     /* Sealed to two recipients by descriptor: the length the layout gives, and it opens with either
      * identity, by descriptor and through the opener handle; with a key it is refused by name. */
     int in = source_fd(long_text, long_len, use_pipe), sink = sink_fd();
