@@ -5,7 +5,7 @@
                                 [--device auto] [--threads N] [--quick] [--baseline-path DIR]
 
 Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
-turn, so that a noisy neighbour hits them all alike):
+turn, every other round in reverse order, so that a noisy neighbour hits them all alike):
 - `cp` of the file (coreutils: copy_file_range / read+write, one thread);
 - a parallel copy: N threads, each copying its own range of the file with pread/pwrite into a
   preallocated output (what our file pipeline does minus the sealing), N = --threads (default:
@@ -119,8 +119,10 @@ def main() -> int:
                                         source], env=baseline_env))
                 engine[f"{what}_baseline"] = []
         samples = {name: [] for name in commands}
-        for _ in range(args.repeats):
-            for name, run in commands.items():
+        for round_index in range(args.repeats):
+            # Every other round in reverse order, so that load rising or falling during a round
+            # does not favour the commands that come first.
+            for name, run in (reversed(commands.items()) if round_index % 2 else commands.items()):
                 if os.path.exists(out):
                     os.unlink(out)
                 result = run()
