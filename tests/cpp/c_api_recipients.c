@@ -54,7 +54,7 @@ static gc_status open_all(const char* identity, const unsigned char* file, size_
     const uint8_t* out;
     size_t out_len;
     status = gc_file_opener_update(opener, file + at, at + step <= len ? step : len - at, &out, &out_len);
-    if (status == GC_OK) {
+    if (status == GC_OK && out_len > 0) { /* *out may be NULL when there is nothing */
       memcpy(plain + *plain_len, out, out_len);
       *plain_len += out_len;
     }
@@ -63,7 +63,7 @@ static gc_status open_all(const char* identity, const unsigned char* file, size_
     const uint8_t* out;
     size_t out_len;
     status = gc_file_opener_finish(opener, &out, &out_len);
-    if (status == GC_OK) {
+    if (status == GC_OK && out_len > 0) { /* *out may be NULL when there is nothing */
       memcpy(plain + *plain_len, out, out_len);
       *plain_len += out_len;
     }
