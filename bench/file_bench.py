@@ -5,7 +5,7 @@
                                 [--device auto] [--threads N] [--quick] [--baseline-path DIR]
 
 Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
-turn, so that a noisy neighbour hits them all alike):
+turn, every other round in reverse order, so that a noisy neighbour hits them all alike):
 - `cp` of the file (coreutils: copy_file_range / read+write, one thread);
 - a parallel copy: N threads, each copying its own range of the file with pread/pwrite into a
   preallocated output (what our file pipeline does minus the sealing), N = --threads (default:
@@ -13,6 +13,10 @@ turn, so that a noisy neighbour hits them all alike):
 - `gpucrypt encrypt --key-file K -o OUT FILE` and `gpucrypt decrypt ... -o OUT FILE.gcx`: the
   command a user types, wall clock of the whole process (start-up included), beside the engine's
   own figure from --stats (first read to last write).
+With --recipients, `encrypt -r RECIPIENT` and `decrypt -i IDENTITY` (format version 2, issue 36)
+run beside the key-file commands in the same rounds: recipients change only the header, so the
+target is the key file's time within 2% (recipient_ratio: medians, and the median of each
+round's own ratio).
 With --baseline-path DIR, the same two commands also run from another build of gpucrypt
 installed in DIR (`pip install --target DIR` of an older commit), as encrypt_baseline /
 decrypt_baseline, interleaved with the rest: before and after in one run.
@@ -71,6 +75,8 @@ def main() -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--quick", action="store_true", help="64 MiB, 2 repeats (a smoke test)")
+    parser.add_argument("--recipients", action="store_true",
+                        help="also time encrypt -r / decrypt -i against the key-file commands")
     parser.add_argument("--baseline-path", default=None, metavar="DIR",
                         help="also time the gpucrypt installed in DIR (PYTHONPATH), e.g. an older commit")
     args = parser.parse_args()
@@ -81,7 +87,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="file-bench-") as work:
         plain, sealed, out, key = (os.path.join(work, name) for name in ("plain", "plain.gcx", "out", "key"))
         write_random_file(plain, size)
-        subprocess.run(gpucrypt_command + ["keygen", "-o", key], check=True)
+        subprocess.run(gpucrypt_command + ["keygen", "--symmetric", "-o", key], check=True)
         subprocess.run(gpucrypt_command + ["encrypt", "-q", "--key-file", key, "--device", args.device, "-o", sealed,
                                            plain], check=True)
         commands = {
@@ -94,6 +100,17 @@ def main() -> int:
                                                          args.device, "-o", out, sealed]),
         }
         engine = {"encrypt": [], "decrypt": []}
+        if args.recipients:
+            identity, sealed_v2 = os.path.join(work, "identity"), os.path.join(work, "plain.v2.gcx")
+            recipient = subprocess.run(gpucrypt_command + ["keygen", "-o", identity], check=True, capture_output=True,
+                                       text=True).stdout.strip()
+            subprocess.run(gpucrypt_command + ["encrypt", "-q", "-r", recipient, "--device", args.device, "-o",
+                                               sealed_v2, plain], check=True)
+            commands["encrypt_recipient"] = lambda: timed(gpucrypt_command + [
+                "encrypt", "-q", "--stats", "-r", recipient, "--device", args.device, "-o", out, plain])
+            commands["decrypt_identity"] = lambda: timed(gpucrypt_command + [
+                "decrypt", "-q", "--stats", "-i", identity, "--device", args.device, "-o", out, sealed_v2])
+            engine.update(encrypt_recipient=[], decrypt_identity=[])
         if args.baseline_path:
             baseline_env = dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline_path))
             for what, source in (("encrypt", plain), ("decrypt", sealed)):
@@ -102,8 +119,10 @@ def main() -> int:
                                         source], env=baseline_env))
                 engine[f"{what}_baseline"] = []
         samples = {name: [] for name in commands}
-        for _ in range(args.repeats):
-            for name, run in commands.items():
+        for round_index in range(args.repeats):
+            # Every other round in reverse order, so that load rising or falling during a round
+            # does not favour the commands that come first.
+            for name, run in (reversed(commands.items()) if round_index % 2 else commands.items()):
                 if os.path.exists(out):
                     os.unlink(out)
                 result = run()
@@ -129,12 +148,22 @@ def main() -> int:
             "throughput_ratio_to_parallel_copy": {name: median["parallel_copy"] / median[name] for name in engine},
             "baseline_path": args.baseline_path,
         }
+        if args.recipients:
+            result["recipient_ratio"] = {
+                f"{v2} / {v1}": {
+                    "median_time_ratio": median[v2] / median[v1],
+                    "median_of_round_ratios": statistics.median(a / b for a, b in zip(samples[v2], samples[v1])),
+                    "min_time_ratio": min(samples[v2]) / min(samples[v1]),
+                    "engine_median_ratio": statistics.median(engine[v2]) / statistics.median(engine[v1]),
+                } for v2, v1 in (("encrypt_recipient", "encrypt"), ("decrypt_identity", "decrypt"))}
     with open(args.out_json, "w") as sink:
         json.dump(result, sink, indent=1)
     for name, value in median.items():
         print(f"{name:14s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s")
     print("time / cp:", {k: round(v, 3) for k, v in result["time_ratio_to_cp"].items()})
     print("throughput / parallel copy:", {k: round(v, 3) for k, v in result["throughput_ratio_to_parallel_copy"].items()})
+    for pair, ratios in result.get("recipient_ratio", {}).items():
+        print(pair, {k: round(v, 4) for k, v in ratios.items()})
     return 0
 
 

@@ -1,5 +1,5 @@
 /* encrypt_file.c: encrypt (or, with -d, decrypt) a file in the gpucrypt file format through the C
- * API, with a 32-byte key from a key file (as `gpucrypt keygen` writes: 32 raw bytes or 64 hex
+ * API, with a 32-byte key from a key file (as `gpucrypt keygen --symmetric` writes: 32 raw bytes or 64 hex
  * digits). The output is what `gpucrypt encrypt --key-file KEYFILE` writes and reads.
  *
  *   encrypt_file [-d] [-u] KEYFILE INPUT OUTPUT

@@ -103,10 +103,13 @@ def test_one_ctrl_d_ends_typed_input():
 
 
 def test_keygen_writes_to_stdout():
-    result = run(["keygen", "-o", "-"])
+    result = run(["keygen", "--symmetric", "-o", "-"])
     assert result.exit_code == 0, result.stderr
     assert len(bytes.fromhex(result.stdout.strip())) == 32
-    assert run(["keygen", "-o", "-"]).stdout != result.stdout
+    assert run(["keygen", "--symmetric", "-o", "-"]).stdout != result.stdout
+    result = run(["keygen", "-o", "-"])         # an identity file's text, its recipient in a comment
+    assert result.exit_code == 0 and "# recipient: gpucrypt-x25519:" in result.stdout
+    assert "GPUCRYPT-X25519-IDENTITY:" in result.stdout
 
 
 def test_text_key_file_is_refused(workdir):

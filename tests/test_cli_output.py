@@ -225,29 +225,29 @@ def test_decrypt_check(work, monkeypatch):
 
 def test_keygen(work):
     target = work / "new.key"
-    result = run(["keygen", "-o", str(target)])
+    result = run(["keygen", "--symmetric", "-o", str(target)])
     assert result.exit_code == 0, result.stderr
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     text = target.read_text()
     assert len(text) == 65 and text.endswith("\n") and len(bytes.fromhex(text)) == 32
     first = text
-    result = run(["keygen", "-o", str(target)])
+    result = run(["keygen", "--symmetric", "-o", str(target)])
     assert result.exit_code == 1 and "already exists" in one_error_line(result.stderr)
     assert target.read_text() == first
     os.chmod(target, 0o644)
-    assert run(["keygen", "-o", str(target), "--force"]).exit_code == 0
+    assert run(["keygen", "--symmetric", "-o", str(target), "--force"]).exit_code == 0
     assert target.read_text() != first
     assert stat.S_IMODE(target.stat().st_mode) == 0o600     # a key is never left readable by others
     result = run(["encrypt", "--key-file", str(target), "-o", str(work / "k.gcx"), str(work / "plain")])
     assert result.exit_code == 0
-    assert run(["keygen", "--raw", "-o", str(work / "raw.key")]).exit_code == 0
+    assert run(["keygen", "--symmetric", "--raw", "-o", str(work / "raw.key")]).exit_code == 0
     raw = (work / "raw.key").read_bytes()
     assert len(raw) == 32
     result = run(["decrypt", "--key-file", str(target), str(work / "k.gcx")])
     assert result.exit_code == 0 and result.stdout_bytes == (work / "plain").read_bytes()
     result = run(["decrypt", "--check", "--key-file", str(work / "raw.key"), str(work / "k.gcx")])
     assert result.exit_code == 1
-    result = run(["keygen", "-o", "-"])       # to stdout, as age-keygen (issue 37 item 3)
+    result = run(["keygen", "--symmetric", "-o", "-"])       # to stdout, as age-keygen (issue 37 item 3)
     assert result.exit_code == 0 and len(bytes.fromhex(result.stdout)) == 32
 
 

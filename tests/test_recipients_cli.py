@@ -1,4 +1,4 @@
-"""The recipient side of the `gpucrypt` command (issue 36): keygen --identity / --pq / -y,
+"""The recipient side of the `gpucrypt` command (issue 36): keygen (an identity) / --pq / -y,
 encrypt -r / -R / --allow-classic, decrypt -i, --passphrase-fd, inspect. Every refusal is one
 `gpucrypt: error:` line, a non-zero exit and no output file."""
 
@@ -38,7 +38,7 @@ def refused(result, output=None):
 
 
 def test_keygen_identity_prints_its_recipient_and_is_private(work):
-    recipient = keygen(work, "id", "--identity")
+    recipient = keygen(work, "id")             # bare keygen makes an identity, as age-keygen does
     assert recipient.startswith("gpucrypt-x25519:")
     assert stat.S_IMODE(os.stat(work / "id").st_mode) == 0o600
     assert run(["keygen", "-y", str(work / "id")]).stdout.strip() == recipient
@@ -49,9 +49,12 @@ def test_keygen_identity_prints_its_recipient_and_is_private(work):
 
 
 def test_keygen_refusals(work):
-    keygen(work, "id", "--identity")
-    assert run(["keygen", "--identity", "-o", str(work / "id")]).exit_code != 0      # no --force: kept
-    assert run(["keygen", "--pq", "--raw", "-o", str(work / "x")]).exit_code == 2
+    keygen(work, "id")
+    assert run(["keygen", "-o", str(work / "id")]).exit_code != 0      # no --force: kept
+    assert keygen(work, "id2", "--identity").startswith("gpucrypt-x25519:")   # the old spelling still works
+    for flags in (["--pq", "--raw"], ["--raw"], ["--symmetric", "--pq"], ["--symmetric", "--identity"]):
+        result = run(["keygen", *flags, "-o", str(work / "x")])
+        assert result.exit_code == 2 and not (work / "x").exists(), flags
     assert run(["keygen", "-y", str(work / "id"), "-o", str(work / "x")]).exit_code == 2
     assert "not a text file of keys" in refused(run(["keygen", "-y", str(work / "plain")]))
     (work / "empty").write_text("# nothing\n")
@@ -59,7 +62,7 @@ def test_keygen_refusals(work):
 
 
 def test_encrypt_to_recipients_and_decrypt_with_identities(work):
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     carol = keygen(work, "carol", "--pq")
     dave = keygen(work, "dave", "--pq")
     (work / "team.txt").write_text(f"# the team\n{dave}\n\n")
@@ -78,7 +81,7 @@ def test_encrypt_to_recipients_and_decrypt_with_identities(work):
 
 
 def test_post_quantum_and_classic_recipients_mix_only_when_asked(work):
-    alice, carol = keygen(work, "alice", "--identity"), keygen(work, "carol", "--pq")
+    alice, carol = keygen(work, "alice"), keygen(work, "carol", "--pq")
     line = refused(run(["encrypt", "-r", alice, "-r", carol, str(work / "plain"), "-o", str(work / "c")]), work / "c")
     assert "only as strong as X25519" in line and "--allow-classic" in line
     assert run(["encrypt", "--allow-classic", "-r", alice, "-r", carol, str(work / "plain"),
@@ -88,13 +91,13 @@ def test_post_quantum_and_classic_recipients_mix_only_when_asked(work):
 
 
 def test_work_factor_needs_a_passphrase_beside_recipients(work):
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     result = run(["encrypt", "-r", alice, "--work-factor", "12", str(work / "plain"), "-o", str(work / "c")])
     assert result.exit_code == 2 and "recipients alone take none" in result.stderr and not (work / "c").exists()
 
 
 def test_bad_recipients_name_what_is_wrong(work):
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     assert "checksum" in refused(run(["encrypt", "-r", alice[:-2] + "AA", str(work / "plain"), "-o", str(work / "c")]),
                                  work / "c")
     assert "identity" in refused(run(["encrypt", "-r", (work / "alice").read_text().split()[-1],
@@ -105,7 +108,7 @@ def test_bad_recipients_name_what_is_wrong(work):
 
 
 def test_passphrase_fd_and_recipients_with_a_passphrase(work):
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     read_end, write_end = os.pipe()
     os.write(write_end, b"hunter2\n")
     os.close(write_end)
@@ -132,9 +135,9 @@ def test_passphrase_fd_and_recipients_with_a_passphrase(work):
 
 
 def test_version_1_files_refuse_identities(work):
-    keygen(work, "alice", "--identity")
+    keygen(work, "alice")
     key = work / "key"
-    assert run(["keygen", "-o", str(key)]).exit_code == 0
+    assert run(["keygen", "--symmetric", "-o", str(key)]).exit_code == 0
     assert run(["encrypt", "--key-file", str(key), str(work / "plain"), "-o", str(work / "c")]).exit_code == 0
     assert "-i does not apply" in refused(run(["decrypt", "-i", str(work / "alice"), str(work / "c"),
                                                "-o", str(work / "x")]), work / "x")
@@ -154,7 +157,7 @@ def test_inspect_the_published_vectors(name):
 def test_inspect_reads_no_body_and_needs_no_key(work):
     """A 64 MiB file whose body is all zeros (it would fail every chunk): inspect reads only the
     header, so it answers at once and says what the length implies."""
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     assert run(["encrypt", "-r", alice, str(work / "plain"), "-o", str(work / "c")]).exit_code == 0
     header_len = fileformat.parse_header((work / "c").read_bytes()).length
     big = work / "big.gcx"
@@ -169,7 +172,7 @@ def test_inspect_reads_no_body_and_needs_no_key(work):
 def test_inspect_answers_before_the_command_framework(work):
     """The entry point's shortcut: same answer as the click command, without importing click
     (the 50 ms budget: click and the commands' modules cost about 40)."""
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     assert run(["encrypt", "-r", alice, str(work / "plain"), "-o", str(work / "c")]).exit_code == 0
     code = ("import sys\nfrom gpucrypt.__main__ import main\nmain(['inspect', '--json', sys.argv[1]])\n"
             "print('click' in sys.modules)")
@@ -188,7 +191,7 @@ def test_mpi_takes_recipients_on_one_host_and_refuses_them_across_hosts(work):
     from test_mpi import MPIRUN, mpi
     if MPIRUN is None:
         pytest.skip("mpirun not installed")
-    alice = keygen(work, "alice", "--identity")
+    alice = keygen(work, "alice")
     bob = keygen(work, "bob", "--pq")
     plaintext = (work / "plain").read_bytes()
     ok = mpi(2, "encrypt", "-r", alice, str(work / "plain"), "-o", str(work / "c"))

@@ -56,3 +56,20 @@ def test_asking_whether_cuda_works_does_not_start_opencl():
     # whose answer is the CPU, that must not load the OpenCL ICD loader, PoCL and LLVM.
     assert not _loaded_opencl("import gpucrypt.info as i; i.cuda_available(); i.fixed_device('auto', 'camellia')")
     assert not _loaded_opencl("from gpucrypt import stream; stream.resolve_devices('auto')")
+
+
+def test_inspect_loads_only_what_reading_a_header_needs(tmp_path):
+    """`gpucrypt inspect FILE` (issue 36: < 50 ms for any file) reads a header and nothing more: not
+    the command framework, the stream engine, dataclasses (which load `inspect`, ~5 ms), hashlib
+    or json (the text form). Modules the interpreter itself loaded before are not counted."""
+    import gpucrypt
+    from gpucrypt import recipients
+    identity = recipients.X25519Identity.generate()
+    sealed = tmp_path / "f.gcx"
+    with open(sealed, "wb") as sink:
+        gpucrypt.fileformat.encrypt_stream(__import__("io").BytesIO(b"x" * 1000), sink, [identity.recipient()])
+    out = _fresh("import sys\nbefore = set(sys.modules)\nfrom gpucrypt.__main__ import main\n"
+                 f"main(['inspect', {str(sealed)!r}])\n"
+                 "print(sorted(m for m in ('click', 'gpucrypt.stream', 'dataclasses', 'hashlib', 'json') "
+                 "if m in sys.modules and m not in before))")
+    assert "recipients: 1 x25519" in out and out.splitlines()[-1] == "[]"

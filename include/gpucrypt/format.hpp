@@ -382,6 +382,13 @@ PipelineStats open_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64
 uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefaultChunkLen,
                  const PipelineOptions& options = {});
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options = {});
+// The same to recipients / with identities (format version 2: build_header_for_recipients,
+// open_header_with_identities), on the same two paths: the header is made or checked first, so a
+// bad recipient, a wrong identity or a damaged header fails before anything is written.
+uint64_t seal_fd(int in_fd, int out_fd, const std::vector<std::string>& recipients,
+                 uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {});
+uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities,
+                 const PipelineOptions& options = {});
 
 // "" when the file pipeline can use `fd` by offset (a regular file; as an output, not open for
 // appending), else why not: what seal_fd / open_fd choose their path by.

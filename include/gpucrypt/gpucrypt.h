@@ -80,7 +80,7 @@ gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t ke
 const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer);
 size_t gc_file_sealer_header_len(const gc_file_sealer* sealer);
 /* Format version 2 (docs/file-format.md "Version 2"): a sealer to `count` recipients, each its text
- * ("gpucrypt-x25519:...", as `gpucrypt keygen --identity` prints), and an opener with identities,
+ * ("gpucrypt-x25519:...", as `gpucrypt keygen` prints), and an opener with identities,
  * each an identity line or a whole identity file's text (`#` comments and blank lines skipped). The
  * rest is the key-file sealer's and opener's. X25519 through OpenSSL; an mlkem768x25519
  * (post-quantum hybrid) recipient or identity is GC_ERROR_FORMAT here, gc_last_error() saying it
@@ -128,6 +128,17 @@ gc_status gc_file_seal_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_
                           const char* devices, const char* variant);
 gc_status gc_file_open_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_len, const char* devices,
                           const char* variant);
+/* The same to `count` recipients / with identities (format version 2), their text as for
+ * gc_file_sealer_new_recipients / gc_file_opener_new_identities, on the same two paths. The header
+ * is made or checked before anything is read past it or written: a malformed recipient or identity
+ * (or an mlkem768x25519 one, which needs OpenSSL 3.5) is GC_ERROR_FORMAT, a wrong or missing
+ * identity or a modified header GC_ERROR_AUTHENTICATION, and out_fd is left as it was. A version 1
+ * file (passphrase or key) given identities, or a version 2 file given a key, is GC_ERROR_FORMAT
+ * saying so. */
+gc_status gc_file_seal_fd_recipients(int in_fd, int out_fd, const char* const* recipients, size_t count,
+                                     uint32_t chunk_len, const char* devices, const char* variant);
+gc_status gc_file_open_fd_identities(int in_fd, int out_fd, const char* const* identities, size_t count,
+                                     const char* devices, const char* variant);
 
 #ifdef __cplusplus
 }

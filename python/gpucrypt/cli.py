@@ -356,8 +356,8 @@ def _parse_key(content: bytes, key_len: int, source: str) -> bytes:
     if len(content) == key_len:
         if all(0x20 <= byte < 0x7f for byte in content):
             raise CliError(f"{source}: {key_len} characters of text, not a key (a key file holds "
-                           f"{2 * key_len} hex digits or {key_len} raw bytes, as 'gpucrypt keygen' writes); "
-                           "for a passphrase in a file use --passphrase-file")
+                           f"{2 * key_len} hex digits or {key_len} raw bytes, as "
+                           "'gpucrypt keygen --symmetric' writes); for a passphrase in a file use --passphrase-file")
         return content
     text = content.strip()
     if len(text) == 2 * key_len:
@@ -1072,7 +1072,7 @@ from gpucrypt._sizes import parse_size as _parse_size  # noqa: E402 - the one pa
 
 def _key_options(function):
     function = click.option("--key-file", type=click.Path(dir_okay=False),
-                            help="32-byte key: 64 hex digits (as keygen writes) or 32 raw bytes; 32 "
+                            help="32-byte key: 64 hex digits (as keygen --symmetric writes) or 32 raw bytes; 32 "
                                  "characters of text are refused (a passphrase: --passphrase-file).")(function)
     function = click.option("--passphrase-fd", type=click.IntRange(0), metavar="N",
                             help="Read the passphrase from open file descriptor N (first line), e.g. "
@@ -1186,7 +1186,7 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
                    "1.6 s at 18, 5.5 s at 20 (about 20 s at 22). Files above 22 are refused when "
                    "decrypting unless --max-work-factor allows them.")
 @click.option("-r", "--recipient", "recipient_texts", multiple=True, metavar="RECIPIENT",
-              help="Encrypt to this recipient (from `gpucrypt keygen --identity`); repeatable. No secret is "
+              help="Encrypt to this recipient (from `gpucrypt keygen`); repeatable. No secret is "
                    "needed to encrypt: only the identity's holder can decrypt. With --passphrase-*/--key-file "
                    "as well, either opens the file.")
 @click.option("-R", "--recipients-file", "recipient_files", multiple=True, type=click.Path(dir_okay=False),
@@ -1278,7 +1278,7 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
 @click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
                                             "when it is intact and the key is right, 1 otherwise.")
 @click.option("-i", "--identity", "identity_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Identity file (from `gpucrypt keygen --identity`) for a file encrypted to recipients; "
+              help="Identity file (from `gpucrypt keygen`) for a file encrypted to recipients; "
                    "repeatable: each is tried.")
 @mpi.cli_options
 def decrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
@@ -1337,37 +1337,40 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 
 @cli.command()
 @click.option("-o", "--output", "output_path", metavar="FILE",
-              help="Where to write the key (mode 0600); '-': stdout, as age-keygen does.")
+              help="Where to write the identity or key (mode 0600); '-': stdout, as age-keygen does.")
 @click.option("-f", "--force", is_flag=True, help="Replace an existing FILE.")
-@click.option("--raw", is_flag=True, help="Write the 32 raw bytes instead of 64 hex digits and a newline.")
-@click.option("--identity", "make_identity", is_flag=True,
-              help="Make an identity (X25519 secret key) instead: written to FILE, its recipient (the public "
-                   "key for encrypt -r) printed on stdout.")
-@click.option("--pq", is_flag=True, help="Make a post-quantum identity (ML-KEM-768 + X25519, X-Wing); implies "
-                                         "--identity.")
+@click.option("--pq", is_flag=True, help="A post-quantum identity (ML-KEM-768 + X25519, X-Wing) instead of X25519.")
+@click.option("--symmetric", is_flag=True,
+              help="A random 32-byte key for --key-file instead of an identity (64 hex digits and a newline).")
+@click.option("--raw", is_flag=True, help="With --symmetric: the 32 raw bytes instead of hex digits.")
+@click.option("--identity", "make_identity", is_flag=True, hidden=True,
+              help="An identity: the default (kept for scripts written before it was).")
 @click.option("-y", "identity_path", metavar="IDENTITY",
               help="Print the recipient of each identity in the identity file IDENTITY ('-': stdin), and exit.")
-def keygen(output_path, force, raw, make_identity, pq, identity_path):
-    """Write a new random 32-byte key for --key-file (encrypt, decrypt; enc -aes-256-*).
+def keygen(output_path, force, pq, symmetric, raw, make_identity, identity_path):
+    """Make an identity (a secret key, written to FILE with mode 0600) and print its recipient.
 
-    The key comes from the operating system's random source (os.urandom). By default it is
-    written as 64 hex digits and a newline; --key-file reads that and the raw form alike.
-    Keep it apart from the files it protects: whoever has it can decrypt them.
+    Make it on the machine that will decrypt (`decrypt -i FILE`) and hand out only the recipient
+    it prints (`encrypt -r RECIPIENT`; `keygen -y FILE` prints it again), as age-keygen does: the
+    machines that encrypt then cannot decrypt. X25519 by default; --pq for the post-quantum hybrid.
 
-    With --identity (--pq): a key pair for encrypt -r / decrypt -i instead. Make it on the machine
-    that will decrypt, and hand out only the recipient it prints (`keygen -y FILE` prints it again).
+    --symmetric writes a random 32-byte key for --key-file instead (encrypt, decrypt; enc
+    -aes-256-*), from the operating system's random source: whoever has it can both encrypt and
+    decrypt, so keep it apart from the files it protects.
     """
     if identity_path is not None:
-        if output_path is not None or make_identity or pq or raw:
-            raise _usage_error("-y prints recipients; it takes no -o, --identity, --pq or --raw")
+        if output_path is not None or make_identity or pq or raw or symmetric:
+            raise _usage_error("-y prints recipients; it takes no -o, --pq, --symmetric or --raw")
         cli_recipients.print_recipients(identity_path)
         return
     if output_path is None:
         raise _usage_error("keygen needs -o FILE ('-': stdout)")
-    if (make_identity or pq) and raw:
-        raise _usage_error("--raw is for symmetric key files; an identity file is text")
+    if symmetric and (pq or make_identity):
+        raise _usage_error("--symmetric makes a key file, not an identity: it takes no --pq or --identity")
+    if raw and not symmetric:
+        raise _usage_error("--raw is for symmetric key files (--symmetric); an identity file is text")
     overwrite = _may_overwrite(output_path, None, force, reads_stdin=False)
-    if make_identity or pq:
+    if not symmetric:
         _keep_secrets_out_of_dumps()
         if _to_stdout(output_path):
             with _open_output(None, binary_for_terminal=False, overwrite=False) as sink:

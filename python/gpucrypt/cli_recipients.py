@@ -1,6 +1,6 @@
 """The recipient side of the `gpucrypt` command (format version 2, gpucrypt.recipients).
 
-What gpucrypt.cli calls for `keygen --identity / --pq / -y`, `encrypt -r / -R / --allow-classic`,
+What gpucrypt.cli calls for `keygen` (identities: the default, --pq; -y), `encrypt -r / -R / --allow-classic`,
 `decrypt -i`, `--passphrase-fd` and `inspect`. Errors are ValueError / FormatError with the user's
 path in the words (the command prints them as one `gpucrypt: error:` line); an identity's text
 never appears in an error.

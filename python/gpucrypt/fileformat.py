@@ -21,27 +21,27 @@ so they are dropped.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
-import hashlib
-import hmac
 import io
 import os
 import stat
 import struct
-import tempfile
 import time
-from dataclasses import dataclass
-from typing import BinaryIO, Callable, Iterator, Optional, Union
+from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 import gpucrypt
-from gpucrypt import _native, stream
+from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
+
+# `gpucrypt inspect` loads this module to read a header, and its whole start-up is meant to stay
+# under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
+# threads and dataclasses) are imported where they are used, and the header's records are
+# NamedTuples, not dataclasses (whose module loads `inspect`, ~5 ms).
 
 __all__ = [
     "MAGIC", "VERSION", "HEADER_LEN", "TAG_LEN", "SALT_LEN", "KEY_LEN",
@@ -85,8 +85,7 @@ _HKDF_INFO_LABEL = b"gpucrypt/v1/keys"
 _HKDF_INFO_LABEL_V2 = b"gpucrypt/v2/keys"
 
 
-@dataclass(frozen=True)
-class _Suite:
+class _Suite(NamedTuple):
     suite_id: int
     name: str           # as written in docs/file-format.md
     aead_name: str      # as gpucrypt.AEAD spells it
@@ -137,8 +136,7 @@ class Passphrase:
         return "Passphrase(<hidden>)"
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):
     """The parsed, not yet authenticated, header of a gpucrypt file."""
 
     version: int
@@ -276,6 +274,8 @@ def _derive_keys(input_keying_material: bytes, header_prefix: bytes, salt: bytes
 
 
 def _header_mac(mac_key: bytes, header_prefix: bytes) -> bytes:
+    import hashlib
+    import hmac
     return hmac.new(mac_key, header_prefix, hashlib.sha256).digest()
 
 
@@ -431,12 +431,13 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
                     scrypt_log2n=kdf_param, chunk_size=chunk_size, salt=salt, mac=b"", prefix=prefix)
     mac_key, payload_key = _derive_keys(_input_keying_material(material, header), prefix, salt)
     mac = _header_mac(mac_key, prefix)
-    return dataclasses.replace(header, mac=mac), payload_key
+    return header._replace(mac=mac), payload_key
 
 
 def _open_header(header: Header, material) -> bytes:
     """Authenticate the header; return the payload key. Version 2: the file key from the first
     stanza the material opens (recipients.KeySet.unwrap), then the MAC under it."""
+    import hmac
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
         file_key = recipients.key_set(material).unwrap(header.stanzas)
@@ -475,6 +476,7 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     AES unless `variant` names another. Opening, only authenticated plaintext is written: a
     failure raises DecryptionError after the chunks before it were written (decrypt_stream says why).
     """
+    from gpucrypt import stream
     worker_devices, share = workers   # stream.resolve_devices' answer
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
@@ -582,6 +584,7 @@ def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: Bina
     devices' worker threads. Returns (bytes read, bytes written); both files are left positioned
     after what was read / written. Opening, only authenticated plaintext reaches `dst`, and on a
     failure `dst` is cut back to the authenticated prefix before DecryptionError is raised."""
+    from gpucrypt import stream
     in_fd, in_offset, out_fd, out_offset = fds
     worker_devices, share = workers
     if job_size is not None:
@@ -650,6 +653,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     `variant`: None runs a constant-time AES on every device (info.constant_time_variant);
     naming one (e.g. "aes_ttable") is the explicit opt-out.
     """
+    from gpucrypt import stream
     _check_chunk_size(chunk_size)
     if suite not in _SUITES_BY_NAME:
         raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
@@ -686,6 +690,7 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     DecryptionError (also a gpucrypt.InvalidTag) for every authentication failure. The stream
     engine options are encrypt_stream's; `progress(n)` counts input bytes (the header first).
     """
+    from gpucrypt import stream
     header = read_header(src, max_scrypt_log2n)
     if header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
@@ -757,6 +762,7 @@ def _in_memory_auto_devices(source, target):
     memory bus and copy pool, the two together were slower than the faster alone in both cases,
     so auto picks one. Naming devices or a cpu_share runs exactly that.
     """
+    from gpucrypt import stream
     gpus = stream.cuda_devices()
     if gpus and target is not None and _native.is_page_locked(source) and _native.is_page_locked(target):
         return gpus, 0.0
@@ -766,6 +772,7 @@ def _in_memory_auto_devices(source, target):
 def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target):
     """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
     progress taking the plaintext bytes done so far, cancelled)."""
+    from gpucrypt import stream
     if device in (None, "auto") and not devices and cpu_share is None:
         worker_devices, share = _in_memory_auto_devices(source, target)
     else:
@@ -788,6 +795,7 @@ def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, ca
 
 def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int, bytes_out: int,
                 wall_s: float) -> None:
+    from gpucrypt import stream
     if stats is None:
         return
     stats.bytes_in += bytes_in
@@ -911,6 +919,7 @@ def _open_temp(directory: str, final_name: str) -> tuple[Optional[str], BinaryIO
                 raise
         else:
             return None, os.fdopen(fd, "wb")
+    import tempfile
     fd, temp_path = tempfile.mkstemp(prefix=_temp_name(final_name)[:-len(_TEMP_SUFFIX) - 12],
                                      suffix=_TEMP_SUFFIX, dir=directory)
     try:
@@ -942,6 +951,7 @@ def _link_anonymous(fd: int, directory: str, final_name: str) -> str:
         return os.path.join(directory, name)
     except OSError:
         pass
+    import tempfile
     copy_fd, path = tempfile.mkstemp(prefix=name[:-len(_TEMP_SUFFIX) - 12], suffix=_TEMP_SUFFIX, dir=directory)
     try:
         offset, size = 0, os.fstat(fd).st_size

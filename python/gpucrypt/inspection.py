@@ -7,7 +7,6 @@ answers a plain `inspect FILE` here before importing click: gpucrypt.__main__).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 from typing import BinaryIO, Optional
@@ -83,7 +82,10 @@ def inspect_text(report: dict) -> str:
 
 def report(path: str, as_json: bool, source: Optional[BinaryIO] = None) -> str:
     found = inspect_file(path, source)
-    return json.dumps(found) if as_json else inspect_text(found)
+    if not as_json:
+        return inspect_text(found)
+    import json     # only for --json: the text form is the common case, and start-up is the budget
+    return json.dumps(found)
 
 
 def answer_without_click(args: list) -> bool:

@@ -14,12 +14,9 @@ frames the header, derives the header and payload keys and runs the chunks, as f
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import struct
-from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, NamedTuple, Optional, Sequence, Union
 
 from gpucrypt import fileformat
 from gpucrypt.fileformat import DecryptionError, FormatError, Passphrase
@@ -57,9 +54,9 @@ _X25519_IDENTITY = "GPUCRYPT-X25519-IDENTITY"
 _HYBRID_IDENTITY = "GPUCRYPT-MLKEM768X25519-IDENTITY"
 
 
-@dataclass(frozen=True)
-class Stanza:
-    """One recipient's wrap of the file key, as it lies in the header."""
+class Stanza(NamedTuple):
+    """One recipient's wrap of the file key, as it lies in the header (a NamedTuple, as
+    fileformat.Header: parsing a header loads no dataclasses)."""
 
     type: int
     body: bytes
@@ -124,23 +121,30 @@ def _mlkem_public(public_key: bytes):
 def _xwing_expand(seed: bytes):
     """X-Wing's decapsulation key from its 32-byte seed: SHAKE256(seed, 96) = d || z || sk_X;
     (pyca ML-KEM-768 private key, pyca X25519 private key)."""
+    import hashlib
     from cryptography.hazmat.primitives.asymmetric import mlkem
     expanded = hashlib.shake_256(seed).digest(96)
     return mlkem.MLKEM768PrivateKey.from_seed_bytes(expanded[:64]), _x25519_private(expanded[64:])
 
 
 def _xwing_combine(ss_m: bytes, ss_x: bytes, ct_x: bytes, pk_x: bytes) -> bytes:
+    import hashlib
     return hashlib.sha3_256(ss_m + ss_x + ct_x + pk_x + _XWING_LABEL).digest()
 
 
 # ----------------------------------------------------------------------------- key strings
 
+# (base64 and hashlib are imported where used, as in fileformat: `inspect` never needs them.)
 def _encode_key(prefix: str, key: bytes) -> str:
+    import base64
+    import hashlib
     checksum = hashlib.sha256(prefix.encode("ascii") + key).digest()[:4]
     return f"{prefix}:" + base64.urlsafe_b64encode(key + checksum).decode("ascii").rstrip("=")
 
 
 def _decode_key(text: str, prefix: str, key_len: int, what: str) -> bytes:
+    import base64
+    import hashlib
     encoded = text[len(prefix) + 1:]
     try:
         raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))

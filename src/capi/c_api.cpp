@@ -117,6 +117,16 @@ gpucrypt::format::PipelineOptions pipeline_options(const char* devices, const ch
   return options;
 }
 
+// `count` C strings as the library's list; GC_ERROR_ARGUMENT for a null one.
+std::vector<std::string> string_list(const char* const* items, size_t count, const char* what) {
+  require(items || !count, (std::string(what) + ": null list").c_str());
+  std::vector<std::string> list;
+  for (size_t i = 0; i < count; ++i) {
+    require(items[i] != nullptr, (std::string(what) + ": null string in the list").c_str());
+    list.emplace_back(items[i]);
+  }
+  return list;
+}
 }  // namespace
 
 extern "C" {
@@ -214,6 +224,23 @@ gc_status gc_file_open_fd(int in_fd, int out_fd, const uint8_t* key, size_t key_
   });
 }
 
+gc_status gc_file_seal_fd_recipients(int in_fd, int out_fd, const char* const* recipients, size_t count,
+                                     uint32_t chunk_len, const char* devices, const char* variant) {
+  return guarded([&] {
+    gpucrypt::format::seal_fd(in_fd, out_fd, string_list(recipients, count, "gc_file_seal_fd_recipients"),
+                              chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen,
+                              pipeline_options(devices, variant));
+  });
+}
+
+gc_status gc_file_open_fd_identities(int in_fd, int out_fd, const char* const* identities, size_t count,
+                                     const char* devices, const char* variant) {
+  return guarded([&] {
+    gpucrypt::format::open_fd(in_fd, out_fd, string_list(identities, count, "gc_file_open_fd_identities"),
+                              pipeline_options(devices, variant));
+  });
+}
+
 gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t key_len, uint32_t chunk_len,
                              const char* device, const char* variant) {
   return guarded([&] {
@@ -234,19 +261,6 @@ const uint8_t* gc_file_sealer_header(const gc_file_sealer* sealer) {
 size_t gc_file_sealer_header_len(const gc_file_sealer* sealer) {
   return sealer ? sealer->sealer->header().size() : 0;
 }
-
-namespace {
-// `count` C strings as the library's list; GC_ERROR_ARGUMENT for a null one.
-std::vector<std::string> string_list(const char* const* items, size_t count, const char* what) {
-  require(items || !count, (std::string(what) + ": null list").c_str());
-  std::vector<std::string> list;
-  for (size_t i = 0; i < count; ++i) {
-    require(items[i] != nullptr, (std::string(what) + ": null string in the list").c_str());
-    list.emplace_back(items[i]);
-  }
-  return list;
-}
-}  // namespace
 
 gc_status gc_file_sealer_new_recipients(gc_file_sealer** out, const char* const* recipients, size_t count,
                                         uint32_t chunk_len, const char* device, const char* variant) {

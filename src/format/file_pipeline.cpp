@@ -468,17 +468,16 @@ StreamWriter fd_writer(int fd) {
   };
 }
 
-}  // namespace
-
-uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len, const PipelineOptions& options) {
+// seal_fd / open_fd with any header (pipeline_internal.hpp): by offset between regular files, else
+// streamed.
+uint64_t seal_fd_with(int in_fd, int out_fd, const detail::MakeHeader& make_header, uint32_t chunk_len,
+                      const PipelineOptions& options) {
   const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
-  if (!in_at || !out_at) return seal_stream(key, fd_reader(in_fd), fd_writer(out_fd), chunk_len, options);
+  if (!in_at || !out_at)
+    return detail::seal_stream_with(make_header, chunk_len, fd_reader(in_fd), fd_writer(out_fd), options);
   uint8_t payload_key[kKeyLen];
-  struct Wipe {
-    uint8_t* key;
-    ~Wipe() { secure_zero(key, kKeyLen); }
-  } wipe{payload_key};
-  const std::vector<uint8_t> header = build_header_with_key(key, chunk_len, payload_key);
+  detail::WipeOnExit wipe{payload_key};
+  const std::vector<uint8_t> header = make_header(payload_key);
   const FileRun run = seal_file(in_fd, *in_at, out_fd, *out_at, header, ByteSpan(payload_key, kKeyLen), chunk_len,
                                 options);
   seek_to(in_fd, *in_at + run.input_len, false);
@@ -486,29 +485,47 @@ uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len, const 
   return run.input_len;
 }
 
-uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options) {
+uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_header, const PipelineOptions& options) {
   const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
-  if (!in_at || !out_at) return open_stream(key, fd_reader(in_fd), fd_writer(out_fd), options);
-  uint8_t header[kHeaderLen];
-  uint64_t got = 0;
-  while (got < kHeaderLen) {
-    const ssize_t n = ::pread(in_fd, header + got, kHeaderLen - got, static_cast<off_t>(*in_at + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw FileError(errno, false, "reading the input (its header)");
-    if (n == 0) break;
-    got += static_cast<uint64_t>(n);
-  }
+  if (!in_at || !out_at) return detail::open_stream_with(check_header, fd_reader(in_fd), fd_writer(out_fd), options);
+  uint64_t read_at = *in_at;
+  const std::vector<uint8_t> header = detail::read_header([in_fd, &read_at](MutableByteSpan buffer) -> size_t {
+    for (;;) {
+      const ssize_t n = ::pread(in_fd, buffer.data(), buffer.size(), static_cast<off_t>(read_at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw FileError(errno, false, "reading the input (its header)");
+      read_at += static_cast<uint64_t>(n);
+      return static_cast<size_t>(n);
+    }
+  });
   uint8_t payload_key[kKeyLen];
-  struct Wipe {
-    uint8_t* key;
-    ~Wipe() { secure_zero(key, kKeyLen); }
-  } wipe{payload_key};
-  const uint32_t chunk_len = open_header_with_key(ByteSpan(header, got), key, payload_key);
-  const FileRun run = open_file(in_fd, *in_at + kHeaderLen, out_fd, *out_at, ByteSpan(payload_key, kKeyLen),
-                                chunk_len, options);
-  seek_to(in_fd, *in_at + kHeaderLen + run.input_len, false);
+  detail::WipeOnExit wipe{payload_key};
+  const OpenedHeader opened = check_header(header, payload_key);
+  const uint64_t body_at = *in_at + opened.header_len;
+  const FileRun run = open_file(in_fd, body_at, out_fd, *out_at, ByteSpan(payload_key, kKeyLen), opened.chunk_len,
+                                options);
+  seek_to(in_fd, body_at + run.input_len, false);
   seek_to(out_fd, *out_at + run.output_len, true);
   return run.output_len;
+}
+
+}  // namespace
+
+uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len, const PipelineOptions& options) {
+  return seal_fd_with(in_fd, out_fd, detail::header_with_key(key, chunk_len), chunk_len, options);
+}
+
+uint64_t seal_fd(int in_fd, int out_fd, const std::vector<std::string>& recipients, uint32_t chunk_len,
+                 const PipelineOptions& options) {
+  return seal_fd_with(in_fd, out_fd, detail::header_for_recipients(recipients, chunk_len), chunk_len, options);
+}
+
+uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options) {
+  return open_fd_with(in_fd, out_fd, detail::header_key_check(key), options);
+}
+
+uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities, const PipelineOptions& options) {
+  return open_fd_with(in_fd, out_fd, detail::header_identities_check(identities), options);
 }
 
 }  // namespace gpucrypt::format

@@ -27,7 +27,8 @@ using detail::kMagic;
 using detail::kSaltLen;
 using detail::kSaltOffset;
 using detail::kSuiteAes256Gcm;
-constexpr uint8_t kVersion = 1;
+using detail::kVersionKey;
+using detail::kVersionRecipients;
 constexpr uint8_t kKdfScrypt = 1;
 constexpr uint8_t kKdfRawKey = 2;
 constexpr size_t kPrefixLen = detail::kFixedLen;  // the header bytes the MAC covers
@@ -294,7 +295,7 @@ std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uin
   check_chunk_len(chunk_len);
   std::vector<uint8_t> header(kHeaderLen, 0);
   std::memcpy(header.data(), kMagic, sizeof kMagic);
-  header[8] = kVersion;
+  header[8] = kVersionKey;
   header[9] = kSuiteAes256Gcm;
   header[10] = kKdfRawKey;
   header[11] = 0;
@@ -314,7 +315,9 @@ uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key
     throw FormatError("not a gpucrypt file: " + std::to_string(header.size()) + " bytes, fewer than the " +
                       std::to_string(kHeaderLen) + "-byte header");
   if (std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) throw FormatError("not a gpucrypt file (bad magic)");
-  if (header[8] != kVersion) throw FormatError("unsupported format version " + std::to_string(header[8]));
+  if (header[8] == kVersionRecipients)
+    throw FormatError("this file (format version 2) was encrypted to recipients: open it with an identity, not a key");
+  if (header[8] != kVersionKey) throw FormatError("unsupported format version " + std::to_string(header[8]));
   if (header[9] != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(header[9]));
   if (header[10] == kKdfScrypt)
     throw FormatError("this file was encrypted with a passphrase (scrypt); give the passphrase, not a key");

@@ -14,6 +14,8 @@ namespace gpucrypt::format::detail {
 // part), and a 32-byte HMAC-SHA256 at the end.
 inline constexpr char kMagic[8] = {'G', 'P', 'U', 'C', 'R', 'Y', 'P', 'T'};
 inline constexpr uint8_t kSuiteAes256Gcm = 1;
+// Byte 8: version 1 (a passphrase or raw key, format.cpp), version 2 (recipient stanzas, recipients.cpp).
+inline constexpr uint8_t kVersionKey = 1, kVersionRecipients = 2;
 inline constexpr size_t kSaltOffset = 16, kSaltLen = 32, kFixedLen = kSaltOffset + kSaltLen, kMacLen = 32;
 
 // HKDF-SHA256(ikm, salt, info) into out[0 .. len). std::runtime_error without OpenSSL.

@@ -23,6 +23,8 @@
 
 namespace gpucrypt::format {
 
+using detail::WipeOnExit;
+
 namespace {
 
 // The shape of the format's GPU pipeline, measured on an H200 sealing 1 GiB from page-locked into
@@ -40,12 +42,6 @@ constexpr uint64_t kGpuJobLen = 16 << 20;
 constexpr unsigned kGpuWorkers = 6;
 
 bool overlap(ByteSpan a, ByteSpan b) { return ranges_overlap(a.data(), a.size(), b.data(), b.size()); }
-
-// Zeroes a key on every way out of a scope.
-struct WipeOnExit {
-  uint8_t* key;
-  ~WipeOnExit() { secure_zero(key, kKeyLen); }
-};
 
 std::string bytes_text(uint64_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
 
@@ -458,24 +454,73 @@ uint64_t stream_through(ChunkStream::Operation operation, ByteSpan payload_key, 
 
 }  // namespace
 
-uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, uint32_t chunk_len,
-                     const PipelineOptions& options) {
+namespace detail {
+
+MakeHeader header_with_key(ByteSpan key, uint32_t chunk_len) {
+  return [key, chunk_len](uint8_t* payload_key) { return build_header_with_key(key, chunk_len, payload_key); };
+}
+
+MakeHeader header_for_recipients(const std::vector<std::string>& recipients, uint32_t chunk_len) {
+  return [&recipients, chunk_len](uint8_t* payload_key) {
+    return build_header_for_recipients(recipients, chunk_len, payload_key);
+  };
+}
+
+CheckHeader header_key_check(ByteSpan key) {
+  return [key](ByteSpan header, uint8_t* payload_key) {
+    return OpenedHeader{open_header_with_key(header, key, payload_key), kHeaderLen};
+  };
+}
+
+CheckHeader header_identities_check(const std::vector<std::string>& identities) {
+  return [&identities](ByteSpan header, uint8_t* payload_key) {
+    return open_header_with_identities(header, identities, payload_key);
+  };
+}
+
+std::vector<uint8_t> read_header(const StreamReader& read) {
+  std::vector<uint8_t> header;
+  for (;;) {
+    const size_t want = header_len_known(header).first;  // more than we have until the header is whole
+    if (header.size() >= want) return header;
+    const size_t at = header.size();
+    header.resize(want);
+    const size_t got = fill(read, MutableByteSpan(header).subspan(at)).first;
+    header.resize(at + got);
+    if (got < want - at) return header;  // the input ended inside the header
+  }
+}
+
+uint64_t seal_stream_with(const MakeHeader& make_header, uint32_t chunk_len, const StreamReader& read,
+                          const StreamWriter& write, const PipelineOptions& options) {
   uint8_t payload_key[kKeyLen];
   WipeOnExit wipe{payload_key};
-  const std::vector<uint8_t> header = build_header_with_key(key, chunk_len, payload_key);
+  const std::vector<uint8_t> header = make_header(payload_key);
   write(header);
   return stream_through(ChunkStream::Operation::seal, ByteSpan(payload_key, kKeyLen), chunk_len, read, write, options);
 }
 
-uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, const PipelineOptions& options) {
-  // A short header is open_header_with_key's to refuse; a whole one followed by nothing is
-  // ChunkStream's (the final chunk is missing).
-  uint8_t header[kHeaderLen];
-  const size_t got = fill(read, MutableByteSpan(header, kHeaderLen)).first;
+uint64_t open_stream_with(const CheckHeader& check_header, const StreamReader& read, const StreamWriter& write,
+                          const PipelineOptions& options) {
+  // A short header is check_header's to refuse; a whole one followed by nothing is ChunkStream's
+  // (the final chunk is missing).
+  const std::vector<uint8_t> header = read_header(read);
   uint8_t payload_key[kKeyLen];
   WipeOnExit wipe{payload_key};
-  const uint32_t chunk_len = open_header_with_key(ByteSpan(header, got), key, payload_key);
-  return stream_through(ChunkStream::Operation::open, ByteSpan(payload_key, kKeyLen), chunk_len, read, write, options);
+  const OpenedHeader opened = check_header(header, payload_key);
+  return stream_through(ChunkStream::Operation::open, ByteSpan(payload_key, kKeyLen), opened.chunk_len, read, write,
+                        options);
+}
+
+}  // namespace detail
+
+uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, uint32_t chunk_len,
+                     const PipelineOptions& options) {
+  return detail::seal_stream_with(detail::header_with_key(key, chunk_len), chunk_len, read, write, options);
+}
+
+uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, const PipelineOptions& options) {
+  return detail::open_stream_with(detail::header_key_check(key), read, write, options);
 }
 
 }  // namespace gpucrypt::format

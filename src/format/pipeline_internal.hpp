@@ -2,6 +2,10 @@
 // in-memory pipeline and ChunkStream; file_pipeline.cpp, the file pipeline), not for callers.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "engine/scheduler.hpp"
 #include "gpucrypt/format.hpp"
 
@@ -13,5 +17,31 @@ unsigned pipeline_gpu_workers();
 // A scheduler's statistics as the pipelines report them (read_s / write_s are the file
 // pipeline's own to add).
 PipelineStats stats_of(const engine::SchedulerStats& scheduled);
+
+// Zeroes a payload key on every way out of a scope.
+struct WipeOnExit {
+  uint8_t* key;
+  ~WipeOnExit() { secure_zero(key, kKeyLen); }
+};
+
+// How a whole-stream call (seal_stream / seal_fd, open_stream / open_fd) makes its file's header,
+// writing the payload key, or checks one it read: with a raw key (format version 1) or to
+// recipients / with identities (version 2). One reading and writing path serves both.
+using MakeHeader = std::function<std::vector<uint8_t>(uint8_t* payload_key)>;
+using CheckHeader = std::function<OpenedHeader(ByteSpan header, uint8_t* payload_key)>;
+MakeHeader header_with_key(ByteSpan key, uint32_t chunk_len);
+MakeHeader header_for_recipients(const std::vector<std::string>& recipients, uint32_t chunk_len);
+CheckHeader header_key_check(ByteSpan key);
+CheckHeader header_identities_check(const std::vector<std::string>& identities);
+
+// Reads a file's header from `read` and not a byte past it (header_len_known says how far to
+// read as the stanzas arrive); shorter when the input ends inside it (the CheckHeader names that).
+std::vector<uint8_t> read_header(const StreamReader& read);
+
+// seal_stream / open_stream with any header (above).
+uint64_t seal_stream_with(const MakeHeader& make_header, uint32_t chunk_len, const StreamReader& read,
+                          const StreamWriter& write, const PipelineOptions& options);
+uint64_t open_stream_with(const CheckHeader& check_header, const StreamReader& read, const StreamWriter& write,
+                          const PipelineOptions& options);
 
 }  // namespace gpucrypt::format::detail

@@ -38,7 +38,7 @@ using detail::kMagic;
 using detail::kSaltLen;
 using detail::kSaltOffset;
 using detail::kSuiteAes256Gcm;
-constexpr uint8_t kVersionRecipients = 2;
+using detail::kVersionRecipients;
 constexpr size_t kMaxStanzas = 1024;
 constexpr uint8_t kScrypt = 1, kKeyFile = 2, kX25519 = 3, kHybrid = 4;
 constexpr size_t kWrappedLen = kKeyLen + kTagLen;
@@ -376,7 +376,7 @@ OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std:
     throw FormatError(header.size() >= sizeof kMagic && std::memcmp(header.data(), kMagic, sizeof kMagic) != 0
                           ? "not a gpucrypt file (bad magic)"
                           : "file truncated inside the header");
-  if (header[8] == 1)
+  if (header[8] == detail::kVersionKey)
     throw FormatError("this file (format version 1) was encrypted with a passphrase or key file, not to recipients: "
                       "identities cannot open it");
   if (header[8] != kVersionRecipients) throw FormatError("unsupported format version " + std::to_string(header[8]));

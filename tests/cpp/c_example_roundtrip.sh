@@ -6,8 +6,8 @@ set -euo pipefail
 example=$1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 -m gpucrypt keygen -o "$work/key" >/dev/null
-python3 -m gpucrypt keygen -o "$work/other" >/dev/null
+python3 -m gpucrypt keygen --symmetric -o "$work/key" >/dev/null
+python3 -m gpucrypt keygen --symmetric -o "$work/other" >/dev/null
 head -c 300017 /dev/urandom >"$work/plain"
 # Both ways through the C API: the job pipeline on file descriptors (default) and -u, the
 # sealer / opener fed 1 MiB updates.
