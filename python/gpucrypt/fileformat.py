@@ -8,12 +8,13 @@ index and a last-chunk flag, and the last chunk is always shorter than a full on
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
 Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (HMAC-SHA256).
-The chunks run on the stream engine (gpucrypt.stream): groups of chunks are sealed or opened in
-one batch call each (gpucrypt.batch) by worker threads bound to the CPU and/or GPUs, with reading
-and writing overlapped and memory bounded; by default on a constant-time AES variant on every
-device. Data already in memory goes through encrypt_buffer/decrypt_buffer instead: the same
-files, every chunk run by the library's C++ pipeline (format.hpp seal_body/open_body) on the
-caller's buffers, without Python in the loop. The payload key is held in a bytearray that is
+Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
+nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
+pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
+streams through its ChunkStream fed from a Python reading loop, data in memory through
+seal_body/open_body on the caller's buffers (encrypt_buffer/decrypt_buffer), and an MPI rank's
+chunk range through seal_chunks/open_chunks at the offsets of Layout; by default on a
+constant-time AES variant on every device. The payload key is held in a bytearray that is
 zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
 so they are dropped.
 """
@@ -705,6 +706,39 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
                                       variant=variant, job_size=job_size, cancel=cancel, stats=stats,
                                       progress=progress)
     return plaintext_len
+
+
+# ----------------------------------------------------------------------------- chunk ranges
+
+# Where each chunk lies in the plaintext and in the file, from the lengths alone (format.hpp's
+# Layout: num_chunks, file_len, plaintext_range(first, count), sealed_range(first, count)). What
+# lets several MPI ranks (gpucrypt.mpi) each seal or open their own chunks at their own offsets.
+Layout = _native.FormatLayout
+
+
+def layout_for_file(file_len: int, chunk_size: int) -> Layout:
+    """The layout of a version 1 file of `file_len` bytes; DecryptionError when no file has that
+    length (the final chunk missing or shorter than its tag: a truncated file)."""
+    return Layout(chunk_size, _plaintext_len(file_len, chunk_size))
+
+
+def seal_chunks(payload_key, layout: Layout, first: int, count: int, plaintext, out, *, device: str = "cpu",
+                variant: Optional[str] = None) -> tuple[str, dict]:
+    """Seal chunks first .. first + count - 1 (`plaintext`: exactly their bytes) into `out`, as
+    they lie in the file at layout.sealed_range(first, count); the file's last chunk is sealed as
+    final (format.hpp seal_chunks, one batch-engine call). Returns (variant, engine info)."""
+    return _native.format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant or "")
+
+
+def open_chunks(payload_key, layout: Layout, first: int, count: int, sealed, out, *, device: str = "cpu",
+                variant: Optional[str] = None) -> tuple[str, dict]:
+    """The inverse of seal_chunks: DecryptionError naming the first chunk that failed; the ranges
+    of failed chunks in `out` are left untouched (no unauthenticated plaintext)."""
+    used_variant, engine_info, failed = _native.format_open_chunks(payload_key, layout, first, count, sealed, out,
+                                                                  device, variant or "")
+    if failed is not None:
+        raise DecryptionError(*failed)
+    return used_variant, engine_info
 
 
 # ----------------------------------------------------------------------------- in memory

@@ -1,8 +1,10 @@
 // format_bindings.cpp: the file format's chunk ranges (include/gpucrypt/format.hpp) for Python.
-//   format_seal_chunks(key, chunk_len, plaintext_len, first, count, plaintext, out, device, variant)
+//   FormatLayout(chunk_len, plaintext_len): format.hpp's Layout (.num_chunks, .file_len,
+//     .plaintext_range(first, count), .sealed_range(first, count) -> (offset, length)).
+//   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant)
 //     -> (variant that ran, {h2d_s, compute_s, d2h_s})
-//   format_open_chunks(...same, sealed...) -> (variant, info, failed chunk index or None); the ranges of
-//     failed chunks in `out` are left untouched.
+//   format_open_chunks(...same, sealed...) -> (variant, info, None or (message, chunk_index) of the first
+//     chunk that failed); the ranges of failed chunks in `out` are left untouched.
 //   FormatSealer(key, chunk_len, device, variant): .header, .update(data) -> bytes, .finish() -> bytes
 //   FormatOpener(key, device, variant): .update(data) -> bytes, .finish() -> bytes (raises ValueError
 //     naming the failure; kdf 2, raw keys only: passphrases are Python's)
@@ -74,35 +76,36 @@ nb::dict info_of(const format::ChunkRun& run) {
 
 nb::bytes to_bytes(const std::vector<uint8_t>& v) { return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size()); }
 
-std::pair<std::string, nb::dict> seal_range(nb::handle key, uint32_t chunk_len, uint64_t plaintext_len, uint64_t first, uint64_t count,
-                       nb::handle plaintext, nb::handle out, std::string_view device, std::string_view variant) {
+std::pair<std::string, nb::dict> seal_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count,
+                                            nb::handle plaintext, nb::handle out, std::string_view device,
+                                            std::string_view variant) {
   BufferView key_view(key), in(plaintext), output(out, true);
   format::ChunkRun run;
   {
     nb::gil_scoped_release release;
-    run = format::seal_chunks(key_view.span(), format::Layout{chunk_len, plaintext_len}, first, count, in.span(),
+    run = format::seal_chunks(key_view.span(), layout, first, count, in.span(),
                               MutableByteSpan(output.data(), output.size()), device, variant);
   }
   return {run.variant, info_of(run)};
 }
 
-nb::tuple open_range(nb::handle key, uint32_t chunk_len, uint64_t plaintext_len,
-                                                           uint64_t first, uint64_t count, nb::handle sealed,
-                                                           nb::handle out, std::string_view device,
-                                                           std::string_view variant) {
+nb::tuple open_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count, nb::handle sealed,
+                     nb::handle out, std::string_view device, std::string_view variant) {
   BufferView key_view(key), in(sealed), output(out, true);
   format::ChunkRun run;
-  std::optional<uint64_t> failed;
+  std::optional<format::DecryptionError> failure;
   {
     nb::gil_scoped_release release;
     try {
-      run = format::open_chunks(key_view.span(), format::Layout{chunk_len, plaintext_len}, first, count, in.span(),
+      run = format::open_chunks(key_view.span(), layout, first, count, in.span(),
                                 MutableByteSpan(output.data(), output.size()), device, variant);
-    } catch (const format::DecryptionError& failure) {
-      failed = failure.chunk_index;
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
     }
   }
-  return nb::make_tuple(run.variant, info_of(run), failed ? nb::cast(*failed) : nb::none());
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index);
+  return nb::make_tuple(run.variant, info_of(run), failed);
 }
 
 struct PySealer {
@@ -484,8 +487,28 @@ void register_format_bindings(nb::module_& m) {
       .def("drain", &PyChunkStream::drain)
       .def("stop", &PyChunkStream::stop)
       .def("stats", [](const PyChunkStream& s) { return stats_dict(s.stream().stats()); });
-  m.def("format_seal_chunks", &seal_range);
-  m.def("format_open_chunks", &open_range);
+  // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.
+  nb::class_<format::Layout>(m, "FormatLayout")
+      .def("__init__",
+           [](format::Layout* self, uint64_t chunk_len, uint64_t plaintext_len) {
+             format::check_chunk_len(chunk_len);
+             new (self) format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len};
+           },
+           nb::arg("chunk_len"), nb::arg("plaintext_len"))
+      .def_ro("chunk_len", &format::Layout::chunk_len)
+      .def_ro("plaintext_len", &format::Layout::plaintext_len)
+      .def_prop_ro("num_chunks", &format::Layout::num_chunks)
+      .def_prop_ro("file_len", &format::Layout::file_len)
+      .def("plaintext_range", &format::Layout::plaintext_range, nb::arg("first"), nb::arg("count"))
+      .def("sealed_range", &format::Layout::sealed_range, nb::arg("first"), nb::arg("count"))
+      .def("__repr__", [](const format::Layout& layout) {
+        return "FormatLayout(chunk_len=" + std::to_string(layout.chunk_len) +
+               ", plaintext_len=" + std::to_string(layout.plaintext_len) + ")";
+      });
+  m.def("format_seal_chunks", &seal_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
+        nb::arg("count"), nb::arg("plaintext"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
+  m.def("format_open_chunks", &open_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
+        nb::arg("count"), nb::arg("sealed"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
   nb::class_<PySealer>(m, "FormatSealer")
       .def(nb::init<nb::handle, uint32_t, std::string_view, std::string_view>(), nb::arg("key"),
            nb::arg("chunk_len") = format::kDefaultChunkLen, nb::arg("device") = "cpu", nb::arg("variant") = "")
