@@ -603,10 +603,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
         if sealing:
             return file_len
         # The library's layout counts version 1's 80-byte header; the body is what follows ours.
-        plaintext_len = _native.format_plaintext_len(file_len - header_len + fileformat.HEADER_LEN, chunk_len)
-        if isinstance(plaintext_len, tuple):
-            raise fileformat.DecryptionError(*plaintext_len)
-        return plaintext_len
+        return fileformat.layout_for_file(file_len - header_len + fileformat.HEADER_LEN, chunk_len).plaintext_len
 
     plaintext_len, failure = ctx.step(layout)
     ctx.agree(failure)
