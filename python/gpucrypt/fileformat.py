@@ -57,20 +57,21 @@ __all__ = [
 MAGIC = b"GPUCRYPT"
 VERSION = 1
 VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); written only when asked for
-HEADER_LEN = 80                 # fixed for version 1; see the layout in docs/file-format.md
+# The sizes are the library's (include/gpucrypt/format.hpp), which runs every chunk.
+HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
 _HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
 _V2_FIELDS = struct.Struct(">8sBBHI")  # magic, version, suite, stanza count, chunk length
 _FIELDS = struct.Struct(">8sBBBBI")  # magic, version, suite, kdf, kdf parameter, chunk length
 SALT_LEN = 32
 MAC_LEN = 32
-KEY_LEN = 32                    # raw key files and the derived payload key
-TAG_LEN = 16
-NONCE_LEN = 12
+KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
+TAG_LEN = _native.FORMAT_TAG_LEN          # 16
+NONCE_LEN = _native.FORMAT_NONCE_LEN      # 12
 _COUNTER_LEN = NONCE_LEN - 1    # big-endian chunk index; the last nonce byte is the final flag
 
-DEFAULT_CHUNK_SIZE = 64 * 1024
-MIN_CHUNK_SIZE = 16
-MAX_CHUNK_SIZE = 16 * 1024 * 1024   # bounds what a hostile header can make the decoder allocate
+DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
+MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
+MAX_CHUNK_SIZE = _native.FORMAT_MAX_CHUNK_LEN           # 16 MiB: bounds what a hostile header makes a decoder allocate
 
 DEFAULT_SCRYPT_LOG2N = 18       # age's choice: about 1 s and 256 MiB on a 2020s CPU
 MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on an untrusted file

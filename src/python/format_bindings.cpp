@@ -1,4 +1,6 @@
 // format_bindings.cpp: the file format's chunk ranges (include/gpucrypt/format.hpp) for Python.
+//   FORMAT_HEADER_LEN, FORMAT_TAG_LEN, FORMAT_NONCE_LEN, FORMAT_KEY_LEN, FORMAT_{DEFAULT,MIN,MAX}_CHUNK_LEN:
+//     format.hpp's sizes.
 //   FormatLayout(chunk_len, plaintext_len): format.hpp's Layout (.num_chunks, .file_len,
 //     .plaintext_range(first, count), .sealed_range(first, count) -> (offset, length)).
 //   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant)
@@ -487,6 +489,14 @@ void register_format_bindings(nb::module_& m) {
       .def("drain", &PyChunkStream::drain)
       .def("stop", &PyChunkStream::stop)
       .def("stats", [](const PyChunkStream& s) { return stats_dict(s.stream().stats()); });
+  // The format's sizes, which gpucrypt.fileformat takes from here rather than restating them.
+  m.attr("FORMAT_HEADER_LEN") = format::kHeaderLen;
+  m.attr("FORMAT_TAG_LEN") = format::kTagLen;
+  m.attr("FORMAT_NONCE_LEN") = format::kNonceLen;
+  m.attr("FORMAT_KEY_LEN") = format::kKeyLen;
+  m.attr("FORMAT_DEFAULT_CHUNK_LEN") = format::kDefaultChunkLen;
+  m.attr("FORMAT_MIN_CHUNK_LEN") = format::kMinChunkLen;
+  m.attr("FORMAT_MAX_CHUNK_LEN") = format::kMaxChunkLen;
   // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.
   nb::class_<format::Layout>(m, "FormatLayout")
       .def("__init__",
