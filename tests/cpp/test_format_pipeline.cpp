@@ -4,7 +4,10 @@
 // small jobs are in flight; a tampered chunk yields DecryptionError for it, its released_len, and
 // zeros after the authenticated prefix; bad lengths and overlapping buffers are refused. The
 // streaming ChunkStream writes the same files and reads them back, job by job.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -307,9 +310,45 @@ void known_answer_check() {
         "a wrong known answer is refused: " + message);
 }
 
+// hash_file: a regular file's digest through the positional reader equals create_hash over the
+// same bytes, for a sponge and a tree hash, across its 8 MiB blocks and KT's leaves, from an
+// offset; a pipe is refused (streams are the caller's to read).
+void hash_file_equals_the_in_memory_hash() {
+  char path[] = "/tmp/gpucrypt-hash-file-XXXXXX";
+  const int fd = ::mkstemp(path);
+  check(fd >= 0, "mkstemp");
+  ::unlink(path);
+  const size_t block = format::kHashFileBlockLen;
+  for (size_t len : {size_t(0), size_t(8191), size_t(8192), size_t(3 * 8192 + 1), block, 2 * block + 3 * 8192 + 5}) {
+    const auto data = random_bytes(len, unsigned(len) + 11);
+    check(::ftruncate(fd, 0) == 0 && ::pwrite(fd, data.data(), len, 0) == ssize_t(len), "writing the file");
+    for (const auto& [name, out_len] : {std::pair<std::string, size_t>{"sha3-256", 32}, {"kt128", 32}, {"shake256", 70}}) {
+      for (uint64_t offset : {uint64_t(0), uint64_t(5)}) {
+        if (offset > len) continue;
+        auto context = hash::create_hash(name, {});
+        context->update(data.data() + offset, len - offset);
+        std::vector<uint8_t> expected(out_len);
+        context->finalize(expected.data(), out_len);
+        format::FileHashStats stats;
+        const auto digest = format::hash_file(fd, offset, name, {}, out_len, {}, 2, &stats);
+        check(digest == expected && stats.bytes == len - offset,
+              name + " of " + std::to_string(len) + " bytes from " + std::to_string(offset) + ": hash_file's digest");
+      }
+    }
+  }
+  ::close(fd);
+  int pipe_fds[2];
+  check(::pipe(pipe_fds) == 0, "pipe");
+  check(throws_invalid_argument([&] { format::hash_file(pipe_fds[0], 0, "sha3-256", {}, 32); }),
+        "hash_file refuses a pipe");
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
 }  // namespace
 
 int main() {
+  hash_file_equals_the_in_memory_hash();
 #if defined(GPUCRYPT_WITH_OPENSSL)
   round_trips();
   tampering_keeps_the_authenticated_prefix();
