@@ -213,7 +213,14 @@ struct PipelineOptions {
   std::string variant;
   std::function<bool()> cancelled;
   std::function<void(uint64_t plaintext_bytes_done)> progress;
+  // The file pipeline only (seal_file ...): read the input with direct I/O (O_DIRECT: no page
+  // cache, for inputs larger than memory on NVMe), on a descriptor of its own, in reads aligned to
+  // kDirectIoAlign (each job reads the aligned blocks around its range). The output is written
+  // through the page cache: its jobs' offsets are not block-aligned (80-byte header, chunk + tag).
+  // A file system without O_DIRECT (tmpfs before Linux 6.6, some FUSE) is a FileError EINVAL.
+  bool direct_input = false;
 };
+inline constexpr uint64_t kDirectIoAlign = 4096;
 inline constexpr uint64_t kMaxChunksPerJob = 4096;
 // The default job_len for these devices (see PipelineOptions).
 uint64_t default_job_len(const std::vector<std::string>& devices);

@@ -551,12 +551,21 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     return read, written
 
 
-def _positional_fds(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, int, int]]:
+def _positional_fds(src: BinaryIO, dst: BinaryIO, direct_io: bool = False) -> Optional[tuple[int, int, int, int]]:
     """(input fd, input position, output fd, output position) when both ends are regular files
     the library can read and write by offset (format.hpp seal_file / open_file), else None: pipes,
     FIFOs, devices, sockets, in-memory streams and outputs open for appending stream instead.
     A destination with `discards_output` (decrypt --check) is output fd -1: nothing is written.
-    The output's buffered bytes (a header) are flushed first, so that its position is real."""
+    The output's buffered bytes (a header) are flushed first, so that its position is real.
+    With direct_io, ValueError where there are none: direct I/O reads a regular file by offset."""
+    fds = _positional_fds_or_none(src, dst)
+    if fds is None and direct_io:
+        raise ValueError("direct I/O reads a regular file by offset; the input or the output here is a stream "
+                         "(a pipe, a device or stdin/stdout)")
+    return fds
+
+
+def _positional_fds_or_none(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, int, int]]:
     discard = getattr(dst, "discards_output", False)   # decrypt --check: authenticate, keep nothing
     try:
         in_fd, out_fd = src.fileno(), (-1 if discard else dst.fileno())
@@ -578,7 +587,8 @@ def _positional_fds(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, in
 
 def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: BinaryIO, dst: BinaryIO, *,
                        header: bytes, payload_key: bytes, chunk_size: int, workers: tuple, variant, job_size,
-                       cancel, stats: stream.StreamStats, progress: Progress) -> tuple[int, int]:
+                       cancel, stats: stream.StreamStats, progress: Progress,
+                       direct_io: bool = False) -> tuple[int, int]:
     """Seals or opens between two regular files with no Python per job: the library's file pipeline
     (format.hpp seal_file / open_file) reads and writes each job at its computed offset on the
     devices' worker threads. Returns (bytes read, bytes written); both files are left positioned
@@ -609,10 +619,10 @@ def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: Bina
     try:
         if operation == "seal":
             read, written, native, failure = _native.format_seal_file(
-                in_fd, in_offset, out_fd, out_offset, header, key.key, chunk_size, *options)
+                in_fd, in_offset, out_fd, out_offset, header, key.key, chunk_size, *options, direct_input=direct_io)
         else:
             read, written, native, failure = _native.format_open_file(
-                in_fd, in_offset, out_fd, out_offset, key.key, chunk_size, *options)
+                in_fd, in_offset, out_fd, out_offset, key.key, chunk_size, *options, direct_input=direct_io)
     finally:
         key.close()
         stats.wall_s += time.perf_counter() - start
@@ -636,7 +646,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
                    chunk_size: int = DEFAULT_CHUNK_SIZE, device: str = "auto", progress: Progress = None,
                    scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N, suite: str = "aes-256-gcm",
                    devices=None, cpu_share=None, variant: Optional[str] = None, job_size: Optional[int] = None,
-                   cancel=None, stats: Optional[stream.StreamStats] = None) -> int:
+                   cancel=None, stats: Optional[stream.StreamStats] = None, direct_io: bool = False) -> int:
     """Encrypt everything readable from `src` to `dst`; return the plaintext length.
 
     `key_material`: a passphrase (str or Passphrase; scrypt with N = 2^scrypt_log2n, r = 8,
@@ -650,7 +660,9 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     threading.Event that stops the work (raising stream.Cancelled), `stats` a StreamStats to
     fill. Memory stays bounded: a few jobs of a few MiB each, whatever the input size.
     `variant`: None runs a constant-time AES on every device (info.constant_time_variant);
-    naming one (e.g. "aes_ttable") is the explicit opt-out.
+    naming one (e.g. "aes_ttable") is the explicit opt-out. `direct_io`: read `src`, a regular
+    file, with O_DIRECT (no page cache: an input larger than memory on NVMe); ValueError for a
+    stream, OSError EINVAL where its file system has no direct I/O (tmpfs before Linux 6.6).
     """
     _check_chunk_size(chunk_size)
     if suite not in _SUITES_BY_NAME:
@@ -659,12 +671,12 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
     header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
-    fds = _positional_fds(src, dst)
+    fds = _positional_fds(src, dst, direct_io)
     if fds is not None:
         plaintext_len, _ = _run_file_pipeline("seal", fds, src, dst, header=header.prefix + header.mac,
                                               payload_key=payload_key, chunk_size=chunk_size, workers=workers,
                                               variant=variant, job_size=job_size, cancel=cancel, stats=stats,
-                                              progress=progress)
+                                              progress=progress, direct_io=direct_io)
         return plaintext_len
     write_all(dst, header.prefix + header.mac)
     plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, workers=workers, variant=variant,
@@ -675,7 +687,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
 def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, device: str = "auto",
                    progress: Progress = None, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N,
                    devices=None, cpu_share=None, variant: Optional[str] = None, job_size: Optional[int] = None,
-                   cancel=None, stats: Optional[stream.StreamStats] = None) -> int:
+                   cancel=None, stats: Optional[stream.StreamStats] = None, direct_io: bool = False) -> int:
     """Decrypt a gpucrypt file from `src` to `dst`; return the plaintext length.
 
     Every chunk is authenticated before its plaintext is written, so `dst` only ever receives
@@ -686,7 +698,8 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     `key_material` may be a callable taking the parsed Header (e.g. to prompt for a passphrase
     only when the file needs one). Raises FormatError for unreadable/unsupported headers and
     DecryptionError (also a gpucrypt.InvalidTag) for every authentication failure. The stream
-    engine options are encrypt_stream's; `progress(n)` counts input bytes (the header first).
+    engine options and `direct_io` are encrypt_stream's; `progress(n)` counts input bytes (the
+    header first).
     """
     header = read_header(src, max_scrypt_log2n)
     if header.kdf == "scrypt":
@@ -697,11 +710,12 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
-    fds = _positional_fds(src, dst)
+    fds = _positional_fds(src, dst, direct_io)
     if fds is not None:
         _, plaintext_len = _run_file_pipeline("open", fds, src, dst, header=b"", payload_key=payload_key,
                                               chunk_size=header.chunk_size, workers=workers, variant=variant,
-                                              job_size=job_size, cancel=cancel, stats=stats, progress=progress)
+                                              job_size=job_size, cancel=cancel, stats=stats, progress=progress,
+                                              direct_io=direct_io)
         return plaintext_len
     _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, workers=workers,
                                       variant=variant, job_size=job_size, cancel=cancel, stats=stats,

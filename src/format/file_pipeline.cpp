@@ -65,6 +65,55 @@ void pread_exactly(int fd, uint8_t* data, uint64_t len, uint64_t offset) {
   }
 }
 
+// Direct I/O (PipelineOptions::direct_input): the input reopened with O_DIRECT, so that the
+// caller's descriptor keeps its flags; -1 when not asked for. Closed when it goes.
+class DirectInput {
+ public:
+  DirectInput(int fd, bool wanted) {
+    if (!wanted) return;
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd_ < 0) throw FileError(errno, false, "opening the input for direct I/O (O_DIRECT)");
+  }
+  ~DirectInput() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirectInput(const DirectInput&) = delete;
+  DirectInput& operator=(const DirectInput&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Reads `len` bytes at `offset` with O_DIRECT: the kDirectIoAlign-aligned blocks around them go
+// to `buffer` (aligned, len + 2 * kDirectIoAlign bytes); returns where the bytes start in it.
+// A file that ends before offset + len shrank while being read, as pread_exactly says.
+uint8_t* pread_direct(int fd, uint8_t* buffer, uint64_t len, uint64_t offset) {
+  const uint64_t start = offset / kDirectIoAlign * kDirectIoAlign;
+  const uint64_t needed = offset + len - start;
+  const uint64_t aligned_len = (needed + kDirectIoAlign - 1) / kDirectIoAlign * kDirectIoAlign;
+  uint64_t got = 0;
+  while (got < needed) {
+    // Whole aligned blocks; at the end of the file the read returns what is there.
+    const ssize_t n = ::pread(fd, buffer + got, std::min<uint64_t>(aligned_len - got, 1u << 30),
+                              static_cast<off_t>(start + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw FileError(errno, false, "reading the input (direct I/O)");
+    }
+    if (n == 0)
+      throw FileError(EIO, false,
+                      "the input ended " + bytes_text(needed - got) + " early: it changed (shrank) while it was being read");
+    got += static_cast<uint64_t>(n);
+    if (got % kDirectIoAlign != 0) break;  // a short read ends the file
+  }
+  if (got < needed)
+    throw FileError(EIO, false,
+                    "the input ended " + bytes_text(needed - got) + " early: it changed (shrank) while it was being read");
+  return buffer + (offset - start);
+}
+
 void pwrite_exactly(int fd, const uint8_t* data, uint64_t len, uint64_t offset) {
   while (len > 0) {
     const ssize_t n = ::pwrite(fd, data, std::min<uint64_t>(len, 1u << 30), static_cast<off_t>(offset));
@@ -233,7 +282,10 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   const uint64_t job_len = options.job_len ? options.job_len : default_job_len(options.devices);
   const uint64_t chunks_per_job = std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
   const uint64_t max_job_chunks = std::min(chunks_per_job, std::max<uint64_t>(count, 1));
-  const uint64_t buffer_in = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? kTagLen * max_job_chunks : 0);
+  const DirectInput direct(in_fd, options.direct_input);
+  // Direct reads take the aligned blocks around a job's range: room for one more at each end.
+  const uint64_t buffer_in = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? kTagLen * max_job_chunks : 0) +
+                             (options.direct_input ? 2 * kDirectIoAlign : 0);
   const uint64_t buffer_out = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? 0 : kTagLen * max_job_chunks);
 
   BufferPool buffers(buffer_in, buffer_out, host_memory_device(options.devices));
@@ -256,9 +308,13 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
               ~Release() { pool.release(pair); }
             } release{buffers, pair};
             auto started = std::chrono::steady_clock::now();
-            pread_exactly(in_fd, pair.input.data, in_len, in_offset + in_at);
+            const uint8_t* in_data = pair.input.data;
+            if (direct.fd() >= 0)
+              in_data = pread_direct(direct.fd(), pair.input.data, in_len, in_offset + in_at);
+            else
+              pread_exactly(in_fd, pair.input.data, in_len, in_offset + in_at);
             IoTimes::add(io.read_ns, started);
-            const ByteSpan input(pair.input.data, in_len);
+            const ByteSpan input(in_data, in_len);
             const MutableByteSpan output(pair.output.data, out_len);
             ChunkRun run;
             if (!opening) {

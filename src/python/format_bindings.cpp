@@ -28,7 +28,8 @@
 //   format_open_file(in_fd, body_offset, out_fd, out_offset, payload_key, chunk_len, ...same...):
 //     format.hpp's seal_file / open_file between regular files -> (input_len, output_len, stats dict
 //     with read_s / write_s, None or the authentication failure tuple); progress gets input bytes; a
-//     read or write error is OSError naming input_name or output_name.
+//     read or write error is OSError naming input_name or output_name; direct_input=True reads the input
+//     with O_DIRECT (format.hpp PipelineOptions::direct_input).
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
@@ -270,11 +271,12 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
 nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header,
                    nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
                    uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
-                   const std::string& input_name, const std::string& output_name) {
+                   const std::string& input_name, const std::string& output_name, bool direct_input) {
   BufferView key_view(payload_key);
   std::optional<BufferView> header_view;
   if (sealing) header_view.emplace(header);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  options.direct_input = direct_input;
   std::optional<format::DecryptionError> failure;
   std::optional<format::FileError> file_error;
   format::FileRun run;
@@ -422,25 +424,28 @@ void register_format_bindings(nb::module_& m) {
   m.def("format_seal_file",
         [](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header, nb::handle payload_key,
            uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name) {
+           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name,
+           bool direct_input) {
           return run_file(true, in_fd, in_offset, out_fd, out_offset, header, payload_key, chunk_len, std::move(devices),
-                          cpu_share, job_len, std::move(variant), progress, cancelled, input_name, output_name);
+                          cpu_share, job_len, std::move(variant), progress, cancelled, input_name, output_name,
+                          direct_input);
         },
         nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("header"),
         nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"),
-        nb::arg("output_name"));
+        nb::arg("output_name"), nb::arg("direct_input") = false);
   m.def("format_open_file",
         [](int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offset, nb::handle payload_key, uint32_t chunk_len,
            std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name) {
+           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name,
+           bool direct_input) {
           return run_file(false, in_fd, body_offset, out_fd, out_offset, nb::none(), payload_key, chunk_len,
                           std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled, input_name,
-                          output_name);
+                          output_name, direct_input);
         },
         nb::arg("in_fd"), nb::arg("body_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
         nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
-        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
+        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"), nb::arg("direct_input") = false);
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_file_chunks" : "format_open_file_chunks",
           [sealing](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle payload_key,
