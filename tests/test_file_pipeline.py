@@ -9,6 +9,7 @@ a killed process, a file open for appending.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import signal
 import subprocess
@@ -307,3 +308,72 @@ def test_a_fast_pipe_makes_whole_jobs(tmp_path):
     writer.join()
     assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == plaintext
     assert stats.devices["cpu"].jobs <= 12, stats.devices["cpu"].jobs
+
+
+# ----------------------------------------------------------------------------- direct I/O
+
+def _uses_o_direct(tmp_path) -> bool:
+    try:
+        fd = os.open(tmp_path / "probe", os.O_RDWR | os.O_CREAT | os.O_DIRECT, 0o600)
+    except OSError:     # EINVAL: a file system without direct I/O
+        return False
+    os.close(fd)
+    os.unlink(tmp_path / "probe")
+    return True
+
+
+@pytest.mark.parametrize("length", [0, 1, 4095, 4096, 40 * CHUNK + 7, (1 << 20) + 12345])
+@pytest.mark.parametrize("job_size", [None, 3 * CHUNK])
+def test_direct_io_reads_the_same_files(tmp_path, length, job_size):
+    """direct_io: the input read with O_DIRECT in aligned blocks around each job's range (the
+    sealed file's jobs start at unaligned offsets: 80-byte header, chunk + tag) gives the same
+    files as the page cache, both ways, and a tampered chunk fails as it does there."""
+    if not _uses_o_direct(tmp_path):
+        pytest.skip("this file system has no O_DIRECT")
+    plaintext = os.urandom(length)
+    _write(tmp_path / "plain", plaintext)
+    fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, chunk_size=CHUNK, device="cpu",
+                            job_size=job_size, direct_io=True)
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), KEY) == plaintext
+    fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "opened", KEY, device="cpu", job_size=job_size,
+                            direct_io=True)
+    assert (tmp_path / "opened").read_bytes() == plaintext
+    if length > CHUNK:
+        blob = bytearray((tmp_path / "sealed").read_bytes())
+        blob[HEADER_LEN + (CHUNK + TAG_LEN) + 3] ^= 1
+        _write(tmp_path / "sealed", bytes(blob))
+        with pytest.raises(DecryptionError) as failure:
+            fileformat.decrypt_file(tmp_path / "sealed", tmp_path / "bad", KEY, device="cpu", direct_io=True)
+        assert failure.value.chunk_index == 1 and not (tmp_path / "bad").exists()
+
+
+def test_direct_io_opens_its_own_descriptor(tmp_path):
+    """The input is reopened with O_DIRECT: the caller's descriptor keeps its flags and position
+    rules (left after what was read, as without direct I/O)."""
+    if not _uses_o_direct(tmp_path):
+        pytest.skip("this file system has no O_DIRECT")
+    plaintext = os.urandom(5000)
+    _write(tmp_path / "plain", plaintext)
+    with open(tmp_path / "plain", "rb") as src, open(tmp_path / "sealed", "wb") as dst:
+        flags = fcntl.fcntl(src.fileno(), fcntl.F_GETFL)
+        fileformat.encrypt_stream(src, dst, KEY, chunk_size=CHUNK, device="cpu", direct_io=True)
+        assert fcntl.fcntl(src.fileno(), fcntl.F_GETFL) == flags
+        assert src.tell() == len(plaintext)
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), KEY) == plaintext
+
+
+def test_direct_io_refuses_a_stream_in_one_line(tmp_path):
+    _write(tmp_path / "plain", os.urandom(1000))
+    _write(tmp_path / "key", KEY.hex().encode() + b"\n")
+    with open(tmp_path / "plain", "rb") as source:
+        done = subprocess.run([sys.executable, "-m", "gpucrypt", "encrypt", "-q", "--key-file", str(tmp_path / "key"),
+                               "--direct-io", "-o", str(tmp_path / "out")], input=source.read(),
+                              capture_output=True)
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1 and "direct I/O reads a regular file" in lines[0], lines
+    assert not (tmp_path / "out").exists()
+    done = subprocess.run([sys.executable, "-m", "gpucrypt", "encrypt", "-q", "--key-file", str(tmp_path / "key"),
+                           "--direct-io", "-o", str(tmp_path / "out"), str(tmp_path / "plain")], capture_output=True)
+    if _uses_o_direct(tmp_path):
+        assert done.returncode == 0, done.stderr
+        assert len(spec_decrypt((tmp_path / "out").read_bytes(), KEY)) == 1000

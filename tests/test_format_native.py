@@ -87,27 +87,25 @@ def test_native_failures_name_what_failed():
 def test_chunk_ranges_at_their_offsets_equal_the_stream():
     """format::seal_chunks on any chunk range writes exactly the file's bytes at that range (what
     each MPI rank does), and open_chunks of a range names the failing chunk."""
-    from gpucrypt import chunks
-
     data = os.urandom(10 * 4096 + 123)
-    layout = chunks.layout_for_plaintext(len(data), 4096)
+    layout = fileformat.Layout(4096, len(data))
     payload_key = os.urandom(32)
     whole = bytearray(layout.sealed_range(0, layout.num_chunks)[1])
-    chunks.seal_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, data, whole)
+    fileformat.seal_chunks(payload_key, layout, 0, layout.num_chunks, data, whole)
     for first, count in [(0, 1), (3, 4), (9, 2), (10, 1)]:
         p_offset, p_len = layout.plaintext_range(first, count)
         s_offset, s_len = layout.sealed_range(first, count)
         part = bytearray(s_len)
-        chunks.seal_chunks("aes-256-gcm", payload_key, layout, first, count, data[p_offset:p_offset + p_len], part)
+        fileformat.seal_chunks(payload_key, layout, first, count, data[p_offset:p_offset + p_len], part)
         assert bytes(part) == bytes(whole[s_offset - 80:s_offset - 80 + s_len])
         plain = bytearray(p_len)
-        chunks.open_chunks("aes-256-gcm", payload_key, layout, first, count, part, plain)
+        fileformat.open_chunks(payload_key, layout, first, count, part, plain)
         assert bytes(plain) == data[p_offset:p_offset + p_len]
     part = bytearray(whole[(4096 + 16) * 3:(4096 + 16) * 5])
     part[4096 + 16 + 7] ^= 1  # chunk 4
     plain = bytearray(b"\x77" * 2 * 4096)
     with pytest.raises(fileformat.DecryptionError, match="chunk 4 failed") as failure:
-        chunks.open_chunks("aes-256-gcm", payload_key, layout, 3, 2, part, plain)
+        fileformat.open_chunks(payload_key, layout, 3, 2, part, plain)
     assert failure.value.chunk_index == 4
     assert bytes(plain[4096:]) == b"\x77" * 4096  # the failed chunk's range is untouched
 
@@ -123,26 +121,24 @@ def _cuda_devices():
 def test_chunk_ranges_on_the_gpu_equal_the_cpu():
     """format::seal_chunks / open_chunks on a GPU (its constant-time variant): the same bytes as
     on the CPU, and a failed chunk named and left unwritten."""
-    from gpucrypt import chunks
-
     gpu = _cuda_devices()[0]
     data = os.urandom(300 * 4096 + 77)
-    layout = chunks.layout_for_plaintext(len(data), 4096)
+    layout = fileformat.Layout(4096, len(data))
     payload_key = os.urandom(32)
     sealed_len = layout.sealed_range(0, layout.num_chunks)[1]
     on_cpu, on_gpu = bytearray(sealed_len), bytearray(sealed_len)
-    chunks.seal_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, data, on_cpu)
-    variant, _ = chunks.seal_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, data, on_gpu, device=gpu)
+    fileformat.seal_chunks(payload_key, layout, 0, layout.num_chunks, data, on_cpu)
+    variant, _ = fileformat.seal_chunks(payload_key, layout, 0, layout.num_chunks, data, on_gpu, device=gpu)
     assert on_gpu == on_cpu
     import gpucrypt
     assert next(v for v in gpucrypt.variants() if v["name"] == variant and v["backend"] == "cuda")["constant_time"]
     plain = bytearray(len(data))
-    chunks.open_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
+    fileformat.open_chunks(payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
     assert plain == data
     on_gpu[(4096 + 16) * 7 + 9] ^= 1
     plain = bytearray(b"\x33" * len(data))
     with pytest.raises(fileformat.DecryptionError, match="chunk 7 failed"):
-        chunks.open_chunks("aes-256-gcm", payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
+        fileformat.open_chunks(payload_key, layout, 0, layout.num_chunks, on_gpu, plain, device=gpu)
     assert plain[7 * 4096:8 * 4096] == b"\x33" * 4096
 
 

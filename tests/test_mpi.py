@@ -5,7 +5,7 @@ from Debian here; 1..4 ranks on this machine) and checks the result against the 
 tool both ways: files written by N ranks open with one process and with another N, and the
 reverse; tree hashes equal the single-process digests. Failures (a tampered chunk, a wrong key,
 a truncated file, an I/O error on one rank, a rank killed with SIGKILL) must leave no output
-and the input untouched. The pieces under the driver (gpucrypt.chunks, the native tree-hash
+and the input untouched. The pieces under the driver (fileformat.Layout and its chunk ranges, the native tree-hash
 parts) are tested without MPI first. Skipped only when mpirun is not installed.
 """
 
@@ -23,7 +23,7 @@ import time
 import pytest
 
 import gpucrypt
-from gpucrypt import _native, chunks, fileformat
+from gpucrypt import _native, fileformat
 
 MPIRUN = shutil.which("mpirun")
 needs_mpirun = pytest.mark.skipif(MPIRUN is None, reason="mpirun not installed (apt-get install openmpi-bin)")
@@ -119,14 +119,14 @@ def test_chaining_values_only_at_a_leaf_boundary():
 
 
 def test_chunk_ranges_open_any_slice_of_a_single_process_file(tmp_path, key_file):
-    """chunks.Layout computes where every chunk lies; open_chunks on any range of a file the
+    """fileformat.Layout (the library's) computes where every chunk lies; open_chunks on any range of a file the
     single-process tool wrote gives that range's plaintext; seal_chunks rebuilds its bytes."""
     plaintext = os.urandom(5 * CHUNK + 777)
     key = open(key_file, "rb").read()
     (tmp_path / "in").write_bytes(plaintext)
     fileformat.encrypt_file(tmp_path / "in", tmp_path / "out", key, chunk_size=CHUNK, device="cpu")
     sealed = (tmp_path / "out").read_bytes()
-    layout = chunks.layout_for_file(len(sealed), CHUNK)
+    layout = fileformat.layout_for_file(len(sealed), CHUNK)
     assert (layout.num_chunks, layout.plaintext_len, layout.file_len) == (6, len(plaintext), len(sealed))
     with open(tmp_path / "out", "rb") as source:
         header = fileformat.read_header(source)
@@ -134,17 +134,17 @@ def test_chunk_ranges_open_any_slice_of_a_single_process_file(tmp_path, key_file
     for first, count in ((0, 6), (1, 2), (5, 1), (3, 3)):
         offset, length = layout.sealed_range(first, count)
         out = bytearray(layout.plaintext_range(first, count)[1])
-        chunks.open_chunks("aes-256-gcm", payload_key, layout, first, count, sealed[offset:offset + length], out)
+        fileformat.open_chunks(payload_key, layout, first, count, sealed[offset:offset + length], out)
         p_offset, p_length = layout.plaintext_range(first, count)
         assert bytes(out) == plaintext[p_offset:p_offset + p_length]
         resealed = bytearray(length)
-        chunks.seal_chunks("aes-256-gcm", payload_key, layout, first, count, bytes(out), resealed)
+        fileformat.seal_chunks(payload_key, layout, first, count, bytes(out), resealed)
         assert bytes(resealed) == sealed[offset:offset + length]
     tampered = bytearray(sealed[layout.sealed_range(2, 1)[0]:][:layout.sealed_range(2, 1)[1]])
     tampered[10] ^= 1
     out = bytearray(b"\xaa" * CHUNK)
     with pytest.raises(fileformat.DecryptionError, match="chunk 2 failed authentication") as caught:
-        chunks.open_chunks("aes-256-gcm", payload_key, layout, 2, 1, bytes(tampered), out)
+        fileformat.open_chunks(payload_key, layout, 2, 1, bytes(tampered), out)
     assert caught.value.chunk_index == 2 and out == b"\xaa" * CHUNK     # nothing released
 
 
@@ -152,7 +152,19 @@ def test_chunk_ranges_open_any_slice_of_a_single_process_file(tmp_path, key_file
                                           (CHUNK + 16 + 5, "fewer than its 16-byte tag")])
 def test_layout_rejects_truncated_files(cut, message):
     with pytest.raises(fileformat.DecryptionError, match=message):
-        chunks.layout_for_file(fileformat.HEADER_LEN + cut, CHUNK)
+        fileformat.layout_for_file(fileformat.HEADER_LEN + cut, CHUNK)
+
+
+def test_layout_is_the_librarys_rule():
+    """fileformat.Layout is format.hpp's: a multiple of the chunk length ends with an empty final
+    chunk, ranges past the plaintext are clamped, and a chunk length outside the format is refused."""
+    layout = fileformat.Layout(CHUNK, 4 * CHUNK)
+    assert (layout.num_chunks, layout.file_len) == (5, fileformat.HEADER_LEN + 4 * CHUNK + 5 * fileformat.TAG_LEN)
+    assert layout.plaintext_range(3, 5) == (3 * CHUNK, CHUNK)
+    assert layout.sealed_range(4, 1) == (fileformat.HEADER_LEN + 4 * (CHUNK + fileformat.TAG_LEN), fileformat.TAG_LEN)
+    assert fileformat.layout_for_file(layout.file_len, CHUNK).plaintext_len == 4 * CHUNK
+    with pytest.raises(ValueError, match="chunk length 8 is outside"):
+        fileformat.Layout(8, 100)
 
 
 def test_mpi_options_need_mpi(tmp_path, key_file):
@@ -192,7 +204,7 @@ def test_mpi_encrypt_opens_everywhere(tmp_path, key_file, num_ranks, size, io_mo
         assert all(record["bytes_read"] > 0 and (io_mode == "positional" or record["rounds"] >= 2)
                    for record in stats["ranks"])
     assert os.stat(tmp_path / "out.gc").st_mode & 0o777 == 0o600
-    assert len((tmp_path / "out.gc").read_bytes()) == chunks.layout_for_plaintext(len(plaintext), CHUNK).file_len
+    assert len((tmp_path / "out.gc").read_bytes()) == fileformat.Layout(CHUNK, len(plaintext)).file_len
 
     _ok(single("decrypt", str(tmp_path / "out.gc"), "-o", str(tmp_path / "one.bin"), "--key-file", key_file))
     assert (tmp_path / "one.bin").read_bytes() == plaintext
@@ -286,7 +298,7 @@ def _assert_nothing_written(directory, name):
 @needs_mpirun
 def test_tampered_middle_chunk_fails_on_every_rank(tmp_path, key_file, sealed_file):
     data = bytearray(sealed_file.read_bytes())
-    layout = chunks.layout_for_file(len(data), CHUNK)
+    layout = fileformat.layout_for_file(len(data), CHUNK)
     chunk = layout.num_chunks // 2
     data[layout.sealed_range(chunk, 1)[0] + 100] ^= 0x40
     sealed_file.write_bytes(bytes(data))
@@ -313,7 +325,7 @@ def test_wrong_key_writes_nothing(tmp_path, sealed_file):
 @needs_mpirun
 def test_truncated_file_is_refused(tmp_path, key_file, sealed_file):
     data = sealed_file.read_bytes()
-    layout = chunks.layout_for_file(len(data), CHUNK)
+    layout = fileformat.layout_for_file(len(data), CHUNK)
     sealed_file.write_bytes(data[:layout.sealed_range(layout.num_chunks - 1, 1)[0]])   # final chunk cut off
     result = mpi(2, "decrypt", str(sealed_file), "-o", str(tmp_path / "plain"), "--key-file", key_file)
     assert result.returncode == 1 and b"file truncated: the final chunk is missing" in result.stderr

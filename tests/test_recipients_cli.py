@@ -166,6 +166,10 @@ def test_inspect_reads_no_body_and_needs_no_key(work):
         out.truncate(header_len + 1024 * (65536 + 16) + 100)
     report = json.loads(run(["inspect", "--json", str(big)]).stdout)
     assert report["sizes"]["chunks"] == 1025 and report["sizes"]["plaintext"] == 1024 * 65536 + 84
+    with open(big, "r+b") as out:
+        out.truncate(header_len + 1024 * (65536 + 16))      # the final chunk missing: no file has that length
+    report = json.loads(run(["inspect", "--json", str(big)]).stdout)
+    assert "chunks" not in report["sizes"] and report["length_problem"].startswith("truncated")
     assert "not a gpucrypt file" in refused(run(["inspect", str(work / "plain")]))
 
 

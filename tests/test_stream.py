@@ -645,3 +645,72 @@ def test_mode_rules_are_the_native_ones():
         assert _native.range_iv(f"aes-128-{mode}", iv, 3, previous) == previous
         with pytest.raises(ValueError, match="block before the range"):
             _native.range_iv(f"aes-128-{mode}", iv, 3)
+
+
+# ----------------------------------------------------------------------------- hashing regular files
+
+BLOCK = 8 << 20   # format.hpp kHashFileBlockLen: the library's reader reads blocks of this size
+
+
+@pytest.mark.parametrize("size", [0, 1, 8191, 8192, 8193, 3 * 8192, BLOCK - 1, BLOCK, 2 * BLOCK + 8192 * 2 + 17])
+def test_a_regular_file_hashes_through_the_library_reader_to_the_in_memory_digest(tmp_path, size):
+    """Sponges, cSHAKE, and the tree hashes (their head, whole leaves per block and tail) on the
+    library's positional reader equal the in-memory digest, at every block and leaf boundary."""
+    data = os.urandom(size)
+    (tmp_path / "f").write_bytes(data)
+    for name, length, params in [("sha3-256", None, {}), ("shake128", 100, {}),
+                                 ("cshake256", 40, {"function_name": b"N", "customization": b"S"}),
+                                 ("kt128", 32, {}), ("kt256", 64, {"customization": b"abc"}),
+                                 ("parallelhash128", 32, {"block_size": 1000, "customization": b"x"})]:
+        stats = StreamStats()
+        with open(tmp_path / "f", "rb") as source:
+            digest = stream.hash_stream(name, source, length, stats=stats, **params)
+        assert digest == gpucrypt.hash(name, data, length, **params), (name, size)
+        assert stats.bytes_in == size and stats.device("cpu").bytes == size
+
+
+def test_the_library_reader_starts_where_the_caller_stands_and_leaves_the_file_at_its_end(tmp_path):
+    data = os.urandom(BLOCK + 1000)
+    (tmp_path / "f").write_bytes(data)
+    done = []
+    with open(tmp_path / "f", "rb") as source:
+        source.read(7)       # buffered: the descriptor is further on than the caller
+        assert stream.hash_stream("sha3-256", source, progress=done.append) == hashlib.sha3_256(data[7:]).digest()
+        assert source.read() == b""
+    assert sum(done) == len(data) - 7 and len(done) == 2    # two 8 MiB blocks: the library read it
+
+
+def test_a_file_cut_short_while_hashed_is_an_error_naming_it(tmp_path):
+    """The length is taken when hashing starts: a file truncated meanwhile fails (never a digest
+    of fewer bytes). The readers are at most a few blocks ahead, so cutting it after the first
+    block hashed leaves later blocks unread."""
+    path = tmp_path / "f"
+    with open(path, "wb") as out:
+        out.truncate(12 * BLOCK)
+
+    def cut(_):
+        os.truncate(path, BLOCK)
+
+    with open(path, "rb") as source, pytest.raises(OSError) as caught:
+        stream.hash_stream("sha3-256", source, progress=cut)
+    assert (caught.value.errno, caught.value.filename) == (errno.EIO, str(path))
+
+
+def test_hashing_a_regular_file_stops_when_cancelled(tmp_path):
+    with open(tmp_path / "f", "wb") as out:
+        out.truncate(4 * BLOCK)
+    cancel = threading.Event()
+    with open(tmp_path / "f", "rb") as source, pytest.raises(Cancelled):
+        stream.hash_stream("sha3-256", source, progress=lambda _: cancel.set(), cancel=cancel)
+
+
+def test_pipes_still_hash_through_the_python_reader():
+    read_end, write_end = os.pipe()
+    data = os.urandom(3 * 65536 + 5)
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
+    writer.start()
+    with os.fdopen(read_end, "rb") as source:
+        stats = StreamStats()
+        assert stream.hash_stream("sha3-256", source, stats=stats) == hashlib.sha3_256(data).digest()
+    writer.join()
+    assert stats.devices["cpu"].jobs >= 1

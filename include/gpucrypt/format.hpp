@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::format {
 
@@ -212,7 +213,14 @@ struct PipelineOptions {
   std::string variant;
   std::function<bool()> cancelled;
   std::function<void(uint64_t plaintext_bytes_done)> progress;
+  // The file pipeline only (seal_file ...): read the input with direct I/O (O_DIRECT: no page
+  // cache, for inputs larger than memory on NVMe), on a descriptor of its own, in reads aligned to
+  // kDirectIoAlign (each job reads the aligned blocks around its range). The output is written
+  // through the page cache: its jobs' offsets are not block-aligned (80-byte header, chunk + tag).
+  // A file system without O_DIRECT (tmpfs before Linux 6.6, some FUSE) is a FileError EINVAL.
+  bool direct_input = false;
 };
+inline constexpr uint64_t kDirectIoAlign = 4096;
 inline constexpr uint64_t kMaxChunksPerJob = 4096;
 // The default job_len for these devices (see PipelineOptions).
 uint64_t default_job_len(const std::vector<std::string>& devices);
@@ -389,6 +397,27 @@ uint64_t seal_fd(int in_fd, int out_fd, const std::vector<std::string>& recipien
                  uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {});
 uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities,
                  const PipelineOptions& options = {});
+
+// ---- hashing a regular file with the same positional reader (src/format/file_pipeline.cpp) --------
+
+struct FileHashStats {
+  uint64_t bytes = 0;                         // hashed
+  double wall_s = 0, read_s = 0, hash_s = 0;  // read_s: in pread, summed over the readers
+};
+inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
+// The out_len-byte digest of hash `name` (hash.hpp) with `params` over the regular file open at
+// fd, from `offset` to its end (its length when the call starts; a file that shrinks meanwhile is
+// a FileError). `readers` threads pread blocks of about kHashFileBlockLen at their offsets ahead
+// of the hashing, into reused buffers zeroed at the end; the calling thread hashes them in order:
+// a sponge block by block, a tree hash (ParallelHash, KangarooTwelve) its head and tail on the
+// final node and its whole leaves on the CPU thread pool (hash::tree_leaves, what --mpi ranks do),
+// so the digest is create_hash's for the same bytes. options.progress gets the bytes hashed so
+// far and options.cancelled is polled between blocks (engine::Cancelled); the devices are unused
+// (the CPU hashes). std::invalid_argument for a descriptor that is not a regular file and for the
+// hash's own errors (name, parameters, out_len); FileError for a read error.
+std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, const hash::HashParams& params,
+                               size_t out_len, const PipelineOptions& options = {}, unsigned readers = 2,
+                               FileHashStats* stats = nullptr);
 
 // "" when the file pipeline can use `fd` by offset (a regular file; as an output, not open for
 // appending), else why not: what seal_fd / open_fd choose their path by.

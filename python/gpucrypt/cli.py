@@ -1191,13 +1191,16 @@ def _key_material(passphrase_file, passphrase_env, key_file, *, confirm: bool, h
                    "as well, either opens the file.")
 @click.option("-R", "--recipients-file", "recipient_files", multiple=True, type=click.Path(dir_okay=False),
               help="Encrypt to every recipient in this file (one per line, # comments); repeatable.")
+@click.option("--direct-io", is_flag=True,
+              help="Read FILE with direct I/O (O_DIRECT: no page cache), for inputs larger than memory on "
+                   "NVMe; FILE and -o OUT must be regular files. Not with --mpi.")
 @click.option("--allow-classic", is_flag=True,
               help="Allow x25519 recipients beside post-quantum (mlkem768x25519) ones. Refused by default: "
                    "such a file is only as strong as X25519 against a future quantum computer.")
 @mpi.cli_options
 def encrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
             passphrase_file, passphrase_env, passphrase_fd, key_file, chunk_size, work_factor, recipient_texts,
-            recipient_files, allow_classic, use_mpi, round_size, stats_json):
+            recipient_files, direct_io, allow_classic, use_mpi, round_size, stats_json):
     """Encrypt FILE (or stdin) into the authenticated gpucrypt file format.
 
     To recipients (-r, -R: format version 2), or with a passphrase or key file alone (version 1).
@@ -1207,6 +1210,8 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
     mpi.check_options(use_mpi, round_size, stats_json, devices, device)
+    if direct_io and use_mpi:
+        raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
     if key_file is not None and click.get_current_context().get_parameter_source("work_factor") \
             != click.core.ParameterSource.DEFAULT:
         raise _usage_error("--work-factor is the passphrase's scrypt cost; a --key-file key is not stretched")
@@ -1246,7 +1251,7 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
                   lambda source, sink, bar, stats: fileformat.encrypt_stream(
                       source, sink, material, chunk_size=chunk_len, device=device, devices=devices,
                       cpu_share=cpu_share, variant=variant, progress=bar, scrypt_log2n=work_factor,
-                      stats=stats))
+                      stats=stats, direct_io=direct_io))
 
 
 def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, show_stats, job, *, check=False):
@@ -1280,10 +1285,13 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
 @click.option("-i", "--identity", "identity_files", multiple=True, type=click.Path(dir_okay=False),
               help="Identity file (from `gpucrypt keygen`) for a file encrypted to recipients; "
                    "repeatable: each is tried.")
+@click.option("--direct-io", is_flag=True,
+              help="Read FILE with direct I/O (O_DIRECT: no page cache), for inputs larger than memory on "
+                   "NVMe; FILE and -o OUT must be regular files. Not with --mpi.")
 @mpi.cli_options
 def decrypt(input_path, output_path, force, device, quiet, progress, devices, cpu_share, variant, show_stats,
             passphrase_file, passphrase_env, passphrase_fd, key_file, max_work_factor, check, identity_files,
-            use_mpi, round_size, stats_json):
+            direct_io, use_mpi, round_size, stats_json):
     """Decrypt a gpucrypt file (FILE or stdin), or verify it with --check.
 
     With -o, OUT appears only once the whole file has authenticated. To stdout (and into a
@@ -1313,6 +1321,8 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         raise _usage_error("--check writes nothing; drop -o")
     _check_key_options(input_path, passphrase_file, key_file)
     mpi.check_options(use_mpi, round_size, stats_json, devices, device)
+    if direct_io and use_mpi:
+        raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
     if use_mpi:
         if check:
             raise _usage_error("--check is not available with --mpi")
@@ -1327,7 +1337,7 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         "decrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
         lambda source, sink, bar, stats: fileformat.decrypt_stream(
             source, sink, key_for, device=device, devices=devices, cpu_share=cpu_share,
-            variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats),
+            variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io),
         check=check)
     if check and not quiet:
         click.echo(f"{input_path or '-'}: OK ({plaintext_len} bytes of plaintext authenticated)")

@@ -8,12 +8,13 @@ index and a last-chunk flag, and the last chunk is always shorter than a full on
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
 Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (HMAC-SHA256).
-The chunks run on the stream engine (gpucrypt.stream): groups of chunks are sealed or opened in
-one batch call each (gpucrypt.batch) by worker threads bound to the CPU and/or GPUs, with reading
-and writing overlapped and memory bounded; by default on a constant-time AES variant on every
-device. Data already in memory goes through encrypt_buffer/decrypt_buffer instead: the same
-files, every chunk run by the library's C++ pipeline (format.hpp seal_body/open_body) on the
-caller's buffers, without Python in the loop. The payload key is held in a bytearray that is
+Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
+nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
+pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
+streams through its ChunkStream fed from a Python reading loop, data in memory through
+seal_body/open_body on the caller's buffers (encrypt_buffer/decrypt_buffer), and an MPI rank's
+chunk range through seal_chunks/open_chunks at the offsets of Layout; by default on a
+constant-time AES variant on every device. The payload key is held in a bytearray that is
 zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
 so they are dropped.
 """
@@ -56,20 +57,21 @@ __all__ = [
 MAGIC = b"GPUCRYPT"
 VERSION = 1
 VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); written only when asked for
-HEADER_LEN = 80                 # fixed for version 1; see the layout in docs/file-format.md
+# The sizes are the library's (include/gpucrypt/format.hpp), which runs every chunk.
+HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
 _HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
 _V2_FIELDS = struct.Struct(">8sBBHI")  # magic, version, suite, stanza count, chunk length
 _FIELDS = struct.Struct(">8sBBBBI")  # magic, version, suite, kdf, kdf parameter, chunk length
 SALT_LEN = 32
 MAC_LEN = 32
-KEY_LEN = 32                    # raw key files and the derived payload key
-TAG_LEN = 16
-NONCE_LEN = 12
+KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
+TAG_LEN = _native.FORMAT_TAG_LEN          # 16
+NONCE_LEN = _native.FORMAT_NONCE_LEN      # 12
 _COUNTER_LEN = NONCE_LEN - 1    # big-endian chunk index; the last nonce byte is the final flag
 
-DEFAULT_CHUNK_SIZE = 64 * 1024
-MIN_CHUNK_SIZE = 16
-MAX_CHUNK_SIZE = 16 * 1024 * 1024   # bounds what a hostile header can make the decoder allocate
+DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
+MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
+MAX_CHUNK_SIZE = _native.FORMAT_MAX_CHUNK_LEN           # 16 MiB: bounds what a hostile header makes a decoder allocate
 
 DEFAULT_SCRYPT_LOG2N = 18       # age's choice: about 1 s and 256 MiB on a 2020s CPU
 MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on an untrusted file
@@ -551,12 +553,21 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     return read, written
 
 
-def _positional_fds(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, int, int]]:
+def _positional_fds(src: BinaryIO, dst: BinaryIO, direct_io: bool = False) -> Optional[tuple[int, int, int, int]]:
     """(input fd, input position, output fd, output position) when both ends are regular files
     the library can read and write by offset (format.hpp seal_file / open_file), else None: pipes,
     FIFOs, devices, sockets, in-memory streams and outputs open for appending stream instead.
     A destination with `discards_output` (decrypt --check) is output fd -1: nothing is written.
-    The output's buffered bytes (a header) are flushed first, so that its position is real."""
+    The output's buffered bytes (a header) are flushed first, so that its position is real.
+    With direct_io, ValueError where there are none: direct I/O reads a regular file by offset."""
+    fds = _positional_fds_or_none(src, dst)
+    if fds is None and direct_io:
+        raise ValueError("direct I/O reads a regular file by offset; the input or the output here is a stream "
+                         "(a pipe, a device or stdin/stdout)")
+    return fds
+
+
+def _positional_fds_or_none(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, int, int]]:
     discard = getattr(dst, "discards_output", False)   # decrypt --check: authenticate, keep nothing
     try:
         in_fd, out_fd = src.fileno(), (-1 if discard else dst.fileno())
@@ -578,7 +589,8 @@ def _positional_fds(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, in
 
 def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: BinaryIO, dst: BinaryIO, *,
                        header: bytes, payload_key: bytes, chunk_size: int, workers: tuple, variant, job_size,
-                       cancel, stats: stream.StreamStats, progress: Progress) -> tuple[int, int]:
+                       cancel, stats: stream.StreamStats, progress: Progress,
+                       direct_io: bool = False) -> tuple[int, int]:
     """Seals or opens between two regular files with no Python per job: the library's file pipeline
     (format.hpp seal_file / open_file) reads and writes each job at its computed offset on the
     devices' worker threads. Returns (bytes read, bytes written); both files are left positioned
@@ -610,10 +622,10 @@ def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: Bina
     try:
         if operation == "seal":
             read, written, native, failure = _native.format_seal_file(
-                in_fd, in_offset, out_fd, out_offset, header, key.key, chunk_size, *options)
+                in_fd, in_offset, out_fd, out_offset, header, key.key, chunk_size, *options, direct_input=direct_io)
         else:
             read, written, native, failure = _native.format_open_file(
-                in_fd, in_offset, out_fd, out_offset, key.key, chunk_size, *options)
+                in_fd, in_offset, out_fd, out_offset, key.key, chunk_size, *options, direct_input=direct_io)
     finally:
         key.close()
         stats.wall_s += time.perf_counter() - start
@@ -637,7 +649,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
                    chunk_size: int = DEFAULT_CHUNK_SIZE, device: str = "auto", progress: Progress = None,
                    scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N, suite: str = "aes-256-gcm",
                    devices=None, cpu_share=None, variant: Optional[str] = None, job_size: Optional[int] = None,
-                   cancel=None, stats: Optional[stream.StreamStats] = None) -> int:
+                   cancel=None, stats: Optional[stream.StreamStats] = None, direct_io: bool = False) -> int:
     """Encrypt everything readable from `src` to `dst`; return the plaintext length.
 
     `key_material`: a passphrase (str or Passphrase; scrypt with N = 2^scrypt_log2n, r = 8,
@@ -651,7 +663,9 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     threading.Event that stops the work (raising stream.Cancelled), `stats` a StreamStats to
     fill. Memory stays bounded: a few jobs of a few MiB each, whatever the input size.
     `variant`: None runs a constant-time AES on every device (info.constant_time_variant);
-    naming one (e.g. "aes_ttable") is the explicit opt-out.
+    naming one (e.g. "aes_ttable") is the explicit opt-out. `direct_io`: read `src`, a regular
+    file, with O_DIRECT (no page cache: an input larger than memory on NVMe); ValueError for a
+    stream, OSError EINVAL where its file system has no direct I/O (tmpfs before Linux 6.6).
     """
     from gpucrypt import stream
     _check_chunk_size(chunk_size)
@@ -661,12 +675,12 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
     header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
                                         chunk_size, scrypt_log2n)
-    fds = _positional_fds(src, dst)
+    fds = _positional_fds(src, dst, direct_io)
     if fds is not None:
         plaintext_len, _ = _run_file_pipeline("seal", fds, src, dst, header=header.prefix + header.mac,
                                               payload_key=payload_key, chunk_size=chunk_size, workers=workers,
                                               variant=variant, job_size=job_size, cancel=cancel, stats=stats,
-                                              progress=progress)
+                                              progress=progress, direct_io=direct_io)
         return plaintext_len
     write_all(dst, header.prefix + header.mac)
     plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, workers=workers, variant=variant,
@@ -677,7 +691,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
 def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, device: str = "auto",
                    progress: Progress = None, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N,
                    devices=None, cpu_share=None, variant: Optional[str] = None, job_size: Optional[int] = None,
-                   cancel=None, stats: Optional[stream.StreamStats] = None) -> int:
+                   cancel=None, stats: Optional[stream.StreamStats] = None, direct_io: bool = False) -> int:
     """Decrypt a gpucrypt file from `src` to `dst`; return the plaintext length.
 
     Every chunk is authenticated before its plaintext is written, so `dst` only ever receives
@@ -688,7 +702,8 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     `key_material` may be a callable taking the parsed Header (e.g. to prompt for a passphrase
     only when the file needs one). Raises FormatError for unreadable/unsupported headers and
     DecryptionError (also a gpucrypt.InvalidTag) for every authentication failure. The stream
-    engine options are encrypt_stream's; `progress(n)` counts input bytes (the header first).
+    engine options and `direct_io` are encrypt_stream's; `progress(n)` counts input bytes (the
+    header first).
     """
     from gpucrypt import stream
     header = read_header(src, max_scrypt_log2n)
@@ -700,16 +715,50 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
-    fds = _positional_fds(src, dst)
+    fds = _positional_fds(src, dst, direct_io)
     if fds is not None:
         _, plaintext_len = _run_file_pipeline("open", fds, src, dst, header=b"", payload_key=payload_key,
                                               chunk_size=header.chunk_size, workers=workers, variant=variant,
-                                              job_size=job_size, cancel=cancel, stats=stats, progress=progress)
+                                              job_size=job_size, cancel=cancel, stats=stats, progress=progress,
+                                              direct_io=direct_io)
         return plaintext_len
     _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, workers=workers,
                                       variant=variant, job_size=job_size, cancel=cancel, stats=stats,
                                       progress=progress)
     return plaintext_len
+
+
+# ----------------------------------------------------------------------------- chunk ranges
+
+# Where each chunk lies in the plaintext and in the file, from the lengths alone (format.hpp's
+# Layout: num_chunks, file_len, plaintext_range(first, count), sealed_range(first, count)). What
+# lets several MPI ranks (gpucrypt.mpi) each seal or open their own chunks at their own offsets.
+Layout = _native.FormatLayout
+
+
+def layout_for_file(file_len: int, chunk_size: int) -> Layout:
+    """The layout of a version 1 file of `file_len` bytes; DecryptionError when no file has that
+    length (the final chunk missing or shorter than its tag: a truncated file)."""
+    return Layout(chunk_size, _plaintext_len(file_len, chunk_size))
+
+
+def seal_chunks(payload_key, layout: Layout, first: int, count: int, plaintext, out, *, device: str = "cpu",
+                variant: Optional[str] = None) -> tuple[str, dict]:
+    """Seal chunks first .. first + count - 1 (`plaintext`: exactly their bytes) into `out`, as
+    they lie in the file at layout.sealed_range(first, count); the file's last chunk is sealed as
+    final (format.hpp seal_chunks, one batch-engine call). Returns (variant, engine info)."""
+    return _native.format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant or "")
+
+
+def open_chunks(payload_key, layout: Layout, first: int, count: int, sealed, out, *, device: str = "cpu",
+                variant: Optional[str] = None) -> tuple[str, dict]:
+    """The inverse of seal_chunks: DecryptionError naming the first chunk that failed; the ranges
+    of failed chunks in `out` are left untouched (no unauthenticated plaintext)."""
+    used_variant, engine_info, failed = _native.format_open_chunks(payload_key, layout, first, count, sealed, out,
+                                                                  device, variant or "")
+    if failed is not None:
+        raise DecryptionError(*failed)
+    return used_variant, engine_info
 
 
 # ----------------------------------------------------------------------------- in memory

@@ -38,14 +38,15 @@ def inspect_file(path: str, source: Optional[BinaryIO] = None) -> dict:
              "stanzas": sum(3 + len(stanza.body) for stanza in header.stanzas)}
     if file_len is not None:
         sizes["file"] = file_len
-        body_len = file_len - header.length
-        full = header.chunk_size + fileformat.TAG_LEN
-        num_chunks = body_len // full + 1      # the last chunk is always short (docs/file-format.md)
-        if body_len % full >= fileformat.TAG_LEN:
-            sizes.update(chunks=num_chunks, tags=num_chunks * fileformat.TAG_LEN,
-                         plaintext=body_len - num_chunks * fileformat.TAG_LEN)
-        else:
+        try:
+            # The library's layout counts version 1's header; the chunks are what follows ours.
+            layout = fileformat.layout_for_file(max(file_len - header.length, 0) + fileformat.HEADER_LEN,
+                                                header.chunk_size)
+        except fileformat.DecryptionError:
             report["length_problem"] = "truncated (the final chunk is missing or shorter than its tag) or extended"
+        else:
+            sizes.update(chunks=layout.num_chunks, tags=layout.num_chunks * fileformat.TAG_LEN,
+                         plaintext=layout.plaintext_len)
     report["sizes"] = sizes
     return report
 

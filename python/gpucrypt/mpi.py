@@ -2,8 +2,8 @@
 
 Every rank reads its own byte ranges of the input and writes its own ranges of the output with
 MPI-IO (nonblocking collective `Iread_at_all` / `Iwrite_at_all`, or the independent calls with
-GPUCRYPT_MPI_IO=independent), at offsets computed from the chunk size (gpucrypt.chunks.Layout);
-nothing passes through rank 0 but the header and the key, derived once there (scrypt/HKDF,
+GPUCRYPT_MPI_IO=independent), at offsets the library computes from the chunk size (format.hpp's
+Layout, fileformat.Layout here); nothing passes through rank 0 but the header and the key, derived once there (scrypt/HKDF,
 gpucrypt.fileformat) and broadcast. The work goes in rounds: in round k the ranks take
 consecutive slices of a window of chunks (rank r the r-th slice), so memory per rank is bounded
 by --round-size and every collective call covers one contiguous region; round k+1 is read and
@@ -39,7 +39,7 @@ from typing import Callable, Optional
 import click
 
 import gpucrypt
-from gpucrypt import _native, checksums, chunks, fileformat, stream
+from gpucrypt import _native, checksums, fileformat, stream
 
 __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE",
            "leaves_report_to_rank_0"]
@@ -500,7 +500,7 @@ def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: 
         suite = fileformat._SUITES_BY_NAME["aes-256-gcm"]
         header, payload_key = fileformat._build_header(
             suite, fileformat._normalise_key_material(key_material()), chunk_size, scrypt_log2n)
-        return header, chunk_size, suite.aead_name, payload_key
+        return header, chunk_size, payload_key
 
     _run_file_job("encrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
                   overwrite)
@@ -508,7 +508,7 @@ def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: 
 
 def _version_1_only(header, ctx: _Rank) -> None:
     """MPI-IO rounds (ranks on several hosts) place chunks at offsets for version 1's 80-byte header
-    (chunks.Layout); a version 2 header (recipient stanzas, any length) would put them in the wrong
+    (fileformat.Layout); a version 2 header (recipient stanzas, any length) would put them in the wrong
     place there, so it is refused. Ranks on one host (positional) take any header length."""
     if header.version != fileformat.VERSION and ctx.io_mode != "positional":
         raise fileformat.FormatError("--mpi across hosts (MPI-IO) reads and writes format version 1 only (a "
@@ -525,7 +525,7 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
         with open(input_path, "rb") as source:
             header = fileformat.read_header(source, max_scrypt_log2n)
         payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
-        return header, header.chunk_size, fileformat._SUITES[header.suite_id].aead_name, payload_key
+        return header, header.chunk_size, payload_key
 
     _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
                   overwrite)
@@ -543,11 +543,11 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
         # Rank 0: the output file and the key; then one broadcast of what every rank needs.
         def prepare():
             _check_input(input_path)
-            header, chunk_len, aead_name, payload_key = setup()
+            header, chunk_len, payload_key = setup()
             _version_1_only(header, ctx)
             # The header's bytes go to every rank: where the chunks start (any length in version 2),
             # and what rank 0 writes first when encrypting.
-            return output.create(input_path), header.prefix + header.mac, chunk_len, aead_name, payload_key
+            return output.create(input_path), header.prefix + header.mac, chunk_len, payload_key
 
         plan, failure = None, None
         if ctx.rank == 0:
@@ -555,7 +555,7 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
         with ctx.timed("comm_s"):
             plan = ctx.comm.bcast(plan if failure is None else None, root=0)
         ctx.agree(failure)
-        temp_path, header_bytes, chunk_len, aead_name, payload_key = plan
+        temp_path, header_bytes, chunk_len, payload_key = plan
         key = bytearray(payload_key)
         del plan, payload_key
         try:
@@ -564,8 +564,8 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
                                            key, device, variant, per_rank_bytes if round_size is not None else 0,
                                            totals)
             else:
-                _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name,
-                                key, variant, per_rank_bytes, totals)
+                _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, key, variant,
+                                per_rank_bytes, totals)
         finally:
             _native.wipe(key)
         # Every rank wrote and closed its part: rank 0 names the file, then tells the others.
@@ -603,10 +603,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
         if sealing:
             return file_len
         # The library's layout counts version 1's 80-byte header; the body is what follows ours.
-        plaintext_len = _native.format_plaintext_len(file_len - header_len + fileformat.HEADER_LEN, chunk_len)
-        if isinstance(plaintext_len, tuple):
-            raise fileformat.DecryptionError(*plaintext_len)
-        return plaintext_len
+        return fileformat.layout_for_file(file_len - header_len + fileformat.HEADER_LEN, chunk_len).plaintext_len
 
     plaintext_len, failure = ctx.step(layout)
     ctx.agree(failure)
@@ -617,7 +614,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
     # the rank's GPU with a measured share; a named device runs alone.
     devices, share = stream.resolve_devices(ctx.device, None, "auto" if (requested_device or "auto") == "auto" else None)
-    first, count = _rank_share(plaintext_len // chunk_len + 1, ctx)
+    first, count = _rank_share(fileformat.Layout(chunk_len, plaintext_len).num_chunks, ctx)
 
     def run():
         in_fd = os.open(input_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -661,7 +658,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     ctx.agree(ctx.step(run)[1])
 
 
-def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, aead_name, key, variant,
+def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes, chunk_len, key, variant,
                     per_rank_bytes, totals):
     MPI = ctx.MPI
     sealing = what == "encrypt"
@@ -676,8 +673,8 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
     pools = contextlib.ExitStack()
     try:
         file_len = source.Get_size()
-        layout, failure = ctx.step(lambda: chunks.layout_for_plaintext(file_len, chunk_len) if sealing
-                                   else chunks.layout_for_file(file_len, chunk_len))
+        layout, failure = ctx.step(lambda: fileformat.Layout(chunk_len, file_len) if sealing
+                                   else fileformat.layout_for_file(file_len, chunk_len))
         ctx.agree(failure)
         totals["bytes"] = layout.plaintext_len
         output_len = layout.file_len if sealing else layout.plaintext_len
@@ -722,8 +719,8 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
                 pending.pop(("write", k - 2)).wait()      # its output buffer is this round's
             if count == 0:
                 return
-            run = chunks.seal_chunks if sealing else chunks.open_chunks
-            used_variant, engine_info = run(aead_name, key, layout, first, count,
+            run = fileformat.seal_chunks if sealing else fileformat.open_chunks
+            used_variant, engine_info = run(key, layout, first, count,
                                             memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
                                             memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
                                             device=ctx.device, variant=variant)

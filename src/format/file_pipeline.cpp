@@ -25,10 +25,13 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "base/names.hpp"
 #include "engine/scheduler.hpp"
@@ -60,6 +63,55 @@ void pread_exactly(int fd, uint8_t* data, uint64_t len, uint64_t offset) {
                       "the input ended " + bytes_text(len) + " early: it changed (shrank) while it was being read");
     data += n, len -= static_cast<uint64_t>(n), offset += static_cast<uint64_t>(n);
   }
+}
+
+// Direct I/O (PipelineOptions::direct_input): the input reopened with O_DIRECT, so that the
+// caller's descriptor keeps its flags; -1 when not asked for. Closed when it goes.
+class DirectInput {
+ public:
+  DirectInput(int fd, bool wanted) {
+    if (!wanted) return;
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd_ < 0) throw FileError(errno, false, "opening the input for direct I/O (O_DIRECT)");
+  }
+  ~DirectInput() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirectInput(const DirectInput&) = delete;
+  DirectInput& operator=(const DirectInput&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Reads `len` bytes at `offset` with O_DIRECT: the kDirectIoAlign-aligned blocks around them go
+// to `buffer` (aligned, len + 2 * kDirectIoAlign bytes); returns where the bytes start in it.
+// A file that ends before offset + len shrank while being read, as pread_exactly says.
+uint8_t* pread_direct(int fd, uint8_t* buffer, uint64_t len, uint64_t offset) {
+  const uint64_t start = offset / kDirectIoAlign * kDirectIoAlign;
+  const uint64_t needed = offset + len - start;
+  const uint64_t aligned_len = (needed + kDirectIoAlign - 1) / kDirectIoAlign * kDirectIoAlign;
+  uint64_t got = 0;
+  while (got < needed) {
+    // Whole aligned blocks; at the end of the file the read returns what is there.
+    const ssize_t n = ::pread(fd, buffer + got, std::min<uint64_t>(aligned_len - got, 1u << 30),
+                              static_cast<off_t>(start + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw FileError(errno, false, "reading the input (direct I/O)");
+    }
+    if (n == 0)
+      throw FileError(EIO, false,
+                      "the input ended " + bytes_text(needed - got) + " early: it changed (shrank) while it was being read");
+    got += static_cast<uint64_t>(n);
+    if (got % kDirectIoAlign != 0) break;  // a short read ends the file
+  }
+  if (got < needed)
+    throw FileError(EIO, false,
+                    "the input ended " + bytes_text(needed - got) + " early: it changed (shrank) while it was being read");
+  return buffer + (offset - start);
 }
 
 void pwrite_exactly(int fd, const uint8_t* data, uint64_t len, uint64_t offset) {
@@ -230,7 +282,10 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   const uint64_t job_len = options.job_len ? options.job_len : default_job_len(options.devices);
   const uint64_t chunks_per_job = std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
   const uint64_t max_job_chunks = std::min(chunks_per_job, std::max<uint64_t>(count, 1));
-  const uint64_t buffer_in = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? kTagLen * max_job_chunks : 0);
+  const DirectInput direct(in_fd, options.direct_input);
+  // Direct reads take the aligned blocks around a job's range: room for one more at each end.
+  const uint64_t buffer_in = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? kTagLen * max_job_chunks : 0) +
+                             (options.direct_input ? 2 * kDirectIoAlign : 0);
   const uint64_t buffer_out = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? 0 : kTagLen * max_job_chunks);
 
   BufferPool buffers(buffer_in, buffer_out, host_memory_device(options.devices));
@@ -253,9 +308,13 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
               ~Release() { pool.release(pair); }
             } release{buffers, pair};
             auto started = std::chrono::steady_clock::now();
-            pread_exactly(in_fd, pair.input.data, in_len, in_offset + in_at);
+            const uint8_t* in_data = pair.input.data;
+            if (direct.fd() >= 0)
+              in_data = pread_direct(direct.fd(), pair.input.data, in_len, in_offset + in_at);
+            else
+              pread_exactly(in_fd, pair.input.data, in_len, in_offset + in_at);
             IoTimes::add(io.read_ns, started);
-            const ByteSpan input(pair.input.data, in_len);
+            const ByteSpan input(in_data, in_len);
             const MutableByteSpan output(pair.output.data, out_len);
             ChunkRun run;
             if (!opening) {
@@ -526,6 +585,167 @@ uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& opt
 
 uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities, const PipelineOptions& options) {
   return open_fd_with(in_fd, out_fd, detail::header_identities_check(identities), options);
+}
+
+// ---- hashing a regular file -----------------------------------------------------------------------
+
+namespace {
+
+// Blocks of the file read ahead of the hashing: reader r reads blocks r, r + readers, ... each
+// into slot (block % slots) once the hashing thread has finished with the block that slot held;
+// the hashing thread takes them in order. The first error (a reader's, or the hashing thread
+// stopping) stops every reader; the destructor joins them and zeroes the buffers.
+class BlockReader {
+ public:
+  BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers)
+      : fd_(fd), first_offset_(first_offset), body_len_(body_len), block_len_(block_len),
+        num_blocks_((body_len + block_len - 1) / block_len),
+        slots_(std::min<uint64_t>(num_blocks_, 2 * uint64_t{readers} + 1)), filled_(slots_, kNone) {
+    try {
+      for (uint64_t i = 0; i < slots_; ++i) {
+        void* p = nullptr;
+        if (::posix_memalign(&p, 4096, block_len_) != 0) throw std::bad_alloc();
+        buffers_.push_back(static_cast<uint8_t*>(p));
+      }
+      const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, num_blocks_));
+      for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this, r, threads] { read_blocks(r, threads); });
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~BlockReader() { release(); }
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
+
+  uint64_t num_blocks() const { return num_blocks_; }
+  uint64_t block_len(uint64_t block) const { return std::min(block_len_, body_len_ - block * block_len_); }
+  double read_s() const { return read_ns_.load() / 1e9; }
+
+  // Block `block` (the next in order) once it is read; rethrows a reader's error.
+  const uint8_t* wait(uint64_t block) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return error_ || filled_[block % slots_] == block; });
+    if (error_) std::rethrow_exception(error_);
+    return buffers_[block % slots_];
+  }
+  // The hashing thread is done with `block`: its slot may take the block `slots` later.
+  void done(uint64_t block) {
+    {
+      std::lock_guard lock(mutex_);
+      hashed_ = block + 1;
+    }
+    changed_.notify_all();
+  }
+
+ private:
+  static constexpr uint64_t kNone = UINT64_MAX;
+
+  void read_blocks(unsigned first, unsigned step) {
+    for (uint64_t block = first; block < num_blocks_; block += step) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stopping_ || block < hashed_ + slots_; });
+        if (stopping_) return;
+      }
+      try {
+        const auto start = std::chrono::steady_clock::now();
+        pread_exactly(fd_, buffers_[block % slots_], block_len(block), first_offset_ + block * block_len_);
+        read_ns_ += static_cast<uint64_t>(seconds_since(start) * 1e9);
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        stopping_ = true;
+        changed_.notify_all();
+        return;
+      }
+      {
+        std::lock_guard lock(mutex_);
+        filled_[block % slots_] = block;
+      }
+      changed_.notify_all();
+    }
+  }
+  void release() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& thread : threads_) thread.join();
+    for (uint8_t* buffer : buffers_) {
+      secure_zero(buffer, block_len_);
+      std::free(buffer);
+    }
+  }
+
+  const int fd_;
+  const uint64_t first_offset_, body_len_, block_len_, num_blocks_, slots_;
+  std::vector<uint8_t*> buffers_;
+  std::vector<uint64_t> filled_;  // the block each slot holds, kNone before its first
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t hashed_ = 0;  // blocks the hashing thread finished
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::atomic<uint64_t> read_ns_{0};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, const hash::HashParams& params,
+                               size_t out_len, const PipelineOptions& options, unsigned readers,
+                               FileHashStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<hash::HashContext> context = hash::create_hash(name, params);  // checks name and parameters
+  std::optional<hash::TreeShape> tree;
+  try {
+    tree = hash::tree_shape(name, params);  // only the tree hashes have one
+  } catch (const std::invalid_argument&) {
+  }
+  if (tree) context = hash::create_tree_hash(name, params);
+  const uint64_t file_len = regular_file_len(fd, false);
+  const uint64_t total = file_len > offset ? file_len - offset : 0;
+  // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but
+  // the last), so that each block's leaves hash in parallel and only the tail is left over.
+  const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
+  const uint64_t unit = tree ? tree->leaf_len : 1;
+  const uint64_t block_len = std::max<uint64_t>(kHashFileBlockLen / unit, 1) * unit;
+  double hash_s = 0;
+  auto hash_timed = [&](auto&& work) {
+    const auto began = std::chrono::steady_clock::now();
+    work();
+    hash_s += seconds_since(began);
+  };
+  if (head_len > 0) {
+    std::vector<uint8_t> head(head_len);
+    pread_exactly(fd, head.data(), head_len, offset);
+    hash_timed([&] { context->update(head.data(), head_len); });
+    secure_zero(head.data(), head_len);
+  }
+  BlockReader reader(fd, offset + head_len, total - head_len, block_len, std::max(readers, 1u));
+  std::vector<uint8_t> chaining_values(tree ? block_len / unit * tree->chaining_value_len : 0);
+  uint64_t done = head_len;
+  for (uint64_t block = 0; block < reader.num_blocks(); ++block) {
+    if (options.cancelled && options.cancelled()) throw engine::Cancelled();
+    const uint8_t* data = reader.wait(block);
+    const uint64_t len = reader.block_len(block);
+    hash_timed([&] {
+      if (!tree) return context->update(data, len);
+      const uint64_t leaves = len / unit;
+      hash::tree_leaves(name, params, data, leaves, chaining_values.data());
+      hash::absorb_chaining_values(*context, chaining_values.data(), leaves);
+      if (len > leaves * unit) context->update(data + leaves * unit, len - leaves * unit);  // the tail
+    });
+    reader.done(block);
+    done += len;
+    if (options.progress) options.progress(done);
+  }
+  std::vector<uint8_t> digest(out_len);
+  context->finalize(digest.data(), out_len);
+  if (stats != nullptr) *stats = {total, seconds_since(start), reader.read_s(), hash_s};
+  return digest;
 }
 
 }  // namespace gpucrypt::format

@@ -1,8 +1,12 @@
 // format_bindings.cpp: the file format's chunk ranges (include/gpucrypt/format.hpp) for Python.
-//   format_seal_chunks(key, chunk_len, plaintext_len, first, count, plaintext, out, device, variant)
+//   FORMAT_HEADER_LEN, FORMAT_TAG_LEN, FORMAT_NONCE_LEN, FORMAT_KEY_LEN, FORMAT_{DEFAULT,MIN,MAX}_CHUNK_LEN:
+//     format.hpp's sizes.
+//   FormatLayout(chunk_len, plaintext_len): format.hpp's Layout (.num_chunks, .file_len,
+//     .plaintext_range(first, count), .sealed_range(first, count) -> (offset, length)).
+//   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant)
 //     -> (variant that ran, {h2d_s, compute_s, d2h_s})
-//   format_open_chunks(...same, sealed...) -> (variant, info, failed chunk index or None); the ranges of
-//     failed chunks in `out` are left untouched.
+//   format_open_chunks(...same, sealed...) -> (variant, info, None or (message, chunk_index) of the first
+//     chunk that failed); the ranges of failed chunks in `out` are left untouched.
 //   FormatSealer(key, chunk_len, device, variant): .header, .update(data) -> bytes, .finish() -> bytes
 //   FormatOpener(key, device, variant): .update(data) -> bytes, .finish() -> bytes (raises ValueError
 //     naming the failure; kdf 2, raw keys only: passphrases are Python's)
@@ -24,10 +28,15 @@
 //   format_open_file(in_fd, body_offset, out_fd, out_offset, payload_key, chunk_len, ...same...):
 //     format.hpp's seal_file / open_file between regular files -> (input_len, output_len, stats dict
 //     with read_s / write_s, None or the authentication failure tuple); progress gets input bytes; a
-//     read or write error is OSError naming input_name or output_name.
+//     read or write error is OSError naming input_name or output_name; direct_input=True reads the input
+//     with O_DIRECT (format.hpp PipelineOptions::direct_input).
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
+//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, readers, progress,
+//                    cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s}): format.hpp's
+//     hash_file (a regular file's digest, read ahead by `readers` positional readers); progress gets bytes
+//     hashed; a read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
@@ -74,35 +83,36 @@ nb::dict info_of(const format::ChunkRun& run) {
 
 nb::bytes to_bytes(const std::vector<uint8_t>& v) { return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size()); }
 
-std::pair<std::string, nb::dict> seal_range(nb::handle key, uint32_t chunk_len, uint64_t plaintext_len, uint64_t first, uint64_t count,
-                       nb::handle plaintext, nb::handle out, std::string_view device, std::string_view variant) {
+std::pair<std::string, nb::dict> seal_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count,
+                                            nb::handle plaintext, nb::handle out, std::string_view device,
+                                            std::string_view variant) {
   BufferView key_view(key), in(plaintext), output(out, true);
   format::ChunkRun run;
   {
     nb::gil_scoped_release release;
-    run = format::seal_chunks(key_view.span(), format::Layout{chunk_len, plaintext_len}, first, count, in.span(),
+    run = format::seal_chunks(key_view.span(), layout, first, count, in.span(),
                               MutableByteSpan(output.data(), output.size()), device, variant);
   }
   return {run.variant, info_of(run)};
 }
 
-nb::tuple open_range(nb::handle key, uint32_t chunk_len, uint64_t plaintext_len,
-                                                           uint64_t first, uint64_t count, nb::handle sealed,
-                                                           nb::handle out, std::string_view device,
-                                                           std::string_view variant) {
+nb::tuple open_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count, nb::handle sealed,
+                     nb::handle out, std::string_view device, std::string_view variant) {
   BufferView key_view(key), in(sealed), output(out, true);
   format::ChunkRun run;
-  std::optional<uint64_t> failed;
+  std::optional<format::DecryptionError> failure;
   {
     nb::gil_scoped_release release;
     try {
-      run = format::open_chunks(key_view.span(), format::Layout{chunk_len, plaintext_len}, first, count, in.span(),
+      run = format::open_chunks(key_view.span(), layout, first, count, in.span(),
                                 MutableByteSpan(output.data(), output.size()), device, variant);
-    } catch (const format::DecryptionError& failure) {
-      failed = failure.chunk_index;
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
     }
   }
-  return nb::make_tuple(run.variant, info_of(run), failed ? nb::cast(*failed) : nb::none());
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index);
+  return nb::make_tuple(run.variant, info_of(run), failed);
 }
 
 struct PySealer {
@@ -261,11 +271,12 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
 nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header,
                    nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
                    uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
-                   const std::string& input_name, const std::string& output_name) {
+                   const std::string& input_name, const std::string& output_name, bool direct_input) {
   BufferView key_view(payload_key);
   std::optional<BufferView> header_view;
   if (sealing) header_view.emplace(header);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  options.direct_input = direct_input;
   std::optional<format::DecryptionError> failure;
   std::optional<format::FileError> file_error;
   format::FileRun run;
@@ -413,25 +424,28 @@ void register_format_bindings(nb::module_& m) {
   m.def("format_seal_file",
         [](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header, nb::handle payload_key,
            uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name) {
+           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name,
+           bool direct_input) {
           return run_file(true, in_fd, in_offset, out_fd, out_offset, header, payload_key, chunk_len, std::move(devices),
-                          cpu_share, job_len, std::move(variant), progress, cancelled, input_name, output_name);
+                          cpu_share, job_len, std::move(variant), progress, cancelled, input_name, output_name,
+                          direct_input);
         },
         nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("header"),
         nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"),
-        nb::arg("output_name"));
+        nb::arg("output_name"), nb::arg("direct_input") = false);
   m.def("format_open_file",
         [](int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offset, nb::handle payload_key, uint32_t chunk_len,
            std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name) {
+           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name,
+           bool direct_input) {
           return run_file(false, in_fd, body_offset, out_fd, out_offset, nb::none(), payload_key, chunk_len,
                           std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled, input_name,
-                          output_name);
+                          output_name, direct_input);
         },
         nb::arg("in_fd"), nb::arg("body_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
         nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
-        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
+        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"), nb::arg("direct_input") = false);
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_file_chunks" : "format_open_file_chunks",
           [sealing](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle payload_key,
@@ -448,6 +462,35 @@ void register_format_bindings(nb::module_& m) {
           nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
           nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   }
+  m.def("format_hash_file",
+        [](int fd, uint64_t offset, std::string_view name, nb::bytes customization, nb::bytes function_name,
+           size_t block_size, size_t out_len, unsigned readers, nb::handle progress, nb::handle cancelled,
+           const std::string& input_name) {
+          hash::HashParams params;
+          params.customization.assign(customization.c_str(), customization.size());
+          params.function_name.assign(function_name.c_str(), function_name.size());
+          params.block_size = block_size;
+          format::PipelineOptions options;
+          format::FileHashStats stats;
+          std::vector<uint8_t> digest;
+          try {
+            run_released(options, progress, cancelled, [&] {
+              digest = format::hash_file(fd, offset, name, params, out_len, options, readers, &stats);
+              return format::PipelineStats{};
+            });
+          } catch (const format::FileError& error) {
+            raise_file_error(error, input_name, input_name);
+          }
+          nb::dict stats_out;
+          stats_out["bytes"] = stats.bytes;
+          stats_out["wall_s"] = stats.wall_s;
+          stats_out["read_s"] = stats.read_s;
+          stats_out["hash_s"] = stats.hash_s;
+          return nb::make_tuple(to_bytes(digest), stats_out);
+        },
+        nb::arg("fd"), nb::arg("offset"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
+        nb::arg("block_size"), nb::arg("out_len"), nb::arg("readers"), nb::arg("progress").none(),
+        nb::arg("cancelled").none(), nb::arg("input_name"));
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
   m.def("format_reserve_file",
         [](int fd, uint64_t length, const std::string& name) {
@@ -484,8 +527,36 @@ void register_format_bindings(nb::module_& m) {
       .def("drain", &PyChunkStream::drain)
       .def("stop", &PyChunkStream::stop)
       .def("stats", [](const PyChunkStream& s) { return stats_dict(s.stream().stats()); });
-  m.def("format_seal_chunks", &seal_range);
-  m.def("format_open_chunks", &open_range);
+  // The format's sizes, which gpucrypt.fileformat takes from here rather than restating them.
+  m.attr("FORMAT_HEADER_LEN") = format::kHeaderLen;
+  m.attr("FORMAT_TAG_LEN") = format::kTagLen;
+  m.attr("FORMAT_NONCE_LEN") = format::kNonceLen;
+  m.attr("FORMAT_KEY_LEN") = format::kKeyLen;
+  m.attr("FORMAT_DEFAULT_CHUNK_LEN") = format::kDefaultChunkLen;
+  m.attr("FORMAT_MIN_CHUNK_LEN") = format::kMinChunkLen;
+  m.attr("FORMAT_MAX_CHUNK_LEN") = format::kMaxChunkLen;
+  // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.
+  nb::class_<format::Layout>(m, "FormatLayout")
+      .def("__init__",
+           [](format::Layout* self, uint64_t chunk_len, uint64_t plaintext_len) {
+             format::check_chunk_len(chunk_len);
+             new (self) format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len};
+           },
+           nb::arg("chunk_len"), nb::arg("plaintext_len"))
+      .def_ro("chunk_len", &format::Layout::chunk_len)
+      .def_ro("plaintext_len", &format::Layout::plaintext_len)
+      .def_prop_ro("num_chunks", &format::Layout::num_chunks)
+      .def_prop_ro("file_len", &format::Layout::file_len)
+      .def("plaintext_range", &format::Layout::plaintext_range, nb::arg("first"), nb::arg("count"))
+      .def("sealed_range", &format::Layout::sealed_range, nb::arg("first"), nb::arg("count"))
+      .def("__repr__", [](const format::Layout& layout) {
+        return "FormatLayout(chunk_len=" + std::to_string(layout.chunk_len) +
+               ", plaintext_len=" + std::to_string(layout.plaintext_len) + ")";
+      });
+  m.def("format_seal_chunks", &seal_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
+        nb::arg("count"), nb::arg("plaintext"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
+  m.def("format_open_chunks", &open_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
+        nb::arg("count"), nb::arg("sealed"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
   nb::class_<PySealer>(m, "FormatSealer")
       .def(nb::init<nb::handle, uint32_t, std::string_view, std::string_view>(), nb::arg("key"),
            nb::arg("chunk_len") = format::kDefaultChunkLen, nb::arg("device") = "cpu", nb::arg("variant") = "")
