@@ -506,16 +506,6 @@ def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: 
                   overwrite)
 
 
-def _version_1_only(header, ctx: _Rank) -> None:
-    """MPI-IO rounds (ranks on several hosts) place chunks at offsets for version 1's 80-byte header
-    (fileformat.Layout); a version 2 header (recipient stanzas, any length) would put them in the wrong
-    place there, so it is refused. Ranks on one host (positional) take any header length."""
-    if header.version != fileformat.VERSION and ctx.io_mode != "positional":
-        raise fileformat.FormatError("--mpi across hosts (MPI-IO) reads and writes format version 1 only (a "
-                                     "passphrase or key file); files with recipients are encrypted and "
-                                     "decrypted there without --mpi, or with every rank on one host")
-
-
 def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_log2n: int,
                 device: str = "auto", variant: Optional[str] = None, round_size=DEFAULT_ROUND_SIZE,
                 show_stats: bool = False, stats_json: Optional[str] = None, overwrite: bool = False) -> None:
@@ -544,7 +534,6 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
         def prepare():
             _check_input(input_path)
             header, chunk_len, payload_key = setup()
-            _version_1_only(header, ctx)
             # The header's bytes go to every rank: where the chunks start (any length in version 2),
             # and what rank 0 writes first when encrypting.
             return output.create(input_path), header.prefix + header.mac, chunk_len, payload_key
@@ -673,11 +662,14 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
     pools = contextlib.ExitStack()
     try:
         file_len = source.Get_size()
+        # The library's layout counts version 1's 80-byte header; a version 2 header (recipient
+        # stanzas) is longer, and every sealed chunk lies that much further on.
+        shift = len(header_bytes) - fileformat.HEADER_LEN
         layout, failure = ctx.step(lambda: fileformat.Layout(chunk_len, file_len) if sealing
-                                   else fileformat.layout_for_file(file_len, chunk_len))
+                                   else fileformat.layout_for_file(file_len - shift, chunk_len))
         ctx.agree(failure)
         totals["bytes"] = layout.plaintext_len
-        output_len = layout.file_len if sealing else layout.plaintext_len
+        output_len = layout.file_len + shift if sealing else layout.plaintext_len
         ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
         if sealing:
             # Rank 0 writes the header; the others write nothing in this collective call.
@@ -694,8 +686,12 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
         out_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
         in_buffers = [in_pool.acquire(), in_pool.acquire()]
         out_buffers = [out_pool.acquire(), out_pool.acquire()]
-        input_range = layout.plaintext_range if sealing else layout.sealed_range
-        output_range = layout.sealed_range if sealing else layout.plaintext_range
+        def sealed_range(first, count):
+            offset, length = layout.sealed_range(first, count)
+            return offset + shift, length
+
+        input_range = layout.plaintext_range if sealing else sealed_range
+        output_range = sealed_range if sealing else layout.plaintext_range
 
         def start_read(k):
             _, first, count = rounds[k]
