@@ -3,8 +3,8 @@
 Every rank reads its own byte ranges of the input and writes its own ranges of the output with
 MPI-IO (nonblocking collective `Iread_at_all` / `Iwrite_at_all`, or the independent calls with
 GPUCRYPT_MPI_IO=independent), at offsets the library computes from the chunk size (format.hpp's
-Layout, fileformat.Layout here); nothing passes through rank 0 but the header and the key, derived once there (scrypt/HKDF,
-gpucrypt.fileformat) and broadcast. The work goes in rounds: in round k the ranks take
+Layout, fileformat.Layout here); nothing passes through rank 0 but the header and the key,
+derived once there (scrypt/HKDF, gpucrypt.fileformat) and broadcast. The work goes in rounds: in round k the ranks take
 consecutive slices of a window of chunks (rank r the r-th slice), so memory per rank is bounded
 by --round-size and every collective call covers one contiguous region; round k+1 is read and
 round k-1 written while round k is sealed or opened.

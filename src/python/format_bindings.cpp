@@ -445,7 +445,8 @@ void register_format_bindings(nb::module_& m) {
         },
         nb::arg("in_fd"), nb::arg("body_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
         nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
-        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"), nb::arg("direct_input") = false);
+        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
+        nb::arg("direct_input") = false);
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_file_chunks" : "format_open_file_chunks",
           [sealing](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle payload_key,
