@@ -78,6 +78,9 @@ def test_small_one_shot_hashes_on_the_stack_match_the_context_path_at_every_bloc
     variant = gpucrypt.new(name).variant   # the default variant, named: always the context path
     lens = sorted({n for k in range(16) for n in (k * rate - 1, k * rate, k * rate + 1) if n >= 0} | {2047, 2048, 2049})
     data = os.urandom(max(lens))
+    messages = [data[:n] for n in lens]
+    assert gpucrypt.hash_many(name, messages, length=length) == \
+        [gpucrypt.hash(name, m, length=length, variant=variant) for m in messages]
     for n in lens:
         message = data[:n]
         ours = gpucrypt.hash(name, message, length=length)
