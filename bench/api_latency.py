@@ -9,7 +9,8 @@ device resolution, object construction and copies. This benchmark times, on the 
   * one ``update()`` of 64 B and 1 KiB on a continuing CTR encryptor vs pyca's, and
     ``gpucrypt.sha3_256(data).digest()`` vs ``hashlib.sha3_256(data).digest()`` (issue 33);
   * many messages: ``encrypt_many`` (aes-256-gcm) and ``hash_many`` (sha3-256) of 100,000 messages
-    of 64 B and 1 KiB, vs a Python loop over pyca/hashlib;
+    of 64 B and 1 KiB, and a ``Batch`` of them (a loop over ``add``/``add_hash``, and the bulk
+    ``add_many``/``add_hashes``), vs a Python loop over pyca/hashlib;
   * bulk: ``encryptor().update_into`` over 256 MiB (aes-256-ctr) vs pyca's ``update_into``;
   * ``gpucrypt speed`` vs ``openssl speed -evp`` for aes-128-ctr at 16 B .. 16 KiB, the two run
     alternately per size (--speed).
@@ -122,6 +123,32 @@ def per_call_rows(repeat: int) -> list:
     return rows
 
 
+def batch_add_loop(key: bytes, nonces: list, messages: list) -> list:
+    batch = gpucrypt.Batch("cpu")
+    for nonce, message in zip(nonces, messages):
+        batch.add("aes-256-gcm", key, message, iv=nonce)
+    return batch.run()
+
+
+def batch_add_hash_loop(messages: list) -> list:
+    batch = gpucrypt.Batch("cpu")
+    for message in messages:
+        batch.add_hash("sha3-256", message)
+    return batch.run()
+
+
+def batch_add_many(key: bytes, nonces: list, messages: list) -> list:
+    batch = gpucrypt.Batch("cpu")
+    batch.add_many("aes-256-gcm", key, messages, ivs=nonces)
+    return batch.run()
+
+
+def batch_add_hashes(messages: list) -> list:
+    batch = gpucrypt.Batch("cpu")
+    batch.add_hashes("sha3-256", messages)
+    return batch.run()
+
+
 def many_rows(repeat: int) -> list:
     key = os.urandom(32)
     aesgcm = AESGCM(key)
@@ -130,12 +157,20 @@ def many_rows(repeat: int) -> list:
     for message_len in MANY_MESSAGE_LENS:
         messages = [os.urandom(message_len) for _ in range(NUM_MANY)]
         nonces = [os.urandom(12) for _ in range(NUM_MANY)]
+        pyca_loop = ("pyca AESGCM.encrypt loop", lambda: [aesgcm.encrypt(n, m, None) for n, m in zip(nonces, messages)])
+        hashlib_loop = ("hashlib.sha3_256 loop", lambda: [sha3_256(m).digest() for m in messages])
         cases = [
             ("aes-256-gcm encrypt_many", lambda: gpucrypt.encrypt_many("aes-256-gcm", key, nonces, messages),
-             "pyca AESGCM.encrypt loop", lambda: [aesgcm.encrypt(n, m, None) for n, m in zip(nonces, messages)]),
-            ("sha3-256 hash_many", lambda: gpucrypt.hash_many("sha3-256", messages),
-             "hashlib.sha3_256 loop", lambda: [sha3_256(m).digest() for m in messages]),
+             *pyca_loop),
+            ("sha3-256 hash_many", lambda: gpucrypt.hash_many("sha3-256", messages), *hashlib_loop),
+            ("aes-256-gcm Batch.add loop", lambda: batch_add_loop(key, nonces, messages), *pyca_loop),
+            ("sha3-256 Batch.add_hash loop", lambda: batch_add_hash_loop(messages), *hashlib_loop),
         ]
+        if hasattr(gpucrypt.Batch, "add_many"):   # builds before issue 33's bulk adds lack them
+            cases += [
+                ("aes-256-gcm Batch.add_many", lambda: batch_add_many(key, nonces, messages), *pyca_loop),
+                ("sha3-256 Batch.add_hashes", lambda: batch_add_hashes(messages), *hashlib_loop),
+            ]
         for what, ours, theirs_form, theirs in cases:
             theirs_s = best_seconds(theirs, repeat)
             ours_s = best_seconds(ours, repeat)
@@ -209,6 +244,8 @@ def main() -> None:
     parser.add_argument("--speed", type=float, default=0.0, metavar="SECONDS",
                         help="also time `gpucrypt speed` against `openssl speed` for aes-128-ctr, SECONDS per cell")
     parser.add_argument("--no-bulk", action="store_true", help="skip the 256 MiB update_into case")
+    parser.add_argument("--no-per-call", action="store_true", help="skip the per-call cases")
+    parser.add_argument("--no-many", action="store_true", help="skip the many-message cases")
     args = parser.parse_args()
     import cryptography
 
@@ -218,8 +255,8 @@ def main() -> None:
                  "cryptography": cryptography.__version__, "openssl": __import__("ssl").OPENSSL_VERSION},
         "method": "best of --repeat timing loops; per-call loops last about 0.2 s each; device='auto' "
                   "(the CPU for AES and hashes)",
-        "per_call": per_call_rows(args.repeat),
-        "many": many_rows(max(3, args.repeat // 2)),
+        "per_call": [] if args.no_per_call else per_call_rows(args.repeat),
+        "many": [] if args.no_many else many_rows(max(3, args.repeat // 2)),
         "bulk": [] if args.no_bulk else bulk_rows(max(3, args.repeat // 2)),
         "speed": speed_rows(3, args.speed) if args.speed and shutil.which("openssl") else [],
     }

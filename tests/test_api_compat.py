@@ -268,11 +268,12 @@ def test_py_typed_ships_with_the_package():
     pyproject = pathlib.Path(__file__).parent.parent / "pyproject.toml"
     if pyproject.is_file():
         text = pyproject.read_text()
-        assert 'wheel.packages = ["python/gpucrypt"]' in text
+        assert 'wheel.packages = ["python/gpucrypt", "python/gpucrypt_entry"]' in text
         if sys.version_info >= (3, 11):
             import tomllib
 
-            assert tomllib.loads(text)["tool"]["scikit-build"]["wheel"]["packages"] == ["python/gpucrypt"]
+            assert tomllib.loads(text)["tool"]["scikit-build"]["wheel"]["packages"] == [
+                "python/gpucrypt", "python/gpucrypt_entry"]   # the console script's entry (gpucrypt_entry)
 
 
 CUDA = any(d["kind"] == "cuda" for d in gpucrypt.devices())

@@ -465,6 +465,57 @@ def test_stats_report_device_executor_and_variants():
                                    "camellia-128-cbc encrypt": "camellia_ttable", "sha3-256": "keccak_portable"}
 
 
+def test_bulk_adds_match_one_by_one_adds(device):
+    """add_many/add_hashes (one native call per list) give what a loop over add/add_hash gives,
+    in order, mixed with single adds, with failures reported at the right index."""
+    rng = random.Random(33)
+    key = bytes(rng.randrange(256) for _ in range(32))
+    messages = [os.urandom(rng.choice((0, 1, 15, 16, 64, 1000))) for _ in range(300)]
+    nonces = [os.urandom(12) for _ in messages]
+    ivs = [os.urandom(16) for _ in messages]
+    bulk, loop = Batch(device), Batch(device)
+    assert bulk.add_hash("sha3-256", b"first") == 0
+    assert bulk.add_many("aes-256-gcm", key, messages, ivs=nonces, aad=b"hdr") == range(1, 301)
+    assert bulk.add_hashes("shake128", iter(messages), length=20) == range(301, 601)
+    assert bulk.add_many("aes-256-cbc", key, messages, ivs=ivs) == range(601, 901)
+    assert len(bulk) == 901
+    loop.add_hash("sha3-256", b"first")
+    for nonce, message in zip(nonces, messages):
+        loop.add("aes-256-gcm", key, message, iv=nonce, aad=b"hdr")
+    for message in messages:
+        loop.add_hash("shake128", message, length=20)
+    for iv, message in zip(ivs, messages):
+        loop.add("aes-256-cbc", key, message, iv=iv)
+    expected = loop.run()
+    got = bulk.run()
+    assert got == expected
+    assert got[1] == AESGCM(key).encrypt(nonces[0], messages[0], b"hdr")
+    assert got[301] == hashlib.shake_128(messages[0]).digest(20)
+
+    sealed = got[1:301]
+    sealed[7] = bytes([sealed[7][0] ^ 1]) + sealed[7][1:]
+    opened = Batch(device)
+    opened.add_many("aes-256-gcm", key, sealed, ivs=nonces, decrypt=True, aad=b"hdr")
+    with pytest.raises(BatchError) as failure:
+        opened.run()
+    assert failure.value.index == 7 and failure.value.results[8] == messages[8]
+
+
+def test_bulk_add_errors_name_the_item():
+    b = Batch("cpu")
+    with pytest.raises(TypeError, match="message 2"):
+        b.add_many("aes-128-ctr", bytes(16), [b"a", b"b", "c"], ivs=[bytes(16)] * 3)
+    with pytest.raises(ValueError, match="2 IVs for 3 messages"):
+        b.add_many("aes-128-ctr", bytes(16), [b"a", b"b", b"c"], ivs=[bytes(16)] * 2)
+    with pytest.raises(ValueError, match=r"request 3 \(aes-128-ctr encrypt\).*16-byte IV"):
+        b.add_many("aes-128-ctr", bytes(16), [b"a", b"b"], ivs=[bytes(16), bytes(8)])
+    with pytest.raises(ValueError, match="fixed digest size"):
+        b.add_hashes("sha3-256", [b"a"], length=5)
+    # What was added before the failure stays, as with a loop over add: requests and their
+    # bookkeeping agree, and the batch runs.
+    assert b.run() == [reference("aes-128-ctr", bytes(16), bytes(16), m) for m in (b"a", b"b", b"a")]
+
+
 # ----------------------------------------------------------------------------- one key, many messages
 
 def test_encrypt_many_and_decrypt_many(device):

@@ -66,6 +66,30 @@ def test_deferred_hash_objects_behave_as_hashlib(data):
     assert gpucrypt.sha3_256(bytearray(data)).digest() == hashlib.sha3_256(data).digest()
 
 
+_RATES = {"sha3-224": 144, "sha3-256": 136, "sha3-384": 104, "sha3-512": 72, "shake128": 168, "shake256": 136,
+          "keccak-256": 136}
+
+
+@pytest.mark.parametrize("name", sorted(_RATES))
+def test_small_one_shot_hashes_on_the_stack_match_the_context_path_at_every_block_edge(name):
+    # hash_once hashes messages up to 2 KiB on a bare state, longer ones on a cached context:
+    # both sides of every rate boundary and of the 2 KiB threshold must give the same digest.
+    rate, length = _RATES[name], (None if name.startswith("sha3") or name.startswith("keccak") else 200)
+    variant = gpucrypt.new(name).variant   # the default variant, named: always the context path
+    lens = sorted({n for k in range(16) for n in (k * rate - 1, k * rate, k * rate + 1) if n >= 0} | {2047, 2048, 2049})
+    data = os.urandom(max(lens))
+    messages = [data[:n] for n in lens]
+    assert gpucrypt.hash_many(name, messages, length=length) == \
+        [gpucrypt.hash(name, m, length=length, variant=variant) for m in messages]
+    for n in lens:
+        message = data[:n]
+        ours = gpucrypt.hash(name, message, length=length)
+        assert ours == gpucrypt.hash(name, message, length=length, variant=variant), (name, n)
+        if name.startswith(("sha3", "shake")):
+            peer = hashlib.new(name.replace("-", "_").replace("shake", "shake_"), message)
+            assert ours == (peer.digest(length) if length else peer.digest()), (name, n)
+
+
 def test_a_deferred_hash_still_refuses_a_bad_length_and_an_unknown_variant():
     with pytest.raises(ValueError):
         gpucrypt.sha3_256(b"x").digest(5)

@@ -45,6 +45,18 @@ def test_version_answers_without_the_command_framework():
     assert out.splitlines() == ["gpucrypt 0.1.0", "False"]
 
 
+def test_console_script_answers_version_without_importing_gpucrypt():
+    """The `gpucrypt` script's entry (gpucrypt_entry:main) prints the version before the package's
+    __init__ (the native module, pyca's exceptions: ~10 ms) runs; other commands reach the CLI."""
+    out = _fresh("import sys\nfrom gpucrypt_entry import main\nmain(['--version'])\n"
+                 "print(sorted(m for m in sys.modules if m.startswith(('gpucrypt.', 'cryptography')) or m == 'gpucrypt'))")
+    import gpucrypt
+    assert out.splitlines() == [f"gpucrypt {gpucrypt.__version__}", "[]"]
+    listed = _fresh("import sys\nfrom gpucrypt_entry import main\nsys.argv = ['gpucrypt', '--help']\n"
+                    "try:\n    main()\nexcept SystemExit as done:\n    print('exit', done.code)")
+    assert "encrypt" in listed and "exit 0" in listed
+
+
 def _loaded_opencl(code: str) -> bool:
     return _fresh(code + "\nprint(any(word in open('/proc/self/maps').read() for word in ('libOpenCL', 'pocl')))"
                   ).strip() == "True"

@@ -7,6 +7,8 @@ hashlib (``new``, ``hash``, ``sha3_256()``, ...). See docs/python-api.md.
 
 from typing import TYPE_CHECKING
 
+from gpucrypt_entry import VERSION as __version__  # stated there, where `gpucrypt --version` reads it
+
 from gpucrypt._errors import AlreadyFinalized, DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
 from gpucrypt.cipher import AEAD, Cipher, CipherContext, aeads
 from gpucrypt.hashing import (HashObject, hash, hash_many, hash_name, new, sha3_224, sha3_256, sha3_384, sha3_512,
@@ -16,7 +18,6 @@ from gpucrypt.info import constant_time_variant, devices, variants
 # would leave `gpucrypt.selftest` the module wherever `import gpucrypt.selftest` came first.
 from gpucrypt.selftest import selftest
 
-__version__ = "0.1.0"
 
 # Imported on first use (PEP 562), not by `import gpucrypt`: the file format, the stream engine
 # and batches cost a program (and every `gpucrypt` command's start-up) 10-20 ms of

@@ -1,4 +1,5 @@
-"""`python -m gpucrypt` and the `gpucrypt` command (entry point `gpucrypt.__main__:main`)."""
+"""`python -m gpucrypt` and the `gpucrypt` command (its entry point `gpucrypt_entry:main` answers a lone
+--version itself and calls main() here for everything else)."""
 
 import sys
 

@@ -1,4 +1,4 @@
-"""The `gpucrypt` command (entry point `gpucrypt.__main__:main`, which calls main() here).
+"""The `gpucrypt` command (entry point `gpucrypt_entry:main`, then `gpucrypt.__main__:main`, which calls main() here).
 
 Subcommands: info, selftest, speed, enc (raw modes, byte-compatible with `openssl enc -K -iv
 -nosalt`), hash (sha3sum style, checksum lines in gpucrypt.checksums), keygen, encrypt/decrypt

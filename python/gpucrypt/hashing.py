@@ -29,6 +29,7 @@ _INFO_BY_SPELLING: dict = {}   # every spelling seen -> the native description (
 # Spellings of fixed-size hashes seen -> (canonical name, digest size): hash()'s fast path.
 _FIXED_SIZE_BY_SPELLING: dict = {}
 _hash_once = _native.hash_once
+_LOCK_CREATION = threading.Lock()   # see HashObject._locked
 
 
 def _info(name) -> dict:
@@ -87,7 +88,7 @@ class HashObject:
     do, so concurrent ``update`` calls are applied one after another, whole.
     """
 
-    __slots__ = ("name", "_info", "_ctx", "_lock", "_deferred")
+    __slots__ = ("name", "_info", "_size", "_ctx", "_lock", "_deferred")
 
     def __init__(self, name: str, data=b"", function_name=b"", customization=b"",
                  block_size: int = _DEFAULT_BLOCK_SIZE, variant: Optional[str] = None, *,
@@ -95,7 +96,8 @@ class HashObject:
         info = _info(name)
         self.name = info["name"]
         self._info = info
-        self._lock = threading.Lock()
+        self._size = info["digest_size"]
+        self._lock = None   # made on first need (_locked)
         self._deferred = None
         if (_ctx is None and type(data) is bytes and variant is None and not function_name and not customization
                 and block_size == _DEFAULT_BLOCK_SIZE and not info["takes_customization"]
@@ -110,6 +112,18 @@ class HashObject:
         if data:
             self.update(data)
 
+    def _locked(self) -> threading.Lock:
+        """The object's lock. sha3_256(data) and the other constructors make none (a Lock was a
+        fifth of sha3_256(data).digest() at 64 bytes, whose digest() takes no lock); the first
+        call that needs one makes it, under a module-wide lock so that two threads agree on it."""
+        lock = self._lock
+        if lock is None:
+            with _LOCK_CREATION:
+                lock = self._lock
+                if lock is None:
+                    lock = self._lock = threading.Lock()
+        return lock
+
     def _context(self):
         """The native context, made now if the data was deferred (call with the lock held)."""
         if self._ctx is None:
@@ -122,7 +136,7 @@ class HashObject:
     @property
     def digest_size(self) -> int:
         """Bytes ``digest()`` returns; 0 for XOFs and ParallelHash, whose length the caller picks."""
-        return self._info["digest_size"]
+        return self._size
 
     @property
     def block_size(self) -> int:
@@ -132,25 +146,25 @@ class HashObject:
     @property
     def variant(self) -> str:
         """The implementation that runs: ``keccak_openssl`` or ``keccak_portable``."""
-        with self._lock:
+        with self._locked():
             return self._context().variant
 
     def update(self, data) -> None:
         """Absorbs ``data`` (any bytes-like object)."""
         data = _as_bytes_like(data, "data")
-        with self._lock:
+        with self._locked():
             self._context().update(data)
 
     def digest(self, length: Optional[int] = None) -> bytes:
         """The digest of everything absorbed so far; XOFs and ParallelHash need ``length`` (0 gives
         ``b''`` as in hashlib). The object stays usable: more ``update`` calls may follow."""
         deferred = self._deferred   # read before _ctx: _context() sets _ctx first, then clears this
-        if deferred is not None and self._ctx is None and length is None and self._info["digest_size"]:
-            return _hash_once(self.name, deferred, self._info["digest_size"], "")   # a per-thread context: no lock
+        if deferred is not None and length is None and self._ctx is None and self._size:
+            return _hash_once(self.name, deferred, self._size, "")   # a per-thread context: no lock
         length = _output_length(self._info, length, "digest()")
         if length == 0:
             return b""
-        with self._lock:
+        with self._locked():
             if self._ctx is None:
                 return _hash_once(self.name, self._deferred, length, "")
             # Finalising a copy lets the caller keep updating, as hashlib allows.
@@ -162,7 +176,7 @@ class HashObject:
 
     def copy(self) -> "HashObject":
         """An independent object in the same state."""
-        with self._lock:
+        with self._locked():
             if self._ctx is None:
                 return HashObject(self.name, self._deferred)
             return HashObject(self.name, _ctx=self._ctx.copy())
@@ -184,7 +198,7 @@ def new(name: str, data=b"", *, usedforsecurity: bool = True, **params) -> HashO
 
 def _constructor(canonical: str, python_name: str):
     info = _info(canonical)
-    new_object, new_lock = HashObject.__new__, threading.Lock
+    new_object, size = HashObject.__new__, info["digest_size"]
 
     def construct(data=b"", *, usedforsecurity: bool = True, variant: Optional[str] = None) -> HashObject:
         if type(data) is not bytes or variant is not None:
@@ -192,7 +206,7 @@ def _constructor(canonical: str, python_name: str):
         # HashObject.__init__'s deferred case, without its argument checks (none apply here):
         # building the object was most of sha3_256(data).digest() at 64 bytes.
         obj = new_object(HashObject)
-        obj.name, obj._info, obj._lock, obj._ctx, obj._deferred = canonical, info, new_lock(), None, data
+        obj.name, obj._info, obj._size, obj._lock, obj._ctx, obj._deferred = canonical, info, size, None, None, data
         return obj
 
     construct.__name__ = construct.__qualname__ = python_name

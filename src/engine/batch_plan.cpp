@@ -208,6 +208,7 @@ BatchBuilder::~BatchBuilder() = default;
 void BatchBuilder::reserve(size_t num_requests) {
   plan_.requests.reserve(num_requests);
   data_lens_.reserve(num_requests);
+  gather_sources_.reserve(num_requests);
 }
 
 size_t BatchBuilder::size() const { return plan_.requests.size(); }

@@ -16,10 +16,24 @@ namespace gpucrypt::python {
 class BufferView {
  public:
   explicit BufferView(nanobind::handle obj, bool writable = false) {
+    if (!writable && PyBytes_CheckExact(obj.ptr())) {
+      // bytes, the common case: its storage directly, without the buffer protocol's look-ups.
+      // The view holds a reference, as PyObject_GetBuffer's does (a Batch keeps views until run).
+      view_.buf = PyBytes_AS_STRING(obj.ptr());
+      view_.len = PyBytes_GET_SIZE(obj.ptr());
+      Py_INCREF(obj.ptr());
+      bytes_ = obj.ptr();
+      return;
+    }
     const int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj.ptr(), &view_, flags) != 0) throw nanobind::python_error();
   }
-  ~BufferView() { PyBuffer_Release(&view_); }
+  ~BufferView() {
+    if (bytes_ != nullptr)
+      Py_DECREF(bytes_);
+    else
+      PyBuffer_Release(&view_);
+  }
   BufferView(const BufferView&) = delete;
   BufferView& operator=(const BufferView&) = delete;
   uint8_t* data() const { return static_cast<uint8_t*>(view_.buf); }
@@ -28,6 +42,16 @@ class BufferView {
 
  private:
   Py_buffer view_{};
+  PyObject* bytes_ = nullptr;  // set instead of view_.obj for an exact bytes object
 };
+
+// A new bytes object of `len` uninitialised bytes and where to write them: native code fills it
+// (with the GIL released, if it likes) before Python sees it.
+inline nanobind::bytes new_bytes(size_t len, uint8_t** data) {
+  PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));
+  if (!obj) throw nanobind::python_error();
+  *data = reinterpret_cast<uint8_t*>(PyBytes_AsString(obj));
+  return nanobind::steal<nanobind::bytes>(obj);
+}
 
 }  // namespace gpucrypt::python

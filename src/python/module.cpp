@@ -24,6 +24,7 @@
 namespace nb = nanobind;
 using namespace gpucrypt;
 using gpucrypt::python::BufferView;
+using gpucrypt::python::new_bytes;
 
 // Bindings that live in their own files (CUDA device-pointer entry points, GPU hashing).
 namespace gpucrypt::python {
@@ -38,13 +39,6 @@ void register_scheduler_bindings(nb::module_& m);
 
 namespace {
 
-
-nb::bytes new_bytes(size_t len, uint8_t** data) {
-  PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));
-  if (!obj) throw nb::python_error();
-  *data = reinterpret_cast<uint8_t*>(PyBytes_AsString(obj));
-  return nb::steal<nb::bytes>(obj);
-}
 
 nb::dict variant_dict(const VariantInfo& v) {
   nb::dict d;

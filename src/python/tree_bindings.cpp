@@ -36,13 +36,6 @@ hash::HashParams tree_params(nb::handle customization, size_t block_size) {
   return params;
 }
 
-nb::bytes new_bytes(size_t len, uint8_t** data) {
-  PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));
-  if (!obj) throw nb::python_error();
-  *data = reinterpret_cast<uint8_t*>(PyBytes_AsString(obj));
-  return nb::steal<nb::bytes>(obj);
-}
-
 struct PyTreeHash {
   std::unique_ptr<hash::HashContext> ctx;
   size_t chaining_value_len;

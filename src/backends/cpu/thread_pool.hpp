@@ -2,8 +2,9 @@
 //
 // One process-wide pool sized to the machine (hardware_concurrency, overridable with the
 // GPUCRYPT_CPU_THREADS environment variable) so that nested library calls never oversubscribe
-// the cores. parallel_for splits [0, num_items) into contiguous ranges, one per task, and blocks
-// until all are done; the calling thread works too, so a pool of N threads uses N cores.
+// the cores. parallel_for splits [0, num_items) into contiguous ranges (a few per thread, claimed
+// as threads come free, so a descheduled thread does not hold up the call) and blocks until all
+// are done; the calling thread works too, so a pool of N threads uses N cores.
 #pragma once
 
 #include <condition_variable>

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/aes_bitsliced.h"
+#include "gpucrypt/cipher.hpp"
 #include "modes/block_cipher.hpp"
 
 namespace gpucrypt::cpu::vaes_gcm {
@@ -50,14 +51,10 @@ void store_be64(uint8_t* p, uint64_t v) {
 
 }  // namespace
 
-// memset at vector width, then an empty asm that claims to read the memory, so the compiler cannot
-// drop the stores as dead. modes::secure_zero's volatile byte loop (portable to CUDA) took about
-// 600 cycles for the 576 bytes of tail buffers a short message passes through, 16% of a 64-byte
-// seal.
-void wipe(void* p, size_t len) {
-  std::memset(p, 0, len);
-  asm volatile("" : : "r"(p) : "memory");
-}
+// gpucrypt::secure_zero (a memset the compiler may not drop), not modes::secure_zero's volatile
+// byte loop (portable to CUDA), which took about 600 cycles for the 576 bytes of tail buffers a
+// short message passes through, 16% of a 64-byte seal.
+void wipe(void* p, size_t len) { gpucrypt::secure_zero(p, len); }
 
 const Kernels* best_kernels() {
   static const Kernels* const chosen = []() -> const Kernels* {
