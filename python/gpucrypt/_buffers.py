@@ -98,6 +98,20 @@ def check_tag_length(tag_length) -> int:
     return tag_length
 
 
+def check_xts_units(name: str, unit_len, first_unit) -> tuple:
+    """The Python side of the XTS data-unit arguments (Cipher.encrypt_units and Batch.add's
+    unit_len/first_unit): ints, a positive unit length, a first number below 2^64 (the native
+    calls take a uint64). Lengths against the data are the library's rule (xts_check_units)."""
+    for value, what in ((unit_len, "unit_len"), (first_unit, "first_unit")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    if unit_len <= 0:
+        raise ValueError(f"{name}: unit_len must be positive, got {unit_len}")
+    if not 0 <= first_unit < 2 ** 64:
+        raise ValueError(f"first_unit must be in [0, 2**64), got {first_unit}")
+    return unit_len, first_unit
+
+
 def _pyca_form(name, key, aead: bool) -> str:
     """For pyca objects passed as name/key: the gpucrypt call to write instead."""
     algorithm = getattr(name, "name", "?").lower()

@@ -22,6 +22,7 @@ from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import check_tag_length as _check_tag_length
+from gpucrypt._buffers import check_xts_units as _check_xts_units
 from gpucrypt._errors import InvalidTag
 from gpucrypt.info import fixed_device, resolve_device
 
@@ -203,13 +204,8 @@ def _cipher_suite(name, decrypt, aad, tag_length, padding, variant, unit_len=Non
     """The native suite spec of a cipher or AEAD request, checked, and its description."""
     info = _parse(name)
     mode = info["mode"]
-    if unit_len is not None:
-        if mode != "xts":
-            raise ValueError(f"{info['canonical']}: unit_len/first_unit are for XTS data units")
-        if isinstance(unit_len, bool) or not isinstance(unit_len, int):
-            raise TypeError(f"unit_len must be an int, not {type(unit_len).__name__}")
-        if unit_len <= 0:
-            raise ValueError(f"{info['canonical']}: unit_len must be positive, got {unit_len}")
+    if unit_len is not None and mode != "xts":
+        raise ValueError(f"{info['canonical']}: unit_len/first_unit are for XTS data units")
     aead = mode == "gcm"
     if padding is None:
         padding = mode in _PADDED_MODES
@@ -231,11 +227,7 @@ def _first_unit_iv(name, iv, unit_len, first_unit) -> bytes:
         raise ValueError(f"{name}: first_unit needs unit_len")
     if iv is not None:
         raise ValueError(f"{name}: data units take first_unit=, not iv= (their tweaks are the units' numbers)")
-    first_unit = first_unit or 0
-    if isinstance(first_unit, bool) or not isinstance(first_unit, int):
-        raise TypeError(f"first_unit must be an int, not {type(first_unit).__name__}")
-    if not 0 <= first_unit < 2 ** 64:
-        raise ValueError(f"first_unit must be in [0, 2**64), got {first_unit}")
+    _, first_unit = _check_xts_units(name, unit_len, 0 if first_unit is None else first_unit)
     return first_unit.to_bytes(16, "little")
 
 

@@ -21,6 +21,7 @@ from typing import Optional
 from gpucrypt import _native, gpu_arrays
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_tag_length as _check_tag_length
+from gpucrypt._buffers import check_xts_units as _check_xts_units
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt._buffers import owned_bytes as _owned_bytes
@@ -206,13 +207,7 @@ class Cipher:
     def _units(self, encrypt: bool, data, unit_len, first_unit, out):
         if self.mode != "xts":
             raise ValueError(f"{self.name}: data units are an XTS operation (encrypt/decrypt for this mode)")
-        for value, what in ((unit_len, "unit_len"), (first_unit, "first_unit")):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{what} must be an int, not {type(value).__name__}")
-        if not 0 <= first_unit < 2 ** 64:
-            raise ValueError(f"first_unit must be in [0, 2**64), got {first_unit}")
-        if unit_len <= 0:
-            raise ValueError(f"{self.name}: unit_len must be positive, got {unit_len}")
+        _check_xts_units(self.name, unit_len, first_unit)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             raise TypeError(f"{self.name}: encrypt_units/decrypt_units take host buffers; GPU arrays are not "
                             f"supported yet (the C++ DeviceCipher::process_units is)")
