@@ -87,18 +87,33 @@ class DeviceCipherImpl final : public DeviceCipher {
     modes::xts_check_units(name_.canonical, unit_len, len);
     if (len == 0) return;
     DeviceGuard guard(device_index_);
+    if (unit_len % 16 != 0) return process_ragged_units(first_unit, unit_len, in, out, len, stream);
     with_usable_pointers(in, out, len, false, stream, [&](const uint8_t* src, uint8_t* dst) {
-      if (unit_len % 16 == 0)
-        return enqueue_xts_units(*data_, *tweak_, direction_, {first_unit, 0}, unit_len, src, dst, len, stream);
-      // Units with a ragged tail (ciphertext stealing in each): a launch per unit.
-      uint8_t tweak[16], t0[16];
-      for (size_t u = 0; u < len / unit_len; ++u) {
-        modes::XtsUnitNumber{first_unit, 0}.plus(u).tweak(tweak);
-        host_tweak_->encrypt_block(tweak, t0);
-        data_->xts(direction_, load(t0), 0, src + u * unit_len, dst + u * unit_len, unit_len, stream);
-      }
-      gpucrypt::secure_zero(t0, sizeof t0);
+      enqueue_xts_units(*data_, *tweak_, direction_, {first_unit, 0}, unit_len, src, dst, len, stream);
     });
+  }
+
+  // Units with a ragged tail (ciphertext stealing in each): a launch per unit. Unit u starts at
+  // u * unit_len, which is not 16-byte aligned, and the kernels read and write 16 bytes at a time
+  // (an unaligned access is a sticky error that ends the CUDA context): the units are copied to
+  // scratch at a 16-byte pitch, one 2D copy each way, and enciphered there in place. The copies
+  // also make any overlap of in and out harmless.
+  void process_ragged_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
+                            cudaStream_t stream) {
+    const size_t num_units = len / unit_len, pitch = (unit_len + 15) / 16 * 16;
+    StreamBuffer scratch(num_units * pitch, stream);
+    check(cudaMemcpy2DAsync(scratch.get(), pitch, in, unit_len, unit_len, num_units, cudaMemcpyDeviceToDevice, stream),
+          "staging copy");
+    uint8_t tweak[16], t0[16];
+    for (size_t u = 0; u < num_units; ++u) {
+      modes::XtsUnitNumber{first_unit, 0}.plus(u).tweak(tweak);
+      host_tweak_->encrypt_block(tweak, t0);
+      uint8_t* unit = scratch.get() + u * pitch;
+      data_->xts(direction_, load(t0), 0, unit, unit, unit_len, stream);
+    }
+    gpucrypt::secure_zero(t0, sizeof t0);
+    check(cudaMemcpy2DAsync(out, unit_len, scratch.get(), pitch, unit_len, num_units, cudaMemcpyDeviceToDevice, stream),
+          "staging copy");
   }
 
   void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) override {
