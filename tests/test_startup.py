@@ -2,14 +2,16 @@
 that needs no GPU, no KDF and no lab must not load. Each check runs in a fresh interpreter,
 since modules loaded by other tests would hide an eager import."""
 
+import os
 import subprocess
 import sys
 
 import pytest
 
 
-def _fresh(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+def _fresh(code: str, env=None) -> str:
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}).stdout
 
 
 def test_import_gpucrypt_leaves_file_format_stream_and_batches_until_used():
@@ -57,9 +59,9 @@ def test_console_script_answers_version_without_importing_gpucrypt():
     assert "encrypt" in listed and "exit 0" in listed
 
 
-def _loaded_opencl(code: str) -> bool:
-    return _fresh(code + "\nprint(any(word in open('/proc/self/maps').read() for word in ('libOpenCL', 'pocl')))"
-                  ).strip() == "True"
+def _loaded_opencl(code: str, env=None) -> bool:
+    return _fresh(code + "\nprint(any(word in open('/proc/self/maps').read() for word in ('libOpenCL', 'pocl')))",
+                  env).strip().splitlines()[-1] == "True"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
@@ -68,6 +70,23 @@ def test_asking_whether_cuda_works_does_not_start_opencl():
     # whose answer is the CPU, that must not load the OpenCL ICD loader, PoCL and LLVM.
     assert not _loaded_opencl("import gpucrypt.info as i; i.cuda_available(); i.fixed_device('auto', 'camellia')")
     assert not _loaded_opencl("from gpucrypt import stream; stream.resolve_devices('auto')")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_auto_asks_opencl_only_where_an_icd_other_than_pocl_is_registered(tmp_path):
+    # device="auto" takes every GPU (gpucrypt/device.hpp auto_gpus): OpenCL ones where there is no
+    # CUDA device. PoCL's devices are the CPU, so with PoCL alone OpenCL is not even loaded; with
+    # another vendor's ICD registered it is asked (here one whose library does not exist: no GPU).
+    import gpucrypt
+    from gpucrypt import _native
+    if _native.cuda_unavailable_reason() == "" or "opencl" not in {d["kind"] for d in gpucrypt.devices()}:
+        pytest.skip("needs a build with OpenCL and no CUDA device")
+    (tmp_path / "pocl.icd").write_text("libpocl.so.2\n")
+    only_pocl = {"OCL_ICD_VENDORS": str(tmp_path)}
+    assert not _loaded_opencl("from gpucrypt import stream; print(stream.plan_devices('auto'))", env=only_pocl)
+    (tmp_path / "vendor.icd").write_text("libgpucrypt-test-vendor-opencl.so\n")
+    assert _loaded_opencl("from gpucrypt import stream; assert stream.plan_devices('auto') == (['cpu'], 1.0)",
+                          env=only_pocl)
 
 
 def test_inspect_loads_only_what_reading_a_header_needs(tmp_path):

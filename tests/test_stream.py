@@ -280,6 +280,7 @@ def test_pipeline_cancellation():
     ("auto", "cuda:0,cuda:1", None, (["cuda:0", "cuda:1"], 0.0)),
     ("auto", ["cuda:0", "cuda:1"], "0.3", (["cuda:0", "cuda:1", "cpu"], 0.3)),
     ("cpu", None, 0.5, (["cpu"], 1.0)),
+    ("auto", "cpu,cuda:0", None, (["cuda:0", "cpu"], "auto")),   # the CPU named beside a GPU takes part
 ])
 def test_resolve_devices(monkeypatch, device, devices, share, expected):
     monkeypatch.setattr(stream, "cuda_available", lambda: False)

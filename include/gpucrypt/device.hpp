@@ -109,4 +109,24 @@ class Device {
 // as such on any machine.
 const Device& device(std::string_view name);
 
+// ---- the device policy (src/device/select_devices.cpp) ---------------------------------------
+// What a caller's device options mean, the same for the stream engine, the file format, the CLI,
+// MPI ranks (each takes its GPU from auto_gpus), the C API and the lab.
+struct DeviceSelection {
+  std::vector<std::string> devices;  // canonical names, GPUs first, the CPU last when it takes part
+  double cpu_share = 1.0;            // < 0: measured per job by the scheduler ("auto"); else 0..1
+};
+// auto_gpus: the GPUs "auto" uses, in index order: every CUDA device; without one, every OpenCL
+// device that is not a CPU (an OpenCL ICD other than PoCL's must be registered: PoCL's devices are
+// this CPU, which "auto" runs natively). Empty on a machine without a GPU.
+std::vector<std::string> auto_gpus();
+// select_devices: `devices` (a comma-separated list, "" for none) overrides `device` ("auto" or ""
+// for auto_gpus() plus the CPU with measured shares; else one device name). `cpu_share` is "" (not
+// given), "auto" or a number 0..1: given with GPUs it adds the CPU ("0" keeps it out); naming
+// "cpu" in a list beside GPUs means measured shares. Names are parsed by parse_device_name and
+// repeats dropped. std::invalid_argument for a malformed name or share, or a share of 0 with no
+// GPU; with check_present, DeviceError for a named GPU that is not there (before any work).
+DeviceSelection select_devices(std::string_view device, std::string_view devices = "",
+                               std::string_view cpu_share = "", bool check_present = true);
+
 }  // namespace gpucrypt

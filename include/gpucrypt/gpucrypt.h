@@ -117,8 +117,8 @@ void gc_file_opener_free(gc_file_opener* opener);
  * descriptors are left just after what was read and written; otherwise (pipes, sockets, devices)
  * the calling thread reads in_fd to its end and writes out_fd in order while workers seal or open.
  * On large inputs either is much faster than the sealer / opener above, which run one update at a
- * time. devices: NULL for "cpu", or a comma-separated list ("cuda:0", "cuda:0,cpu");
- * several share the jobs by measured throughput. variant: NULL for each device's constant-time
+ * time. devices: NULL for "cpu", a comma-separated list ("cuda:0", "cuda:0,cpu"), or "auto" (every
+ * GPU and the CPU: gpucrypt/device.hpp select_devices); several share the jobs by measured throughput. variant: NULL for each device's constant-time
  * AES. Decryption writes plaintext only of chunks that authenticated, but a truncated, extended or
  * modified file is found when its chunk's turn comes: on any error out_fd may already hold part of
  * the output (a regular file: only the authenticated plaintext before the failed chunk), which the

@@ -61,8 +61,10 @@ def resolve_device(device: Optional[str], num_bytes: Optional[int] = None, algor
     """
     if device is None or device == "auto":
         threshold = _auto_gpu_min_bytes(algorithm)
-        if threshold is not None and num_bytes is not None and num_bytes >= threshold and cuda_available():
-            return "cuda:0"
+        if threshold is not None and num_bytes is not None and num_bytes >= threshold:
+            gpus = _native.auto_gpus()   # the library's device policy (gpucrypt/device.hpp)
+            if gpus:
+                return gpus[0]
         return "cpu"
     if not isinstance(device, str):
         raise TypeError(f"device must be a string such as 'cpu' or 'cuda:0', not {type(device).__name__}")
@@ -74,7 +76,7 @@ def fixed_device(device: Optional[str], algorithm: Optional[str] = None) -> Opti
     ``auto`` with a GPU present for an algorithm the GPU wins at some size), else None. Lets a
     keyed object resolve its device once instead of per call."""
     if device is None or device == "auto":
-        return "cpu" if _auto_gpu_min_bytes(algorithm) is None or not cuda_available() else None
+        return "cpu" if _auto_gpu_min_bytes(algorithm) is None or not _native.auto_gpus() else None
     return resolve_device(device)
 
 

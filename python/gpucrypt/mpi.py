@@ -194,12 +194,14 @@ def _parse_fault(text: Optional[str], rank: int) -> Optional[tuple]:
 
 
 def _rank_device(requested: Optional[str], local_rank: int) -> str:
-    """auto/cuda: this node's GPU number local_rank mod GPUs (CPU without one, for auto);
+    """auto/cuda: this node's GPU number local_rank mod GPUs (auto: stream.cuda_devices(), the
+    GPUs of the library's device policy, or the CPU without one; cuda: the CUDA devices);
     cpu or cuda:N: as named."""
     requested = (requested or "auto").strip().lower()
     if requested not in ("auto", "cuda"):
         return stream.normalise_device(requested)
-    gpus = [device["name"] for device in gpucrypt.devices() if device.get("kind") == "cuda"]
+    gpus = (stream.cuda_devices() if requested == "auto"   # the library's device policy: every GPU
+            else [device["name"] for device in gpucrypt.devices() if device.get("kind") == "cuda"])
     if gpus:
         return gpus[local_rank % len(gpus)]
     if requested == "cuda":

@@ -87,8 +87,18 @@ def normalise_device(name: str) -> str:
 
 
 def cuda_devices() -> list:
-    """The names of the CUDA devices present (none in a build or on a machine without CUDA)."""
-    return [d["name"] for d in list_devices() if d["kind"] == "cuda"] if cuda_available() else []
+    """The GPUs ``device="auto"`` uses (the library's device policy, gpucrypt/device.hpp
+    ``auto_gpus``: every CUDA device, else every OpenCL GPU); none on a machine without one."""
+    return _native.auto_gpus()
+
+
+def _share_text(cpu_share) -> str:
+    share = parse_cpu_share(cpu_share)
+    return "" if share is None else str(share)
+
+
+def _device_list(devices) -> str:
+    return devices if isinstance(devices, str) else ",".join(devices or ())
 
 
 def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
@@ -97,51 +107,21 @@ def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], Non
     exist: a ``DeviceError`` saying why one does not, before any work. The file functions, the
     stream engine and the CLI all resolve their devices here, so an absent GPU is refused alike
     everywhere (a share of the work would otherwise fall silently to the devices that exist)."""
-    chosen, share = plan_devices(device, devices, cpu_share)
-    for name in chosen:
-        if name != "cpu":
-            # The library's registry (gpucrypt::device) opens it or says why it cannot.
-            _native.device_info(name)
-    return chosen, share
+    return _native.select_devices(device or "auto", _device_list(devices), _share_text(cpu_share), True)
 
 
 def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
                  cpu_share=None) -> tuple[list, Union[str, float]]:
-    """The worker devices and the CPU share the options ask for, without checking that they exist.
+    """The worker devices and the CPU share the options ask for, without checking that they exist:
+    the library's one device policy (gpucrypt/device.hpp ``select_devices``, docs/engine.md).
 
     ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) overrides ``device``. ``auto``
-    means every CUDA device plus the CPU with ``cpu_share="auto"``, or the CPU alone when there
-    is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds the CPU
-    (``0`` keeps it out). Returns (devices, share) with share ``"auto"`` or a float.
+    means every GPU (``cuda_devices()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
+    when there is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds
+    the CPU (``0`` keeps it out); naming ``cpu`` beside GPUs measures the shares. Returns
+    (devices, share) with share ``"auto"`` or a float.
     """
-    share = parse_cpu_share(cpu_share)
-    if isinstance(devices, str):
-        devices = [d for d in devices.split(",") if d.strip()]
-    if devices:
-        chosen = [normalise_device(d) for d in devices]
-    elif device in (None, "auto"):
-        chosen = cuda_devices()
-        if share is None:
-            share = "auto"
-        if not chosen:
-            chosen = ["cpu"]
-    else:
-        chosen = [normalise_device(device)]
-    chosen = list(dict.fromkeys(chosen))  # drop repeats, keep order
-    if share is None:
-        share = 1.0 if chosen == ["cpu"] else 0.0
-    gpus = [d for d in chosen if d != "cpu"]
-    if share != 0.0 and "cpu" not in chosen:
-        chosen.append("cpu")
-    if share == 0.0 and gpus and "cpu" in chosen:
-        chosen.remove("cpu")
-    if not gpus:
-        if share == 0.0:
-            raise ValueError("cpu_share=0 leaves no device: no GPU was named or found")
-        share = 1.0
-    elif "cpu" not in chosen:
-        share = 0.0
-    return chosen, share
+    return _native.select_devices(device or "auto", _device_list(devices), _share_text(cpu_share), False)
 
 
 # ----------------------------------------------------------------------------- statistics

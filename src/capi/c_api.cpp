@@ -102,17 +102,16 @@ std::string present_device(std::string_view name) {
   return device.name().canonical;
 }
 
-// A device list "cuda:0,cpu" (NULL or empty: "cpu") as pipeline options.
+// A device list "cuda:0,cpu", or "auto" (NULL or empty: "cpu"), as pipeline options: the library's
+// device policy (gpucrypt/device.hpp select_devices), each device checked to be there.
 gpucrypt::format::PipelineOptions pipeline_options(const char* devices, const char* variant) {
   gpucrypt::format::PipelineOptions options;
-  options.devices.clear();
   const std::string list(or_default(devices, "cpu"));
-  for (size_t at = 0; at <= list.size();) {
-    const size_t comma = std::min(list.find(',', at), list.size());
-    if (comma > at) options.devices.push_back(present_device(list.substr(at, comma - at)));
-    at = comma + 1;
-  }
-  require(!options.devices.empty(), "no device named");
+  const gpucrypt::DeviceSelection chosen =
+      list == "auto" ? gpucrypt::select_devices("auto") : gpucrypt::select_devices("", list);
+  require(!chosen.devices.empty(), "no device named");
+  options.devices = chosen.devices;
+  options.cpu_share = chosen.cpu_share;
   options.variant = std::string(or_default(variant));
   return options;
 }

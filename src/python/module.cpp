@@ -301,6 +301,18 @@ NB_MODULE(_native, m) {
   });
   // One device through the registry (include/gpucrypt/device.hpp): what it is, and the variant it
   // runs for a cipher when the caller names none (constant_time: the file format's choice).
+  // The device policy (gpucrypt/device.hpp select_devices): (devices, cpu_share) with the share
+  // as Python's stream layer spells it, "auto" or a float.
+  m.def(
+      "select_devices",
+      [](std::string_view device, std::string_view devices, std::string_view cpu_share, bool check_present) {
+        const DeviceSelection s = select_devices(device, devices, cpu_share, check_present);
+        nb::list names;
+        for (const std::string& name : s.devices) names.append(name);
+        return nb::make_tuple(names, s.cpu_share < 0 ? nb::object(nb::str("auto")) : nb::object(nb::float_(s.cpu_share)));
+      },
+      nb::arg("device"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("check_present"));
+  m.def("auto_gpus", &auto_gpus);
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
         nb::arg("device"));
   m.def(

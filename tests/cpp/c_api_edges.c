@@ -313,6 +313,7 @@ int main(int argc, char** argv) {
     file_round_trips("cpu");
     for (size_t len = 0; len <= 4 * 64; len += 64) fd_round_trip("cpu", len);
     fd_round_trip("cpu", 200);
+    fd_round_trip("auto", 200);  /* the library's device policy: every GPU and the CPU */
   }
   if (wanted(argc, argv, "xts_units")) {
     xts_units_match_single_units("cpu");

@@ -202,9 +202,47 @@ void check_constant_time_rule() {
   check(threw, "no constant-time variant: invalid_argument");
 }
 
+// The device policy: what each spelling of the options means (select_devices.cpp). Names only:
+// check_present off, so the answers are the same on machines with and without GPUs.
+void check_device_policy() {
+  auto chosen = [](std::string_view device, std::string_view devices, std::string_view share) {
+    return select_devices(device, devices, share, false);
+  };
+  using Names = std::vector<std::string>;
+  const DeviceSelection one_gpu = chosen("cuda", "", "");
+  check(one_gpu.devices == Names{"cuda:0"} && one_gpu.cpu_share == 0.0, "one GPU named: alone");
+  const DeviceSelection with_cpu = chosen("cuda:1", "", "auto");
+  check(with_cpu.devices == Names{"cuda:1", "cpu"} && with_cpu.cpu_share < 0, "a share adds the CPU, last");
+  const DeviceSelection listed = chosen("cpu", "cpu, CUDA:0,cuda:0", "");
+  check(listed.devices == Names{"cuda:0", "cpu"} && listed.cpu_share < 0,
+        "a list overrides device; repeats dropped; cpu named beside a GPU: measured shares");
+  const DeviceSelection fixed = chosen("auto", "cuda:0,cuda:1", "0.25");
+  check(fixed.devices == Names{"cuda:0", "cuda:1", "cpu"} && fixed.cpu_share == 0.25, "a fixed share");
+  const DeviceSelection cpu = chosen("cpu", "", "0.5");
+  check(cpu.devices == Names{"cpu"} && cpu.cpu_share == 1.0, "the CPU alone takes everything");
+  const DeviceSelection automatic = chosen("auto", "", "");
+  check(automatic.devices.back() == "cpu" && automatic.devices.size() == auto_gpus().size() + 1,
+        "auto: every GPU of auto_gpus, then the CPU");
+  check(automatic.cpu_share == (auto_gpus().empty() ? 1.0 : -1.0), "auto: measured shares with a GPU");
+  auto refused = [&](std::string_view device, std::string_view share, std::string_view words) {
+    try {
+      chosen(device, "", share);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()).find(words) != std::string::npos;
+    }
+    return false;
+  };
+  check(refused("cpu", "0", "leaves no device"), "a share of 0 with no GPU");
+  check(refused("auto", "1.5", "between 0 and 1"), "a share above 1");
+  check(refused("auto", "half", "'auto' or a number"), "a share that is no number");
+  check(refused("gpu", "", "unknown device"), "an unknown device name");
+  for (const std::string& gpu : auto_gpus()) check(gpu.rfind("cpu", 0) != 0, "auto_gpus lists no CPU");
+}
+
 }  // namespace
 
 int main() {
+  check_device_policy();
   check_constant_time_rule();
   check_registry_lists_the_cpu_first();
   check_variants_come_from_the_devices();

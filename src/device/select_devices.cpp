@@ -1,0 +1,121 @@
+// select_devices.cpp: the one device policy (gpucrypt/device.hpp): what "auto", a device name or a
+// list of them and a CPU share mean, for the stream engine, the file format, the CLI, MPI ranks,
+// the C API and the lab alike.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+
+#include "device/registry.hpp"
+
+namespace gpucrypt {
+
+namespace {
+
+// Whether an OpenCL ICD other than PoCL is registered (OCL_ICD_VENDORS, else /etc/OpenCL/vendors).
+// PoCL's devices are this machine's CPU, which "auto" runs natively (OpenSSL's AES-NI, far faster
+// than PoCL's kernels); asking the OpenCL backend would load the ICD loader, PoCL and LLVM (about
+// 40 ms and 60 MiB) into every run on a machine whose answer is the CPU anyway.
+bool other_opencl_icd_registered() {
+  namespace fs = std::filesystem;
+  const char* vendors = std::getenv("OCL_ICD_VENDORS");
+  const fs::path where = vendors != nullptr && *vendors != '\0' ? fs::path(vendors) : fs::path("/etc/OpenCL/vendors");
+  std::error_code error;
+  std::vector<fs::path> icds;
+  if (fs::is_directory(where, error)) {
+    for (const auto& entry : fs::directory_iterator(where, error))
+      if (entry.path().extension() == ".icd") icds.push_back(entry.path());
+  } else if (fs::exists(where, error)) {
+    icds.push_back(where);  // OCL_ICD_VENDORS may name one .icd file
+  }
+  for (const fs::path& icd : icds) {
+    std::ifstream file(icd);
+    const std::string library((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (library.find("pocl") == std::string::npos) return true;
+  }
+  return false;
+}
+
+// The CPU share as text: "" (not given), "auto", or a number from 0 to 1.
+std::optional<double> parse_share(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  if (text == "auto") return -1.0;
+  const std::string s(text);
+  char* end = nullptr;
+  const double share = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || std::isnan(share))
+    throw std::invalid_argument("cpu_share must be 'auto' or a number from 0 to 1, not '" + s + "'");
+  if (share < 0.0 || share > 1.0) throw std::invalid_argument("cpu_share must be between 0 and 1, got " + s);
+  return share;
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> auto_gpus() {
+  // Found once per process (the devices of a process do not change; callers ask per message).
+  static const std::vector<std::string> found = [] {
+    std::vector<std::string> gpus;
+    // CUDA first: NVIDIA's OpenCL lists the same GPUs again, and CUDA runs them faster.
+    const registry::DeviceBackend* cuda = registry::find_backend("cuda");
+    if (cuda->unavailable_reason().empty())
+      for (const DeviceInfo& d : cuda->devices()) gpus.push_back(d.name);
+    if (!gpus.empty() || !other_opencl_icd_registered()) return gpus;
+    for (const DeviceInfo& d : registry::find_backend("opencl")->devices())
+      if (d.type != "cpu") gpus.push_back(d.name);
+    return gpus;
+  }();
+  return found;
+}
+
+DeviceSelection select_devices(std::string_view device, std::string_view devices, std::string_view cpu_share,
+                               bool check_present) {
+  std::optional<double> share = parse_share(trimmed(cpu_share));
+  std::vector<std::string> chosen;
+  auto add = [&](std::string_view name) {
+    const std::string canonical = parse_device_name(trimmed(name)).canonical;
+    if (std::find(chosen.begin(), chosen.end(), canonical) == chosen.end()) chosen.push_back(canonical);
+  };
+  for (size_t at = 0; at <= devices.size();) {  // a list overrides `device`
+    const size_t comma = std::min(devices.find(',', at), devices.size());
+    if (!trimmed(devices.substr(at, comma - at)).empty()) add(devices.substr(at, comma - at));
+    at = comma + 1;
+  }
+  const bool named_cpu = std::find(chosen.begin(), chosen.end(), "cpu") != chosen.end();
+  if (chosen.empty()) {
+    const std::string_view one = trimmed(device);
+    if (one.empty() || one == "auto") {
+      chosen = auto_gpus();
+      if (!share) share = -1.0;  // every GPU and the CPU, shares measured
+    } else {
+      add(one);
+    }
+  }
+  std::vector<std::string> gpus;
+  for (const std::string& name : chosen)
+    if (name != "cpu") gpus.push_back(name);
+  // Naming the CPU beside GPUs asks for it: measured shares unless a share is given.
+  if (!share) share = gpus.empty() ? 1.0 : named_cpu ? -1.0 : 0.0;
+  if (gpus.empty()) {
+    if (*share == 0.0) throw std::invalid_argument("cpu_share=0 leaves no device: no GPU was named or found");
+    share = 1.0;
+  }
+  DeviceSelection selection;
+  selection.devices = gpus;
+  if (*share != 0.0) selection.devices.push_back("cpu");  // the CPU last
+  selection.cpu_share = gpus.empty() ? 1.0 : *share;
+  if (check_present)
+    for (const std::string& name : gpus) gpucrypt::device(name).info();  // DeviceError saying why not
+  return selection;
+}
+
+}  // namespace gpucrypt
