@@ -849,13 +849,14 @@ class _HashJob:
 
     def _device_for(self, total: Optional[int]) -> str:
         """--device auto: a tree hash of a file of AUTO_GPU_TREE_HASH_MIN_LEN bytes or more on the
-        first CUDA GPU, where there is one; everything else on the CPU."""
+        first GPU of the device policy (info.auto_gpus), where there is one; everything else on the CPU."""
         if self.device != "auto":
             return self.device
         from gpucrypt import info
-        if (total is not None and total >= AUTO_GPU_TREE_HASH_MIN_LEN and self.name.startswith(_TREE_HASH_PREFIXES)
-                and info.cuda_available()):
-            return "cuda:0"
+        if total is not None and total >= AUTO_GPU_TREE_HASH_MIN_LEN and self.name.startswith(_TREE_HASH_PREFIXES):
+            gpus = info.auto_gpus()
+            if gpus:
+                return gpus[0]
         return "cpu"
 
     def _digest_on_gpu(self, source, total: int, length, device: str) -> bytes:

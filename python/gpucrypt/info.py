@@ -53,16 +53,22 @@ def cuda_available() -> bool:
     return _native.cuda_unavailable_reason() == ""
 
 
+def auto_gpus() -> list:
+    """The GPUs ``device="auto"`` uses, in index order: every CUDA device, else every OpenCL GPU
+    (the library's one device policy, gpucrypt/device.hpp ``auto_gpus``); [] without a GPU."""
+    return _native.auto_gpus()
+
+
 def resolve_device(device: Optional[str], num_bytes: Optional[int] = None, algorithm: Optional[str] = None) -> str:
     """Turns ``auto``/``cuda[:N]``/``opencl[:N]``/``cpu`` into a concrete device name.
 
-    ``auto`` takes the GPU only where it measured faster for data in host memory at that size
-    (AUTO_GPU_MIN_BYTES below); otherwise, and whenever no GPU is present, the CPU.
+    ``auto`` takes the first of ``auto_gpus()`` only where a GPU measured faster for data in host
+    memory at that size (AUTO_GPU_MIN_BYTES below); otherwise, and whenever no GPU is present, the CPU.
     """
     if device is None or device == "auto":
         threshold = _auto_gpu_min_bytes(algorithm)
         if threshold is not None and num_bytes is not None and num_bytes >= threshold:
-            gpus = _native.auto_gpus()   # the library's device policy (gpucrypt/device.hpp)
+            gpus = auto_gpus()
             if gpus:
                 return gpus[0]
         return "cpu"
@@ -76,7 +82,7 @@ def fixed_device(device: Optional[str], algorithm: Optional[str] = None) -> Opti
     ``auto`` with a GPU present for an algorithm the GPU wins at some size), else None. Lets a
     keyed object resolve its device once instead of per call."""
     if device is None or device == "auto":
-        return "cpu" if _auto_gpu_min_bytes(algorithm) is None or not _native.auto_gpus() else None
+        return "cpu" if _auto_gpu_min_bytes(algorithm) is None or not auto_gpus() else None
     return resolve_device(device)
 
 

@@ -40,7 +40,7 @@ from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
-from gpucrypt.info import constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
+from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
@@ -87,9 +87,9 @@ def normalise_device(name: str) -> str:
 
 
 def cuda_devices() -> list:
-    """The GPUs ``device="auto"`` uses (the library's device policy, gpucrypt/device.hpp
-    ``auto_gpus``: every CUDA device, else every OpenCL GPU); none on a machine without one."""
-    return _native.auto_gpus()
+    """The GPUs ``device="auto"`` uses (info.auto_gpus: every CUDA device, else every OpenCL GPU);
+    none on a machine without one. (The name predates OpenCL GPUs in auto.)"""
+    return auto_gpus()
 
 
 def _share_text(cpu_share) -> str:
