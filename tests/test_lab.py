@@ -298,3 +298,48 @@ def test_kernels_rejected_by_the_sass_check_are_dropped_with_no_number():
     assert [row[0] for row in accepted] == ["lop3"] and 63.9 in accepted[0]
     assert dropped == [["thr_xor", "xor", "throughput", "loop holds 86 LOP3, expected 128"]]
     assert not any(171.3 in row for row in accepted + dropped)
+
+
+def test_shaped_cluster_carries_the_scatter_at_the_link_rate_and_leaves_nothing_behind(tmp_path):
+    """LIDI's cluster on one host (lab/shaped_link.py + lab/scatter_worker.py): ranks on network
+    namespaces linked at a tc-shaped rate; rank 0 scatters 4 MiB to 2 ranks and gathers it back.
+    The scatter and gather of 2 MiB each must take about what 100 Mbit/s allows (they would take
+    milliseconds through shared memory), the gathered ciphertext must be the cipher's, and the
+    namespaces and links must be gone afterwards."""
+    import os
+
+    from gpucrypt import stream
+    from gpucrypt.lab import shaped_link
+    from gpucrypt.lab.lidi import NAME
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not installed")
+    pytest.importorskip("mpi4py")
+    data = os.urandom(4 << 20)
+    key = os.urandom(16)
+    (tmp_path / "plain").write_bytes(data)
+    (tmp_path / "key").write_bytes(key)
+    package_root = os.path.dirname(os.path.dirname(stream.__file__))   # the gpucrypt this test imports
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               PYTHONPATH=os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p))
+    try:
+        with shaped_link.shaped_cluster(2, "100mbit") as link:
+            made = link["namespaces"] + [link["bridge"]]
+            command = (["mpirun", "--oversubscribe", "--bind-to", "none", "-n", "2"] + link["mpirun_args"]
+                       + link["wrap"]([sys.executable, "-m", "gpucrypt.lab.scatter_worker", str(tmp_path / "plain"),
+                                       str(tmp_path / "sealed"), str(tmp_path / "key"), str(tmp_path / "stats.json"),
+                                       "cpu"]))
+            done = subprocess.run(command, capture_output=True, text=True, env=dict(env, **link["env"]), timeout=300)
+            assert done.returncode == 0, done.stderr[-2000:]
+    except shaped_link.Unavailable as why:
+        pytest.skip(str(why))
+    expected = bytearray(len(data))
+    stream.transform_into(NAME, key, None, data, expected, device="cpu")
+    assert (tmp_path / "sealed").read_bytes() == expected
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    slowest = {stage: max(r[stage] for r in stats["ranks"]) for stage in ("scatter_s", "gather_s")}
+    at_link_rate = (2 << 20) * 8 / 100e6   # 2 MiB each way at 100 Mbit/s: 0.17 s
+    assert slowest["scatter_s"] > 0.8 * at_link_rate and slowest["gather_s"] > 0.8 * at_link_rate, slowest
+    assert slowest["scatter_s"] < 10 * at_link_rate, slowest   # and the link does carry it
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "link", "show"], capture_output=True, text=True).stdout
+    assert not [name for name in made if name in left + links], (left, links)
