@@ -14,7 +14,10 @@ import io
 import json
 import os
 import random
+import re
 import stat
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -479,7 +482,9 @@ def test_scrypt_work_factor_limit_is_checked_before_any_work(monkeypatch):
     def no_scrypt(*args, **kwargs):
         raise AssertionError("scrypt ran on a refused header")
 
-    monkeypatch.setattr(fileformat, "Scrypt", no_scrypt)
+    # Where scrypt runs: the library's header opening (format.hpp) and its scrypt.
+    monkeypatch.setattr(fileformat._native, "format_open_header_v1", no_scrypt)
+    monkeypatch.setattr(fileformat._native, "format_scrypt", no_scrypt)
     with pytest.raises(FormatError, match="exceeds the limit 2\\^22"):
         unseal(too_costly, PASSPHRASE)
     with pytest.raises(FormatError, match="work factor 0"):
@@ -1031,3 +1036,21 @@ def test_scrypt_memory_is_checked_before_allocating(monkeypatch):
     assert asked == []     # refused before the passphrase was asked for
     with pytest.raises(FormatError, match="needs 256 MiB"):
         seal(b"x", key=PASSPHRASE, scrypt_log2n=18)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS")
+def test_scrypt_that_cannot_have_its_memory_is_a_format_error_not_a_crash():
+    """The memory check sees free memory, not a process limit (ulimit -v): scrypt at 2^21 (2 GiB)
+    under a 1.2 GiB address-space limit must fail in the library's scrypt with a FormatError
+    naming the memory, not a MemoryError or an abort."""
+    code = ("import resource\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (1200 << 20, 1200 << 20))\n"
+            "from gpucrypt import fileformat\n"
+            "try:\n"
+            "    fileformat.encrypt_buffer(b'x', fileformat.Passphrase('p'), scrypt_log2n=21)\n"
+            "except fileformat.FormatError as error:\n"
+            "    print('FormatError:', error)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"FormatError: scrypt work factor 2\^21 needs .*(more than this process could allocate|is available)",
+                     done.stdout), done.stdout

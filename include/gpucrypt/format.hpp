@@ -8,8 +8,7 @@
 // memory-to-memory pipeline (seal_body / open_body, seal_buffer / open_buffer) that runs jobs of
 // chunks concurrently on several devices straight on the caller's buffers, and the same pipeline
 // fed job by job from a stream (ChunkStream).
-// Passphrases (kdf 1, scrypt) are read by the Python package, which derives the input keying
-// material with pyca/cryptography; everything after that is the same rule.
+// Passphrases (kdf 1, scrypt through OpenSSL) too: build_header_with_passphrase / open_header_with_passphrase.
 //
 // Constant-time: the chunks run on the variant asked for, by default the device's fastest
 // constant-time AES for GCM; the header MAC is compared in constant time.
@@ -119,11 +118,26 @@ struct GcmAnswer {
 void check_gcm_answers(std::string_view device, const std::string& variant, std::span<const GcmAnswer> answers);
 }  // namespace detail
 
-// Header for a raw 32-byte key (kdf 2) with a fresh random salt; writes the payload key.
-std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uint8_t payload_key[kKeyLen]);
+// Header for a raw 32-byte key (kdf 2) with a fresh random salt (or `salt`, 32 bytes, where the
+// caller draws it: Python's os.urandom, which known-answer tests pin); writes the payload key.
+std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uint8_t payload_key[kKeyLen],
+                                           ByteSpan salt = {});
 // Checks an 80-byte header against a raw key (constant-time MAC check); returns its chunk length
 // and writes the payload key. FormatError for bad headers, DecryptionError for a wrong key.
 uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key[kKeyLen]);
+// The same for a passphrase (kdf 1: scrypt, N = 2^scrypt_log2n, r = 8, p = 1, through OpenSSL): a
+// work factor 1..kMaxScryptLog2n when sealing; when opening, a header asking for more than
+// max_scrypt_log2n is refused before any work (an untrusted file must not choose our cost). Whether
+// the machine has the memory (128 * 8 * N bytes) is the caller's check; when OpenSSL cannot
+// allocate it the FormatError says so.
+inline constexpr int kDefaultScryptLog2n = 18, kMaxScryptLog2n = 22;
+std::vector<uint8_t> build_header_with_passphrase(ByteSpan passphrase, int scrypt_log2n, uint32_t chunk_len,
+                                                  uint8_t payload_key[kKeyLen], ByteSpan salt = {});
+uint32_t open_header_with_passphrase(ByteSpan header, ByteSpan passphrase, int max_scrypt_log2n,
+                                     uint8_t payload_key[kKeyLen]);
+// scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1) into out: the one scrypt of both versions
+// (version 2's passphrase stanza calls it with its own salt).
+void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[kKeyLen]);
 
 // ---- format version 2: recipients (docs/file-format.md "Version 2"; src/format/recipients.cpp) --
 // Recipients and identities are their text ("gpucrypt-x25519:...", "GPUCRYPT-X25519-IDENTITY:...";

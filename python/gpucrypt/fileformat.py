@@ -7,8 +7,10 @@ chunks sealed with AES-256-GCM under a per-file key from HKDF-SHA256; each chunk
 index and a last-chunk flag, and the last chunk is always shorter than a full one (possibly
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
-Key derivation uses pyca/cryptography (scrypt, HKDF) and the standard library (HMAC-SHA256).
-Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
+Version 1's header (scrypt, HKDF-SHA256, HMAC-SHA256, through OpenSSL) is built and opened by the
+library (format.hpp build_header_with_key / _with_passphrase); version 2's recipient stanzas are
+gpucrypt.recipients' (pyca/cryptography: X25519, ML-KEM) with its HKDF and HMAC here; its scrypt
+stanza calls the library's scrypt. Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
 pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
 streams through its ChunkStream fed from a Python reading loop, data in memory through
@@ -32,7 +34,6 @@ from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 import gpucrypt
 from gpucrypt import _native
@@ -238,30 +239,25 @@ def check_scrypt_memory(log2n: int) -> None:
 
 
 def _scrypt(passphrase: Passphrase, salt: bytes, log2n: int) -> bytes:
-    """scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1), 32 bytes, after the memory check:
-    version 1's key and version 2's scrypt stanza (gpucrypt.recipients) both come from here."""
+    """scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1), 32 bytes, after the memory check: the
+    library's one scrypt (format.hpp, OpenSSL), which version 1's header calls itself; version 2's
+    scrypt stanza (gpucrypt.recipients) comes here."""
     check_scrypt_memory(log2n)
-    scrypt = Scrypt(salt=salt, length=KEY_LEN, n=1 << log2n, r=SCRYPT_R, p=SCRYPT_P)
     try:
-        return scrypt.derive(passphrase._secret)
-    except MemoryError:
-        # Available memory shrank after the check, or a limit it cannot see (ulimit -v).
-        raise FormatError(f"scrypt work factor 2^{log2n} needs {_format_len(scrypt_memory_len(log2n))} of "
-                          "memory, more than this process could allocate") from None
+        return _native.format_scrypt(passphrase._secret, salt, log2n)
+    except ValueError as error:   # OpenSSL could not have the memory (a limit the check cannot see)
+        raise FormatError(str(error)) from None
 
 
-def _input_keying_material(material: Union[Passphrase, bytes], header: Header) -> bytes:
-    if not isinstance(material, (Passphrase, bytes)):
-        raise FormatError("this file (format version 1) was encrypted with a "
-                          f"{'passphrase' if header.kdf == 'scrypt' else 'key file'}, not to recipients: "
-                          "identities cannot open it")
-    if header.kdf == "scrypt":
-        if not isinstance(material, Passphrase):
-            raise FormatError("this file was encrypted with a passphrase, but a key was given")
-        return _scrypt(material, _SCRYPT_SALT_LABEL + header.salt, header.scrypt_log2n)
+def _v1_secret(material) -> tuple:
+    """(the secret, whether it is a passphrase) of version 1 key material; FormatError for
+    recipients' identities, which open only version 2."""
     if isinstance(material, Passphrase):
-        raise FormatError("this file was encrypted with a key file, but a passphrase was given")
-    return material
+        return material._secret, True
+    if isinstance(material, bytes):
+        return material, False
+    raise FormatError("this file (format version 1) was encrypted with a passphrase or a key file, not to "
+                      "recipients: identities cannot open it")
 
 
 def _derive_keys(input_keying_material: bytes, header_prefix: bytes, salt: bytes,
@@ -421,19 +417,19 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
         mac_key, payload_key = _derive_keys(file_key, prefix, salt, _HKDF_INFO_LABEL_V2)
         header = parse_header(prefix + _header_mac(mac_key, prefix))
         return header, payload_key
-    if isinstance(material, Passphrase):
-        if not 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
-            raise FormatError(f"scrypt work factor must be 1..{MAX_SCRYPT_LOG2N} (log2 N), got {scrypt_log2n}")
-        kdf_id, kdf_param = _KDF_SCRYPT, scrypt_log2n
-    else:
-        kdf_id, kdf_param = _KDF_RAW_KEY, 0
-    salt = os.urandom(SALT_LEN)
-    prefix = _FIELDS.pack(MAGIC, VERSION, suite.suite_id, kdf_id, kdf_param, chunk_size) + salt
-    header = Header(version=VERSION, suite_id=suite.suite_id, kdf=_KDF_NAMES[kdf_id],
-                    scrypt_log2n=kdf_param, chunk_size=chunk_size, salt=salt, mac=b"", prefix=prefix)
-    mac_key, payload_key = _derive_keys(_input_keying_material(material, header), prefix, salt)
-    mac = _header_mac(mac_key, prefix)
-    return header._replace(mac=mac), payload_key
+    # Version 1: the library builds it (format.hpp build_header_with_key / _with_passphrase).
+    secret, passphrase = _v1_secret(material)
+    if passphrase and 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
+        check_scrypt_memory(scrypt_log2n)   # (out-of-range factors: the library's message)
+    payload_key = bytearray(KEY_LEN)
+    try:
+        header = _native.format_build_header_v1(secret, passphrase, scrypt_log2n, chunk_size, payload_key,
+                                                os.urandom(SALT_LEN))
+        return parse_header(header), bytes(payload_key)
+    except ValueError as error:
+        raise FormatError(str(error)) from None
+    finally:
+        _native.wipe(payload_key)
 
 
 def _open_header(header: Header, material) -> bytes:
@@ -448,11 +444,23 @@ def _open_header(header: Header, material) -> bytes:
             raise DecryptionError("header authentication failed: a stanza opened, but the header MAC does not "
                                   "match (the header was modified, or the stanza was copied from another file)")
         return payload_key
-    mac_key, payload_key = _derive_keys(_input_keying_material(material, header), header.prefix, header.salt)
-    if not hmac.compare_digest(_header_mac(mac_key, header.prefix), header.mac):
-        raise DecryptionError("wrong passphrase or key (header authentication failed; "
-                              "the header may also have been modified)")
-    return payload_key
+    secret, passphrase = _v1_secret(material)
+    if passphrase and header.kdf == "scrypt":
+        check_scrypt_memory(header.scrypt_log2n)
+    payload_key = bytearray(KEY_LEN)
+    try:
+        # The library checks the kind of secret against the header's and the MAC (format.hpp).
+        _, failure = _native.format_open_header_v1(header.prefix + header.mac, secret, passphrase,
+                                                   max(header.scrypt_log2n, 1), payload_key)
+        if failure is not None:
+            raise DecryptionError(failure)
+        return bytes(payload_key)
+    except DecryptionError:
+        raise
+    except ValueError as error:
+        raise FormatError(str(error)) from None
+    finally:
+        _native.wipe(payload_key)
 
 
 class _PayloadKey:

@@ -290,45 +290,89 @@ ChunkRun open_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first,
   return run_of(result);
 }
 
-std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uint8_t payload_key[kKeyLen]) {
-  check_key(key);
+namespace {
+
+constexpr char kScryptSaltLabel[] = "gpucrypt/v1/scrypt";
+
+void check_scrypt_log2n(int log2n, int max_log2n) {
+  if (log2n < 1) throw FormatError("invalid scrypt work factor " + std::to_string(log2n));
+  if (log2n > max_log2n)
+    throw FormatError("scrypt work factor 2^" + std::to_string(log2n) + " exceeds the limit 2^" +
+                      std::to_string(max_log2n) + "; refusing to spend that much time and memory on an untrusted file");
+}
+
+// A version 1 header's input keying material: the raw key itself, or scrypt of the passphrase
+// salted with "gpucrypt/v1/scrypt" || the header's salt at the header's work factor.
+ByteSpan input_keying_material(const uint8_t* prefix, ByteSpan secret, uint8_t scratch[kKeyLen]) {
+  if (prefix[10] == kKdfRawKey) {
+    check_key(secret);
+    return secret;
+  }
+  if (secret.empty()) throw std::invalid_argument("the passphrase is empty");
+  std::vector<uint8_t> salt(kScryptSaltLabel, kScryptSaltLabel + sizeof kScryptSaltLabel - 1);
+  salt.insert(salt.end(), prefix + kSaltOffset, prefix + kSaltOffset + kSaltLen);
+  detail::scrypt(secret, salt, prefix[11], scratch);
+  return ByteSpan(scratch, kKeyLen);
+}
+
+// Version 1 for a raw key (kdf 2) or a passphrase (kdf 1, scrypt at 2^log2n), fresh salt.
+std::vector<uint8_t> build_header_v1(uint8_t kdf, int log2n, ByteSpan secret, uint32_t chunk_len,
+                                     uint8_t payload_key[kKeyLen], ByteSpan salt) {
   check_chunk_len(chunk_len);
+  if (kdf == kKdfScrypt && (log2n < 1 || log2n > kMaxScryptLog2n))
+    throw FormatError("scrypt work factor must be 1.." + std::to_string(kMaxScryptLog2n) + " (log2 N), got " +
+                      std::to_string(log2n));
   std::vector<uint8_t> header(kHeaderLen, 0);
   std::memcpy(header.data(), kMagic, sizeof kMagic);
   header[8] = kVersionKey;
   header[9] = kSuiteAes256Gcm;
-  header[10] = kKdfRawKey;
-  header[11] = 0;
+  header[10] = kdf;
+  header[11] = kdf == kKdfScrypt ? uint8_t(log2n) : 0;
   store_be32(header.data() + 12, chunk_len);
+  if (!salt.empty()) {
+    if (salt.size() != kSaltLen) throw std::invalid_argument("the header's salt is " + std::to_string(kSaltLen) + " bytes");
+    std::memcpy(header.data() + kSaltOffset, salt.data(), kSaltLen);
+  } else {
 #if defined(GPUCRYPT_WITH_OPENSSL)
-  if (RAND_bytes(header.data() + kSaltOffset, kSaltLen) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
+    if (RAND_bytes(header.data() + kSaltOffset, kSaltLen) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
 #endif
-  uint8_t mac_key[kKeyLen];
-  derive_keys(key, header.data(), mac_key, payload_key);
+  }
+  uint8_t scratch[kKeyLen], mac_key[kKeyLen];
+  derive_keys(input_keying_material(header.data(), secret, scratch), header.data(), mac_key, payload_key);
   header_mac(mac_key, header.data(), header.data() + kPrefixLen);
+  secure_zero(scratch, sizeof scratch);
   secure_zero(mac_key, sizeof mac_key);
   return header;
 }
 
-uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key[kKeyLen]) {
+// Checks a version 1 header and opens it with `secret` of the kind the header names (a
+// mismatch is a FormatError saying which was given); returns the chunk length.
+uint32_t open_header_v1(ByteSpan header, ByteSpan secret, bool passphrase, int max_log2n,
+                        uint8_t payload_key[kKeyLen]) {
   if (header.size() < kHeaderLen)
     throw FormatError("not a gpucrypt file: " + std::to_string(header.size()) + " bytes, fewer than the " +
                       std::to_string(kHeaderLen) + "-byte header");
   if (std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) throw FormatError("not a gpucrypt file (bad magic)");
   if (header[8] == kVersionRecipients)
-    throw FormatError("this file (format version 2) was encrypted to recipients: open it with an identity, not a key");
+    throw FormatError("this file (format version 2) was encrypted to recipients: open it with an identity, not a " +
+                      std::string(passphrase ? "passphrase" : "key"));
   if (header[8] != kVersionKey) throw FormatError("unsupported format version " + std::to_string(header[8]));
   if (header[9] != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(header[9]));
-  if (header[10] == kKdfScrypt)
-    throw FormatError("this file was encrypted with a passphrase (scrypt); give the passphrase, not a key");
-  if (header[10] != kKdfRawKey) throw FormatError("unknown key derivation " + std::to_string(header[10]));
-  if (header[11] != 0) throw FormatError("kdf 2 (raw key) takes parameter 0, got " + std::to_string(header[11]));
+  if (header[10] != kKdfScrypt && header[10] != kKdfRawKey)
+    throw FormatError("unknown key derivation " + std::to_string(header[10]));
+  if (header[10] == kKdfScrypt) {
+    check_scrypt_log2n(header[11], max_log2n);
+    if (!passphrase) throw FormatError("this file was encrypted with a passphrase, but a key was given");
+  } else {
+    if (header[11] != 0) throw FormatError("invalid header: key-file encryption takes no KDF parameter");
+    if (passphrase) throw FormatError("this file was encrypted with a key file, but a passphrase was given");
+  }
   const uint32_t chunk_len = load_be32(header.data() + 12);
   check_chunk_len(chunk_len);
-  check_key(key);
-  uint8_t mac_key[kKeyLen], mac[32];
-  derive_keys(key, header.data(), mac_key, payload_key);
+  uint8_t scratch[kKeyLen], mac_key[kKeyLen], mac[32];
+  derive_keys(input_keying_material(header.data(), secret, scratch), header.data(), mac_key, payload_key);
   header_mac(mac_key, header.data(), mac);
+  secure_zero(scratch, sizeof scratch);
   secure_zero(mac_key, sizeof mac_key);
   if (!modes::constant_time_equal(mac, header.data() + kPrefixLen, sizeof mac)) {
     secure_zero(payload_key, kKeyLen);
@@ -336,6 +380,35 @@ uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key
                           UINT64_MAX);
   }
   return chunk_len;
+}
+
+}  // namespace
+
+std::vector<uint8_t> build_header_with_key(ByteSpan key, uint32_t chunk_len, uint8_t payload_key[kKeyLen],
+                                           ByteSpan salt) {
+  check_key(key);
+  return build_header_v1(kKdfRawKey, 0, key, chunk_len, payload_key, salt);
+}
+
+uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key[kKeyLen]) {
+  check_key(key);
+  return open_header_v1(header, key, false, kMaxScryptLog2n, payload_key);
+}
+
+std::vector<uint8_t> build_header_with_passphrase(ByteSpan passphrase, int scrypt_log2n, uint32_t chunk_len,
+                                                  uint8_t payload_key[kKeyLen], ByteSpan salt) {
+  if (passphrase.empty()) throw std::invalid_argument("the passphrase is empty");
+  return build_header_v1(kKdfScrypt, scrypt_log2n, passphrase, chunk_len, payload_key, salt);
+}
+
+uint32_t open_header_with_passphrase(ByteSpan header, ByteSpan passphrase, int max_scrypt_log2n,
+                                     uint8_t payload_key[kKeyLen]) {
+  return open_header_v1(header, passphrase, true, max_scrypt_log2n, payload_key);
+}
+
+void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[kKeyLen]) {
+  if (log2n < 1 || log2n > 63) throw FormatError("invalid scrypt work factor " + std::to_string(log2n));
+  detail::scrypt(passphrase, salt, log2n, out);
 }
 
 // ---- streaming ---------------------------------------------------------------------------------

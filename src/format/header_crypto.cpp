@@ -2,6 +2,9 @@
 #include "format/header_crypto.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include "gpucrypt/format.hpp"
 
 #if defined(GPUCRYPT_WITH_OPENSSL)
 #include <openssl/core_names.h>
@@ -40,7 +43,21 @@ void sha256(ByteSpan data, uint8_t out[32]) {
   if (EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr) != 1 || len != 32)
     throw std::runtime_error("SHA-256 failed (OpenSSL)");
 }
+void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[32]) {
+  const uint64_t n = uint64_t(1) << log2n;
+  // OpenSSL refuses work needing more than maxmem: allow the V array (128 r N bytes) and its
+  // other buffers; whether the machine has that much is the caller's check (fileformat.py says so
+  // before a passphrase is asked for).
+  const uint64_t needed = 128 * kScryptR * (n + 2) + 128 * kScryptR * kScryptP;
+  if (EVP_PBE_scrypt(reinterpret_cast<const char*>(passphrase.data()), passphrase.size(), salt.data(), salt.size(), n,
+                     kScryptR, kScryptP, needed + (1 << 20), out, 32) != 1)
+    throw FormatError("scrypt work factor 2^" + std::to_string(log2n) + " needs " + std::to_string(needed >> 20) +
+                      " MiB of memory, more than this process could allocate");
+}
 #else
+void scrypt(ByteSpan, ByteSpan, int, uint8_t*) {
+  throw std::runtime_error("the file format's scrypt needs OpenSSL (this build has none)");
+}
 void hkdf_sha256(ByteSpan, ByteSpan, ByteSpan, uint8_t*, size_t) {
   throw std::runtime_error("the file format's header needs OpenSSL (HKDF, HMAC); this build has none");
 }

@@ -22,5 +22,9 @@ inline constexpr size_t kSaltOffset = 16, kSaltLen = 32, kFixedLen = kSaltOffset
 void hkdf_sha256(ByteSpan ikm, ByteSpan salt, ByteSpan info, uint8_t* out, size_t len);
 void hmac_sha256(ByteSpan key, ByteSpan data, uint8_t out[32]);
 void sha256(ByteSpan data, uint8_t out[32]);
+// scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1) into out[0 .. 32): version 1's passphrase
+// key and version 2's scrypt stanza. FormatError naming the memory when OpenSSL cannot have it.
+inline constexpr uint64_t kScryptR = 8, kScryptP = 1;
+void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[32]);
 
 }  // namespace gpucrypt::format::detail

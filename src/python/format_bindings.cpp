@@ -415,6 +415,59 @@ class PyChunkStream {
 }  // namespace
 
 void register_format_bindings(nb::module_& m) {
+  // Version 1 headers (a raw key, or a passphrase through scrypt): the payload key goes into the
+  // caller's 32-byte writable buffer, which the caller wipes. Opening returns (chunk length, None),
+  // or (0, message) when the key or passphrase is wrong; other problems raise ValueError.
+  m.def(
+      "format_build_header_v1",
+      [](nb::handle secret, bool passphrase, int scrypt_log2n, uint32_t chunk_len, nb::handle payload_key,
+         nb::handle salt) {
+        BufferView secret_view(secret), key_out(payload_key, true), salt_view(salt);
+        if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
+        std::vector<uint8_t> header;
+        {
+          nb::gil_scoped_release release;  // scrypt: about a second at the default work factor
+          header = passphrase
+                       ? format::build_header_with_passphrase(secret_view.span(), scrypt_log2n, chunk_len, key_out.data(),
+                                                              salt_view.span())
+                       : format::build_header_with_key(secret_view.span(), chunk_len, key_out.data(), salt_view.span());
+        }
+        return to_bytes(header);
+      },
+      nb::arg("secret"), nb::arg("passphrase"), nb::arg("scrypt_log2n"), nb::arg("chunk_len"), nb::arg("payload_key"),
+      nb::arg("salt"));
+  m.def(
+      "format_open_header_v1",
+      [](nb::handle header, nb::handle secret, bool passphrase, int max_scrypt_log2n, nb::handle payload_key) {
+        BufferView header_view(header), secret_view(secret), key_out(payload_key, true);
+        if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
+        std::optional<std::string> failure;
+        uint32_t chunk_len = 0;
+        {
+          nb::gil_scoped_release release;
+          try {
+            chunk_len = passphrase ? format::open_header_with_passphrase(header_view.span(), secret_view.span(),
+                                                                         max_scrypt_log2n, key_out.data())
+                                   : format::open_header_with_key(header_view.span(), secret_view.span(), key_out.data());
+          } catch (const format::DecryptionError& error) {
+            failure = error.what();
+          }
+        }
+        return std::make_pair(chunk_len, failure);
+      },
+      nb::arg("header"), nb::arg("secret"), nb::arg("passphrase"), nb::arg("max_scrypt_log2n"), nb::arg("payload_key"));
+  m.def(
+      "format_scrypt",
+      [](nb::handle passphrase, nb::handle salt, int log2n) {
+        BufferView passphrase_view(passphrase), salt_view(salt);
+        std::vector<uint8_t> key(format::kKeyLen);
+        {
+          nb::gil_scoped_release release;
+          format::scrypt(passphrase_view.span(), salt_view.span(), log2n, key.data());
+        }
+        return to_bytes(key);
+      },
+      nb::arg("passphrase"), nb::arg("salt"), nb::arg("log2n"));
   m.def("format_seal_body", &seal_body, nb::arg("payload_key"), nb::arg("header"), nb::arg("chunk_len"),
         nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
