@@ -191,25 +191,36 @@ def _beyond_gpu_memory(lab, key: bytes) -> None:
                 conclusion=f"{data_len / best['total_s'] / 1e9:.1f} GB/s; no size limit but host memory")
 
 
+CLUSTER_SIZES = {False: (1 << 30, (1, 2, 4)), True: (8 * MIB, (1, 2))}   # by lab.quick: bytes, rank counts
+
+
+def _mpi_launcher(lab, part: str):
+    """(mpirun's path, the environment its ranks need: root allowed, this gpucrypt importable), or
+    (None, None) with `part` skipped and why, where mpirun or mpi4py is missing."""
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        lab.skip(part, "mpirun is not installed (Open MPI: apt-get install openmpi-bin)")
+        return None, None
+    try:
+        import mpi4py  # noqa: F401  (the ranks need it)
+    except ImportError:
+        lab.skip(part, "mpi4py is not installed (pip install 'gpucrypt[mpi]')")
+        return None, None
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               PYTHONPATH=os.pathsep.join(filter(None, (os.path.dirname(os.path.dirname(gpucrypt.__file__)),
+                                                        os.environ.get("PYTHONPATH")))))
+    return mpirun, env
+
+
 def _cluster(lab, device: str) -> None:
     """Their cluster table for ours: `mpirun -n N gpucrypt encrypt --mpi` on this machine's
     ranks (every rank reads and writes its own part with MPI-IO; nothing passes through rank 0),
     each stage the slowest rank's seconds. More nodes are measured when lent (docs/mpi.md)."""
     part = "cluster table (read / H2D / encrypt / D2H / write / communication per rank count)"
-    mpirun = shutil.which("mpirun")
+    mpirun, env = _mpi_launcher(lab, part)
     if mpirun is None:
-        lab.skip(part, "mpirun is not installed (Open MPI: apt-get install openmpi-bin)")
         return
-    try:
-        import mpi4py  # noqa: F401  (the ranks need it)
-    except ImportError:
-        lab.skip(part, "mpi4py is not installed (pip install 'gpucrypt[mpi]')")
-        return
-    data_len = 8 * MIB if lab.quick else 1 << 30
-    rank_counts = (1, 2) if lab.quick else (1, 2, 4)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               PYTHONPATH=os.pathsep.join(filter(None, (os.path.dirname(os.path.dirname(gpucrypt.__file__)),
-                                                        os.environ.get("PYTHONPATH")))))
+    data_len, rank_counts = CLUSTER_SIZES[lab.quick]
     rows, per_rank = [], []
     with tempfile.TemporaryDirectory(prefix="gpucrypt-lab-mpi-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as work:
         plain, key = os.path.join(work, "plain"), os.path.join(work, "key")
@@ -273,22 +284,12 @@ def _scatter_cluster(lab, device: str) -> None:
     (shaped_link.py). Every output is checked against the same cipher run in this process."""
     from gpucrypt.lab import shaped_link
     part = "their cluster: rank 0 scatters and gathers over shaped 1 Gbit links"
-    mpirun = shutil.which("mpirun")
+    mpirun, env = _mpi_launcher(lab, part)
     if mpirun is None:
-        lab.skip(part, "mpirun is not installed (Open MPI: apt-get install openmpi-bin)")
         return
-    try:
-        import mpi4py  # noqa: F401  (the ranks need it)
-    except ImportError:
-        lab.skip(part, "mpi4py is not installed (pip install 'gpucrypt[mpi]')")
-        return
-    data_len = 8 * MIB if lab.quick else 1 << 30
-    rank_counts = (1, 2) if lab.quick else (1, 2, 4)
+    data_len, rank_counts = CLUSTER_SIZES[lab.quick]
     rank_device = "auto" if device.startswith("cuda") else device   # a CUDA rank takes its node's GPU (local rank mod GPUs)
     rows, per_rank, notes = [], [], set()
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               PYTHONPATH=os.pathsep.join(filter(None, (os.path.dirname(os.path.dirname(gpucrypt.__file__)),
-                                                        os.environ.get("PYTHONPATH")))))
     with tempfile.TemporaryDirectory(prefix="gpucrypt-lab-scatter-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as work:
         plain, key_path, sealed = (os.path.join(work, name) for name in ("plain", "key", "sealed"))
         data = random_bytes(data_len)
