@@ -1002,7 +1002,7 @@ _HASH_EPILOG = (
               help="cpu, auto, cuda[:N] or opencl[:N]. Sponge hashes (sha3, shake, keccak, cshake) are serial "
                    "and stream through the stream engine's CPU worker on every setting; on cuda[:N] or "
                    "opencl[:N], parallelhash and kt hash a file's leaves on that device (the file is mapped "
-                   "into memory); auto does so on the first CUDA GPU for files of 2 GiB and more, where the "
+                   "into memory); auto does so on the first GPU (CUDA, else OpenCL) for files of 2 GiB and more, where the "
                    "GPU's start-up pays off.")
 @click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
 @click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")
