@@ -163,7 +163,7 @@ def test_layout_is_the_librarys_rule():
     assert layout.plaintext_range(3, 5) == (3 * CHUNK, CHUNK)
     assert layout.sealed_range(4, 1) == (fileformat.HEADER_LEN + 4 * (CHUNK + fileformat.TAG_LEN), fileformat.TAG_LEN)
     assert fileformat.layout_for_file(layout.file_len, CHUNK).plaintext_len == 4 * CHUNK
-    with pytest.raises(ValueError, match="chunk length 8 is outside"):
+    with pytest.raises(ValueError, match="chunk size 8 is outside"):
         fileformat.Layout(8, 100)
 
 

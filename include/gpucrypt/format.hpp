@@ -160,6 +160,26 @@ OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std:
 // final): version 1 is 80 bytes; version 2 grows stanza by stanza. What a reader reads next.
 std::pair<size_t, bool> header_len_known(ByteSpan data);
 
+// A header as read, before any key work and not yet authenticated: what `inspect` shows and what
+// every opener checks first (the one parser of both versions). `data` may go on past the header.
+struct HeaderFields {
+  struct Stanza {
+    uint8_t type;   // 1 scrypt, 2 key file, 3 x25519, 4 mlkem768x25519 (docs/file-format.md)
+    ByteSpan body;  // inside `data`
+  };
+  int version = 0;
+  int suite = 0;
+  std::string kdf;           // "scrypt" or "key" (version 1), "recipients" (version 2)
+  int scrypt_log2n = 0;      // the passphrase's work factor (version 2: its scrypt stanza's); 0 without one
+  uint32_t chunk_len = 0;
+  size_t header_len = 0;     // where the chunks start; the header MAC is its last 32 bytes
+  std::vector<Stanza> stanzas;  // version 2, in file order
+};
+// FormatError naming the first problem: not a gpucrypt file, cut short, an unknown version, suite,
+// key derivation or stanza type, a chunk length or a stanza length out of bounds, a scrypt work
+// factor above max_scrypt_log2n (an untrusted file must not choose our cost) or below 1.
+HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n);
+
 // Streaming encryption with a raw key: header() first, then update() as data arrives, finish()
 // once. Each call appends the file's next bytes to `out`. Memory: one chunk.
 class Sealer {

@@ -62,7 +62,6 @@ VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); writt
 HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
 _HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
 _V2_FIELDS = struct.Struct(">8sBBHI")  # magic, version, suite, stanza count, chunk length
-_FIELDS = struct.Struct(">8sBBBBI")  # magic, version, suite, kdf, kdf parameter, chunk length
 SALT_LEN = 32
 MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
@@ -78,10 +77,6 @@ DEFAULT_SCRYPT_LOG2N = 18       # age's choice: about 1 s and 256 MiB on a 2020s
 MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on an untrusted file
 SCRYPT_R = 8
 SCRYPT_P = 1
-
-_KDF_SCRYPT = 1
-_KDF_RAW_KEY = 2
-_KDF_NAMES = {_KDF_SCRYPT: "scrypt", _KDF_RAW_KEY: "key"}
 
 _SCRYPT_SALT_LABEL = b"gpucrypt/v1/scrypt"
 _HKDF_INFO_LABEL = b"gpucrypt/v1/keys"
@@ -316,70 +311,28 @@ def _check_chunk_size(chunk_size: int) -> None:
         raise FormatError(f"chunk size {chunk_size} is outside {MIN_CHUNK_SIZE}..{MAX_CHUNK_SIZE} bytes")
 
 
-def _check_scrypt_log2n(log2n: int, max_scrypt_log2n: int) -> None:
-    if log2n < 1:
-        raise FormatError("invalid scrypt work factor 0")
-    if log2n > max_scrypt_log2n:
-        raise FormatError(f"scrypt work factor 2^{log2n} exceeds the limit 2^{max_scrypt_log2n}; "
-                          "refusing to spend that much time and memory on an untrusted file")
-
-
 def _header_len_known(data) -> tuple[int, bool]:
     """(the header length as far as `data`, a prefix of the file, tells it; whether that is final):
     what read_header reads next. Version 1 is 80 bytes; version 2 grows stanza by stanza."""
-    if len(data) < _HEADER_PREFIX_LEN or data[len(MAGIC)] != VERSION_RECIPIENTS:
-        return HEADER_LEN, len(data) >= _HEADER_PREFIX_LEN
-    from gpucrypt import recipients
-    count = _V2_FIELDS.unpack_from(data)[3]
-    end, complete = recipients.stanzas_end(data, min(count, recipients.MAX_STANZAS), _HEADER_PREFIX_LEN)
-    return end + MAC_LEN if complete else end, complete
-
-
-def _parse_header_v2(data, max_scrypt_log2n: int) -> Header:
-    from gpucrypt import recipients
-    _, version, suite_id, count, chunk_size = _V2_FIELDS.unpack_from(data)
-    if suite_id not in _SUITES:
-        raise FormatError(f"unknown cipher suite {suite_id}")
-    _check_chunk_size(chunk_size)
-    stanzas, end = recipients.parse_stanzas(data, count, _HEADER_PREFIX_LEN, max_scrypt_log2n)
-    if len(data) < end + MAC_LEN:
-        raise FormatError(f"file truncated inside the header ({len(data)} of {end + MAC_LEN} bytes)")
-    scrypt = [stanza.body[0] for stanza in stanzas if stanza.type == recipients.SCRYPT]
-    return Header(version=version, suite_id=suite_id, kdf="recipients", scrypt_log2n=scrypt[0] if scrypt else 0,
-                  chunk_size=chunk_size, salt=bytes(data[16:_HEADER_PREFIX_LEN]),
-                  mac=bytes(data[end:end + MAC_LEN]), prefix=bytes(data[:end]), stanzas=tuple(stanzas))
+    return _native.format_header_len_known(data)
 
 
 def parse_header(data: bytes, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:
-    """Parse and bounds-check a header (`data` may go on past it); FormatError names the first
-    problem found."""
-    if len(data) < len(MAGIC) or data[:len(MAGIC)] != MAGIC:
-        if len(data) == 0:
-            raise FormatError("not a gpucrypt file: the input is empty")
-        if MAGIC.startswith(data):
-            raise FormatError(f"file truncated inside the header ({len(data)} of {HEADER_LEN} bytes)")
-        raise FormatError("not a gpucrypt file (bad magic)")
-    if len(data) > len(MAGIC) and data[len(MAGIC)] not in (VERSION, VERSION_RECIPIENTS):
-        raise FormatError(f"unsupported file format version {data[len(MAGIC)]} "
-                          f"(this gpucrypt reads versions {VERSION} and {VERSION_RECIPIENTS})")
-    if len(data) >= _HEADER_PREFIX_LEN and data[len(MAGIC)] == VERSION_RECIPIENTS:
-        return _parse_header_v2(data, max_scrypt_log2n)
-    if len(data) < HEADER_LEN:
-        raise FormatError(f"file truncated inside the header ({len(data)} of {HEADER_LEN} bytes)")
-    _, version, suite_id, kdf_id, kdf_param, chunk_size = _FIELDS.unpack_from(data)
-    if suite_id not in _SUITES:
-        raise FormatError(f"unknown cipher suite {suite_id}")
-    if kdf_id not in _KDF_NAMES:
-        raise FormatError(f"unknown key derivation {kdf_id}")
-    if kdf_id == _KDF_SCRYPT:
-        _check_scrypt_log2n(kdf_param, max_scrypt_log2n)
-    elif kdf_param != 0:
-        raise FormatError("invalid header: key-file encryption takes no KDF parameter")
-    _check_chunk_size(chunk_size)
-    salt_end = _FIELDS.size + SALT_LEN
-    return Header(version=version, suite_id=suite_id, kdf=_KDF_NAMES[kdf_id], scrypt_log2n=kdf_param,
-                  chunk_size=chunk_size, salt=bytes(data[_FIELDS.size:salt_end]),
-                  mac=bytes(data[salt_end:HEADER_LEN]), prefix=bytes(data[:_HEADER_PREFIX_LEN]))
+    """Parse and bounds-check a header (`data` may go on past it) with the library's one parser
+    (format.hpp parse_header); FormatError names the first problem found."""
+    try:
+        fields = _native.format_parse_header(data, max_scrypt_log2n)
+    except ValueError as error:
+        raise FormatError(str(error)) from None
+    stanzas = ()
+    if fields["stanzas"]:
+        from gpucrypt import recipients
+        stanzas = tuple(recipients.Stanza(kind, body) for kind, body in fields["stanzas"])
+    prefix_len = fields["header_len"] - MAC_LEN
+    return Header(version=fields["version"], suite_id=fields["suite"], kdf=fields["kdf"],
+                  scrypt_log2n=fields["scrypt_log2n"], chunk_size=fields["chunk_len"],
+                  salt=bytes(data[16:_HEADER_PREFIX_LEN]), mac=bytes(data[prefix_len:fields["header_len"]]),
+                  prefix=bytes(data[:prefix_len]), stanzas=stanzas)
 
 
 def read_header(src: BinaryIO, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:

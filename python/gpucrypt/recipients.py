@@ -491,51 +491,6 @@ def encode_stanzas(stanzas: Sequence[Stanza]) -> bytes:
     return b"".join(stanza.encode() for stanza in stanzas)
 
 
-def stanzas_end(data, count: int, start: int) -> tuple[int, bool]:
-    """(offset just after the stanzas whose heads are readable in `data`, whether all `count`
-    were): how much of a version 2 header is known from a prefix of it. An unknown type or a
-    wrong length stops the walk; parse_stanzas then names it."""
-    offset = start
-    for _ in range(count):
-        if offset + _STANZA_HEAD.size > len(data):
-            return offset + _STANZA_HEAD.size, False
-        stanza_type, body_len = _STANZA_HEAD.unpack_from(data, offset)
-        if _BODY_LEN.get(stanza_type) != body_len:
-            return offset, True
-        offset += _STANZA_HEAD.size + body_len
-    return offset, True
-
-
-def parse_stanzas(data, count: int, start: int, max_scrypt_log2n: int) -> tuple[list[Stanza], int]:
-    """The `count` stanzas at data[start:], bounds-checked; (stanzas, offset after them).
-    FormatError for an unknown type, a wrong body length, a second scrypt stanza, a scrypt cost
-    out of bounds or a header cut short."""
-    if not 1 <= count <= MAX_STANZAS:
-        raise FormatError(f"invalid header: {count} stanzas (a version 2 file has 1 .. {MAX_STANZAS})")
-    stanzas, offset = [], start
-    for index in range(count):
-        if offset + _STANZA_HEAD.size > len(data):
-            raise FormatError(f"file truncated inside the header (stanza {index} of {count})")
-        stanza_type, body_len = _STANZA_HEAD.unpack_from(data, offset)
-        if stanza_type not in _BODY_LEN:
-            raise FormatError(f"stanza {index} has unknown type {stanza_type}: this file is for a recipient "
-                              "this version of gpucrypt cannot open (refused rather than skipped)")
-        if body_len != _BODY_LEN[stanza_type]:
-            raise FormatError(f"damaged header: stanza {index} ({STANZA_NAMES[stanza_type]}) is {body_len} bytes, "
-                              f"not {_BODY_LEN[stanza_type]}")
-        offset += _STANZA_HEAD.size
-        if offset + body_len > len(data):
-            raise FormatError(f"file truncated inside the header (stanza {index} of {count})")
-        stanza = Stanza(stanza_type, bytes(data[offset:offset + body_len]))
-        offset += body_len
-        if stanza_type == SCRYPT:
-            if any(other.type == SCRYPT for other in stanzas):
-                raise FormatError("invalid header: more than one scrypt stanza")
-            fileformat._check_scrypt_log2n(stanza.body[0], max_scrypt_log2n)
-        stanzas.append(stanza)
-    return stanzas, offset
-
-
 def describe(stanzas: Sequence[Stanza]) -> dict:
     """What `gpucrypt inspect` tells about the stanzas (no secret, no key work)."""
     types = [stanza.name for stanza in stanzas]

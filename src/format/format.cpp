@@ -235,8 +235,8 @@ std::pair<uint64_t, uint64_t> Layout::sealed_range(uint64_t first, uint64_t coun
 
 void check_chunk_len(uint64_t chunk_len) {
   if (chunk_len < kMinChunkLen || chunk_len > kMaxChunkLen)
-    throw FormatError("chunk length " + std::to_string(chunk_len) + " is outside " + std::to_string(kMinChunkLen) +
-                      ".." + std::to_string(kMaxChunkLen));
+    throw FormatError("chunk size " + std::to_string(chunk_len) + " is outside " + std::to_string(kMinChunkLen) +
+                      ".." + std::to_string(kMaxChunkLen) + " bytes");
 }
 
 Layout layout_for_file(uint64_t file_len, uint32_t chunk_len) {
@@ -290,16 +290,65 @@ ChunkRun open_chunks(ByteSpan payload_key, const Layout& layout, uint64_t first,
   return run_of(result);
 }
 
-namespace {
-
-constexpr char kScryptSaltLabel[] = "gpucrypt/v1/scrypt";
-
-void check_scrypt_log2n(int log2n, int max_log2n) {
+void detail::check_scrypt_log2n(int log2n, int max_log2n) {
   if (log2n < 1) throw FormatError("invalid scrypt work factor " + std::to_string(log2n));
   if (log2n > max_log2n)
     throw FormatError("scrypt work factor 2^" + std::to_string(log2n) + " exceeds the limit 2^" +
                       std::to_string(max_log2n) + "; refusing to spend that much time and memory on an untrusted file");
 }
+
+HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n) {
+  const size_t n = data.size();
+  const bool magic_ok = n >= sizeof kMagic && std::memcmp(data.data(), kMagic, sizeof kMagic) == 0;
+  if (!magic_ok) {
+    if (n == 0) throw FormatError("not a gpucrypt file: the input is empty");
+    if (n < sizeof kMagic && std::memcmp(data.data(), kMagic, n) == 0)
+      throw FormatError("file truncated inside the header (" + std::to_string(n) + " of " + std::to_string(kHeaderLen) +
+                        " bytes)");
+    throw FormatError("not a gpucrypt file (bad magic)");
+  }
+  if (n > sizeof kMagic && data[8] != kVersionKey && data[8] != kVersionRecipients)
+    throw FormatError("unsupported file format version " + std::to_string(data[8]) + " (this gpucrypt reads versions " +
+                      std::to_string(kVersionKey) + " and " + std::to_string(kVersionRecipients) + ")");
+  HeaderFields fields;
+  if (n >= kPrefixLen && data[8] == kVersionRecipients) {
+    fields.version = kVersionRecipients;
+    fields.suite = data[9];
+    if (fields.suite != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(fields.suite));
+    fields.chunk_len = load_be32(data.data() + 12);
+    check_chunk_len(fields.chunk_len);
+    size_t mac_offset = 0;
+    for (const detail::StanzaAt& at : detail::parse_stanzas(data, mac_offset, max_scrypt_log2n)) {
+      fields.stanzas.push_back({at.type, data.subspan(at.offset, at.len)});
+      if (at.type == detail::kScryptStanza) fields.scrypt_log2n = data[at.offset];  // its first body byte
+    }
+    fields.kdf = "recipients";
+    fields.header_len = mac_offset + detail::kMacLen;
+    return fields;
+  }
+  if (n < kHeaderLen)
+    throw FormatError("file truncated inside the header (" + std::to_string(n) + " of " + std::to_string(kHeaderLen) +
+                      " bytes)");
+  fields.version = kVersionKey;
+  fields.suite = data[9];
+  if (fields.suite != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(fields.suite));
+  if (data[10] != kKdfScrypt && data[10] != kKdfRawKey) throw FormatError("unknown key derivation " + std::to_string(data[10]));
+  if (data[10] == kKdfScrypt) {
+    detail::check_scrypt_log2n(data[11], max_scrypt_log2n);
+    fields.scrypt_log2n = data[11];
+  } else if (data[11] != 0) {
+    throw FormatError("invalid header: key-file encryption takes no KDF parameter");
+  }
+  fields.kdf = data[10] == kKdfScrypt ? "scrypt" : "key";
+  fields.chunk_len = load_be32(data.data() + 12);
+  check_chunk_len(fields.chunk_len);
+  fields.header_len = kHeaderLen;
+  return fields;
+}
+
+namespace {
+
+constexpr char kScryptSaltLabel[] = "gpucrypt/v1/scrypt";
 
 // A version 1 header's input keying material: the raw key itself, or scrypt of the passphrase
 // salted with "gpucrypt/v1/scrypt" || the header's salt at the header's work factor.
@@ -349,26 +398,15 @@ std::vector<uint8_t> build_header_v1(uint8_t kdf, int log2n, ByteSpan secret, ui
 // mismatch is a FormatError saying which was given); returns the chunk length.
 uint32_t open_header_v1(ByteSpan header, ByteSpan secret, bool passphrase, int max_log2n,
                         uint8_t payload_key[kKeyLen]) {
-  if (header.size() < kHeaderLen)
-    throw FormatError("not a gpucrypt file: " + std::to_string(header.size()) + " bytes, fewer than the " +
-                      std::to_string(kHeaderLen) + "-byte header");
-  if (std::memcmp(header.data(), kMagic, sizeof kMagic) != 0) throw FormatError("not a gpucrypt file (bad magic)");
-  if (header[8] == kVersionRecipients)
+  const HeaderFields fields = parse_header(header, max_log2n);  // the one parser: FormatError for what it cannot read
+  if (fields.version == kVersionRecipients)
     throw FormatError("this file (format version 2) was encrypted to recipients: open it with an identity, not a " +
                       std::string(passphrase ? "passphrase" : "key"));
-  if (header[8] != kVersionKey) throw FormatError("unsupported format version " + std::to_string(header[8]));
-  if (header[9] != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(header[9]));
-  if (header[10] != kKdfScrypt && header[10] != kKdfRawKey)
-    throw FormatError("unknown key derivation " + std::to_string(header[10]));
-  if (header[10] == kKdfScrypt) {
-    check_scrypt_log2n(header[11], max_log2n);
-    if (!passphrase) throw FormatError("this file was encrypted with a passphrase, but a key was given");
-  } else {
-    if (header[11] != 0) throw FormatError("invalid header: key-file encryption takes no KDF parameter");
-    if (passphrase) throw FormatError("this file was encrypted with a key file, but a passphrase was given");
-  }
-  const uint32_t chunk_len = load_be32(header.data() + 12);
-  check_chunk_len(chunk_len);
+  if (fields.kdf == "scrypt" && !passphrase)
+    throw FormatError("this file was encrypted with a passphrase, but a key was given");
+  if (fields.kdf == "key" && passphrase)
+    throw FormatError("this file was encrypted with a key file, but a passphrase was given");
+  const uint32_t chunk_len = fields.chunk_len;
   uint8_t scratch[kKeyLen], mac_key[kKeyLen], mac[32];
   derive_keys(input_keying_material(header.data(), secret, scratch), header.data(), mac_key, payload_key);
   header_mac(mac_key, header.data(), mac);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "gpucrypt/cipher.hpp"
 
@@ -16,6 +17,7 @@ inline constexpr char kMagic[8] = {'G', 'P', 'U', 'C', 'R', 'Y', 'P', 'T'};
 inline constexpr uint8_t kSuiteAes256Gcm = 1;
 // Byte 8: version 1 (a passphrase or raw key, format.cpp), version 2 (recipient stanzas, recipients.cpp).
 inline constexpr uint8_t kVersionKey = 1, kVersionRecipients = 2;
+inline constexpr uint8_t kScryptStanza = 1;  // version 2's passphrase stanza type (recipients.cpp has the others)
 inline constexpr size_t kSaltOffset = 16, kSaltLen = 32, kFixedLen = kSaltOffset + kSaltLen, kMacLen = 32;
 
 // HKDF-SHA256(ikm, salt, info) into out[0 .. len). std::runtime_error without OpenSSL.
@@ -26,5 +28,16 @@ void sha256(ByteSpan data, uint8_t out[32]);
 // key and version 2's scrypt stanza. FormatError naming the memory when OpenSSL cannot have it.
 inline constexpr uint64_t kScryptR = 8, kScryptP = 1;
 void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[32]);
+// FormatError unless 1 <= log2n <= max_log2n (format.cpp).
+void check_scrypt_log2n(int log2n, int max_log2n);
+
+// Version 2's stanzas (recipients.cpp): the `count` stanzas after the fixed part, each checked
+// (known type, its body length, one scrypt stanza at most, its work factor within max_log2n),
+// and where the MAC starts; FormatError names what is wrong. parse_header's half for version 2.
+struct StanzaAt {
+  uint8_t type;
+  size_t offset, len;  // of the body, in the header
+};
+std::vector<StanzaAt> parse_stanzas(ByteSpan header, size_t& mac_offset, int max_log2n);
 
 }  // namespace gpucrypt::format::detail

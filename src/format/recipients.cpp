@@ -40,7 +40,7 @@ using detail::kSaltOffset;
 using detail::kSuiteAes256Gcm;
 using detail::kVersionRecipients;
 constexpr size_t kMaxStanzas = 1024;
-constexpr uint8_t kScrypt = 1, kKeyFile = 2, kX25519 = 3, kHybrid = 4;
+constexpr uint8_t kScrypt = detail::kScryptStanza, kKeyFile = 2, kX25519 = 3, kHybrid = 4;
 constexpr size_t kWrappedLen = kKeyLen + kTagLen;
 constexpr char kKeysLabel[] = "gpucrypt/v2/keys";
 constexpr char kX25519Label[] = "gpucrypt/v2/x25519";
@@ -209,43 +209,6 @@ void require_openssl() {
 #endif
 }
 
-struct Stanza {
-  uint8_t type;
-  size_t offset;  // of the body, in the header
-};
-
-// The stanzas of a version 2 header and where its MAC starts; FormatError names what is wrong.
-std::vector<Stanza> parse_stanzas(ByteSpan header, size_t& mac_offset) {
-  const size_t count = size_t(header[10]) << 8 | header[11];
-  if (count == 0 || count > kMaxStanzas)
-    throw FormatError("invalid header: " + std::to_string(count) + " stanzas (a version 2 file has 1 .. " +
-                      std::to_string(kMaxStanzas) + ")");
-  std::vector<Stanza> stanzas;
-  size_t offset = kFixedLen, scrypt_stanzas = 0;
-  for (size_t index = 0; index < count; ++index) {
-    if (offset + 3 > header.size())
-      throw FormatError("file truncated inside the header (stanza " + std::to_string(index) + " of " + std::to_string(count) + ")");
-    const uint8_t type = header[offset];
-    const size_t length = size_t(header[offset + 1]) << 8 | header[offset + 2];
-    if (body_len(type) == 0)
-      throw FormatError("stanza " + std::to_string(index) + " has unknown type " + std::to_string(type) +
-                        ": this file is for a recipient this version of gpucrypt cannot open (refused rather than skipped)");
-    if (length != body_len(type))
-      throw FormatError("damaged header: stanza " + std::to_string(index) + " (" + stanza_name(type) + ") is " +
-                        std::to_string(length) + " bytes, not " + std::to_string(body_len(type)));
-    if (offset + 3 + length > header.size())
-      throw FormatError("file truncated inside the header (stanza " + std::to_string(index) + " of " + std::to_string(count) + ")");
-    if (type == kScrypt && ++scrypt_stanzas > 1) throw FormatError("invalid header: more than one scrypt stanza");
-    stanzas.push_back({type, offset + 3});
-    offset += 3 + length;
-  }
-  if (offset + kMacLen > header.size())
-    throw FormatError("file truncated inside the header (" + std::to_string(header.size()) + " of " +
-                      std::to_string(offset + kMacLen) + " bytes)");
-  mac_offset = offset;
-  return stanzas;
-}
-
 // (header MAC key, payload key) = HKDF-SHA256(file key, salt, "gpucrypt/v2/keys" || prefix), 64 bytes.
 void derive_v2_keys(const uint8_t file_key[kKeyLen], ByteSpan prefix, uint8_t mac_key[kKeyLen], uint8_t payload_key[kKeyLen]) {
   std::vector<uint8_t> info(kKeysLabel, kKeysLabel + sizeof kKeysLabel - 1);
@@ -289,6 +252,40 @@ std::vector<uint8_t> x25519_identities(const std::vector<std::string>& identitie
 }
 
 }  // namespace
+
+std::vector<detail::StanzaAt> detail::parse_stanzas(ByteSpan header, size_t& mac_offset, int max_log2n) {
+  const size_t count = size_t(header[10]) << 8 | header[11];
+  if (count == 0 || count > kMaxStanzas)
+    throw FormatError("invalid header: " + std::to_string(count) + " stanzas (a version 2 file has 1 .. " +
+                      std::to_string(kMaxStanzas) + ")");
+  std::vector<StanzaAt> stanzas;
+  size_t offset = kFixedLen, scrypt_stanzas = 0;
+  for (size_t index = 0; index < count; ++index) {
+    if (offset + 3 > header.size())
+      throw FormatError("file truncated inside the header (stanza " + std::to_string(index) + " of " + std::to_string(count) + ")");
+    const uint8_t type = header[offset];
+    const size_t length = size_t(header[offset + 1]) << 8 | header[offset + 2];
+    if (body_len(type) == 0)
+      throw FormatError("stanza " + std::to_string(index) + " has unknown type " + std::to_string(type) +
+                        ": this file is for a recipient this version of gpucrypt cannot open (refused rather than skipped)");
+    if (length != body_len(type))
+      throw FormatError("damaged header: stanza " + std::to_string(index) + " (" + stanza_name(type) + ") is " +
+                        std::to_string(length) + " bytes, not " + std::to_string(body_len(type)));
+    if (offset + 3 + length > header.size())
+      throw FormatError("file truncated inside the header (stanza " + std::to_string(index) + " of " + std::to_string(count) + ")");
+    if (type == kScrypt) {
+      if (++scrypt_stanzas > 1) throw FormatError("invalid header: more than one scrypt stanza");
+      check_scrypt_log2n(header[offset + 3], max_log2n);  // its first body byte
+    }
+    stanzas.push_back({type, offset + 3, length});
+    offset += 3 + length;
+  }
+  if (offset + kMacLen > header.size())
+    throw FormatError("file truncated inside the header (" + std::to_string(header.size()) + " of " +
+                      std::to_string(offset + kMacLen) + " bytes)");
+  mac_offset = offset;
+  return stanzas;
+}
 
 std::pair<size_t, bool> header_len_known(ByteSpan data) {
   if (data.size() < kFixedLen || data[8] != kVersionRecipients) return {kHeaderLen, data.size() >= kFixedLen};
@@ -372,26 +369,20 @@ std::vector<uint8_t> build_header_for_recipients(const std::vector<std::string>&
 OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std::string>& identities,
                                          uint8_t payload_key[kKeyLen]) {
   require_openssl();
-  if (header.size() < kFixedLen || std::memcmp(header.data(), kMagic, sizeof kMagic) != 0)
-    throw FormatError(header.size() >= sizeof kMagic && std::memcmp(header.data(), kMagic, sizeof kMagic) != 0
-                          ? "not a gpucrypt file (bad magic)"
-                          : "file truncated inside the header");
-  if (header[8] == detail::kVersionKey)
+  const HeaderFields fields = parse_header(header, kMaxScryptLog2n);  // the one parser: FormatError for the rest
+  if (fields.version == detail::kVersionKey)
     throw FormatError("this file (format version 1) was encrypted with a passphrase or key file, not to recipients: "
                       "identities cannot open it");
-  if (header[8] != kVersionRecipients) throw FormatError("unsupported format version " + std::to_string(header[8]));
-  if (header[9] != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(header[9]));
-  const uint32_t chunk_len = uint32_t(header[12]) << 24 | uint32_t(header[13]) << 16 | uint32_t(header[14]) << 8 | header[15];
-  check_chunk_len(chunk_len);
-  size_t mac_offset = 0;
-  const std::vector<Stanza> stanzas = parse_stanzas(header, mac_offset);
+  const uint32_t chunk_len = fields.chunk_len;
+  const size_t mac_offset = fields.header_len - kMacLen;
+  const std::vector<HeaderFields::Stanza>& stanzas = fields.stanzas;
   std::vector<uint8_t> secrets = x25519_identities(identities);
 #if defined(GPUCRYPT_WITH_OPENSSL)
   uint8_t file_key[kKeyLen];
   bool found = false;
-  for (const Stanza& stanza : stanzas) {
+  for (const HeaderFields::Stanza& stanza : stanzas) {
     if (stanza.type != kX25519) continue;
-    const uint8_t* share = header.data() + stanza.offset;
+    const uint8_t* share = stanza.body.data();
     for (size_t at = 0; at < secrets.size() && !found; at += 32) {
       Pkey identity = x25519_private(secrets.data() + at);
       uint8_t pk[32], shared[32], wrap_key[kKeyLen];
@@ -408,7 +399,7 @@ OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std:
   secure_zero(secrets.data(), secrets.size());
   if (!found) {
     std::string present;
-    for (const Stanza& stanza : stanzas)
+    for (const HeaderFields::Stanza& stanza : stanzas)
       if (present.find(stanza_name(stanza.type)) == std::string::npos)
         present += std::string(present.empty() ? "" : ", ") + stanza_name(stanza.type);
     throw DecryptionError("no identity given matches a recipient of this file (its stanzas: " + present +

@@ -415,6 +415,34 @@ class PyChunkStream {
 }  // namespace
 
 void register_format_bindings(nb::module_& m) {
+  // The one header parser (format.hpp parse_header): a dict of the fields, stanzas as (type, body).
+  m.def(
+      "format_parse_header",
+      [](nb::handle data, int max_scrypt_log2n) {
+        BufferView view(data);
+        const format::HeaderFields fields = format::parse_header(view.span(), max_scrypt_log2n);
+        nb::list stanzas;
+        for (const auto& stanza : fields.stanzas)
+          stanzas.append(nb::make_tuple(int(stanza.type), nb::bytes(reinterpret_cast<const char*>(stanza.body.data()),
+                                                                    stanza.body.size())));
+        nb::dict out;
+        out["version"] = fields.version;
+        out["suite"] = fields.suite;
+        out["kdf"] = fields.kdf;
+        out["scrypt_log2n"] = fields.scrypt_log2n;
+        out["chunk_len"] = fields.chunk_len;
+        out["header_len"] = fields.header_len;
+        out["stanzas"] = stanzas;
+        return out;
+      },
+      nb::arg("data"), nb::arg("max_scrypt_log2n"));
+  m.def(
+      "format_header_len_known",
+      [](nb::handle data) {
+        BufferView view(data);
+        return format::header_len_known(view.span());
+      },
+      nb::arg("data"));
   // Version 1 headers (a raw key, or a passphrase through scrypt): the payload key goes into the
   // caller's 32-byte writable buffer, which the caller wipes. Opening returns (chunk length, None),
   // or (0, message) when the key or passphrase is wrong; other problems raise ValueError.
