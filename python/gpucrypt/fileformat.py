@@ -7,10 +7,11 @@ chunks sealed with AES-256-GCM under a per-file key from HKDF-SHA256; each chunk
 index and a last-chunk flag, and the last chunk is always shorter than a full one (possibly
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
-Version 1's header (scrypt, HKDF-SHA256, HMAC-SHA256, through OpenSSL) is built and opened by the
-library (format.hpp build_header_with_key / _with_passphrase); version 2's recipient stanzas are
-gpucrypt.recipients' (pyca/cryptography: X25519, ML-KEM) with its HKDF and HMAC here; its scrypt
-stanza calls the library's scrypt. Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
+The headers are the library's (format.hpp): its one parser (parse_header), version 1's headers for a
+key or a passphrase (scrypt, HKDF-SHA256, HMAC-SHA256 through OpenSSL) and version 2's key schedule
+and MAC (seal_v2_header / open_v2_header); only version 2's recipient stanzas are wrapped and
+unwrapped here, by gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
+stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
 pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
 streams through its ChunkStream fed from a Python reading loop, data in memory through
@@ -32,8 +33,6 @@ import struct
 import time
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 import gpucrypt
 from gpucrypt import _native
@@ -78,9 +77,6 @@ MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on a
 SCRYPT_R = 8
 SCRYPT_P = 1
 
-_SCRYPT_SALT_LABEL = b"gpucrypt/v1/scrypt"
-_HKDF_INFO_LABEL = b"gpucrypt/v1/keys"
-_HKDF_INFO_LABEL_V2 = b"gpucrypt/v2/keys"
 
 
 class _Suite(NamedTuple):
@@ -255,23 +251,6 @@ def _v1_secret(material) -> tuple:
                       "recipients: identities cannot open it")
 
 
-def _derive_keys(input_keying_material: bytes, header_prefix: bytes, salt: bytes,
-                 label: bytes = _HKDF_INFO_LABEL) -> tuple[bytes, bytes]:
-    """(header MAC key, payload key). The header bytes go into HKDF's info, so a decoder that
-    forgot the MAC check would still fail on the first chunk of a modified header. Version 2
-    derives from the file key with its own label."""
-    hkdf = HKDF(algorithm=hashes.SHA256(), length=2 * KEY_LEN, salt=salt,
-                info=label + header_prefix)
-    okm = hkdf.derive(input_keying_material)
-    return okm[:KEY_LEN], okm[KEY_LEN:]
-
-
-def _header_mac(mac_key: bytes, header_prefix: bytes) -> bytes:
-    import hashlib
-    import hmac
-    return hmac.new(mac_key, header_prefix, hashlib.sha256).digest()
-
-
 def _read_full(src: BinaryIO, size: int) -> bytes:
     """Read `size` bytes, or fewer only at end of input (pipes and sockets return short reads)."""
     parts = []
@@ -367,9 +346,11 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
         salt = os.urandom(SALT_LEN)
         prefix = (_V2_FIELDS.pack(MAGIC, VERSION_RECIPIENTS, suite.suite_id, len(stanzas), chunk_size) + salt
                   + recipients.encode_stanzas(stanzas))
-        mac_key, payload_key = _derive_keys(file_key, prefix, salt, _HKDF_INFO_LABEL_V2)
-        header = parse_header(prefix + _header_mac(mac_key, prefix))
-        return header, payload_key
+        payload_key = bytearray(KEY_LEN)
+        try:   # the key schedule and MAC are the library's (format.hpp seal_v2_header)
+            return parse_header(_native.format_seal_v2_header(prefix, file_key, payload_key)), bytes(payload_key)
+        finally:
+            _native.wipe(payload_key)
     # Version 1: the library builds it (format.hpp build_header_with_key / _with_passphrase).
     secret, passphrase = _v1_secret(material)
     if passphrase and 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
@@ -392,11 +373,14 @@ def _open_header(header: Header, material) -> bytes:
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
         file_key = recipients.key_set(material).unwrap(header.stanzas)
-        mac_key, payload_key = _derive_keys(file_key, header.prefix, header.salt, _HKDF_INFO_LABEL_V2)
-        if not hmac.compare_digest(_header_mac(mac_key, header.prefix), header.mac):
-            raise DecryptionError("header authentication failed: a stanza opened, but the header MAC does not "
-                                  "match (the header was modified, or the stanza was copied from another file)")
-        return payload_key
+        payload_key = bytearray(KEY_LEN)
+        try:   # the key schedule and the MAC check (constant time) are the library's (open_v2_header)
+            failure = _native.format_open_v2_header(header.prefix + header.mac, file_key, payload_key)
+            if failure is not None:
+                raise DecryptionError(failure)
+            return bytes(payload_key)
+        finally:
+            _native.wipe(payload_key)
     secret, passphrase = _v1_secret(material)
     if passphrase and header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)

@@ -287,6 +287,34 @@ std::vector<detail::StanzaAt> detail::parse_stanzas(ByteSpan header, size_t& mac
   return stanzas;
 }
 
+void seal_v2_header(std::vector<uint8_t>& header, ByteSpan file_key, uint8_t payload_key[kKeyLen]) {
+  require_openssl();
+  if (file_key.size() != kKeyLen) throw std::invalid_argument("the file key is " + std::to_string(kKeyLen) + " bytes");
+  uint8_t mac_key[kKeyLen];
+  derive_v2_keys(file_key.data(), header, mac_key, payload_key);
+  const size_t at = header.size();
+  header.resize(at + kMacLen);
+  detail::hmac_sha256(ByteSpan(mac_key, kKeyLen), ByteSpan(header.data(), at), header.data() + at);
+  secure_zero(mac_key, sizeof mac_key);
+}
+
+void open_v2_header(ByteSpan header, ByteSpan file_key, uint8_t payload_key[kKeyLen]) {
+  require_openssl();
+  if (file_key.size() != kKeyLen) throw std::invalid_argument("the file key is " + std::to_string(kKeyLen) + " bytes");
+  if (header.size() < kFixedLen + kMacLen) throw FormatError("file truncated inside the header");
+  const ByteSpan prefix = header.first(header.size() - kMacLen);
+  uint8_t mac_key[kKeyLen], mac[kMacLen];
+  derive_v2_keys(file_key.data(), prefix, mac_key, payload_key);
+  detail::hmac_sha256(ByteSpan(mac_key, kKeyLen), prefix, mac);
+  secure_zero(mac_key, sizeof mac_key);
+  if (!modes::constant_time_equal(mac, header.data() + prefix.size(), kMacLen)) {
+    secure_zero(payload_key, kKeyLen);
+    throw DecryptionError("header authentication failed: a stanza opened, but the header MAC does not match (the header "
+                          "was modified, or the stanza was copied from another file)",
+                          UINT64_MAX);
+  }
+}
+
 std::pair<size_t, bool> header_len_known(ByteSpan data) {
   if (data.size() < kFixedLen || data[8] != kVersionRecipients) return {kHeaderLen, data.size() >= kFixedLen};
   const size_t count = std::min<size_t>(size_t(data[10]) << 8 | data[11], kMaxStanzas);
@@ -348,12 +376,7 @@ std::vector<uint8_t> build_header_for_recipients(const std::vector<std::string>&
       wrap(wrap_key, file_key, header.data() + at + 3 + 32);
       secure_zero(wrap_key, sizeof wrap_key);
     }
-    uint8_t mac_key[kKeyLen];
-    derive_v2_keys(file_key, header, mac_key, payload_key);
-    const size_t at = header.size();
-    header.resize(at + kMacLen);
-    detail::hmac_sha256(ByteSpan(mac_key, kKeyLen), ByteSpan(header.data(), at), header.data() + at);
-    secure_zero(mac_key, sizeof mac_key);
+    seal_v2_header(header, ByteSpan(file_key, kKeyLen), payload_key);
   } catch (...) {
     secure_zero(file_key, sizeof file_key);
     throw;
@@ -406,17 +429,13 @@ OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std:
                               "; given: x25519); the identity is wrong or missing, or the stanza was damaged",
                           UINT64_MAX);
   }
-  uint8_t mac_key[kKeyLen], mac[kMacLen];
-  derive_v2_keys(file_key, header.first(mac_offset), mac_key, payload_key);
-  secure_zero(file_key, sizeof file_key);
-  detail::hmac_sha256(ByteSpan(mac_key, kKeyLen), header.first(mac_offset), mac);
-  secure_zero(mac_key, sizeof mac_key);
-  if (!modes::constant_time_equal(mac, header.data() + mac_offset, kMacLen)) {
-    secure_zero(payload_key, kKeyLen);
-    throw DecryptionError("header authentication failed: a stanza opened, but the header MAC does not match (the header "
-                          "was modified, or the stanza was copied from another file)",
-                          UINT64_MAX);
+  try {
+    open_v2_header(header.first(mac_offset + kMacLen), ByteSpan(file_key, kKeyLen), payload_key);
+  } catch (...) {
+    secure_zero(file_key, sizeof file_key);
+    throw;
   }
+  secure_zero(file_key, sizeof file_key);
 #else
   (void)payload_key;
 #endif

@@ -436,6 +436,30 @@ void register_format_bindings(nb::module_& m) {
         return out;
       },
       nb::arg("data"), nb::arg("max_scrypt_log2n"));
+  // Version 2's key schedule and MAC over a header Python's recipients.py wrapped the file key in.
+  m.def(
+      "format_seal_v2_header",
+      [](nb::handle prefix, nb::handle file_key, nb::handle payload_key) {
+        BufferView prefix_view(prefix), key_view(file_key), key_out(payload_key, true);
+        if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
+        std::vector<uint8_t> header(prefix_view.data(), prefix_view.data() + prefix_view.size());
+        format::seal_v2_header(header, key_view.span(), key_out.data());
+        return to_bytes(header);
+      },
+      nb::arg("prefix"), nb::arg("file_key"), nb::arg("payload_key"));
+  m.def(
+      "format_open_v2_header",
+      [](nb::handle header, nb::handle file_key, nb::handle payload_key) -> std::optional<std::string> {
+        BufferView header_view(header), key_view(file_key), key_out(payload_key, true);
+        if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
+        try {
+          format::open_v2_header(header_view.span(), key_view.span(), key_out.data());
+        } catch (const format::DecryptionError& error) {
+          return std::string(error.what());
+        }
+        return std::nullopt;
+      },
+      nb::arg("header"), nb::arg("file_key"), nb::arg("payload_key"));
   m.def(
       "format_header_len_known",
       [](nb::handle data) {
