@@ -12,17 +12,7 @@ namespace gpucrypt::registry {
 
 namespace {
 
-const IndexedBackendCalls kCudaCalls{"CUDA",
-                                     &cuda::device_count,
-                                     &cuda::unavailable_reason,
-                                     &cuda::devices,
-                                     &cuda::variants,
-                                     &cuda::default_variant,
-                                     &cuda::create_cipher_stream,
-                                     &cuda::create_gcm,
-                                     &cuda::hash_many,
-                                     &cuda::tree_hash,
-                                     &cuda::create_aead};
+const IndexedBackendCalls kCudaCalls = GPUCRYPT_INDEXED_BACKEND_CALLS("CUDA", cuda);
 
 class CudaDevice final : public IndexedDevice {
  public:
