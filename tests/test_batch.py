@@ -1,4 +1,4 @@
-"""Tests of the batch engine (gpucrypt.batch, src/engine/): many messages in one call.
+"""Tests of the batch engine (gpucrypt.batch; include/gpucrypt/batch.hpp): many messages in one call.
 
 Evidence, in order of strength: whole Wycheproof files (AES-GCM, AES-XTS, AES-CBC-PKCS5) and the
 NTT Camellia / NESSIE SC2000 known answers run as single mixed batches on every variant; random

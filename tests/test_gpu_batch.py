@@ -1,8 +1,8 @@
 """The batch and stream engines on a CUDA device (skipped without one; run by scripts/gpu-check).
 
-A batch on `cuda:N` runs on the CUDA batch executor (src/engine/cuda_batch.cu); these tests hold
-it to the CPU engine's results (whose ciphers and modes are checked against known-answer vectors
-elsewhere), and the stream engine's CPU+GPU split to the file format's spec decoder.
+A batch on `cuda:N` runs on the CUDA batch executor (src/backends/cuda/cuda_batch.cu); these tests
+hold it to the CPU engine's results (whose ciphers and modes are checked against known-answer
+vectors elsewhere), and the stream engine's CPU+GPU split to the file format's spec decoder.
 """
 
 import io
@@ -371,7 +371,7 @@ def test_constant_time_choice_per_mode_on_the_gpu():
 
 def batch_variant(variant):
     """What the CUDA batch kernels run for a constant-time AES name: the 2-block bitslice, since a
-    lane there holds one message (engine/cuda_batch.cu's family_for); results report it."""
+    lane there holds one message (backends/cuda/cuda_batch.cu's family_for); results report it."""
     return "aes_bitsliced" if variant in ("aes_bitsliced8", "aes_bitsliced32") else variant
 
 

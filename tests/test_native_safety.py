@@ -82,7 +82,7 @@ def test_failed_open_leaves_the_callers_out_untouched(device, out_kind, nonce_le
                                                           array("Q", map(len, sealed)), target, device=device,
                                                           variant=variant)
         # The CUDA batch kernels run the 2-block bitslice for every constant-time AES name and
-        # report what ran (src/engine/cuda_batch.cu).
+        # report what ran (src/backends/cuda/cuda_batch.cu).
         wide = {"aes_bitsliced32": "aes_bitsliced", "aes_bitsliced8": "aes_bitsliced"}
         assert ran == wide.get(variant, variant) if device.startswith("cuda") \
             else ran == variant
@@ -287,4 +287,4 @@ def test_xts_key_check_is_constant_time_in_the_source():
     assert "xts_key_halves_differ" in check_key and "memcmp" not in check_key
     api = open(os.path.join(root, "api", "api.cpp")).read()
     assert "check_cipher_key(" in api and "memcmp" not in api
-    assert "check_cipher_key(" in open(os.path.join(root, "engine", "batch_plan.cpp")).read()
+    assert "check_cipher_key(" in open(os.path.join(root, "engine", "batch_builder.cpp")).read()

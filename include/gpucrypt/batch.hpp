@@ -3,11 +3,11 @@
 //
 // A BatchPlan is plain data: three packed byte buffers (input, output, small parameters) and
 // arrays of fixed-size records that index them. Nothing in it points at a caller's object, so the
-// CPU executor (cpu_batch.cpp) and a CUDA executor take the same plan: the CUDA side copies
-// `input`, `params` and `key_bytes` to the device once, runs one launch per RequestGroup (or
-// fewer) and copies `output` back. BatchBuilder makes plans; its cost is one record per message,
-// plus one memcpy of each message into the packed input in the gather form (none in the packed
-// form, where the caller already holds the messages back to back).
+// CPU executor (src/backends/cpu/cpu_batch.cpp) and the CUDA one (src/backends/cuda/cuda_batch.cu)
+// take the same plan: the CUDA side copies `input`, `params` and `key_bytes` to the device once,
+// runs one launch per RequestGroup (or fewer) and copies `output` back. BatchBuilder makes plans;
+// its cost is one record per message, plus one memcpy of each message into the packed input in the
+// gather form (none in the packed form, where the caller already holds the messages back to back).
 //
 // Grouping. `order` lists the requests suite by suite (a suite fixes algorithm, key size, mode,
 // direction, padding, tag length or hash: everything but key, IV and data), and within a suite
@@ -25,7 +25,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -228,11 +227,9 @@ class BatchBuilder {
 // for authentication or padding failures: see BatchResult::status.
 BatchResult run_batch(const BatchPlan& plan, std::string_view device, std::string_view executor = "");
 
-// The executors.
+// The generic executor (src/device/batch_run.cpp): each request through the Device's own streams.
+// A backend's own executor is private to it (src/backends/NAME/), reached through its Device.
 BatchResult run_batch_generic(const BatchPlan& plan, std::string_view device);
-namespace cpu_executor {
-BatchResult run_batch(const BatchPlan& plan);
-}
 
 // Output length of a request of `suite` with `input_len` bytes of input (PKCS#7 included).
 uint64_t output_len_for(const Suite& suite, uint64_t input_len);
@@ -246,15 +243,3 @@ void wipe_failed_outputs(const BatchPlan& plan, BatchResult& result);
 void zero_failed_outputs(const BatchPlan& plan, const BatchResult& result);
 
 }  // namespace gpucrypt::engine
-
-#if defined(GPUCRYPT_WITH_CUDA)
-namespace gpucrypt::cuda {
-// The CUDA executor (src/engine/cuda_batch.cu): one thread per message for serial modes, a
-// message's blocks spread over threads for parallel modes, one launch per group. Nothing when a
-// suite names a variant its kernels do not run: the CUDA Device (src/device/cuda_device.cpp) then
-// hands the plan to the generic executor, which reports the error (the engine never calls up into
-// the device layer). Defined only where GPUCRYPT_WITH_CUDA_BATCH is set; the CUDA Device uses the
-// generic executor otherwise.
-std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int device_index);
-}  // namespace gpucrypt::cuda
-#endif

@@ -2,7 +2,7 @@
 
 A batch mixes any ciphers, modes, directions, key sizes, lengths and keys (one per message if
 you like), AEAD messages and hashes; ``run()`` executes them together on one device and returns
-the outputs in the order they were added. The native engine (src/engine/batch.hpp) packs the
+the outputs in the order they were added. The native engine (include/gpucrypt/batch.hpp) packs the
 messages into one buffer, expands each distinct key once and groups alike messages, so the
 per-message cost is a record, not a call; see docs/engine.md for the design and the numbers.
 

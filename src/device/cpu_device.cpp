@@ -1,12 +1,12 @@
-// cpu_device.cpp: the CPU as a Device: the CPU backend (src/backends/cpu), its batch executor
-// (src/engine/cpu_batch.cpp) and the hash registry (src/hash), all on the thread pool.
+// cpu_device.cpp: the CPU as a Device: the CPU backend (src/backends/cpu, its batch executor
+// cpu_batch.cpp included) and the hash registry (src/hash), all on the thread pool.
 #include <algorithm>
 #include <thread>
 
 #include "backends/backend.hpp"
+#include "backends/cpu/cpu_batch.hpp"
 #include "backends/cpu/variants.hpp"
 #include "device/registry.hpp"
-#include "gpucrypt/batch.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::registry {
@@ -43,7 +43,7 @@ class CpuDevice final : public Device {
     return Device::create_aead(aead, key, variant);
   }
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
-    return engine::cpu_executor::run_batch(plan);
+    return cpu::run_batch(plan);
   }
 
   void hash_many(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,

@@ -1,28 +1,18 @@
-// cuda_device.cpp: a CUDA GPU as a Device: the CUDA backend (src/backends/cuda), its batch
-// executor (src/engine/cuda_batch.cu) and its Keccak kernels. Only in builds with a CUDA toolkit.
+// cuda_device.cpp: a CUDA GPU as a Device: the CUDA backend (src/backends/cuda: its ciphers, its
+// batch executor cuda_batch.cu and its Keccak kernels). Only in builds with a CUDA toolkit.
 #if defined(GPUCRYPT_WITH_CUDA)
 
 #include "backends/backend.hpp"
+#include "backends/cuda/cuda_batch.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/keccak_cuda.hpp"
 #include "device/registry.hpp"
-#include "gpucrypt/batch.hpp"
 
 namespace gpucrypt::registry {
 
 namespace {
 
-const IndexedBackendCalls kCudaCalls{"CUDA",
-                                     &cuda::device_count,
-                                     &cuda::unavailable_reason,
-                                     &cuda::devices,
-                                     &cuda::variants,
-                                     &cuda::default_variant,
-                                     &cuda::create_cipher_stream,
-                                     &cuda::create_gcm,
-                                     &cuda::hash_many,
-                                     &cuda::tree_hash,
-                                     &cuda::create_aead};
+const IndexedBackendCalls kCudaCalls = GPUCRYPT_INDEXED_BACKEND_CALLS("CUDA", cuda);
 
 class CudaDevice final : public IndexedDevice {
  public:
@@ -36,13 +26,11 @@ class CudaDevice final : public IndexedDevice {
   }
   void free_host(void* memory, size_t len) const override { cuda::free_page_locked(memory, len); }
 
-#if defined(GPUCRYPT_WITH_CUDA_BATCH)
   // The batch kernels; a plan they cannot run (a variant they lack) goes to the generic executor.
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
     if (auto result = cuda::run_batch(plan, name().index)) return std::move(*result);
     return engine::run_batch_generic(plan, name().canonical);
   }
-#endif
 };
 
 }  // namespace

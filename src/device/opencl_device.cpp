@@ -10,17 +10,7 @@ namespace gpucrypt::registry {
 
 namespace {
 
-const IndexedBackendCalls kOpenclCalls{"OpenCL",
-                                       &opencl::device_count,
-                                       &opencl::unavailable_reason,
-                                       &opencl::devices,
-                                       &opencl::variants,
-                                       &opencl::default_variant,
-                                       &opencl::create_cipher_stream,
-                                       &opencl::create_gcm,
-                                       &opencl::hash_many,
-                                       &opencl::tree_hash,
-                                       &opencl::create_aead};
+const IndexedBackendCalls kOpenclCalls = GPUCRYPT_INDEXED_BACKEND_CALLS("OpenCL", opencl);
 
 }  // namespace
 

@@ -30,26 +30,45 @@ struct DeviceBackend {
 };
 
 // The entry points of a backend whose devices are numbered and whose functions take the device
-// index last (cuda::, opencl::). IndexedDevice is the Device over such a table, so a backend of
-// this shape registers its functions, not a class of forwarding calls (indexed_device.cpp).
+// index last (cuda::, opencl::), stated once: IndexedBackendCalls holds one pointer per entry, and
+// a backend's table is GPUCRYPT_INDEXED_BACKEND_CALLS("LABEL", its namespace), which takes each
+// entry from that namespace by name (so a signature that drifts fails to compile there). A new
+// entry is one line here, its forwarding in IndexedDevice and the function in each such backend.
+// IndexedDevice is the Device over such a table, so a backend of this shape registers its
+// functions, not a class of forwarding calls (indexed_device.cpp).
+// ENTRY(NS, name, result, (parameters)); comments in the list are /* */, since a // comment would
+// swallow the line continuation.
+#define GPUCRYPT_INDEXED_BACKEND_ENTRIES(ENTRY, NS)                                                        \
+  ENTRY(NS, device_count, int, ())                                                                        \
+  ENTRY(NS, unavailable_reason, std::string, ()) /* "" when a device works */                             \
+  ENTRY(NS, devices, std::vector<DeviceInfo>, ())                                                         \
+  ENTRY(NS, variants, const std::vector<VariantInfo>&, ())                                                \
+  ENTRY(NS, default_variant, const VariantInfo&, (Algorithm))                                             \
+  ENTRY(NS, create_cipher_stream, std::unique_ptr<CipherStream>,                                          \
+        (const CipherName&, Direction, ByteSpan key, ByteSpan iv, std::string_view variant, int device_index)) \
+  ENTRY(NS, create_gcm, std::unique_ptr<GcmCipher>,                                                       \
+        (const CipherName&, ByteSpan key, std::string_view variant, int device_index))                    \
+  ENTRY(NS, hash_many, void,                                                                              \
+        (std::string_view hash_name, const uint8_t* const* messages, const size_t* lens, size_t num_messages, \
+         uint8_t* out, size_t out_len_each, int device_index))                                            \
+  ENTRY(NS, tree_hash, void,                                                                              \
+        (std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,     \
+         uint8_t* out, size_t out_len, int device_index))                                                 \
+  /* The AEADs beyond GCM (Device::create_aead: GCM goes to create_gcm). */                               \
+  ENTRY(NS, create_aead, std::unique_ptr<Aead>,                                                           \
+        (const AeadName&, ByteSpan key, std::string_view variant, int device_index))
+
+#define GPUCRYPT_INDEXED_BACKEND_FIELD(NS, name, result, parameters) result(*name) parameters;
+#define GPUCRYPT_INDEXED_BACKEND_ADDRESS(NS, name, result, parameters) &NS::name,
+
 struct IndexedBackendCalls {
   const char* label;  // "CUDA", "OpenCL": for "no such CUDA device (2 listed)"
-  int (*device_count)();
-  std::string (*unavailable_reason)();  // "" when a device works
-  std::vector<DeviceInfo> (*devices)();
-  const std::vector<VariantInfo>& (*variants)();
-  const VariantInfo& (*default_variant)(Algorithm);
-  std::unique_ptr<CipherStream> (*create_cipher_stream)(const CipherName&, Direction, ByteSpan key, ByteSpan iv,
-                                                        std::string_view variant, int device_index);
-  std::unique_ptr<GcmCipher> (*create_gcm)(const CipherName&, ByteSpan key, std::string_view variant,
-                                           int device_index);
-  void (*hash_many)(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,
-                    size_t num_messages, uint8_t* out, size_t out_len_each, int device_index);
-  void (*tree_hash)(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,
-                    uint8_t* out, size_t out_len, int device_index);
-  // The AEADs beyond GCM (Device::create_aead: GCM goes to create_gcm); nullptr for none.
-  std::unique_ptr<Aead> (*create_aead)(const AeadName&, ByteSpan key, std::string_view variant, int device_index);
+  GPUCRYPT_INDEXED_BACKEND_ENTRIES(GPUCRYPT_INDEXED_BACKEND_FIELD, )
 };
+
+// The table of the indexed backend whose entry points are in namespace NS (gpucrypt::NS).
+#define GPUCRYPT_INDEXED_BACKEND_CALLS(LABEL, NS) \
+  IndexedBackendCalls { LABEL, GPUCRYPT_INDEXED_BACKEND_ENTRIES(GPUCRYPT_INDEXED_BACKEND_ADDRESS, NS) }
 
 class IndexedDevice : public Device {
  public:
@@ -67,8 +86,7 @@ class IndexedDevice : public Device {
     return calls_.create_gcm(cipher, key, variant, name().index);
   }
   std::unique_ptr<Aead> create_aead(const AeadName& aead, ByteSpan key, std::string_view variant) const override {
-    if (aead.construction == AeadConstruction::gcm || calls_.create_aead == nullptr)
-      return Device::create_aead(aead, key, variant);
+    if (aead.construction == AeadConstruction::gcm) return Device::create_aead(aead, key, variant);
     return calls_.create_aead(aead, key, variant, name().index);
   }
   void hash_many(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,

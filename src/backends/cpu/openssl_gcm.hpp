@@ -1,5 +1,5 @@
 // openssl_gcm.hpp: AES-GCM through OpenSSL's EVP interface, shared by the AEAD object
-// (gcm_cpu.cpp) and the CPU batch executor (src/engine/cpu_batch.cpp).
+// (gcm_cpu.cpp) and the CPU batch executor (cpu_batch.cpp).
 //
 // open verifies the tag BEFORE any plaintext is written, so a failed open leaves the output
 // (in place or a caller's buffer) exactly as it was. EVP has no GHASH-only call, so the tag is

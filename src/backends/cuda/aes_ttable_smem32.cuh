@@ -14,7 +14,7 @@
 // permute (aes.h's aes_table_lookup_byte with GC_AES_LANE; AES-128-CTR 2.84 -> 4.68 Tbps on
 // an H200, docs/performance.md).
 // The family lives in this header so bench/shape_sweep*.cu can time its kernels under other launch
-// policies and the batch executor (engine/cuda_batch.cu) runs its kernels over it;
+// policies and the batch executor (cuda_batch.cu) runs its kernels over it;
 // aes_ttable_smem32.cu instantiates it for the backend.
 // Round keys stay in the kernel's parameter bank: the round count is a template argument, every
 // round-key index is a constant, and the XORs read them as constant-bank operands.

@@ -13,7 +13,7 @@
 //
 // The layout is chosen by macros before camellia.h is first included: a translation unit includes
 // this header first. The family lives here so that the batch executor runs its kernels over it
-// (engine/cuda_batch_camellia_sbox.cu); camellia_sbox_smem32.cu instantiates it for the backend.
+// (cuda_batch_camellia_sbox.cu); camellia_sbox_smem32.cu instantiates it for the backend.
 #pragma once
 
 #define GC_CAMELLIA_SBOX_WORDS 1

@@ -1,6 +1,6 @@
 // camellia_ttable_smem.cuh: the CUDA variant "camellia_ttable_smem", table Camellia (camellia.h)
 // with the four SP tables (4 KiB) in shared memory. The family lives in this header so that the
-// batch executor (engine/cuda_batch.cu) runs its kernels over it; camellia_ttable_smem.cu
+// batch executor (cuda_batch.cu) runs its kernels over it; camellia_ttable_smem.cu
 // instantiates it for the backend.
 //
 // NOT constant-time: F looks up the SP tables with bytes of (state ^ subkey); shared-memory bank

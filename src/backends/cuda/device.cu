@@ -108,7 +108,7 @@ const std::vector<GpuVariant>& registered_variants() {
       // decryption and XTS on the H200 (bench/results/h200-2026-11-25-bench-bitsliced-modes.json),
       // and in GCM since it seals as CTR + a GHASH pass (1.60-1.62 vs 1.28 Tbps for AES-128 on an H100,
       // bench/results/h100-2026-11-27-bench-gcm-routes.json). The batch kernels run aes_bitsliced
-      // for it (engine/cuda_batch.cu's family_for: a lane there holds one message).
+      // for it (cuda_batch.cu's family_for: a lane there holds one message).
       {{"aes_bitsliced8", "cuda", "aes", true,
         "bitsliced AES (Boyar-Peralta S-box circuit), no tables, 8 blocks per call (state rows as "
         "32-bit words, ShiftRows a byte rotation)"},

@@ -15,7 +15,7 @@
 //   __device__ static void fill(uint32_t* smem, bool decrypt);
 //   __device__ static void bind(Cipher&, uint32_t* smem, bool decrypt);
 //   __device__ static void prepare(Cipher&, uint32_t* smem, bool decrypt);
-// and, where the batch executor (engine/cuda_batch.cu) runs it, which uploads raw keys,
+// and, where the batch executor (cuda_batch.cu) runs it, which uploads raw keys,
 //   __device__ static void expand(Cipher&, key, key_len);  the same schedule made on the device.
 // fill runs in every thread of a CTA before a __syncthreads() and copies the tables into shared
 // memory; bind points one thread's cipher at them. prepare, what the kernels here call, is fill
@@ -213,7 +213,7 @@ struct makes_lane_keystream<Cipher, std::void_t<decltype(std::declval<const Ciph
                                         gc_block{}, static_cast<gc_block*>(nullptr)))>> : std::true_type {};
 
 // One tile of a warp (see "Work layout" above), shared by bulk_kernel and the batch executor's
-// kernel (engine/cuda_batch_kernels.cuh), which runs the tiles of each piece of its messages:
+// kernel (cuda_batch_kernels.cuh), which runs the tiles of each piece of its messages:
 // lane L takes blocks first + L + 32 s, s < the policy's steps, of the message at in/out of `len`
 // bytes, and writes those below `end` (the message's block count for the bulk kernel, the end of
 // the piece for the batch). Block indices count from the message's first block, whose predecessor
@@ -591,7 +591,7 @@ __device__ __forceinline__ int first_live_step(uint64_t pad_blocks, uint64_t til
 }
 
 // One GCM tile of a warp, shared by the bulk kernel below and the batch executor's
-// (engine/cuda_batch.cu): GCTR over the tile's blocks and, unless `hash` is none, the lane's part
+// (cuda_batch.cu): GCTR over the tile's blocks and, unless `hash` is none, the lane's part
 // of the tile hash. The tile hash is GHASH from zero over the tile's 32 * S blocks (S = steps per
 // lane) = sum over lanes L of (sum_j X_{L+32j} H^{32(S-1-j)}) * H^{32-L}: this returns the lane's
 // inner sum (Horner with H^32); the caller multiplies by its lane power and XORs the lanes.

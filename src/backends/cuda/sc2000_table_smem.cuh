@@ -1,6 +1,6 @@
 // sc2000_table_smem.cuh: the CUDA variant "sc2000_table_smem", table SC2000 (sc2000.h) with the
 // six MS tables (1 KiB) in shared memory. The family lives in this header so that the batch
-// executor (engine/cuda_batch.cu) runs its kernels over it; sc2000_table_smem.cu instantiates it
+// executor (cuda_batch.cu) runs its kernels over it; sc2000_table_smem.cu instantiates it
 // for the backend.
 //
 // NOT constant-time: the S-box/M layer looks up tables with bits of the secret state, and bank

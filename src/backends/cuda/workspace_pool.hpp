@@ -1,5 +1,5 @@
 // workspace_pool.hpp: the one pool of per-device CUDA workspaces, for the backend's host engine
-// (host_engine.cu: the bulk kernels' staging slots) and the batch executor (engine/cuda_batch.cu:
+// (host_engine.cu: the bulk kernels' staging slots) and the batch executor (cuda_batch.cu:
 // its grown-on-demand buffers). What a workspace holds is its user's; how workspaces are kept,
 // lent, wiped and given back is written once, here.
 //

@@ -1,4 +1,4 @@
-// cpu_batch.cpp: the batch executor on the CPU thread pool.
+// cpu_batch.cpp: the CPU backend's batch executor, on the thread pool (cpu_batch.hpp).
 //
 // Work: the plan's requests in `order` become tasks (a whole message, or a 256 KiB piece of a
 // large message in a parallel mode: ECB, CTR, CBC/CFB decryption); consecutive tasks are packed
@@ -26,12 +26,12 @@
 #include <map>
 #include <mutex>
 
+#include "backends/cpu/cpu_batch.hpp"
 #include "backends/cpu/openssl_gcm.hpp"
 #include "backends/cpu/vaes_gcm.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
 #include "core/counter.h"
-#include "gpucrypt/batch.hpp"
 #include "modes/modes.hpp"
 #include "modes/ciphers.hpp"
 #include "modes/mode_rules.hpp"
@@ -40,12 +40,19 @@
 #include <openssl/evp.h>
 #endif
 
-namespace gpucrypt::engine::cpu_executor {
+namespace gpucrypt::cpu {
 
 namespace {
 
+using engine::BatchPlan;
+using engine::BatchRequest;
+using engine::BatchResult;
+using engine::KeySlot;
+using engine::kNoKey;
+using engine::Operation;
+using engine::RequestStatus;
+using engine::Suite;
 using Clock = std::chrono::steady_clock;
-using cpu::ThreadPool;
 
 constexpr uint64_t kSplitMinLen = 512 * 1024;  // messages at least this long are split...
 constexpr uint64_t kPieceLen = 256 * 1024;     // ...into pieces of this many bytes
@@ -516,10 +523,10 @@ BatchResult run_batch(const BatchPlan& plan) {
       for (size_t w = begin; w < end; ++w) worker();
     });
   }
-  wipe_failed_outputs(plan, result);
+  engine::wipe_failed_outputs(plan, result);
   result.timings.compute_s = seconds_since(compute_start);
   result.timings.total_s = seconds_since(start);
   return result;
 }
 
-}  // namespace gpucrypt::engine::cpu_executor
+}  // namespace gpucrypt::cpu

@@ -52,8 +52,8 @@
 #include "backends/cuda/keccak_cuda.hpp"
 #include "backends/cuda/sc2000_table_smem.cuh"
 #include "backends/cuda/workspace_pool.hpp"
-#include "engine/cuda_batch_kernels.cuh"
-#include "gpucrypt/batch.hpp"
+#include "backends/cuda/cuda_batch.hpp"
+#include "backends/cuda/cuda_batch_kernels.cuh"
 #include "gpucrypt/hash.hpp"
 #include "modes/padding.hpp"
 

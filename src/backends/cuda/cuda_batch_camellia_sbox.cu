@@ -8,7 +8,7 @@
 // Keys are expanded by cuda_batch.cu's unit with the SP tables (this layout compiles no key
 // schedule); the schedule itself does not depend on the table layout.
 #include "backends/cuda/camellia_sbox_smem32.cuh"  // first: its table layout
-#include "engine/cuda_batch_kernels.cuh"
+#include "backends/cuda/cuda_batch_kernels.cuh"
 
 namespace gpucrypt::cuda::batch {
 
