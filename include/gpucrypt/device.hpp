@@ -116,9 +116,10 @@ struct DeviceSelection {
   std::vector<std::string> devices;  // canonical names, GPUs first, the CPU last when it takes part
   double cpu_share = 1.0;            // < 0: measured per job by the scheduler ("auto"); else 0..1
 };
-// auto_gpus: the GPUs "auto" uses, in index order: every CUDA device; without one, every OpenCL
-// device that is not a CPU (an OpenCL ICD other than PoCL's must be registered: PoCL's devices are
-// this CPU, which "auto" runs natively). Empty on a machine without a GPU.
+// auto_gpus: the GPUs "auto" uses, in index order: the devices other than CPUs of the first backend
+// in the registry's order that lists any (every CUDA device; without one, every OpenCL GPU, asked
+// only where an OpenCL ICD other than PoCL's is registered: PoCL's devices are this CPU, which
+// "auto" runs natively). Empty on a machine without a GPU. A new backend needs no change here.
 std::vector<std::string> auto_gpus();
 // select_devices: `devices` (a comma-separated list, "" for none) overrides `device` ("auto" or ""
 // for auto_gpus() plus the CPU with measured shares; else one device name). `cpu_share` is "" (not

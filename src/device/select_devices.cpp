@@ -64,15 +64,18 @@ std::string_view trimmed(std::string_view s) {
 std::vector<std::string> auto_gpus() {
   // Found once per process (the devices of a process do not change; callers ask per message).
   static const std::vector<std::string> found = [] {
-    std::vector<std::string> gpus;
-    // CUDA first: NVIDIA's OpenCL lists the same GPUs again, and CUDA runs them faster.
-    const registry::DeviceBackend* cuda = registry::find_backend("cuda");
-    if (cuda->unavailable_reason().empty())
-      for (const DeviceInfo& d : cuda->devices()) gpus.push_back(d.name);
-    if (!gpus.empty() || !other_opencl_icd_registered()) return gpus;
-    for (const DeviceInfo& d : registry::find_backend("opencl")->devices())
-      if (d.type != "cpu") gpus.push_back(d.name);
-    return gpus;
+    // The first backend in the registry's order that lists a device other than a CPU: CUDA before
+    // OpenCL, whose NVIDIA ICD lists the same GPUs again (and runs them slower).
+    for (const registry::DeviceBackend& backend : registry::backends()) {
+      if (backend.kind == "cpu") continue;
+      if (backend.kind == "opencl" && !other_opencl_icd_registered()) continue;  // before asking it anything
+      if (!backend.unavailable_reason().empty()) continue;
+      std::vector<std::string> gpus;
+      for (const DeviceInfo& d : backend.devices())
+        if (d.type != "cpu") gpus.push_back(d.name);
+      if (!gpus.empty()) return gpus;
+    }
+    return std::vector<std::string>{};
   }();
   return found;
 }
