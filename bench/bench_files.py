@@ -70,3 +70,12 @@ def parallel_copy(source: str, target: str, threads: int) -> None:
     finally:
         os.close(in_fd)
         os.close(out_fd)
+
+
+def write_and_print(out_json: str, result: dict, samples: dict, median: dict, size: int) -> None:
+    """Writes `result` to out_json and prints each command's median, rate and minimum."""
+    import json
+    with open(out_json, "w") as sink:
+        json.dump(result, sink, indent=1)
+    for name, value in median.items():
+        print(f"{name:22s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s   min {min(samples[name]):7.3f} s")

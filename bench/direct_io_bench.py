@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -25,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from bench_files import write_random_file  # noqa: E402 - bench/ is the script's folder
+from bench_files import write_and_print, write_random_file  # noqa: E402 - bench/ is the script's folder
 
 
 def main() -> int:
@@ -78,10 +77,7 @@ def main() -> int:
         "median_gb_per_s": {name: size / value / 1e9 for name, value in median.items()},
         "throughput_ratio_to_direct_copy": {name: ceiling / value for name, value in median.items()},
     }
-    with open(args.out_json, "w") as sink:
-        json.dump(result, sink, indent=1)
-    for name, value in median.items():
-        print(f"{name:22s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s   min {min(samples[name]):7.3f} s")
+    write_and_print(args.out_json, result, samples, median, size)
     return 0
 
 

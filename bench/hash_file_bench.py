@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import statistics
@@ -28,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from bench_files import parallel_read, write_random_file  # noqa: E402 - bench/ is the script's folder
+from bench_files import parallel_read, write_and_print, write_random_file  # noqa: E402 - bench/ is the script's folder
 
 
 
@@ -128,10 +127,7 @@ def main() -> int:
                                              if "@" in name or name.startswith("openssl")},
         "devices": gpucrypt.devices(),
     }
-    with open(args.out_json, "w") as sink:
-        json.dump(result, sink, indent=1)
-    for name, value in median.items():
-        print(f"{name:22s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s   min {min(samples[name]):7.3f} s")
+    write_and_print(args.out_json, result, samples, median, size)
     return 0
 
 

@@ -468,8 +468,8 @@ void register_format_bindings(nb::module_& m) {
       },
       nb::arg("data"));
   // Version 1 headers (a raw key, or a passphrase through scrypt): the payload key goes into the
-  // caller's 32-byte writable buffer, which the caller wipes. Opening returns (chunk length, None),
-  // or (0, message) when the key or passphrase is wrong; other problems raise ValueError.
+  // caller's 32-byte writable buffer, which the caller wipes. Opening returns None, or the message
+  // when the key or passphrase is wrong; other problems raise ValueError.
   m.def(
       "format_build_header_v1",
       [](nb::handle secret, bool passphrase, int scrypt_log2n, uint32_t chunk_len, nb::handle payload_key,
@@ -490,22 +490,20 @@ void register_format_bindings(nb::module_& m) {
       nb::arg("salt"));
   m.def(
       "format_open_header_v1",
-      [](nb::handle header, nb::handle secret, bool passphrase, int max_scrypt_log2n, nb::handle payload_key) {
+      [](nb::handle header, nb::handle secret, bool passphrase, int max_scrypt_log2n,
+         nb::handle payload_key) -> std::optional<std::string> {
         BufferView header_view(header), secret_view(secret), key_out(payload_key, true);
         if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
-        std::optional<std::string> failure;
-        uint32_t chunk_len = 0;
-        {
-          nb::gil_scoped_release release;
-          try {
-            chunk_len = passphrase ? format::open_header_with_passphrase(header_view.span(), secret_view.span(),
-                                                                         max_scrypt_log2n, key_out.data())
-                                   : format::open_header_with_key(header_view.span(), secret_view.span(), key_out.data());
-          } catch (const format::DecryptionError& error) {
-            failure = error.what();
-          }
+        nb::gil_scoped_release release;  // scrypt
+        try {
+          if (passphrase)
+            format::open_header_with_passphrase(header_view.span(), secret_view.span(), max_scrypt_log2n, key_out.data());
+          else
+            format::open_header_with_key(header_view.span(), secret_view.span(), key_out.data());
+        } catch (const format::DecryptionError& error) {
+          return std::string(error.what());
         }
-        return std::make_pair(chunk_len, failure);
+        return std::nullopt;
       },
       nb::arg("header"), nb::arg("secret"), nb::arg("passphrase"), nb::arg("max_scrypt_log2n"), nb::arg("payload_key"));
   m.def(
