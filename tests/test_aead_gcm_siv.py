@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import os
 import pathlib
 import random
 
@@ -23,7 +24,9 @@ from gpucrypt import InvalidTag, _native
 from vector_files import PEER_DIR
 
 OPENCL = [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
-DEVICES = ["cpu"] + OPENCL[:1]
+# GPUCRYPT_TEST_OPENCL_DEVICE picks one (scripts/gpu-check: NVIDIA's, where PoCL is listed first).
+DEVICES = ["cpu"] + ([os.environ["GPUCRYPT_TEST_OPENCL_DEVICE"]] if os.environ.get("GPUCRYPT_TEST_OPENCL_DEVICE")
+                     else OPENCL[:1])
 NAMES = ("aes-128-gcm-siv", "aes-256-gcm-siv")
 
 # (key, nonce, aad, plaintext, ciphertext || tag), hex; RFC 8452 appendix C.
