@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpucrypt/aead.hpp"
@@ -31,6 +32,51 @@ struct BatchResult;
 namespace hash {
 struct HashParams;
 }  // namespace hash
+
+// ---- work on a device's own memory -------------------------------------------------------
+// GPU arrays (CuPy, PyTorch, Numba: Python's Cipher(...).encrypt(array)) and `speed --resident`
+// hand a device pointers on it and a stream: the backend's own queue as an opaque handle (CUDA: a
+// cudaStream_t; 0 is the legacy default stream). Work is enqueued on that stream, ordered after
+// what the caller queued there. Each call is one whole message (ECB and CBC: a multiple of 16
+// bytes, XTS: at least 16); in == out works, and so does an out that overlaps in partially (the
+// result is then what a copy of in would give).
+using StreamHandle = std::uintptr_t;
+
+// ResidentCipher: a keyed cipher in one direction; its key schedule is made once, on the device,
+// and kept for the object's life (a caller that encrypts many arrays under one key keeps one).
+// process returns before the work is done. One object may be used from several threads at once
+// (calls take turns).
+class ResidentCipher {
+ public:
+  virtual ~ResidentCipher() = default;
+  // iv: 16 bytes (IV, initial counter or XTS tweak), empty for ECB.
+  virtual void process(ByteSpan iv, const void* in, void* out, size_t len, StreamHandle stream) = 0;
+  virtual const VariantInfo& variant() const = 0;
+};
+
+// ResidentGcm: GCM on device memory. seal writes len bytes of ciphertext to out (device memory)
+// and tag_len bytes of tag to tag (host memory); open checks tag (host memory) before it deciphers
+// anything: false leaves out untouched (in place too). Both wait for the stream before they return
+// (the tag is a result). Several threads at once as ResidentCipher.
+class ResidentGcm {
+ public:
+  virtual ~ResidentGcm() = default;
+  virtual void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag,
+                    size_t tag_len, StreamHandle stream) = 0;
+  virtual bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
+                    StreamHandle stream) = 0;
+  virtual const VariantInfo& variant() const = 0;
+};
+
+// KernelTiming: a backend's own timing of its encryption kernel alone over data already on the
+// device (Device::time_kernel).
+struct KernelTiming {
+  std::string variant;
+  std::string device_name;      // what the hardware calls itself
+  std::vector<double> seconds;  // one per timed launch
+  uint64_t checked_blocks = 0;  // output blocks compared with the host cipher
+  uint64_t mismatched_blocks = 0;
+};
 
 class Device {
  public:
@@ -89,6 +135,43 @@ class Device {
   virtual bool offers_host_memory() const { return false; }
   virtual void* alloc_host(size_t len) const;
   virtual void free_host(void* memory, size_t len) const;
+  // holds_host_memory: whether [memory, memory + len) is host memory of that kind (from alloc_host,
+  // or registered with the backend by another library, e.g. a pinned PyTorch tensor), so that this
+  // device copies it with no staging. False on devices without such memory.
+  virtual bool holds_host_memory(const void* memory, size_t len) const;
+
+  // Work on this device's own memory (see ResidentCipher above). A device whose memory is the
+  // host's (the CPU) or that offers none of this (OpenCL here) throws DeviceError("device 'NAME'
+  // does not support ...") from each; argument errors as create_cipher_stream / create_gcm.
+  // resident_memory: whether it does (the others then work).
+  virtual bool resident_memory() const { return false; }
+  virtual std::unique_ptr<ResidentCipher> create_resident_cipher(const CipherName& name, Direction direction,
+                                                                 ByteSpan key, std::string_view variant) const;
+  virtual std::unique_ptr<ResidentGcm> create_resident_gcm(const CipherName& name, ByteSpan key,
+                                                           std::string_view variant) const;
+  // alloc_device / free_device / copy_to_device / synchronize: device memory (freed unzeroed: what
+  // a benchmark fills; alloc_device makes this device the calling thread's current one, which
+  // resident_hash runs on), a host-to-device copy, and a wait for everything queued on a stream.
+  virtual void* alloc_device(size_t len) const;
+  virtual void free_device(void* memory) const;
+  virtual void copy_to_device(void* device_memory, const void* host, size_t len) const;
+  virtual void synchronize(StreamHandle stream) const;
+  // resident_hash: one message of `hash_name` (any Keccak-family hash hash_many or tree_hash takes,
+  // without parameters) in device memory, hashed on the device; out_len bytes of digest to
+  // `digest`, device memory too. Asynchronous on `stream` (a tree hash's final node runs on the
+  // host, so that form returns when it is done).
+  virtual void resident_hash(std::string_view hash_name, const void* data, size_t len, void* digest,
+                             size_t out_len, StreamHandle stream) const;
+
+  // time_kernel: the backend's own timing of its CTR or ECB encryption kernel over `bytes` of
+  // random data on the device (OpenCL: profiling events, output poisoned and checked on sampled
+  // blocks against the host cipher; the lab's experiments). Devices without it throw DeviceError.
+  virtual KernelTiming time_kernel(const CipherName& name, std::string_view variant, size_t bytes,
+                                   int repeats) const;
+  // counters: what this device's backend has done in this process, by name (OpenCL: programs
+  // built, cached, rejected and kernels run, so that tests can tell that OpenCL really ran).
+  // Empty for backends that count nothing.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }
 
  protected:
   explicit Device(DeviceName name) : name_(std::move(name)) {}

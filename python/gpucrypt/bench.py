@@ -3,7 +3,7 @@
 Two timings per cell, both wall clock, both after one untimed warm-up call:
 
 * ``native`` (the table's main rows): a C++ loop with the GIL released
-  (``_native.speed_run``, src/api/speed.hpp). The context is set up once, as openssl speed sets
+  (``_native.speed_run``, include/gpucrypt/speed.hpp). The context is set up once, as openssl speed sets
   up its EVP context once, then one call per buffer until the time is spent: a cipher's
   ``update()`` in place on a stream that carries on from call to call; a GCM seal (or open) of
   the buffer as one message, no AAD, 16-byte tag; a hash's digest of the buffer (XOFs and
@@ -52,7 +52,7 @@ DEFAULT_SECONDS = 3.0
 OPENSSL_THOUSANDS_ABOVE = 10000
 TIMING_DESCRIPTION = ("wall clock of a native loop (C++, no Python inside), as openssl speed -evp times "
                       "EVP: set up once, then one call per buffer, after one untimed warm-up call")
-# What one call of the native loop is, per kind (src/api/speed.hpp).
+# What one call of the native loop is, per kind (include/gpucrypt/speed.hpp).
 CALL_DESCRIPTION = {
     "cipher": "cipher update() in place, one stream carrying on from call to call",
     "aead": "GCM seal (open with --decrypt) of the buffer as one message, 12-byte nonce, no AAD, "

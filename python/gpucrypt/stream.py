@@ -131,7 +131,7 @@ class DeviceStats:
     jobs: int = 0
     bytes: int = 0
     busy_s: float = 0.0           # wall time inside the worker's native calls
-    rate: float = 0.0             # bytes/s, from the scheduler (src/engine/scheduler.hpp; 0 until measured)
+    rate: float = 0.0             # bytes/s, from the scheduler (include/gpucrypt/scheduler.hpp; 0 until measured)
     stages: dict = field(default_factory=dict)  # seconds per native stage (h2d_s, compute_s, d2h_s, ...)
     variant: str = ""
 
@@ -152,7 +152,7 @@ class StreamStats:
     write_s: float = 0.0
     wait_s: float = 0.0            # calling thread blocked on a full pipeline
     wall_s: float = 0.0
-    device_choice: str = ""        # what the measured device set found (src/engine/scheduler.hpp)
+    device_choice: str = ""        # what the measured device set found (include/gpucrypt/scheduler.hpp)
     devices: dict = field(default_factory=dict)   # name -> DeviceStats
 
     def device(self, name: str) -> DeviceStats:
@@ -217,7 +217,7 @@ class Pipeline:
     any exception, leaving the ``with`` block stops the workers (a job already inside a native
     call finishes first) and drops the queued ones.
 
-    The scheduling is the library's (``src/engine/scheduler.hpp`` through ``_native.Scheduler``):
+    The scheduling is the library's (``include/gpucrypt/scheduler.hpp`` through ``_native.Scheduler``):
     the worker threads, the device choice and the in-order retiring are the same code that runs
     the file format in memory; this class keeps the Python side (jobs, results, errors, stats).
     """
@@ -303,16 +303,23 @@ class Pipeline:
             slot.error = error
 
 
-def page_locked(size: int):
-    """A writable buffer of ``size`` bytes in page-locked (pinned) host memory, which the GPU
-    copies straight from and to (no staging copy): a memoryview, or a bytearray when there is no
-    CUDA device or the memory cannot be had. Zeroed and freed when the last reference goes."""
-    if cuda_available():
+def page_locked(size: int, devices: Sequence[str] = ()):
+    """A writable buffer of ``size`` bytes in host memory that a GPU copies straight from and to
+    (no staging copy; CUDA's is page-locked): the first of ``devices`` (default: the GPUs ``auto``
+    uses) that has such memory gives it (the Device's alloc_host). A memoryview, or a bytearray
+    when none does or the memory cannot be had. Zeroed and freed when the last reference goes."""
+    for device in devices or auto_gpus():
         try:
-            return memoryview(_native.PageLockedBuffer(size))
+            return memoryview(_native.HostBuffer(device, size))
         except (_native.DeviceError, MemoryError):
-            pass
+            continue
     return bytearray(size)
+
+
+def holds_host_memory(devices: Sequence[str], buffer) -> bool:
+    """Whether ``buffer`` is host memory that one of ``devices`` copies with no staging (what
+    ``page_locked`` gives, or a pinned PyTorch tensor)."""
+    return any(_native.holds_host_memory(device, buffer) for device in devices)
 
 
 # Page-locked buffers outlive the pools that used them (zeroed in between), up to this many

@@ -1,5 +1,5 @@
-// speed.cpp: the native timing loop behind `gpucrypt speed` (see speed.hpp for what one call is).
-#include "api/speed.hpp"
+// speed.cpp: the native timing loop behind `gpucrypt speed` (see gpucrypt/speed.hpp for what one call is).
+#include "gpucrypt/speed.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,12 @@
 // cuda_device.cpp: a CUDA GPU as a Device: the CUDA backend (src/backends/cuda: its ciphers, its
-// batch executor cuda_batch.cu and its Keccak kernels). Only in builds with a CUDA toolkit.
+// batch executor cuda_batch.cu, its Keccak kernels and its device-pointer API device.hpp). Only in
+// builds with a CUDA toolkit.
 #if defined(GPUCRYPT_WITH_CUDA)
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
 
 #include "backends/backend.hpp"
 #include "backends/cuda/cuda_batch.hpp"
@@ -14,6 +20,55 @@ namespace {
 
 const IndexedBackendCalls kCudaCalls = GPUCRYPT_INDEXED_BACKEND_CALLS("CUDA", cuda);
 
+cudaStream_t stream_of(StreamHandle handle) { return reinterpret_cast<cudaStream_t>(handle); }
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // clear it, so that later, unrelated calls do not report it
+    throw DeviceError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
+  }
+}
+
+// cuda::DeviceCipher and DeviceGcm are one caller's at a time; ResidentCipher promises turns.
+class CudaResidentCipher final : public ResidentCipher {
+ public:
+  explicit CudaResidentCipher(std::unique_ptr<cuda::DeviceCipher> cipher) : cipher_(std::move(cipher)) {}
+  void process(ByteSpan iv, const void* in, void* out, size_t len, StreamHandle stream) override {
+    std::lock_guard lock(mutex_);
+    cipher_->process(iv, in, out, len, stream_of(stream));
+  }
+  const VariantInfo& variant() const override { return cipher_->variant(); }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<cuda::DeviceCipher> cipher_;
+};
+
+class CudaResidentGcm final : public ResidentGcm {
+ public:
+  explicit CudaResidentGcm(std::unique_ptr<cuda::DeviceGcm> gcm) : gcm_(std::move(gcm)) {}
+  void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag, size_t tag_len,
+            StreamHandle stream) override {
+    std::lock_guard lock(mutex_);
+    gcm_->seal(nonce, aad, in, out, len, tag, tag_len, stream_of(stream));
+  }
+  bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
+            StreamHandle stream) override {
+    std::lock_guard lock(mutex_);
+    return gcm_->open(nonce, aad, in, out, len, tag, stream_of(stream));
+  }
+  const VariantInfo& variant() const override { return gcm_->variant(); }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<cuda::DeviceGcm> gcm_;
+};
+
+bool is_tree_hash(std::string_view hash_name) {
+  const std::string& name = hash::hash_info(hash_name).name;
+  return name.starts_with("parallelhash") || name.starts_with("kt");
+}
+
 class CudaDevice final : public IndexedDevice {
  public:
   explicit CudaDevice(DeviceName name) : IndexedDevice(std::move(name), kCudaCalls) {}
@@ -25,12 +80,72 @@ class CudaDevice final : public IndexedDevice {
     throw DeviceError("cudaHostAlloc refused " + std::to_string(len) + " bytes of page-locked memory");
   }
   void free_host(void* memory, size_t len) const override { cuda::free_page_locked(memory, len); }
+  bool holds_host_memory(const void* memory, size_t len) const override { return cuda::is_page_locked(memory, len); }
+
+  // Device pointers: the backend's device-pointer API (backends/cuda/device.hpp).
+  bool resident_memory() const override { return true; }
+  std::unique_ptr<ResidentCipher> create_resident_cipher(const CipherName& cipher, Direction direction, ByteSpan key,
+                                                         std::string_view variant) const override {
+    return std::make_unique<CudaResidentCipher>(cuda::DeviceCipher::create(cipher, direction, key, variant, name().index));
+  }
+  std::unique_ptr<ResidentGcm> create_resident_gcm(const CipherName& cipher, ByteSpan key,
+                                                   std::string_view variant) const override {
+    return std::make_unique<CudaResidentGcm>(cuda::DeviceGcm::create(cipher, key, variant, name().index));
+  }
+  void* alloc_device(size_t len) const override {
+    info();  // DeviceError naming the device when this index has none
+    check_cuda(cudaSetDevice(name().index), "cudaSetDevice");
+    void* memory = nullptr;
+    check_cuda(cudaMalloc(&memory, len == 0 ? 1 : len), "cudaMalloc");
+    return memory;
+  }
+  void free_device(void* memory) const override { cudaFree(memory); }
+  void copy_to_device(void* device_memory, const void* host, size_t len) const override {
+    check_cuda(cudaMemcpy(device_memory, host, len, cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  void synchronize(StreamHandle stream) const override {
+    check_cuda(cudaStreamSynchronize(stream_of(stream)), "cudaStreamSynchronize");
+  }
+  // The Keccak kernels run on the current device: the caller's, as for every device-pointer call.
+  void resident_hash(std::string_view hash_name, const void* data, size_t len, void* digest, size_t out_len,
+                     StreamHandle stream) const override {
+    const auto* message = static_cast<const uint8_t*>(data);
+    if (is_tree_hash(hash_name)) {  // the final node on the host: the digest arrives in host memory
+      std::vector<uint8_t> host_digest(out_len);
+      cuda::tree_hash_device(hash_name, {}, message, len, host_digest.data(), out_len, stream_of(stream));
+      return copy_to_device(digest, host_digest.data(), out_len);
+    }
+    cuda::hash_many_device(hash_name, message, offsets_of(len), nullptr, 1, static_cast<uint8_t*>(digest), out_len,
+                           stream_of(stream));
+  }
 
   // The batch kernels; a plan they cannot run (a variant they lack) goes to the generic executor.
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
     if (auto result = cuda::run_batch(plan, name().index)) return std::move(*result);
     return engine::run_batch_generic(plan, name().canonical);
   }
+
+ private:
+  // resident_hash's message table {0, len} in device memory, one per length, written once and
+  // never changed: a kernel still queued keeps reading the table it was given.
+  const uint64_t* offsets_of(size_t len) const {
+    std::lock_guard lock(offsets_mutex_);
+    auto [it, added] = offsets_.try_emplace(len, nullptr);
+    if (added) {
+      const uint64_t table[2] = {0, len};
+      try {
+        it->second = static_cast<uint64_t*>(alloc_device(sizeof table));
+        copy_to_device(it->second, table, sizeof table);
+      } catch (...) {
+        if (it->second != nullptr) free_device(it->second);
+        offsets_.erase(it);
+        throw;
+      }
+    }
+    return it->second;
+  }
+  mutable std::mutex offsets_mutex_;
+  mutable std::map<size_t, uint64_t*> offsets_;
 };
 
 }  // namespace

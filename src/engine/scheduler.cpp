@@ -1,5 +1,5 @@
-// scheduler.cpp: see scheduler.hpp.
-#include "engine/scheduler.hpp"
+// scheduler.cpp: see gpucrypt/scheduler.hpp.
+#include "gpucrypt/scheduler.hpp"
 
 #include <algorithm>
 #include <cstdio>

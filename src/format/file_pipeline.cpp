@@ -34,7 +34,7 @@
 #include <thread>
 
 #include "base/names.hpp"
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/format.hpp"
 #include "format/pipeline_internal.hpp"

@@ -3,7 +3,7 @@
 // (ChunkStream).
 //
 // A file's chunks are cut into jobs of whole chunks; each job is one seal_chunks / open_chunks
-// call on the device the scheduler (src/engine/scheduler.hpp) chooses, reading and writing its
+// call on the device the scheduler (include/gpucrypt/scheduler.hpp) chooses, reading and writing its
 // own subspans of the caller's buffers. Nothing is copied here: the CUDA batch executor copies
 // straight between page-locked caller memory and the GPU, and the three workers of a GPU overlap
 // one job's copy in, another's kernels and a third's copy out.
@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "base/names.hpp"
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "gpucrypt/format.hpp"
 #include "format/pipeline_internal.hpp"
 

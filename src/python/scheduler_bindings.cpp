@@ -1,4 +1,4 @@
-// scheduler_bindings.cpp: the C++ scheduler (src/engine/scheduler.hpp) for Python's stream engine,
+// scheduler_bindings.cpp: the C++ scheduler (include/gpucrypt/scheduler.hpp) for Python's stream engine,
 // so that gpucrypt.stream.Pipeline and the in-memory file format choose devices by one rule.
 //   Scheduler(devices, cpu_share, device_workers, depth, run_work, retire_job, cancelled)
 //     run_work(job_id, device) runs on a worker thread with the GIL; it must not raise (the
@@ -18,8 +18,8 @@
 
 #include <optional>
 
-#include "engine/scheduler.hpp"
-#include "python/scheduler_callbacks.hpp"
+#include "gpucrypt/scheduler.hpp"
+#include "scheduler_callbacks.hpp"
 
 namespace nb = nanobind;
 
@@ -111,7 +111,7 @@ class PyScheduler {
 }  // namespace
 
 void register_scheduler_bindings(nb::module_& m) {
-  nb::class_<PyScheduler>(m, "Scheduler", "The C++ scheduler of src/engine/scheduler.hpp (stream.Pipeline's core).")
+  nb::class_<PyScheduler>(m, "Scheduler", "The C++ scheduler of include/gpucrypt/scheduler.hpp (stream.Pipeline's core).")
       .def(nb::init<std::vector<std::string>, double, unsigned, size_t, nb::object, nb::object, nb::object>(),
            nb::arg("devices"), nb::arg("cpu_share"), nb::arg("device_workers"), nb::arg("depth"), nb::arg("run_work"),
            nb::arg("retire_job"), nb::arg("cancelled").none())

@@ -1,4 +1,4 @@
-// test_scheduler.cpp: the engine's ordered, bounded per-device scheduler (src/engine/scheduler.hpp)
+// test_scheduler.cpp: the engine's ordered, bounded per-device scheduler (include/gpucrypt/scheduler.hpp)
 // with jobs that only sleep, on made-up device names: the scheduler must not care what a device
 // is. Checks in-order retirement under out-of-order completion, the in-flight bound, errors
 // re-raised in order, cancellation, dropping queued jobs on stop, and the device choice (by
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "test_support.hpp"
 
 using gpucrypt::engine::Cancelled;

@@ -1,4 +1,5 @@
-// scheduler.hpp: ordered, bounded work on per-device worker threads (internal).
+// scheduler.hpp: ordered, bounded work on per-device worker threads: the stream engine's core, public so
+// that a program (Python's stream.Pipeline among them) can spread its own jobs over devices.
 //
 // The C++ twin of gpucrypt/stream.py's Pipeline, so that a whole in-memory buffer runs through
 // the file format on several devices without Python in the loop (src/format/pipeline.cpp).
