@@ -28,6 +28,7 @@ namespace gpucrypt {
 namespace engine {
 struct BatchPlan;
 struct BatchResult;
+struct SchedulerDevice;  // gpucrypt/scheduler.hpp
 }  // namespace engine
 namespace hash {
 struct HashParams;
@@ -78,6 +79,22 @@ struct KernelTiming {
   uint64_t mismatched_blocks = 0;
 };
 
+// DeviceTraits: what a caller that spreads host-memory work over devices (the scheduler, the
+// file format's pipelines, Python's stream engine) needs to know of one, instead of its name.
+struct DeviceTraits {
+  // Whether work and data are handed to a runtime of its own, as to a GPU (CUDA; OpenCL, a CPU
+  // device through PoCL included); false for the host's own CPU backend, which the scheduler's
+  // cpu_share and its measured device set's "CPU alone" are about.
+  bool is_gpu = false;
+  // A job length, in bytes of host memory, that runs near this device's full speed: the file
+  // format's default job (a mix of devices takes the smallest of theirs). CPU: 512 KiB per core,
+  // 2 to 8 MiB; a GPU: 16 MiB.
+  uint64_t job_len = 0;
+  // Jobs a scheduler keeps in flight on it: the CPU 1 (each of its calls already uses every core);
+  // a GPU 3 (one copying in, one computing, one copying out). Callers may tune their own.
+  unsigned workers = 1;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -88,6 +105,9 @@ class Device {
   // info: what the hardware is. Throws DeviceError when this index names no device (a backend
   // that works but has fewer devices than the index).
   virtual DeviceInfo info() const = 0;
+  // traits: see DeviceTraits; its backend's (registered with it: every device of a kind shares
+  // them), so device_traits(name) below answers the same without opening the device.
+  DeviceTraits traits() const;
   // variants: every variant this device's backend offers, fastest first within an algorithm,
   // each with its constant-time flag. The build decides them, so they are the same for every
   // device of a kind.
@@ -192,6 +212,12 @@ class Device {
 // as such on any machine.
 const Device& device(std::string_view name);
 
+// device_traits: the traits of the devices `name` names (Device::traits), from its backend's
+// registration: no device is opened, so a name whose backend is absent or has no such device
+// answers too (CUDA's are a GPU's in a build without CUDA). std::invalid_argument for a malformed
+// name.
+DeviceTraits device_traits(std::string_view name);
+
 // ---- the device policy (src/device/select_devices.cpp) ---------------------------------------
 // What a caller's device options mean, the same for the stream engine, the file format, the CLI,
 // MPI ranks (each takes its GPU from auto_gpus), the C API and the lab.
@@ -212,5 +238,10 @@ std::vector<std::string> auto_gpus();
 // GPU; with check_present, DeviceError for a named GPU that is not there (before any work).
 DeviceSelection select_devices(std::string_view device, std::string_view devices = "",
                                std::string_view cpu_share = "", bool check_present = true);
+// scheduler_devices: the scheduler's view of `devices` (names as select_devices gives them), from
+// each one's device_traits: is_cpu for the host's CPU, workers from traits().workers, or cpu_workers /
+// gpu_workers where the caller tunes its own (non-zero).
+std::vector<engine::SchedulerDevice> scheduler_devices(const std::vector<std::string>& devices,
+                                                       unsigned cpu_workers = 0, unsigned gpu_workers = 0);
 
 }  // namespace gpucrypt

@@ -41,6 +41,7 @@ from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
+from gpucrypt.info import is_gpu
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
@@ -386,13 +387,23 @@ class BufferPool:
 
 
 def has_gpu(devices: Sequence[str]) -> bool:
-    return any(d != "cpu" for d in devices)
+    return any(is_gpu(d) for d in devices)
+
+
+def _has_cpu(devices: Sequence[str]) -> bool:
+    return not all(is_gpu(d) for d in devices)
+
+
+def _serial_devices(devices: Sequence[str]) -> list:
+    """The one device a serial mode (CBC/CFB encryption, OFB) runs on: the CPU when it is among
+    `devices` (its chained blocks run at one core's speed anyway), else the first."""
+    return [next((d for d in devices if not is_gpu(d)), devices[0])]
 
 
 def default_job_size(devices: Sequence[str]) -> int:
     """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
     the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
-    return DEFAULT_CPU_JOB_SIZE if "cpu" in devices else DEFAULT_GPU_JOB_SIZE
+    return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
 
 
 def chunks_per_job(chunk_len: int, job_size: Optional[int], devices: Sequence[str]) -> int:
@@ -580,10 +591,10 @@ class StreamCipher:
         chosen, share = resolve_devices(device, devices, cpu_share)
         self._parallel = _is_parallel(info, self._encrypt)
         if not self._parallel:
-            chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
+            chosen, share = _serial_devices(chosen), "auto"
         self.devices = chosen
         # 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
-        chunk_size = chunk_size or (4 << 20 if "cpu" in chosen else DEFAULT_GPU_JOB_SIZE)
+        chunk_size = chunk_size or (4 << 20 if _has_cpu(chosen) else DEFAULT_GPU_JOB_SIZE)
         self.stats = StreamStats()
         self._chunk_size, self._progress = chunk_size, progress
         self._pending = bytearray()
@@ -777,7 +788,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         chosen, share = resolve_devices(device, devices, cpu_share)
         parallel = _is_parallel(info, encrypt)
         if not parallel:
-            chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
+            chosen, share = _serial_devices(chosen), "auto"
         size = len(source)
         job = job_size or default_job_size(chosen)
         job = max(16, job - job % 16)

@@ -103,6 +103,12 @@ void Device::free_host(void*, size_t) const {}
 
 bool Device::holds_host_memory(const void*, size_t) const { return false; }
 
+DeviceTraits Device::traits() const { return registry::find_backend(name_.kind)->traits; }
+
+DeviceTraits device_traits(std::string_view name) {
+  return registry::find_backend(parse_device_name(name).kind)->traits;  // the parser knows only registered kinds
+}
+
 namespace {
 [[noreturn]] void unsupported(const DeviceName& name, std::string_view what) {
   throw DeviceError("device '" + name.canonical + "' does not support " + std::string(what));

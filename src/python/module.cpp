@@ -315,6 +315,18 @@ NB_MODULE(_native, m) {
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
         nb::arg("device"));
   m.def(
+      "device_traits",
+      [](std::string_view device) {
+        const DeviceTraits traits = device_traits(device);
+        nb::dict d;
+        d["is_gpu"] = traits.is_gpu;
+        d["job_len"] = traits.job_len;
+        d["workers"] = traits.workers;
+        return d;
+      },
+      nb::arg("device"),
+      "What a device is to a caller that spreads work (device_traits; no device opened): is_gpu, job_len, workers.");
+  m.def(
       "device_select",
       [](std::string_view device, std::string_view cipher, bool constant_time) {
         const CipherName name = parse_cipher_name(cipher);

@@ -18,6 +18,7 @@
 
 #include <optional>
 
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/scheduler.hpp"
 #include "scheduler_callbacks.hpp"
 
@@ -36,11 +37,10 @@ class PyScheduler {
       : run_work_(std::move(run_work)), retire_job_(std::move(retire_job)), cancelled_(std::move(cancelled)) {
     engine::SchedulerOptions options;
     options.cpu_share = cpu_share;
-    options.device_workers = device_workers;
     options.depth = depth;
     // Signals too: the calling thread waits in C++, where Ctrl-C would otherwise go unnoticed.
     options.cancelled = [this] { return callbacks_.poll_cancelled(cancelled_, true); };
-    scheduler_.emplace(std::move(devices), std::move(options));
+    scheduler_.emplace(scheduler_devices(devices, 0, device_workers), std::move(options));
   }
 
   ~PyScheduler() { stop(); }

@@ -1,5 +1,6 @@
 // device.hpp: the CUDA backend's device-pointer API, for data that already lives in GPU memory
-// (CuPy, PyTorch, Numba arrays; the benchmark). No host round trip: work is enqueued on the
+// (CuPy, PyTorch, Numba arrays; the benchmark), behind the CUDA Device's resident work
+// (Device::create_resident_cipher / create_resident_gcm, src/device/cuda_device.cpp). No host round trip: work is enqueued on the
 // caller's stream and the call returns before it finishes (DeviceGcm excepted: the tag needs
 // the result). The host-pointer entry points (create_cipher_stream, create_gcm) are declared in
 // backends/backend.hpp.
@@ -51,11 +52,6 @@ class DeviceCipher {
   virtual const VariantInfo& variant() const = 0;
   virtual int device_index() const = 0;
 };
-
-// One-shot form of DeviceCipher::create + process; returns the variant that ran.
-const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
-                                  std::string_view variant, int device_index, const void* in, void* out,
-                                  size_t len, cudaStream_t stream);
 
 // GCM on device-resident data. seal writes len bytes of ciphertext to out (device) and tag_len
 // bytes of tag to tag (host); open verifies tag (host) against a GHASH-only pass over the

@@ -272,14 +272,6 @@ std::unique_ptr<DeviceCipher> DeviceCipher::create(const CipherName& name, Direc
   return std::make_unique<DeviceCipherImpl>(name, direction, key, v, device_index);
 }
 
-const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
-                                  std::string_view variant, int device_index, const void* in, void* out,
-                                  size_t len, cudaStream_t stream) {
-  auto cipher = DeviceCipher::create(name, direction, key, variant, device_index);
-  cipher->process(iv, in, out, len, stream);
-  return cipher->variant();
-}
-
 std::unique_ptr<DeviceGcm> DeviceGcm::create(const CipherName& name, ByteSpan key, std::string_view variant,
                                              int device_index) {
   if (name.mode != Mode::gcm) throw std::invalid_argument(name.canonical + " is not GCM");
