@@ -45,8 +45,8 @@ using StreamHandle = std::uintptr_t;
 
 // ResidentCipher: a keyed cipher in one direction; its key schedule is made once, on the device,
 // and kept for the object's life (a caller that encrypts many arrays under one key keeps one).
-// process returns before the work is done. One object may be used from several threads at once
-// (calls take turns).
+// process returns before the work is done. One caller at a time (its scratch memory is per
+// object): threads that share one take turns (Python's binding holds a lock).
 class ResidentCipher {
  public:
   virtual ~ResidentCipher() = default;
@@ -58,7 +58,7 @@ class ResidentCipher {
 // ResidentGcm: GCM on device memory. seal writes len bytes of ciphertext to out (device memory)
 // and tag_len bytes of tag to tag (host memory); open checks tag (host memory) before it deciphers
 // anything: false leaves out untouched (in place too). Both wait for the stream before they return
-// (the tag is a result). Several threads at once as ResidentCipher.
+// (the tag is a result). One caller at a time, as ResidentCipher.
 class ResidentGcm {
  public:
   virtual ~ResidentGcm() = default;

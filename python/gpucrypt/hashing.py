@@ -21,7 +21,7 @@ __all__ = ["HashObject", "hash", "hash_many", "hash_name", "new",
 
 _TREE_HASHES = ("parallelhash", "kt")
 _DEFAULT_BLOCK_SIZE = 8192
-_ON_THE_CPU = (None, "auto", "cpu")   # devices that need no size to resolve for a hash
+_AUTO = (None, "auto")   # a hash's auto device is the CPU at every size (info.AUTO_GPU_MIN_BYTES)
 _HASH_PARAMS = frozenset({"function_name", "customization", "block_size", "variant"})
 
 
@@ -244,7 +244,7 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
     """
     fixed = _FIXED_SIZE_BY_SPELLING.get(name) if type(name) is str else None
     if fixed is not None and length is None and not params and type(data) is bytes \
-            and (device == "auto" or device == "cpu"):
+            and (device == "auto" or (type(device) is str and not is_gpu(device))):
         # The common case, sha3-256 of some bytes, in one native call on a context kept per
         # thread (no copy to finalise, as digest() needs): small hashes cost what hashlib's do.
         return _hash_once(fixed[0], data, fixed[1], "")
@@ -254,7 +254,7 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
         raise TypeError(f"hash() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     out_len = _output_length(info, length, f"hash({info['name']!r}, data)")
     data = _as_bytes_like(data, "data")
-    target = "cpu" if device in _ON_THE_CPU else resolve_device(device, len(data))
+    target = "cpu" if device in _AUTO else resolve_device(device, len(data))
     on_gpu = is_gpu(target)
     if not on_gpu and out_len and not params.keys() - {"variant"}:
         return _native.hash_once(info["name"], data, out_len, params.get("variant") or "")
@@ -284,9 +284,7 @@ def hash_many(name: str, messages: Iterable, length: Optional[int] = None, varia
     messages = messages if isinstance(messages, list) else list(messages)
     if out_len == 0:
         return [b""] * len(messages)
-    if device in _ON_THE_CPU:
-        return _native.hash_many(info["name"], messages, out_len, variant or "")
-    target = resolve_device(device, sum(len(memoryview(m)) for m in messages))
+    target = "cpu" if device in _AUTO else resolve_device(device)
     if not is_gpu(target):
         return _native.hash_many(info["name"], messages, out_len, variant or "")
     _check_device_variant(target, variant)

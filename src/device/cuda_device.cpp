@@ -10,6 +10,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/cuda_batch.hpp"
+#include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/keccak_cuda.hpp"
 #include "device/registry.hpp"
@@ -20,49 +21,8 @@ namespace {
 
 const IndexedBackendCalls kCudaCalls = GPUCRYPT_INDEXED_BACKEND_CALLS("CUDA", cuda);
 
-cudaStream_t stream_of(StreamHandle handle) { return reinterpret_cast<cudaStream_t>(handle); }
-
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    cudaGetLastError();  // clear it, so that later, unrelated calls do not report it
-    throw DeviceError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(status));
-  }
-}
-
-// cuda::DeviceCipher and DeviceGcm are one caller's at a time; ResidentCipher promises turns.
-class CudaResidentCipher final : public ResidentCipher {
- public:
-  explicit CudaResidentCipher(std::unique_ptr<cuda::DeviceCipher> cipher) : cipher_(std::move(cipher)) {}
-  void process(ByteSpan iv, const void* in, void* out, size_t len, StreamHandle stream) override {
-    std::lock_guard lock(mutex_);
-    cipher_->process(iv, in, out, len, stream_of(stream));
-  }
-  const VariantInfo& variant() const override { return cipher_->variant(); }
-
- private:
-  std::mutex mutex_;
-  std::unique_ptr<cuda::DeviceCipher> cipher_;
-};
-
-class CudaResidentGcm final : public ResidentGcm {
- public:
-  explicit CudaResidentGcm(std::unique_ptr<cuda::DeviceGcm> gcm) : gcm_(std::move(gcm)) {}
-  void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag, size_t tag_len,
-            StreamHandle stream) override {
-    std::lock_guard lock(mutex_);
-    gcm_->seal(nonce, aad, in, out, len, tag, tag_len, stream_of(stream));
-  }
-  bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
-            StreamHandle stream) override {
-    std::lock_guard lock(mutex_);
-    return gcm_->open(nonce, aad, in, out, len, tag, stream_of(stream));
-  }
-  const VariantInfo& variant() const override { return gcm_->variant(); }
-
- private:
-  std::mutex mutex_;
-  std::unique_ptr<cuda::DeviceGcm> gcm_;
-};
+using cuda::check;  // the backend's one runtime check (cuda_check.hpp)
+using cuda::stream_of;
 
 bool is_tree_hash(std::string_view hash_name) {
   const std::string& name = hash::hash_info(hash_name).name;
@@ -82,29 +42,30 @@ class CudaDevice final : public IndexedDevice {
   void free_host(void* memory, size_t len) const override { cuda::free_page_locked(memory, len); }
   bool holds_host_memory(const void* memory, size_t len) const override { return cuda::is_page_locked(memory, len); }
 
-  // Device pointers: the backend's device-pointer API (backends/cuda/device.hpp).
+  // Device pointers: the backend's device-pointer API (backends/cuda/device.hpp), whose
+  // DeviceCipher and DeviceGcm are the ResidentCipher and ResidentGcm.
   bool resident_memory() const override { return true; }
   std::unique_ptr<ResidentCipher> create_resident_cipher(const CipherName& cipher, Direction direction, ByteSpan key,
                                                          std::string_view variant) const override {
-    return std::make_unique<CudaResidentCipher>(cuda::DeviceCipher::create(cipher, direction, key, variant, name().index));
+    return cuda::DeviceCipher::create(cipher, direction, key, variant, name().index);
   }
   std::unique_ptr<ResidentGcm> create_resident_gcm(const CipherName& cipher, ByteSpan key,
                                                    std::string_view variant) const override {
-    return std::make_unique<CudaResidentGcm>(cuda::DeviceGcm::create(cipher, key, variant, name().index));
+    return cuda::DeviceGcm::create(cipher, key, variant, name().index);
   }
   void* alloc_device(size_t len) const override {
     info();  // DeviceError naming the device when this index has none
-    check_cuda(cudaSetDevice(name().index), "cudaSetDevice");
+    check(cudaSetDevice(name().index), "cudaSetDevice");
     void* memory = nullptr;
-    check_cuda(cudaMalloc(&memory, len == 0 ? 1 : len), "cudaMalloc");
+    cuda::check_allocation(cudaMalloc(&memory, len == 0 ? 1 : len), "cudaMalloc", len);
     return memory;
   }
   void free_device(void* memory) const override { cudaFree(memory); }
   void copy_to_device(void* device_memory, const void* host, size_t len) const override {
-    check_cuda(cudaMemcpy(device_memory, host, len, cudaMemcpyHostToDevice), "cudaMemcpy");
+    check(cudaMemcpy(device_memory, host, len, cudaMemcpyHostToDevice), "cudaMemcpy");
   }
   void synchronize(StreamHandle stream) const override {
-    check_cuda(cudaStreamSynchronize(stream_of(stream)), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(stream_of(stream)), "cudaStreamSynchronize");
   }
   // The Keccak kernels run on the current device: the caller's, as for every device-pointer call.
   void resident_hash(std::string_view hash_name, const void* data, size_t len, void* digest, size_t out_len,

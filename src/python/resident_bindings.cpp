@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "gpucrypt/cipher.hpp"
@@ -101,9 +102,12 @@ class HostBuffer {
   size_t size_ = 0;
 };
 
-// ResidentCipher and ResidentGcm as Python objects: the Device's, made once per key.
+// ResidentCipher and ResidentGcm as Python objects: the Device's, made once per key. They take
+// one caller at a time, and a Python Cipher may be shared by threads: calls take turns on `turn`
+// (waited for with the GIL released, so the thread inside can finish).
 struct PyResidentCipher {
   std::unique_ptr<ResidentCipher> cipher;
+  std::mutex turn;
   PyResidentCipher(std::string_view device_name, std::string_view name, bool encrypt, nb::bytes key,
                    std::string_view variant)
       : cipher(device(device_name)
@@ -116,6 +120,7 @@ struct PyResidentCipher {
       iv_bytes.assign(b.c_str(), b.size());
     }
     nb::gil_scoped_release release;
+    std::lock_guard lock(turn);
     cipher->process(ByteSpan(reinterpret_cast<const uint8_t*>(iv_bytes.data()), iv_bytes.size()),
                     pointer_of(in_ptr), writable_pointer_of(out_ptr), nbytes, stream);
   }
@@ -123,6 +128,7 @@ struct PyResidentCipher {
 
 struct PyResidentGcm {
   std::unique_ptr<ResidentGcm> gcm;
+  std::mutex turn;
   PyResidentGcm(std::string_view device_name, std::string_view name, nb::bytes key, std::string_view variant)
       : gcm(device(device_name).create_resident_gcm(parse_cipher_name(name), span_of(key), variant)) {}
   nb::bytes seal(nb::bytes nonce, nb::bytes aad, size_t tag_len, uintptr_t in_ptr, uintptr_t out_ptr, size_t nbytes,
@@ -131,6 +137,7 @@ struct PyResidentGcm {
     if (tag_len > sizeof tag) throw std::invalid_argument("GCM tag length must be 4..16 bytes");
     {
       nb::gil_scoped_release release;
+      std::lock_guard lock(turn);
       gcm->seal(span_of(nonce), span_of(aad), pointer_of(in_ptr), writable_pointer_of(out_ptr), nbytes, tag, tag_len,
                 stream);
     }
@@ -139,6 +146,7 @@ struct PyResidentGcm {
   bool open(nb::bytes nonce, nb::bytes aad, nb::bytes tag, uintptr_t in_ptr, uintptr_t out_ptr, size_t nbytes,
             uintptr_t stream) {
     nb::gil_scoped_release release;
+    std::lock_guard lock(turn);
     return gcm->open(span_of(nonce), span_of(aad), pointer_of(in_ptr), writable_pointer_of(out_ptr), nbytes,
                      span_of(tag), stream);
   }
