@@ -128,3 +128,10 @@ def test_devices_without_device_memory_refuse_it_by_name(device):
         timing = _native.time_kernel("aes-128-ctr", "", device, 1 << 16, 2)
         assert len(timing["seconds"]) == 2 and timing["mismatched_blocks"] == 0 and timing["checked_blocks"] > 0
         assert _native.device_counters(device)["kernels_run"] >= 1
+
+
+def test_device_hashing_entry_points_refuse_the_cpu_by_its_traits():
+    with pytest.raises(ValueError, match="runs on a GPU or OpenCL device, not the CPU"):
+        _native.device_hash_many("sha3-256", [b"x"], 32, "cpu")
+    with pytest.raises(ValueError, match="runs on a GPU or OpenCL device, not the CPU"):
+        _native.device_tree_hash("kt128", b"x", 32, b"", 8192, "cpu")

@@ -29,7 +29,8 @@ namespace {
 // device_hash_many(name, messages, out_len, device) -> list[bytes], one digest per message.
 nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t out_len, std::string_view device) {
   const DeviceName where = parse_device_name(device);
-  if (where.kind == "cpu") throw std::invalid_argument("device_hash_many runs on a GPU or OpenCL device, not the CPU");
+  if (!device_traits(device).is_gpu)
+    throw std::invalid_argument("device_hash_many runs on a GPU or OpenCL device, not the CPU");
   std::vector<std::unique_ptr<BufferView>> views;
   std::vector<const uint8_t*> pointers;
   std::vector<size_t> lens;
@@ -56,7 +57,8 @@ nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t o
 nb::bytes device_tree_hash(std::string_view name, nb::handle data, size_t out_len, nb::handle customization,
                            size_t block_size, std::string_view device) {
   const DeviceName where = parse_device_name(device);
-  if (where.kind == "cpu") throw std::invalid_argument("device_tree_hash runs on a GPU or OpenCL device, not the CPU");
+  if (!device_traits(device).is_gpu)
+    throw std::invalid_argument("device_tree_hash runs on a GPU or OpenCL device, not the CPU");
   BufferView input(data);
   hash::HashParams params;
   {
