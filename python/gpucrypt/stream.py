@@ -41,7 +41,7 @@ from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
-from gpucrypt.info import is_gpu
+from gpucrypt.info import device_traits, is_gpu
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
@@ -51,14 +51,14 @@ __all__ = [
     "add_native_stats",
 ]
 
-# CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache.
-# Measured best: 2 MiB on 2 cores, 8 MiB on 16 (1 .. 32 MiB tried); 512 KiB per core between.
-DEFAULT_CPU_JOB_SIZE = min(8 << 20, max(2 << 20, (os.cpu_count() or 2) << 19))
+# CPU jobs: the CPU's own job length (its traits, the library's rule: large enough to amortise a
+# native call over every core, small enough to stay in cache; measured best 2 MiB on 2 cores,
+# 8 MiB on 16, 512 KiB per core between).
+DEFAULT_CPU_JOB_SIZE = device_traits("cpu")["job_len"]
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
-# Worker threads per GPU: jobs in flight on three workers let one job's copy to the GPU, another's
-# kernels and a third's copy back run at once (two copy engines and the SMs), and hide each call's
-# fixed costs (key setup, launch, synchronisation). Measured on two H200s (bench/stream_bench.py).
-GPU_WORKERS = 3
+# Worker threads per GPU: each GPU's own (its traits: three, so that one job's copy to the GPU,
+# another's kernels and a third's copy back run at once and hide each call's fixed costs;
+# measured on two H200s, bench/stream_bench.py) unless a caller passes gpu_workers.
 MAX_CHUNKS_PER_JOB = 4096
 
 
@@ -226,7 +226,7 @@ class Pipeline:
     def __init__(self, work: Callable, devices: Sequence[str], *, on_result: Callable,
                  cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
                  cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None,
-                 gpu_workers: int = GPU_WORKERS):
+                 gpu_workers: int = 0):
         if not devices:
             raise ValueError("a pipeline needs at least one device")
         self._work, self._on_result = work, on_result

@@ -1,6 +1,8 @@
 // scheduler_bindings.cpp: the C++ scheduler (include/gpucrypt/scheduler.hpp) for Python's stream engine,
 // so that gpucrypt.stream.Pipeline and the in-memory file format choose devices by one rule.
 //   Scheduler(devices, cpu_share, device_workers, depth, run_work, retire_job, cancelled)
+//     devices: names, described to the scheduler by their traits (gpucrypt::scheduler_devices);
+//     device_workers: workers per GPU, 0 for each GPU's own (DeviceTraits::workers).
 //     run_work(job_id, device) runs on a worker thread with the GIL; it must not raise (the
 //     Python side keeps a job's exception and raises it from retire_job, in order).
 //     retire_job(job_id) runs on the calling thread, in submission order, with the GIL.
