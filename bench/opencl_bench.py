@@ -70,7 +70,7 @@ def main() -> int:
     # The shape knobs in force (opencl_runtime.cpp's policy_for), recorded with the figures.
     knobs = {k: v for k, v in os.environ.items() if k.startswith("GPUCRYPT_OPENCL_")}
     for cipher, variant, cuda_variant in cases:
-        timing = _native.opencl_time_resident(cipher, variant, args.device, nbytes, args.repeats)
+        timing = _native.time_kernel(cipher, variant, args.device, nbytes, args.repeats)
         if timing["mismatched_blocks"]:
             print(f"{cipher} {variant}: {timing['mismatched_blocks']} of {timing['checked_blocks']} checked blocks "
                   "wrong", file=sys.stderr)

@@ -94,3 +94,44 @@ def test_auto_policy_asks_the_cpu_device_for_its_aes():
     runs_openssl = _native.device_select("cpu", "aes-256-ctr")["name"] == "aes_openssl"
     assert info._auto_gpu_min_bytes("aes") == (None if runs_openssl else info.AUTO_GPU_MIN_BYTES["camellia"])
     assert runs_openssl == any(v["name"] == "aes_openssl" for v in gpucrypt.variants("cpu", "aes"))
+
+
+def test_traits_say_what_a_device_is_without_opening_it():
+    """Device traits replace name tests (issue 31 item 1): the CPU is the host, every other kind a
+    GPU-like device, answered from the backend's registration even where it is absent."""
+    cpu = info.device_traits("cpu")
+    assert cpu["is_gpu"] is False and cpu["workers"] == 1 and 2 << 20 <= cpu["job_len"] <= 8 << 20
+    for name in ("cuda", "cuda:7", "opencl:0"):   # cuda:7 exists nowhere; this build may lack CUDA
+        assert info.device_traits(name) == {"is_gpu": True, "job_len": 16 << 20, "workers": 3}, name
+    assert info.is_gpu("CUDA:0") and not info.is_gpu("cpu")
+    with pytest.raises(ValueError, match="unknown device"):
+        info.device_traits("tpu:0")
+
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if not d.startswith("cuda:")])
+def test_devices_without_device_memory_refuse_it_by_name(device):
+    """The CPU and OpenCL have no resident work, host memory of their own or (the CPU) kernel
+    timing: each refuses with a DeviceError naming the device, nothing half done."""
+    assert _native.resident_memory(device) is False
+    with pytest.raises(gpucrypt.DeviceError, match=f"device '{device}' does not support work on device memory"):
+        _native.ResidentCipher(device, "aes-128-ctr", True, bytes(16), "")
+    with pytest.raises(gpucrypt.DeviceError, match=f"device '{device}' does not support work on device memory"):
+        _native.ResidentGcm(device, "aes-128-gcm", bytes(16), "")
+    with pytest.raises(gpucrypt.DeviceError, match="host memory"):
+        _native.HostBuffer(device, 4096)
+    assert _native.holds_host_memory(device, bytearray(4096)) is False
+    if device == "cpu":
+        with pytest.raises(gpucrypt.DeviceError, match="device 'cpu' does not support kernel timing"):
+            _native.time_kernel("aes-128-ctr", "", "cpu", 4096, 1)
+        assert _native.device_counters("cpu") == {}
+    else:   # OpenCL times its own kernels and counts what it ran
+        timing = _native.time_kernel("aes-128-ctr", "", device, 1 << 16, 2)
+        assert len(timing["seconds"]) == 2 and timing["mismatched_blocks"] == 0 and timing["checked_blocks"] > 0
+        assert _native.device_counters(device)["kernels_run"] >= 1
+
+
+def test_device_hashing_entry_points_refuse_the_cpu_by_its_traits():
+    with pytest.raises(ValueError, match="runs on a GPU or OpenCL device, not the CPU"):
+        _native.device_hash_many("sha3-256", [b"x"], 32, "cpu")
+    with pytest.raises(ValueError, match="runs on a GPU or OpenCL device, not the CPU"):
+        _native.device_tree_hash("kt128", b"x", 32, b"", 8192, "cpu")

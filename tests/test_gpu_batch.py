@@ -468,13 +468,14 @@ def test_device_out_of_memory_is_a_clear_error_and_loses_nothing(tmp_path):
 
 def test_page_locked_buffers_are_seen_as_such():
     buffer = stream.page_locked(3 << 20)
-    assert isinstance(buffer, memoryview) and gpucrypt._native.is_page_locked(buffer)
-    assert gpucrypt._native.is_page_locked(buffer[4096:8192])
-    assert not gpucrypt._native.is_page_locked(bytearray(1 << 20))
+    assert isinstance(buffer, memoryview) and stream.holds_host_memory(CUDA_DEVICES, buffer)
+    assert stream.holds_host_memory(CUDA_DEVICES, buffer[4096:8192])
+    assert not stream.holds_host_memory(CUDA_DEVICES, bytearray(1 << 20))
+    assert not stream.holds_host_memory(["cpu"], buffer)  # the CPU has no host memory of its own
     with stream.BufferPool(1 << 20, page_locked=True) as pool:
         pooled = pool.acquire()
         pooled[:5] = b"12345"
-        assert gpucrypt._native.is_page_locked(pooled)
+        assert stream.holds_host_memory(CUDA_DEVICES, pooled)
     assert bytes(pooled[:5]) == bytes(5)  # zeroed when the pool closed (kept for reuse)
 
 

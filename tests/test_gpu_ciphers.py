@@ -288,8 +288,8 @@ def test_device_gcm_seal_in_place_and_misaligned(gpu_variant):
                 x = backing[1:].clone() if layout == "in_place" else backing.clone()[1:]
                 y = x if layout != "misaligned_out_of_place" else torch.full((size + 1,), 0xA5, dtype=torch.uint8,
                                                                            device="cuda")[1:]
-                tag = _native.cuda_aead_device_seal(name, key, nonce, aad, 16, gpu_variant, 0, x.data_ptr(),
-                                                    y.data_ptr(), size, stream.cuda_stream)
+                tag = _native.ResidentGcm(DEVICE, name, key, gpu_variant).seal(nonce, aad, 16, x.data_ptr(),
+                                                                               y.data_ptr(), size, stream.cuda_stream)
                 stream.synchronize()
                 assert bytes(y.cpu().numpy().tobytes()) + tag == want, (size, layout)
 
@@ -390,9 +390,9 @@ def test_device_pointer_api_cupy(gpu_variant, name):
                         b = a
                     else:
                         a, b = src, cp.full(size, 0xA5, dtype=cp.uint8)
-                    ran = _native.cuda_cipher_device(name, encrypt, key, iv, gpu_variant, 0, a.data.ptr, b.data.ptr,
-                                                     size, stream.ptr)
-                    assert ran == gpu_variant
+                    keyed = _native.ResidentCipher(DEVICE, name, encrypt, key, gpu_variant)
+                    keyed.process(iv, a.data.ptr, b.data.ptr, size, stream.ptr)
+                    assert keyed.variant == gpu_variant
                     stream.synchronize()
                     assert cp.asnumpy(b).tobytes() == want, (size, encrypt, layout)
 
@@ -415,15 +415,13 @@ def test_device_pointer_api_gcm_torch(gpu_variant):
             x = torch.frombuffer(bytearray(plaintext), dtype=torch.uint8).to("cuda") if size else \
                 torch.empty(0, dtype=torch.uint8, device="cuda")
             y = torch.empty_like(x)
-            tag = _native.cuda_aead_device_seal(name, key, nonce, aad, 16, gpu_variant, 0, x.data_ptr(), y.data_ptr(),
-                                                size, stream.cuda_stream)
+            gcm = _native.ResidentGcm(DEVICE, name, key, gpu_variant)
+            tag = gcm.seal(nonce, aad, 16, x.data_ptr(), y.data_ptr(), size, stream.cuda_stream)
             assert bytes(y.cpu().numpy().tobytes()) + tag == want, size
-            ok = _native.cuda_aead_device_open(name, key, nonce, aad, tag, gpu_variant, 0, y.data_ptr(), y.data_ptr(),
-                                               size, stream.cuda_stream)
+            ok = gcm.open(nonce, aad, tag, y.data_ptr(), y.data_ptr(), size, stream.cuda_stream)
             assert ok and bytes(y.cpu().numpy().tobytes()) == plaintext
             bad = bytes([tag[0] ^ 1]) + tag[1:]
             x2 = torch.frombuffer(bytearray(want[:size]), dtype=torch.uint8).to("cuda") if size else x
-            assert not _native.cuda_aead_device_open(name, key, nonce, aad, bad, gpu_variant, 0, x2.data_ptr(),
-                                                     x2.data_ptr(), size, stream.cuda_stream)
+            assert not gcm.open(nonce, aad, bad, x2.data_ptr(), x2.data_ptr(), size, stream.cuda_stream)
             if size:  # no plaintext written: the ciphertext is still there, byte for byte
                 assert bytes(x2.cpu().numpy().tobytes()) == want[:size]

@@ -224,7 +224,7 @@ def test_cuda_batch_failed_open_leaves_the_callers_out(page_locked):
     for broken in (1, 3):
         sealed[broken][-1] ^= 1
     total = sum(lengths)
-    out = memoryview(_native.PageLockedBuffer(total + 3)) if page_locked else memoryview(bytearray(total + 3))
+    out = memoryview(_native.HostBuffer("cuda:0", total + 3)) if page_locked else memoryview(bytearray(total + 3))
     out[:] = os.urandom(total + 3)
     before = bytes(out)
     _, status, _, info = batch_module.open_packed("aes-256-gcm", key, b"".join(nonces), 12,

@@ -314,7 +314,7 @@ def test_program_cache(tmp_path):
               "c = gpucrypt.Cipher('aes-128-ctr', bytes(16), iv=bytes(16), device='%s'); "
               "assert c.encrypt(bytes(32)).hex().startswith('66e94bd4ef8a2c3b884cfa59ca342b2e'); "
               "assert gpucrypt.hash_many('sha3-256', [b'abc'], device='%s') == [hashlib.sha3_256(b'abc').digest()]; "
-              "s = _native.opencl_kernel_stats(); print(s['programs_built'], s['programs_cached'])") % (DEVICE, DEVICE)
+              "s = _native.device_counters('%s'); print(s['programs_built'], s['programs_cached'])") % (DEVICE, DEVICE, DEVICE)
     env = dict(os.environ, GPUCRYPT_OPENCL_CACHE=str(tmp_path / "cache"))
 
     def counts():
@@ -365,7 +365,7 @@ except Exception as error:
     digest = repr(error)
 if digest != hashlib.sha3_256(b"abc").digest():
     wrong.append("sha3-256")
-s = _native.opencl_kernel_stats()
+s = _native.device_counters(sys.argv[1])
 print(" ".join(wrong) or "right", s["programs_built"], s["programs_cached"], s.get("programs_rejected", -1))
 """
 
@@ -426,8 +426,8 @@ def test_constant_time_choice_and_info():
 def test_kernels_were_built_and_run():
     """Runs last in this file (pytest keeps file order): the tests above compiled programs and
     enqueued kernels on the device; nothing here fell back to the CPU silently."""
-    before = _native.opencl_kernel_stats()
+    before = _native.device_counters(DEVICE)
     gpucrypt.Cipher("sc2000-256-ctr", bytes(32), iv=bytes(16), device=DEVICE).encrypt(bytes(64))
-    after = _native.opencl_kernel_stats()
+    after = _native.device_counters(DEVICE)
     assert after["programs_built"] + after["programs_cached"] >= 5
     assert after["kernels_run"] > before["kernels_run"] >= 100

@@ -149,4 +149,28 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
 // Zeroes memory in a way the compiler may not elide.
 void secure_zero(void* p, size_t len);
 
+// Whether two byte ranges share memory (an empty range shares none): the one overlap rule of
+// every entry point that takes an input and an output.
+inline bool ranges_overlap(const void* a, size_t a_len, const void* b, size_t b_len) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return a_len != 0 && b_len != 0 && x < y + b_len && y < x + a_len;
+}
+
+// An output that overlaps its input without being it: a shifted view of the same memory. The
+// engines take out == in (each block is read before it is written) but not this: their threads,
+// GPU lanes and copy pipelines would overwrite input that another part has yet to read.
+inline bool partially_overlapping(const void* in, const void* out, size_t len) {
+  return in != out && ranges_overlap(in, len, out, len);
+}
+
+// The splitting rules of the modes (src/modes/mode_rules.hpp states them; these are its public
+// door, for a caller that cuts one message into jobs itself, as Python's stream engine does).
+// mode_is_parallel: whether a message can be cut at any block boundary and its pieces run
+// independently. mode_range_iv: the 16-byte starting value of the piece that begins at block
+// first_block (CTR: the counter counted on; CBC/CFB decryption: previous_block, the ciphertext
+// block before the piece, unused when first_block is 0; ECB: iv unchanged).
+bool mode_is_parallel(Mode mode, Direction direction);
+void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
+                   uint8_t out[16]);
+
 }  // namespace gpucrypt

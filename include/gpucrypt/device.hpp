@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpucrypt/aead.hpp"
@@ -27,10 +28,72 @@ namespace gpucrypt {
 namespace engine {
 struct BatchPlan;
 struct BatchResult;
+struct SchedulerDevice;  // gpucrypt/scheduler.hpp
 }  // namespace engine
 namespace hash {
 struct HashParams;
 }  // namespace hash
+
+// ---- work on a device's own memory -------------------------------------------------------
+// GPU arrays (CuPy, PyTorch, Numba: Python's Cipher(...).encrypt(array)) and `speed --resident`
+// hand a device pointers on it and a stream: the backend's own queue as an opaque handle (CUDA: a
+// cudaStream_t; 0 is the legacy default stream). Work is enqueued on that stream, ordered after
+// what the caller queued there. Each call is one whole message (ECB and CBC: a multiple of 16
+// bytes, XTS: at least 16); in == out works, and so does an out that overlaps in partially (the
+// result is then what a copy of in would give).
+using StreamHandle = std::uintptr_t;
+
+// ResidentCipher: a keyed cipher in one direction; its key schedule is made once, on the device,
+// and kept for the object's life (a caller that encrypts many arrays under one key keeps one).
+// process returns before the work is done. One caller at a time (its scratch memory is per
+// object): threads that share one take turns (Python's binding holds a lock).
+class ResidentCipher {
+ public:
+  virtual ~ResidentCipher() = default;
+  // iv: 16 bytes (IV, initial counter or XTS tweak), empty for ECB.
+  virtual void process(ByteSpan iv, const void* in, void* out, size_t len, StreamHandle stream) = 0;
+  virtual const VariantInfo& variant() const = 0;
+};
+
+// ResidentGcm: GCM on device memory. seal writes len bytes of ciphertext to out (device memory)
+// and tag_len bytes of tag to tag (host memory); open checks tag (host memory) before it deciphers
+// anything: false leaves out untouched (in place too). Both wait for the stream before they return
+// (the tag is a result). One caller at a time, as ResidentCipher.
+class ResidentGcm {
+ public:
+  virtual ~ResidentGcm() = default;
+  virtual void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag,
+                    size_t tag_len, StreamHandle stream) = 0;
+  virtual bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
+                    StreamHandle stream) = 0;
+  virtual const VariantInfo& variant() const = 0;
+};
+
+// KernelTiming: a backend's own timing of its encryption kernel alone over data already on the
+// device (Device::time_kernel).
+struct KernelTiming {
+  std::string variant;
+  std::string device_name;      // what the hardware calls itself
+  std::vector<double> seconds;  // one per timed launch
+  uint64_t checked_blocks = 0;  // output blocks compared with the host cipher
+  uint64_t mismatched_blocks = 0;
+};
+
+// DeviceTraits: what a caller that spreads host-memory work over devices (the scheduler, the
+// file format's pipelines, Python's stream engine) needs to know of one, instead of its name.
+struct DeviceTraits {
+  // Whether work and data are handed to a runtime of its own, as to a GPU (CUDA; OpenCL, a CPU
+  // device through PoCL included); false for the host's own CPU backend, which the scheduler's
+  // cpu_share and its measured device set's "CPU alone" are about.
+  bool is_gpu = false;
+  // A job length, in bytes of host memory, that runs near this device's full speed: the file
+  // format's default job (a mix of devices takes the smallest of theirs). CPU: 512 KiB per core,
+  // 2 to 8 MiB; a GPU: 16 MiB.
+  uint64_t job_len = 0;
+  // Jobs a scheduler keeps in flight on it: the CPU 1 (each of its calls already uses every core);
+  // a GPU 3 (one copying in, one computing, one copying out). Callers may tune their own.
+  unsigned workers = 1;
+};
 
 class Device {
  public:
@@ -42,6 +105,9 @@ class Device {
   // info: what the hardware is. Throws DeviceError when this index names no device (a backend
   // that works but has fewer devices than the index).
   virtual DeviceInfo info() const = 0;
+  // traits: see DeviceTraits; its backend's (registered with it: every device of a kind shares
+  // them), so device_traits(name) below answers the same without opening the device.
+  DeviceTraits traits() const;
   // variants: every variant this device's backend offers, fastest first within an algorithm,
   // each with its constant-time flag. The build decides them, so they are the same for every
   // device of a kind.
@@ -89,6 +155,43 @@ class Device {
   virtual bool offers_host_memory() const { return false; }
   virtual void* alloc_host(size_t len) const;
   virtual void free_host(void* memory, size_t len) const;
+  // holds_host_memory: whether [memory, memory + len) is host memory of that kind (from alloc_host,
+  // or registered with the backend by another library, e.g. a pinned PyTorch tensor), so that this
+  // device copies it with no staging. False on devices without such memory.
+  virtual bool holds_host_memory(const void* memory, size_t len) const;
+
+  // Work on this device's own memory (see ResidentCipher above). A device whose memory is the
+  // host's (the CPU) or that offers none of this (OpenCL here) throws DeviceError("device 'NAME'
+  // does not support ...") from each; argument errors as create_cipher_stream / create_gcm.
+  // resident_memory: whether it does (the others then work).
+  virtual bool resident_memory() const { return false; }
+  virtual std::unique_ptr<ResidentCipher> create_resident_cipher(const CipherName& name, Direction direction,
+                                                                 ByteSpan key, std::string_view variant) const;
+  virtual std::unique_ptr<ResidentGcm> create_resident_gcm(const CipherName& name, ByteSpan key,
+                                                           std::string_view variant) const;
+  // alloc_device / free_device / copy_to_device / synchronize: device memory (freed unzeroed: what
+  // a benchmark fills; alloc_device makes this device the calling thread's current one, which
+  // resident_hash runs on), a host-to-device copy, and a wait for everything queued on a stream.
+  virtual void* alloc_device(size_t len) const;
+  virtual void free_device(void* memory) const;
+  virtual void copy_to_device(void* device_memory, const void* host, size_t len) const;
+  virtual void synchronize(StreamHandle stream) const;
+  // resident_hash: one message of `hash_name` (any Keccak-family hash hash_many or tree_hash takes,
+  // without parameters) in device memory, hashed on the device; out_len bytes of digest to
+  // `digest`, device memory too. Asynchronous on `stream` (a tree hash's final node runs on the
+  // host, so that form returns when it is done).
+  virtual void resident_hash(std::string_view hash_name, const void* data, size_t len, void* digest,
+                             size_t out_len, StreamHandle stream) const;
+
+  // time_kernel: the backend's own timing of its CTR or ECB encryption kernel over `bytes` of
+  // random data on the device (OpenCL: profiling events, output poisoned and checked on sampled
+  // blocks against the host cipher; the lab's experiments). Devices without it throw DeviceError.
+  virtual KernelTiming time_kernel(const CipherName& name, std::string_view variant, size_t bytes,
+                                   int repeats) const;
+  // counters: what this device's backend has done in this process, by name (OpenCL: programs
+  // built, cached, rejected and kernels run, so that tests can tell that OpenCL really ran).
+  // Empty for backends that count nothing.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() const { return {}; }
 
  protected:
   explicit Device(DeviceName name) : name_(std::move(name)) {}
@@ -108,6 +211,12 @@ class Device {
 // backend's check when the device is used, after the variant's: a wrong variant name is reported
 // as such on any machine.
 const Device& device(std::string_view name);
+
+// device_traits: the traits of the devices `name` names (Device::traits), from its backend's
+// registration: no device is opened, so a name whose backend is absent or has no such device
+// answers too (CUDA's are a GPU's in a build without CUDA). std::invalid_argument for a malformed
+// name.
+DeviceTraits device_traits(std::string_view name);
 
 // ---- the device policy (src/device/select_devices.cpp) ---------------------------------------
 // What a caller's device options mean, the same for the stream engine, the file format, the CLI,
@@ -129,5 +238,10 @@ std::vector<std::string> auto_gpus();
 // GPU; with check_present, DeviceError for a named GPU that is not there (before any work).
 DeviceSelection select_devices(std::string_view device, std::string_view devices = "",
                                std::string_view cpu_share = "", bool check_present = true);
+// scheduler_devices: the scheduler's view of `devices` (names as select_devices gives them), from
+// each one's device_traits: is_cpu for the host's CPU, workers from traits().workers, or cpu_workers /
+// gpu_workers where the caller tunes its own (non-zero).
+std::vector<engine::SchedulerDevice> scheduler_devices(const std::vector<std::string>& devices,
+                                                       unsigned cpu_workers = 0, unsigned gpu_workers = 0);
 
 }  // namespace gpucrypt

@@ -240,10 +240,11 @@ class Opener {
 // ---- the in-memory pipeline (src/format/pipeline.cpp) -----------------------------------------
 
 // Where and how a pipeline runs. devices: canonical names ("cpu", "cuda:0", "opencl:0"), each
-// with its own worker threads (CPU 1, others 3). cpu_share < 0: each job goes to the device
-// expected to finish it first (measured rates); 0..1: that fraction of the bytes to "cpu".
-// job_len: plaintext bytes per job, whole chunks, at most kMaxChunksPerJob chunks; 0: 16 MiB when
-// every device is a GPU, else the CPU's size (default_job_len). variant "": each device's
+// with its own worker threads (the CPU's DeviceTraits::workers, 2 in the file pipeline; 6 per GPU).
+// cpu_share < 0: each job goes to the device expected to finish it first (measured rates); 0..1:
+// that fraction of the bytes to the CPU. job_len: plaintext bytes per job, whole chunks, at most
+// kMaxChunksPerJob chunks; 0: default_job_len (a GPU's 16 MiB when every device is a GPU, else the
+// CPU's size). variant "": each device's
 // constant-time AES for GCM. cancelled: polled on the calling thread (each job, and while
 // waiting); true stops the work with engine::Cancelled (a std::runtime_error). progress: called
 // on the calling thread, in order, with the plaintext bytes done so far.
@@ -263,7 +264,7 @@ struct PipelineOptions {
 };
 inline constexpr uint64_t kDirectIoAlign = 4096;
 inline constexpr uint64_t kMaxChunksPerJob = 4096;
-// The default job_len for these devices (see PipelineOptions).
+// The default job_len for these devices: the smallest of their own (DeviceTraits::job_len).
 uint64_t default_job_len(const std::vector<std::string>& devices);
 
 struct PipelineDeviceStats {

@@ -24,7 +24,7 @@ from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import check_tag_length as _check_tag_length
 from gpucrypt._buffers import check_xts_units as _check_xts_units
 from gpucrypt._errors import InvalidTag
-from gpucrypt.info import fixed_device, resolve_device
+from gpucrypt.info import fixed_device, is_gpu, resolve_device
 
 __all__ = ["Batch", "BatchError", "encrypt_many", "decrypt_many", "seal_packed", "open_packed"]
 
@@ -284,10 +284,10 @@ def _aead_many(seal, name, key, nonces, messages, aad, tag_length, device, varia
     target = fixed_device(device, info["algorithm"])
     if target is None:   # auto with a GPU that wins for large totals of this algorithm
         target = resolve_device(device, sum(memoryview(m).nbytes for m in messages), info["algorithm"])
-    if target == "cpu":
+    if not is_gpu(target):
         # Read in place and written into the returned bytes objects: no packing, no cutting.
         try:
-            out, status = _native.create_gcm(info["canonical"], key, variant or "", "cpu").run_many(
+            out, status = _native.create_gcm(info["canonical"], key, variant or "", target).run_many(
                 seal, nonces, messages, aad, tag_length)
         except TypeError:
             _packed(messages, "message")   # names the item that is not bytes-like

@@ -3,7 +3,7 @@
 Two timings per cell, both wall clock, both after one untimed warm-up call:
 
 * ``native`` (the table's main rows): a C++ loop with the GIL released
-  (``_native.speed_run``, src/api/speed.hpp). The context is set up once, as openssl speed sets
+  (``_native.speed_run``, include/gpucrypt/speed.hpp). The context is set up once, as openssl speed sets
   up its EVP context once, then one call per buffer until the time is spent: a cipher's
   ``update()`` in place on a stream that carries on from call to call; a GCM seal (or open) of
   the buffer as one message, no AAD, 16-byte tag; a hash's digest of the buffer (XOFs and
@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Optional, TextIO
 
 import gpucrypt
 from gpucrypt import _native
-from gpucrypt.info import resolve_device
+from gpucrypt.info import auto_gpus, is_gpu, resolve_device
 from gpucrypt.hashing import hash_name
 
 # Names gpucrypt.hash accepts (docs/python-api.md), hashlib spellings normalised first: the native
@@ -52,7 +52,7 @@ DEFAULT_SECONDS = 3.0
 OPENSSL_THOUSANDS_ABOVE = 10000
 TIMING_DESCRIPTION = ("wall clock of a native loop (C++, no Python inside), as openssl speed -evp times "
                       "EVP: set up once, then one call per buffer, after one untimed warm-up call")
-# What one call of the native loop is, per kind (src/api/speed.hpp).
+# What one call of the native loop is, per kind (include/gpucrypt/speed.hpp).
 CALL_DESCRIPTION = {
     "cipher": "cipher update() in place, one stream carrying on from call to call",
     "aead": "GCM seal (open with --decrypt) of the buffer as one message, 12-byte nonce, no AAD, "
@@ -92,16 +92,35 @@ def canonical_name(algorithm: str) -> str:
 
 def default_buffer_lens(device: str, resident: bool = False) -> tuple[int, ...]:
     """openssl's six lengths; on a GPU (or device-resident) also 1 MiB, 16 MiB and 256 MiB."""
-    return GPU_BUFFER_LENS if resident or device.lower().startswith("cuda") else BUFFER_LENS
+    return GPU_BUFFER_LENS if resident or _names_a_gpu(device) else BUFFER_LENS
+
+
+def _names_a_gpu(device: str) -> bool:
+    """Whether `device` is a GPU (its traits say so), for choosing lengths only: a malformed name
+    counts as not, and its cells fail with the parser's message."""
+    try:
+        return device != "auto" and is_gpu(device)
+    except ValueError:
+        return False
 
 
 def _cell_device(algorithm: str, kind: str, device: str, buffer_len: int, resident: bool) -> str:
     """The concrete device of one cell: device="auto" follows the API's policy for that size
     (gpucrypt.info.resolve_device), or takes the first GPU when the data is to be resident."""
     if device == "auto" and resident:
-        return "cuda:0"
+        gpus = [gpu for gpu in auto_gpus() if _native.resident_memory(gpu)]
+        if not gpus:
+            raise gpucrypt.DeviceError("device-resident timing: a GPU that works on its own memory is not available "
+                                       "here (--device names one)")
+        return gpus[0]
     family = None if kind == "hash" else algorithm.split("-")[0]
     return resolve_device(device, buffer_len, family)
+
+
+def _gpu_keccak_variant(device: str) -> str:
+    """The Keccak variant a GPU device hashes with (its backend's one: keccak_cuda, keccak_opencl)."""
+    backend = _native.parse_device_name(device)[0]
+    return next(v["name"] for v in _native.variants() if v["backend"] == backend and v["algorithm"] == "keccak")
 
 
 def _constant_time(variant: Optional[str]) -> Optional[bool]:
@@ -164,9 +183,8 @@ def _python_call(name: str, kind: str, device: str, variant: Optional[str], buff
     if kind == "hash":
         length = XOF_BENCH_OUTPUT_LEN if name in VARIABLE_LENGTH_HASHES else None
         options = {} if variant is None else {"variant": variant}
-        on_gpu = device != "cpu"
         info = {"algorithm": _native.hash_info(name)["name"], "device": device,
-                "variant": "keccak_cuda" if on_gpu else gpucrypt.new(name, **options).variant}
+                "variant": _gpu_keccak_variant(device) if is_gpu(device) else gpucrypt.new(name, **options).variant}
         return (lambda: gpucrypt.hash(name, data, length=length, device=device, **options)), info
     parsed = _native.parse_cipher_name(name)
     key = os.urandom(parsed["key_len"])
@@ -336,7 +354,7 @@ def describe_run(results: list[dict], seconds: float, num_processes: int) -> lis
     lines += [f"memory: {PLACEMENT_DESCRIPTION[placement]}" for placement in sorted({cell["placement"] for cell in results})]
     cpu_threads = sorted({cell["cpu_threads"] for cell in results if cell["cpu_threads"]})
     if cpu_threads:
-        gpu_from_host = any(cell["device"].startswith("cuda") and cell["placement"] == "host" for cell in results)
+        gpu_from_host = any(_names_a_gpu(cell["device"]) and cell["placement"] == "host" for cell in results)
         lines.append(f"threads: CPU thread pool of {', '.join(map(str, cpu_threads))} per process "
                      "(GPUCRYPT_CPU_THREADS), used by calls large enough to split"
                      + ("; also copies into the GPU's staging buffers" if gpu_from_host else ""))

@@ -88,6 +88,7 @@ class Cipher:
         self._lock = threading.Lock()
         self._iv_used = False         # keystream modes: the constructor's IV has encrypted
         self._keyed_streams = {}      # device -> a native stream whose key schedule calls share
+        self._resident = {}           # (GPU, encrypt) -> its keyed cipher for GPU arrays (gpu_arrays)
         # Validate now (key/IV sizes, variant, device) so mistakes surface at construction.
         probe = self._keyed(resolve_device(device, 0, self._algorithm))
         # The keyed stream every call uses when the device does not depend on the message size.
@@ -243,7 +244,8 @@ class Cipher:
     def _on_gpu(self, encrypt, array, out, iv):
         if self.padding:
             raise ValueError(f"{self.name}: GPU arrays are processed without padding; pass padding=False")
-        return gpu_arrays.cipher(self.name, encrypt, self._key, iv, self._variant, self._device, array, out)
+        return gpu_arrays.cipher(self._resident, self.name, encrypt, self._key, iv, self._variant, self._device,
+                                 array, out)
 
 
 class CipherContext:
@@ -402,6 +404,7 @@ class AEAD:
         self._key = _owned_bytes(key, "key")
         self._variant = variant or ""
         self._gcm_by_device = {}
+        self._resident = {}           # GPU -> its keyed GCM for GPU arrays (gpu_arrays)
         self._fixed_gcm = None
         fixed = fixed_device(device, self._algorithm)
         self._fixed_gcm = None if fixed is None else self._gcm(0)
@@ -450,8 +453,8 @@ class AEAD:
         nonce, aad = self._check(nonce, aad)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
             self._require_gcm("GPU arrays")
-            return gpu_arrays.seal(self.name, self._key, nonce, aad, self.tag_length, self._variant,
-                                   self._device, data, out)
+            return gpu_arrays.seal(self._resident, self.name, self._key, nonce, aad, self.tag_length,
+                                   self._variant, self._device, data, out)
         data = _as_bytes_like(data, "data")
         if len(data) > self._max_plaintext:
             _native.check_aead_arguments(self.name, len(nonce), len(aad), len(data), self.tag_length)
@@ -481,7 +484,7 @@ class AEAD:
             self._require_gcm("GPU arrays")
             if tag is None:
                 raise ValueError("decrypting a GPU array needs tag=")
-            result = gpu_arrays.open_(self.name, self._key, nonce, aad, _as_bytes_like(tag, "tag"),
+            result = gpu_arrays.open_(self._resident, self.name, self._key, nonce, aad, _as_bytes_like(tag, "tag"),
                                       self._variant, self._device, data, out)
             if result is None:
                 raise InvalidTag("authentication failed: wrong key, nonce, AAD or tag, or modified data")

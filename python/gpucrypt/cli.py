@@ -453,8 +453,6 @@ def _checked_devices(device: str, devices, cpu_share) -> list:
     """Every device the work would use, checked to exist before anything starts (by
     stream.resolve_devices, as for the Python API: a DeviceError naming the device and why)."""
     worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
-    if worker_devices == ["cpu"]:
-        return worker_devices   # always present; listing the devices would load every GPU runtime
     return worker_devices
 
 
@@ -836,7 +834,7 @@ class _HashJob:
         with _open_input(path) as source:
             total = _input_size(source)
             device = self._device_for(total)
-            if device.startswith(("cuda", "opencl")) and self.name.startswith(_TREE_HASH_PREFIXES) and total is not None:
+            if self.name.startswith(_TREE_HASH_PREFIXES) and total is not None and stream.has_gpu([device]):
                 return self._digest_on_gpu(source, total, length, device)
             bar = _progress_bar(self.show_progress, self.quiet, False, total, path)
             bar.leave = False

@@ -759,7 +759,7 @@ def _in_memory_auto_devices(source, target):
     """
     from gpucrypt import stream
     gpus = stream.cuda_devices()
-    if gpus and target is not None and _native.is_page_locked(source) and _native.is_page_locked(target):
+    if gpus and target is not None and stream.holds_host_memory(gpus, source) and stream.holds_host_memory(gpus, target):
         return gpus, 0.0
     return ["cpu"], 1.0
 

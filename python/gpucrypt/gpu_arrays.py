@@ -8,6 +8,9 @@ queued and the call returns without synchronising. Objects that speak only DLPac
 their tensor on the legacy default stream (``__dlpack__(stream=1)``: the producer orders its
 pending work before it) and the work is enqueued there. The output is a new array of the
 caller's type (``empty_like``) unless ``out=`` is given; ``out=x`` works in place.
+
+Each keyed Python object (Cipher, AEAD) keeps its native ResidentCipher / ResidentGcm per GPU
+(the Device's work on device memory), so the key schedule is expanded once, not on every call.
 """
 
 import math
@@ -108,11 +111,29 @@ def empty_like(array):
     raise TypeError(f"pass out= for GPU arrays of type {type(array).__name__}")
 
 
-def cipher(name, encrypt, key, iv, variant, device, array, out):
+def _gpu_of(array, device):
+    """The device name of the GPU that processes `array` (a CUDA array lives on a CUDA device)."""
+    return f"cuda:{_device_index(array, device)}"
+
+
+def _keyed(cache, key, make):
+    """The native object keyed for `key` (the GPU, and for ciphers the direction), made once per
+    Python object: the key schedule then stays on the GPU between calls. Two threads that miss
+    together each make one; the second replaces the first, both correct."""
+    keyed = cache.get(key)
+    if keyed is None:
+        keyed = cache[key] = make()
+    return keyed
+
+
+def cipher(cache, name, encrypt, key, iv, variant, device, array, out):
+    """Encrypts or decrypts `array` with the cipher keyed in `cache` (a dict the caller keeps per
+    keyed object) for the array's GPU."""
     in_ptr, nbytes, stream = _interface(array, writable=False)
     out, out_ptr = _output(array, out, nbytes)
-    _native.cuda_cipher_device(name, encrypt, key, iv, variant or "", _device_index(array, device),
-                               in_ptr, out_ptr, nbytes, stream)
+    gpu = _gpu_of(array, device)
+    keyed = _keyed(cache, (gpu, encrypt), lambda: _native.ResidentCipher(gpu, name, encrypt, key, variant or ""))
+    keyed.process(iv, in_ptr, out_ptr, nbytes, stream)
     return out
 
 
@@ -133,19 +154,23 @@ def _output(array, out, nbytes):
     return out, out_ptr
 
 
-def seal(name, key, nonce, aad, tag_length, variant, device, array, out):
+def _gcm(cache, name, key, variant, gpu):
+    return _keyed(cache, gpu, lambda: _native.ResidentGcm(gpu, name, key, variant or ""))
+
+
+def seal(cache, name, key, nonce, aad, tag_length, variant, device, array, out):
     in_ptr, nbytes, stream = _interface(array, writable=False)
     out, out_ptr = _output(array, out, nbytes)
-    tag = _native.cuda_aead_device_seal(name, key, bytes(nonce), bytes(aad), tag_length, variant or "",
-                                        _device_index(array, device), in_ptr, out_ptr, nbytes, stream)
+    gcm = _gcm(cache, name, key, variant, _gpu_of(array, device))
+    tag = gcm.seal(bytes(nonce), bytes(aad), tag_length, in_ptr, out_ptr, nbytes, stream)
     return out, tag
 
 
-def open_(name, key, nonce, aad, tag, variant, device, array, out):
+def open_(cache, name, key, nonce, aad, tag, variant, device, array, out):
     """The plaintext array, or None when the tag does not verify (then nothing was written:
     ``out``, even ``out=array``, keeps its bytes)."""
     in_ptr, nbytes, stream = _interface(array, writable=False)
     out, out_ptr = _output(array, out, nbytes)
-    ok = _native.cuda_aead_device_open(name, key, bytes(nonce), bytes(aad), bytes(tag), variant or "",
-                                       _device_index(array, device), in_ptr, out_ptr, nbytes, stream)
+    gcm = _gcm(cache, name, key, variant, _gpu_of(array, device))
+    ok = gcm.open(bytes(nonce), bytes(aad), bytes(tag), in_ptr, out_ptr, nbytes, stream)
     return out if ok else None

@@ -14,14 +14,14 @@ from typing import Iterable, Optional
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
-from gpucrypt.info import resolve_device
+from gpucrypt.info import is_gpu, resolve_device
 
 __all__ = ["HashObject", "hash", "hash_many", "hash_name", "new",
            "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256"]
 
 _TREE_HASHES = ("parallelhash", "kt")
 _DEFAULT_BLOCK_SIZE = 8192
-_ON_THE_CPU = (None, "auto", "cpu")   # devices that need no size to resolve for a hash
+_AUTO = (None, "auto")   # a hash's auto device is the CPU at every size (info.AUTO_GPU_MIN_BYTES)
 _HASH_PARAMS = frozenset({"function_name", "customization", "block_size", "variant"})
 
 
@@ -228,7 +228,7 @@ def _check_device_variant(device: str, variant: Optional[str]) -> None:
     another one is an error, as it is on the CPU."""
     if variant is None:
         return
-    backend = device.partition(":")[0]
+    backend = _native.parse_device_name(device)[0]
     names = [v["name"] for v in _native.variants() if v["backend"] == backend and v["algorithm"] == "keccak"]
     if variant not in names:
         raise ValueError(f"variant {variant!r} does not hash on {device} (there: {', '.join(names) or 'none'})")
@@ -244,7 +244,7 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
     """
     fixed = _FIXED_SIZE_BY_SPELLING.get(name) if type(name) is str else None
     if fixed is not None and length is None and not params and type(data) is bytes \
-            and (device == "auto" or device == "cpu"):
+            and (device == "auto" or (type(device) is str and not is_gpu(device))):
         # The common case, sha3-256 of some bytes, in one native call on a context kept per
         # thread (no copy to finalise, as digest() needs): small hashes cost what hashlib's do.
         return _hash_once(fixed[0], data, fixed[1], "")
@@ -254,13 +254,14 @@ def hash(name: str, data, length: Optional[int] = None, device: str = "auto", *,
         raise TypeError(f"hash() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     out_len = _output_length(info, length, f"hash({info['name']!r}, data)")
     data = _as_bytes_like(data, "data")
-    target = "cpu" if device in _ON_THE_CPU else resolve_device(device, len(data))
-    if target == "cpu" and out_len and not params.keys() - {"variant"}:
+    target = "cpu" if device in _AUTO else resolve_device(device, len(data))
+    on_gpu = is_gpu(target)
+    if not on_gpu and out_len and not params.keys() - {"variant"}:
         return _native.hash_once(info["name"], data, out_len, params.get("variant") or "")
-    if target != "cpu":
+    if on_gpu:
         _check_device_variant(target, params.pop("variant", None))  # a GPU's own Keccak variant
-    if target == "cpu" or (info["name"].startswith("cshake")
-                           and (params.get("function_name") or params.get("customization"))):
+    if not on_gpu or (info["name"].startswith("cshake")
+                      and (params.get("function_name") or params.get("customization"))):
         ctx = _create(info, params.get("function_name", b""), params.get("customization", b""),
                       params.get("block_size", _DEFAULT_BLOCK_SIZE), params.get("variant"))
         ctx.update(data)
@@ -283,10 +284,8 @@ def hash_many(name: str, messages: Iterable, length: Optional[int] = None, varia
     messages = messages if isinstance(messages, list) else list(messages)
     if out_len == 0:
         return [b""] * len(messages)
-    if device in _ON_THE_CPU:
-        return _native.hash_many(info["name"], messages, out_len, variant or "")
-    target = resolve_device(device, sum(len(memoryview(m)) for m in messages))
-    if target == "cpu":
+    target = "cpu" if device in _AUTO else resolve_device(device)
+    if not is_gpu(target):
         return _native.hash_many(info["name"], messages, out_len, variant or "")
     _check_device_variant(target, variant)
     if info["name"].startswith(_TREE_HASHES):

@@ -13,6 +13,7 @@ from typing import Optional
 from gpucrypt import _native
 
 __all__ = ["devices", "variants", "cuda_available", "resolve_device", "fixed_device", "constant_time_variant",
+           "device_traits", "is_gpu",
            "AUTO_GPU_MIN_BYTES"]
 
 
@@ -51,6 +52,26 @@ def cuda_available() -> bool:
     # Asks the CUDA backend alone: listing every device would also start OpenCL, which loads
     # PoCL and LLVM (~40 ms, 60 MiB) on machines where the answer is the CPU anyway.
     return _native.cuda_unavailable_reason() == ""
+
+
+@functools.lru_cache(maxsize=None)
+def _traits(device: str) -> tuple:
+    traits = _native.device_traits(device)
+    return traits["is_gpu"], traits["job_len"], traits["workers"]
+
+
+def device_traits(device: str) -> dict:
+    """What a device is to code that spreads work over devices (the library's ``device_traits``):
+    ``is_gpu`` (work and data go to a runtime of its own; False for the host's CPU), ``job_len``
+    (bytes per job that run near its full speed) and ``workers`` (jobs kept in flight on it).
+    Answered from the device's backend without opening it (so also for a GPU this machine lacks);
+    ValueError for a malformed name."""
+    return dict(zip(("is_gpu", "job_len", "workers"), _traits(device)))
+
+
+def is_gpu(device: str) -> bool:
+    """``device_traits(device)["is_gpu"]``: asked instead of comparing names with ``"cpu"``."""
+    return _traits(device)[0]
 
 
 def auto_gpus() -> list:

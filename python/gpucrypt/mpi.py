@@ -194,19 +194,29 @@ def _parse_fault(text: Optional[str], rank: int) -> Optional[tuple]:
 
 
 def _rank_device(requested: Optional[str], local_rank: int) -> str:
-    """auto/cuda: this node's GPU number local_rank mod GPUs (auto: stream.cuda_devices(), the
-    GPUs of the library's device policy, or the CPU without one; cuda: the CUDA devices);
-    cpu or cuda:N: as named."""
+    """auto or a bare kind (cuda, opencl): this node's device number local_rank mod their number
+    (auto: stream.cuda_devices(), the GPUs of the library's device policy, or the CPU without one;
+    a kind: that kind's devices); cpu or cuda:N: as named."""
     requested = (requested or "auto").strip().lower()
-    if requested not in ("auto", "cuda"):
+    if requested != "auto" and (":" in requested or not _is_gpu_kind(requested)):
         return stream.normalise_device(requested)
-    gpus = (stream.cuda_devices() if requested == "auto"   # the library's device policy: every GPU
-            else [device["name"] for device in gpucrypt.devices() if device.get("kind") == "cuda"])
+    kind = None if requested == "auto" else _native.parse_device_name(requested)[0]
+    gpus = (stream.cuda_devices() if kind is None   # the library's device policy: every GPU
+            else [device["name"] for device in gpucrypt.devices() if device.get("kind") == kind])
     if gpus:
         return gpus[local_rank % len(gpus)]
-    if requested == "cuda":
-        raise gpucrypt.DeviceError(f"no CUDA device on {socket.gethostname()}")
+    if kind is not None:
+        raise gpucrypt.DeviceError(f"no {kind} device on {socket.gethostname()}")
     return "cpu"
+
+
+def _is_gpu_kind(name: str) -> bool:
+    """Whether a bare device name (no ":N") is a kind of GPUs (its traits; a malformed name is not,
+    and normalise_device reports it)."""
+    try:
+        return stream.is_gpu(name)
+    except ValueError:
+        return False
 
 
 def _open_file(ctx: _Rank, path: str, amode: int, shown_path: Optional[str] = None):
@@ -432,7 +442,7 @@ def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: O
     under --mpi: a usage error, which rank 0 alone reports (not one line per rank)."""
     if use_mpi and devices:
         raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
-    if use_mpi and device is not None and device.strip().lower() not in ("auto", "cuda"):
+    if use_mpi and device is not None and device.strip().lower() != "auto":
         try:
             stream.normalise_device(device)
         except ValueError as exc:
@@ -682,7 +692,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
         # Two input and two output buffers: round k+1 is read and round k-1 written while round
         # k is sealed/opened (nonblocking collective MPI-IO). Page-locked for a GPU (its copy
         # engine reads and writes them directly); zeroed at the end either way.
-        pinned = ctx.device != "cpu"
+        pinned = stream.has_gpu([ctx.device])
         buffer_len = per_rank * (chunk_len + fileformat.TAG_LEN)
         in_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
         out_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))

@@ -41,6 +41,7 @@ from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
+from gpucrypt.info import device_traits, is_gpu
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
@@ -50,14 +51,14 @@ __all__ = [
     "add_native_stats",
 ]
 
-# CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache.
-# Measured best: 2 MiB on 2 cores, 8 MiB on 16 (1 .. 32 MiB tried); 512 KiB per core between.
-DEFAULT_CPU_JOB_SIZE = min(8 << 20, max(2 << 20, (os.cpu_count() or 2) << 19))
+# CPU jobs: the CPU's own job length (its traits, the library's rule: large enough to amortise a
+# native call over every core, small enough to stay in cache; measured best 2 MiB on 2 cores,
+# 8 MiB on 16, 512 KiB per core between).
+DEFAULT_CPU_JOB_SIZE = device_traits("cpu")["job_len"]
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
-# Worker threads per GPU: jobs in flight on three workers let one job's copy to the GPU, another's
-# kernels and a third's copy back run at once (two copy engines and the SMs), and hide each call's
-# fixed costs (key setup, launch, synchronisation). Measured on two H200s (bench/stream_bench.py).
-GPU_WORKERS = 3
+# Worker threads per GPU: each GPU's own (its traits: three, so that one job's copy to the GPU,
+# another's kernels and a third's copy back run at once and hide each call's fixed costs;
+# measured on two H200s, bench/stream_bench.py) unless a caller passes gpu_workers.
 MAX_CHUNKS_PER_JOB = 4096
 
 
@@ -131,7 +132,7 @@ class DeviceStats:
     jobs: int = 0
     bytes: int = 0
     busy_s: float = 0.0           # wall time inside the worker's native calls
-    rate: float = 0.0             # bytes/s, from the scheduler (src/engine/scheduler.hpp; 0 until measured)
+    rate: float = 0.0             # bytes/s, from the scheduler (include/gpucrypt/scheduler.hpp; 0 until measured)
     stages: dict = field(default_factory=dict)  # seconds per native stage (h2d_s, compute_s, d2h_s, ...)
     variant: str = ""
 
@@ -152,7 +153,7 @@ class StreamStats:
     write_s: float = 0.0
     wait_s: float = 0.0            # calling thread blocked on a full pipeline
     wall_s: float = 0.0
-    device_choice: str = ""        # what the measured device set found (src/engine/scheduler.hpp)
+    device_choice: str = ""        # what the measured device set found (include/gpucrypt/scheduler.hpp)
     devices: dict = field(default_factory=dict)   # name -> DeviceStats
 
     def device(self, name: str) -> DeviceStats:
@@ -217,7 +218,7 @@ class Pipeline:
     any exception, leaving the ``with`` block stops the workers (a job already inside a native
     call finishes first) and drops the queued ones.
 
-    The scheduling is the library's (``src/engine/scheduler.hpp`` through ``_native.Scheduler``):
+    The scheduling is the library's (``include/gpucrypt/scheduler.hpp`` through ``_native.Scheduler``):
     the worker threads, the device choice and the in-order retiring are the same code that runs
     the file format in memory; this class keeps the Python side (jobs, results, errors, stats).
     """
@@ -225,7 +226,7 @@ class Pipeline:
     def __init__(self, work: Callable, devices: Sequence[str], *, on_result: Callable,
                  cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
                  cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None,
-                 gpu_workers: int = GPU_WORKERS):
+                 gpu_workers: int = 0):
         if not devices:
             raise ValueError("a pipeline needs at least one device")
         self._work, self._on_result = work, on_result
@@ -303,16 +304,23 @@ class Pipeline:
             slot.error = error
 
 
-def page_locked(size: int):
-    """A writable buffer of ``size`` bytes in page-locked (pinned) host memory, which the GPU
-    copies straight from and to (no staging copy): a memoryview, or a bytearray when there is no
-    CUDA device or the memory cannot be had. Zeroed and freed when the last reference goes."""
-    if cuda_available():
+def page_locked(size: int, devices: Sequence[str] = ()):
+    """A writable buffer of ``size`` bytes in host memory that a GPU copies straight from and to
+    (no staging copy; CUDA's is page-locked): the first of ``devices`` (default: the GPUs ``auto``
+    uses) that has such memory gives it (the Device's alloc_host). A memoryview, or a bytearray
+    when none does or the memory cannot be had. Zeroed and freed when the last reference goes."""
+    for device in devices or auto_gpus():
         try:
-            return memoryview(_native.PageLockedBuffer(size))
+            return memoryview(_native.HostBuffer(device, size))
         except (_native.DeviceError, MemoryError):
-            pass
+            continue
     return bytearray(size)
+
+
+def holds_host_memory(devices: Sequence[str], buffer) -> bool:
+    """Whether ``buffer`` is host memory that one of ``devices`` copies with no staging (what
+    ``page_locked`` gives, or a pinned PyTorch tensor)."""
+    return any(_native.holds_host_memory(device, buffer) for device in devices)
 
 
 # Page-locked buffers outlive the pools that used them (zeroed in between), up to this many
@@ -379,13 +387,23 @@ class BufferPool:
 
 
 def has_gpu(devices: Sequence[str]) -> bool:
-    return any(d != "cpu" for d in devices)
+    return any(is_gpu(d) for d in devices)
+
+
+def _has_cpu(devices: Sequence[str]) -> bool:
+    return not all(is_gpu(d) for d in devices)
+
+
+def _serial_devices(devices: Sequence[str]) -> list:
+    """The one device a serial mode (CBC/CFB encryption, OFB) runs on: the CPU when it is among
+    `devices` (its chained blocks run at one core's speed anyway), else the first."""
+    return [next((d for d in devices if not is_gpu(d)), devices[0])]
 
 
 def default_job_size(devices: Sequence[str]) -> int:
     """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
     the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
-    return DEFAULT_CPU_JOB_SIZE if "cpu" in devices else DEFAULT_GPU_JOB_SIZE
+    return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
 
 
 def chunks_per_job(chunk_len: int, job_size: Optional[int], devices: Sequence[str]) -> int:
@@ -573,10 +591,10 @@ class StreamCipher:
         chosen, share = resolve_devices(device, devices, cpu_share)
         self._parallel = _is_parallel(info, self._encrypt)
         if not self._parallel:
-            chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
+            chosen, share = _serial_devices(chosen), "auto"
         self.devices = chosen
         # 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
-        chunk_size = chunk_size or (4 << 20 if "cpu" in chosen else DEFAULT_GPU_JOB_SIZE)
+        chunk_size = chunk_size or (4 << 20 if _has_cpu(chosen) else DEFAULT_GPU_JOB_SIZE)
         self.stats = StreamStats()
         self._chunk_size, self._progress = chunk_size, progress
         self._pending = bytearray()
@@ -770,7 +788,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         chosen, share = resolve_devices(device, devices, cpu_share)
         parallel = _is_parallel(info, encrypt)
         if not parallel:
-            chosen, share = (["cpu"] if "cpu" in chosen else chosen[:1]), "auto"
+            chosen, share = _serial_devices(chosen), "auto"
         size = len(source)
         job = job_size or default_job_size(chosen)
         job = max(16, job - job % 16)

@@ -1,5 +1,5 @@
-// speed.cpp: the native timing loop behind `gpucrypt speed` (see speed.hpp for what one call is).
-#include "api/speed.hpp"
+// speed.cpp: the native timing loop behind `gpucrypt speed` (see gpucrypt/speed.hpp for what one call is).
+#include "gpucrypt/speed.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,14 +12,8 @@
 
 #include "backends/cpu/thread_pool.hpp"
 #include "gpucrypt/aead.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/hash.hpp"
-
-#if defined(GPUCRYPT_WITH_CUDA)
-#include <cuda_runtime.h>
-
-#include "backends/cuda/device.hpp"
-#include "backends/cuda/keccak_cuda.hpp"
-#endif
 
 namespace gpucrypt::speed {
 
@@ -70,16 +64,25 @@ std::vector<uint8_t> random_bytes(size_t len) {
   return bytes;
 }
 
-// Through the one device-name parser (gpucrypt.hpp): a malformed name throws there.
-bool is_cuda(std::string_view device) { return parse_device_name(device).kind == "cuda"; }
-
-#if defined(GPUCRYPT_WITH_CUDA)
-int cuda_device_index(std::string_view device) { return parse_device_name(device).index; }
+// Whether a device hashes through its Device (a GPU: Device::hash_many / tree_hash, its backend's
+// Keccak variant) rather than the CPU's hash registry. A malformed name throws here.
+bool hashes_on_device(std::string_view device) { return gpucrypt::device(device).traits().is_gpu; }
 
 bool is_tree_hash(const hash::HashInfo& info) {
   return info.name.starts_with("parallelhash") || info.name.starts_with("kt");
 }
-#endif
+
+// The Keccak variant a device's backend hashes with (keccak_cuda, keccak_opencl): the one it
+// lists; a variant the caller names must be it.
+std::string device_keccak_variant(const Device& where, const Request& request, const hash::HashInfo& info) {
+  std::string listed;
+  for (const VariantInfo& v : where.variants())
+    if (v.algorithm == "keccak") listed = v.name;
+  if (!request.variant.empty() && request.variant != listed)
+    throw std::invalid_argument("unknown variant '" + request.variant + "' for " + info.name + " on " +
+                                request.device + ": the GPU has " + listed);
+  return listed;
+}
 
 size_t hash_output_len(const hash::HashInfo& info) {
   return info.digest_size != 0 ? info.digest_size : kVariableOutputLen;
@@ -130,7 +133,7 @@ Result host_hash(const Request& request, const hash::HashInfo& info, Result resu
   const std::vector<uint8_t> buffer = random_bytes(request.buffer_len);
   std::vector<uint8_t> digest(hash_output_len(info));
   Timing timing;
-  if (!is_cuda(request.device)) {
+  if (!hashes_on_device(request.device)) {
     const std::unique_ptr<hash::HashContext> fresh = hash::create_hash(info.name, {}, request.variant);
     timing = time_loop(
         request.seconds,
@@ -143,63 +146,53 @@ Result host_hash(const Request& request, const hash::HashInfo& info, Result resu
     result.variant = fresh->variant();
     result.device = "cpu";
   } else {
-#if defined(GPUCRYPT_WITH_CUDA)
-    const int device_index = cuda_device_index(request.device);
-    if (!request.variant.empty() && request.variant != cuda::kKeccakVariant)
-      throw std::invalid_argument("unknown variant '" + request.variant + "' for " + info.name + " on " +
-                                  request.device + ": the GPU has " + std::string(cuda::kKeccakVariant));
+    const Device& where = gpucrypt::device(request.device);
+    result.variant = device_keccak_variant(where, request, info);
     const uint8_t* message = buffer.data();
     const size_t message_len = buffer.size();
     timing = time_loop(
         request.seconds,
         [&] {
           if (is_tree_hash(info))
-            cuda::tree_hash(info.name, {}, message, message_len, digest.data(), digest.size(), device_index);
+            where.tree_hash(info.name, {}, message, message_len, digest.data(), digest.size());
           else
-            cuda::hash_many(info.name, &message, &message_len, 1, digest.data(), digest.size(), device_index);
+            where.hash_many(info.name, &message, &message_len, 1, digest.data(), digest.size());
         },
         no_finish);
-    result.variant = cuda::kKeccakVariant;
-    result.device = "cuda:" + std::to_string(device_index);
-#else
-    throw DeviceError("device '" + request.device + "' is not available: " + cuda_unavailable_reason());
-#endif
+    result.device = where.name().canonical;
   }
   result.num_calls = timing.num_calls;
   result.seconds = timing.seconds;
   return result;
 }
 
-#if defined(GPUCRYPT_WITH_CUDA)
-void check_cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) {
-    cudaGetLastError();  // clear the error so that later, unrelated calls do not report it
-    throw DeviceError(std::string("CUDA error in ") + what + " (speed): " + cudaGetErrorString(status));
-  }
-}
-
-// Device memory on the current device, freed on scope exit.
+// Device memory of `where`, freed on scope exit.
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(size_t len) { check_cuda(cudaMalloc(&data_, len == 0 ? 1 : len), "cudaMalloc"); }
-  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const Device& where, size_t len) : where_(where), data_(where.alloc_device(len)) {}
+  ~DeviceBuffer() { where_.free_device(data_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   uint8_t* get() const { return static_cast<uint8_t*>(data_); }
-  void upload(const void* host, size_t len) { check_cuda(cudaMemcpy(data_, host, len, cudaMemcpyHostToDevice), "cudaMemcpy"); }
 
  private:
-  void* data_ = nullptr;
+  const Device& where_;
+  void* data_;
 };
 
-void finish_default_stream() { check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize"); }
-
+// Placement::device: the buffers in the device's memory and its resident work (Device's
+// ResidentCipher / ResidentGcm / resident_hash) on the default stream (handle 0), which is
+// synchronised before every clock read.
 Result resident(const Request& request, Kind kind, Result result) {
-  const int device_index = cuda_device_index(request.device);
-  result.device = "cuda:" + std::to_string(device_index);
+  const Device& where = gpucrypt::device(request.device);
+  if (!where.resident_memory())
+    throw std::invalid_argument("device-resident timing needs a CUDA device (one that works on its own memory), not '" +
+                                request.device + "'");
+  result.device = where.name().canonical;
   const size_t len = request.buffer_len;
-  std::unique_ptr<cuda::DeviceCipher> cipher;
-  std::unique_ptr<cuda::DeviceGcm> gcm;
+  constexpr StreamHandle kDefaultStream = 0;
+  std::unique_ptr<ResidentCipher> cipher;
+  std::unique_ptr<ResidentGcm> gcm;
   std::vector<uint8_t> key, iv;
   if (kind == Kind::aead && parse_aead_name(request.algorithm).construction != AeadConstruction::gcm)
     throw std::invalid_argument("device-resident timing runs GCM only, not " + request.algorithm);
@@ -208,56 +201,41 @@ Result resident(const Request& request, Kind kind, Result result) {
     key = random_bytes(name.key_len());
     iv = random_bytes(kind == Kind::aead ? kGcmNonceLen : name.mode == Mode::ecb ? 0 : 16);
     if (kind == Kind::aead)
-      gcm = cuda::DeviceGcm::create(name, key, request.variant, device_index);
+      gcm = where.create_resident_gcm(name, key, request.variant);
     else
-      cipher = cuda::DeviceCipher::create(name, request.direction, key, request.variant, device_index);
+      cipher = where.create_resident_cipher(name, request.direction, key, request.variant);
     result.variant = kind == Kind::aead ? gcm->variant().name : cipher->variant().name;
   }
-  check_cuda(cudaSetDevice(device_index), "cudaSetDevice");
-  DeviceBuffer input(len), output(len);
-  input.upload(random_bytes(len).data(), len);
+  DeviceBuffer input(where, len), output(where, len);  // alloc_device makes it the current device
+  const std::vector<uint8_t> data = random_bytes(len);
+  where.copy_to_device(input.get(), data.data(), len);
   uint8_t tag[kGcmTagLen] = {};
   std::function<void()> call;
-  std::unique_ptr<DeviceBuffer> hash_offsets, hash_digest;  // the hashes' message table and output
-  std::vector<uint8_t> host_digest;
+  std::unique_ptr<DeviceBuffer> hash_digest;  // the hashes' output
   if (kind == Kind::cipher) {
-    call = [&] { cipher->process(iv, input.get(), output.get(), len, nullptr); };
+    call = [&] { cipher->process(iv, input.get(), output.get(), len, kDefaultStream); };
   } else if (kind == Kind::aead && request.direction == Direction::encrypt) {
-    call = [&] { gcm->seal(iv, {}, input.get(), output.get(), len, tag, kGcmTagLen, nullptr); };
+    call = [&] { gcm->seal(iv, {}, input.get(), output.get(), len, tag, kGcmTagLen, kDefaultStream); };
   } else if (kind == Kind::aead) {
-    gcm->seal(iv, {}, input.get(), output.get(), len, tag, kGcmTagLen, nullptr);  // output: one sealed message
+    gcm->seal(iv, {}, input.get(), output.get(), len, tag, kGcmTagLen, kDefaultStream);  // output: one sealed message
     call = [&] {
-      if (!gcm->open(iv, {}, output.get(), input.get(), len, ByteSpan(tag, kGcmTagLen), nullptr))
+      if (!gcm->open(iv, {}, output.get(), input.get(), len, ByteSpan(tag, kGcmTagLen), kDefaultStream))
         throw std::runtime_error(request.algorithm + ": a message sealed for the benchmark failed to open");
     };
   } else {
     const hash::HashInfo& info = hash::hash_info(request.algorithm);
-    if (!request.variant.empty() && request.variant != cuda::kKeccakVariant)
-      throw std::invalid_argument("unknown variant '" + request.variant + "' for " + info.name + " on " +
-                                  result.device + ": the GPU has " + std::string(cuda::kKeccakVariant));
-    result.variant = cuda::kKeccakVariant;
-    host_digest.resize(hash_output_len(info));
-    if (is_tree_hash(info)) {
-      call = [&] {
-        cuda::tree_hash_device(info.name, {}, input.get(), len, host_digest.data(), host_digest.size(), nullptr);
-      };
-    } else {
-      const uint64_t offsets[2] = {0, len};  // one message: the whole buffer
-      hash_offsets = std::make_unique<DeviceBuffer>(sizeof offsets);
-      hash_offsets->upload(offsets, sizeof offsets);
-      hash_digest = std::make_unique<DeviceBuffer>(host_digest.size());
-      call = [&] {
-        cuda::hash_many_device(info.name, input.get(), reinterpret_cast<const uint64_t*>(hash_offsets->get()),
-                               nullptr, 1, hash_digest->get(), host_digest.size(), nullptr);
-      };
-    }
+    result.variant = device_keccak_variant(where, request, info);
+    const size_t out_len = hash_output_len(info);
+    hash_digest = std::make_unique<DeviceBuffer>(where, out_len);
+    call = [&, out_len] {
+      where.resident_hash(info.name, input.get(), len, hash_digest->get(), out_len, kDefaultStream);
+    };
   }
-  const Timing timing = time_loop(request.seconds, call, finish_default_stream);
+  const Timing timing = time_loop(request.seconds, call, [&] { where.synchronize(kDefaultStream); });
   result.num_calls = timing.num_calls;
   result.seconds = timing.seconds;
   return result;
 }
-#endif
 
 }  // namespace
 
@@ -303,15 +281,7 @@ Result run(const Request& request) {
   result.algorithm = kind == Kind::hash   ? hash::hash_info(request.algorithm).name
                      : kind == Kind::aead ? parse_aead_name(request.algorithm).canonical
                                           : parse_cipher_name(request.algorithm).canonical;
-  if (request.placement == Placement::device) {
-    if (!is_cuda(request.device))
-      throw std::invalid_argument("device-resident timing needs a CUDA device, not '" + request.device + "'");
-#if defined(GPUCRYPT_WITH_CUDA)
-    return resident(request, kind, result);
-#else
-    throw DeviceError("device '" + request.device + "' is not available: " + cuda_unavailable_reason());
-#endif
-  }
+  if (request.placement == Placement::device) return resident(request, kind, result);
   switch (kind) {
     case Kind::cipher: return host_cipher(request, parse_cipher_name(request.algorithm), result);
     case Kind::aead: return host_aead(request, parse_aead_name(request.algorithm), result);

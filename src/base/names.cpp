@@ -11,6 +11,7 @@
 
 #include "gpucrypt/cipher.hpp"
 #include "modes/block_cipher.hpp"
+#include "modes/mode_rules.hpp"
 
 namespace gpucrypt {
 
@@ -95,6 +96,13 @@ void secure_zero(void* p, size_t len) {
 #else
   modes::secure_zero(p, len);
 #endif
+}
+
+bool mode_is_parallel(Mode mode, Direction direction) { return modes::is_parallel(mode, direction); }
+
+void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
+                   uint8_t out[16]) {
+  modes::range_iv(mode, iv, first_block, previous_block, out);
 }
 
 }  // namespace gpucrypt

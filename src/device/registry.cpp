@@ -101,6 +101,39 @@ void* Device::alloc_host(size_t) const {
 
 void Device::free_host(void*, size_t) const {}
 
+bool Device::holds_host_memory(const void*, size_t) const { return false; }
+
+DeviceTraits Device::traits() const { return registry::find_backend(name_.kind)->traits; }
+
+DeviceTraits device_traits(std::string_view name) {
+  return registry::find_backend(parse_device_name(name).kind)->traits;  // the parser knows only registered kinds
+}
+
+namespace {
+[[noreturn]] void unsupported(const DeviceName& name, std::string_view what) {
+  throw DeviceError("device '" + name.canonical + "' does not support " + std::string(what));
+}
+constexpr std::string_view kResidentWork = "work on device memory (GPU arrays, resident timing)";
+}  // namespace
+
+std::unique_ptr<ResidentCipher> Device::create_resident_cipher(const CipherName&, Direction, ByteSpan,
+                                                               std::string_view) const {
+  unsupported(name_, kResidentWork);
+}
+std::unique_ptr<ResidentGcm> Device::create_resident_gcm(const CipherName&, ByteSpan, std::string_view) const {
+  unsupported(name_, kResidentWork);
+}
+void* Device::alloc_device(size_t) const { unsupported(name_, kResidentWork); }
+void Device::free_device(void*) const { unsupported(name_, kResidentWork); }
+void Device::copy_to_device(void*, const void*, size_t) const { unsupported(name_, kResidentWork); }
+void Device::synchronize(StreamHandle) const { unsupported(name_, kResidentWork); }
+void Device::resident_hash(std::string_view, const void*, size_t, void*, size_t, StreamHandle) const {
+  unsupported(name_, kResidentWork);
+}
+KernelTiming Device::time_kernel(const CipherName&, std::string_view, size_t, int) const {
+  unsupported(name_, "kernel timing (time_kernel)");
+}
+
 const Device& device(std::string_view name) {
   const DeviceName where = parse_device_name(name);
   // Opened once per canonical name and kept: a backend's device state (CUDA streams, OpenCL

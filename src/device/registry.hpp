@@ -27,6 +27,12 @@ struct DeviceBackend {
   // open: the Device for a parsed name; `as_named` is the caller's spelling, for error messages.
   // Throws DeviceError (device_unavailable) when the backend cannot run here.
   std::function<std::unique_ptr<Device>(const DeviceName& where, std::string_view as_named)> open;
+  // What its devices are to a caller that spreads work (Device::traits); a GPU's unless set.
+  DeviceTraits traits = gpu_traits();
+
+  // A GPU's traits: 16 MiB jobs, a transfer this large runs near PCIe speed (the file format's
+  // measurements, docs/performance.md 2026-11-26/27); three workers: copy in, compute, copy out.
+  static DeviceTraits gpu_traits() { return {true, 16 << 20, 3}; }
 };
 
 // The entry points of a backend whose devices are numbered and whose functions take the device

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "device/registry.hpp"
+#include "gpucrypt/scheduler.hpp"
 
 namespace gpucrypt {
 
@@ -119,6 +120,17 @@ DeviceSelection select_devices(std::string_view device, std::string_view devices
   if (check_present)
     for (const std::string& name : gpus) gpucrypt::device(name).info();  // DeviceError saying why not
   return selection;
+}
+
+std::vector<engine::SchedulerDevice> scheduler_devices(const std::vector<std::string>& devices, unsigned cpu_workers,
+                                                       unsigned gpu_workers) {
+  std::vector<engine::SchedulerDevice> scheduled;
+  for (const std::string& name : devices) {
+    const DeviceTraits traits = device_traits(name);
+    const unsigned tuned = traits.is_gpu ? gpu_workers : cpu_workers;
+    scheduled.push_back({name, !traits.is_gpu, tuned != 0 ? tuned : traits.workers});
+  }
+  return scheduled;
 }
 
 }  // namespace gpucrypt

@@ -1,5 +1,5 @@
-// scheduler.cpp: see scheduler.hpp.
-#include "engine/scheduler.hpp"
+// scheduler.cpp: see gpucrypt/scheduler.hpp.
+#include "gpucrypt/scheduler.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -36,19 +36,21 @@ struct Scheduler::Device {
   size_t num_outstanding = 0;
 };
 
-Scheduler::Scheduler(std::vector<std::string> devices, SchedulerOptions options)
+Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions options)
     : options_(std::move(options)), start_(std::chrono::steady_clock::now()) {
   if (devices.empty()) throw std::invalid_argument("a scheduler needs at least one device");
   if (options_.cpu_share > 1) throw std::invalid_argument("cpu_share must be negative (auto) or 0..1");
   unsigned num_workers = 0;
   bool has_cpu = false, has_other = false;
   for (size_t i = 0; i < devices.size(); ++i) {
-    if (std::find(devices.begin(), devices.begin() + i, devices[i]) != devices.begin() + i)
-      throw std::invalid_argument("device " + devices[i] + " is named twice");
+    const std::string& name = devices[i].name;
+    for (size_t j = 0; j < i; ++j)
+      if (devices[j].name == name) throw std::invalid_argument("device " + name + " is named twice");
+    const bool is_cpu = devices[i].is_cpu;
+    if (is_cpu && has_cpu) throw std::invalid_argument("device " + name + ": a scheduler takes one CPU");
     auto device = std::make_unique<Device>();
-    device->stats.name = devices[i];
-    const bool is_cpu = devices[i] == "cpu";
-    device->num_workers = std::max(1u, is_cpu ? options_.cpu_workers : options_.device_workers);
+    device->stats.name = name;
+    device->num_workers = std::max(1u, devices[i].workers);
     num_workers += device->num_workers;
     if (is_cpu) cpu_index_ = i;
     (is_cpu ? has_cpu : has_other) = true;

@@ -34,7 +34,7 @@
 #include <thread>
 
 #include "base/names.hpp"
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/format.hpp"
 #include "format/pipeline_internal.hpp"
@@ -226,23 +226,24 @@ class BufferPool {
 // The first device of `devices` that offers host memory of its own (a GPU), or nullptr.
 const Device* host_memory_device(const std::vector<std::string>& devices) {
   for (const std::string& name : devices) {
-    if (name == "cpu") continue;
     const Device& device = gpucrypt::device(name);
     if (device.offers_host_memory()) return &device;
   }
   return nullptr;
 }
 
-// Workers per GPU and for the CPU, as the in-memory pipeline (pipeline.cpp), but the CPU gets two:
-// with one, a CPU job's read, seal and write would take turns; with two, one job's I/O overlaps
-// the other's sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
 engine::SchedulerOptions file_scheduling(const PipelineOptions& options) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
-  scheduling.cpu_workers = 2;
-  scheduling.device_workers = detail::pipeline_gpu_workers();
   return scheduling;
+}
+
+// Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
+// job's read, seal and write would take turns; with two, one job's I/O overlaps the other's
+// sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
+std::vector<engine::SchedulerDevice> file_devices(const PipelineOptions& options) {
+  return scheduler_devices(options.devices, 2, detail::pipeline_gpu_workers());
 }
 
 enum class Direction { seal, open };
@@ -290,7 +291,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
 
   BufferPool buffers(buffer_in, buffer_out, host_memory_device(options.devices));
   IoTimes io;
-  engine::Scheduler scheduler(options.devices, file_scheduling(options));
+  engine::Scheduler scheduler(file_devices(options), file_scheduling(options));
   const uint64_t range_in_start = input_at(first, 0).first;
   uint64_t done_input = 0;
   try {

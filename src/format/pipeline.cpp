@@ -3,7 +3,7 @@
 // (ChunkStream).
 //
 // A file's chunks are cut into jobs of whole chunks; each job is one seal_chunks / open_chunks
-// call on the device the scheduler (src/engine/scheduler.hpp) chooses, reading and writing its
+// call on the device the scheduler (include/gpucrypt/scheduler.hpp) chooses, reading and writing its
 // own subspans of the caller's buffers. Nothing is copied here: the CUDA batch executor copies
 // straight between page-locked caller memory and the GPU, and the three workers of a GPU overlap
 // one job's copy in, another's kernels and a third's copy out.
@@ -14,11 +14,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
-#include <thread>
 
 #include "base/names.hpp"
-#include "engine/scheduler.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/format.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "format/pipeline_internal.hpp"
 
 namespace gpucrypt::format {
@@ -37,8 +37,9 @@ namespace {
 // 6 x 16 MiB and 25 with 12 workers (h200-2026-11-26-s3-format-shapes.json, one run): the jobs
 // contend with each other, not for the SMs (docs/performance.md, 2026-11-26 third session). With
 // one host wait per job instead of four (2026-11-27) 6 x 16 MiB and 6 x 8 MiB both ran at 40-42
-// GB/s, 0.90x the raw CTR stream, under a link that moves 101 GB/s both ways at once.
-constexpr uint64_t kGpuJobLen = 16 << 20;
+// GB/s, 0.90x the raw CTR stream, under a link that moves 101 GB/s both ways at once. 16 MiB is
+// a GPU's own job length (DeviceTraits::job_len, default_job_len below); the workers are the
+// format's own.
 constexpr unsigned kGpuWorkers = 6;
 
 bool overlap(ByteSpan a, ByteSpan b) { return ranges_overlap(a.data(), a.size(), b.data(), b.size()); }
@@ -86,8 +87,13 @@ engine::SchedulerOptions scheduling_of(const PipelineOptions& options) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
-  scheduling.device_workers = detail::pipeline_gpu_workers();
   return scheduling;
+}
+
+// The pipeline's devices for the scheduler: their traits, kGpuWorkers (or GPUCRYPT_GPU_WORKERS)
+// per GPU.
+std::vector<engine::SchedulerDevice> scheduled_devices(const PipelineOptions& options) {
+  return scheduler_devices(options.devices, 0, detail::pipeline_gpu_workers());
 }
 
 // Whole chunks per job: about options.job_len input bytes (unit_len input bytes per chunk).
@@ -98,7 +104,7 @@ uint64_t chunks_per_job_of(const PipelineOptions& options, uint64_t unit_len) {
 
 PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const PipelineOptions& options,
                            const ChunkJob& run_job, uint64_t& done_chunks) {
-  engine::Scheduler scheduler(options.devices, scheduling_of(options));
+  engine::Scheduler scheduler(scheduled_devices(options), scheduling_of(options));
   const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
   const uint64_t chunks_per_job = chunks_per_job_of(options, unit_len);
   const uint64_t num_chunks = layout.num_chunks();
@@ -136,11 +142,11 @@ PipelineStats detail::stats_of(const engine::SchedulerStats& scheduled) {
 
 
 uint64_t default_job_len(const std::vector<std::string>& devices) {
-  if (!devices.empty() && std::find(devices.begin(), devices.end(), "cpu") == devices.end()) return kGpuJobLen;
-  // CPU jobs: large enough to amortise a call over every core, small enough to stay in cache.
-  // Measured best (gpucrypt/stream.py): 2 MiB on 2 cores, 8 MiB on 16; 512 KiB per core between.
-  const uint64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  return std::min<uint64_t>(8 << 20, std::max<uint64_t>(2 << 20, cores << 19));
+  // Each device's own (DeviceTraits::job_len): the smallest, so that a CPU among GPUs gets jobs it
+  // runs well; with no device, the CPU's.
+  uint64_t job_len = devices.empty() ? device_traits("cpu").job_len : UINT64_MAX;
+  for (const std::string& name : devices) job_len = std::min(job_len, device_traits(name).job_len);
+  return job_len;
 }
 
 PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan plaintext, MutableByteSpan body,
@@ -279,7 +285,7 @@ struct ChunkStream::Impl {
         retire(std::move(retire_in)),
         unit_len(uint64_t(chunk_len) + (operation == Operation::open ? kTagLen : 0)),
         chunks_per_job(chunks_per_job_of(options, unit_len)),
-        scheduler(options.devices, scheduling_of(options)) {
+        scheduler(scheduled_devices(options), scheduling_of(options)) {
     std::memcpy(payload_key, key.data(), kKeyLen);
   }
   ~Impl() {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "gpucrypt/format.hpp"
 
 namespace gpucrypt::format::detail {

@@ -1,7 +1,8 @@
 // device_hash_bindings.cpp: gpucrypt._native.device_hash_many and device_tree_hash, the Keccak
 // family on a GPU or OpenCL device (Device::hash_many / tree_hash, include/gpucrypt/device.hpp),
 // named by device string ("cuda:0", "opencl:1"); and the older cuda_hash_many / cuda_tree_hash,
-// which take a CUDA device index. Plumbing only: buffers in, bytes out, the GIL released around
+// which take a CUDA device index; a device's counters and kernel timing (Device::counters,
+// time_kernel). Plumbing only: buffers in, bytes out, the GIL released around
 // the device work. A backend this build lacks raises DeviceError.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -12,11 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/opencl/opencl.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
-#include "python/buffer_view.hpp"
+#include "buffer_view.hpp"
 
 namespace nb = nanobind;
 
@@ -29,7 +29,8 @@ namespace {
 // device_hash_many(name, messages, out_len, device) -> list[bytes], one digest per message.
 nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t out_len, std::string_view device) {
   const DeviceName where = parse_device_name(device);
-  if (where.kind == "cpu") throw std::invalid_argument("device_hash_many runs on a GPU or OpenCL device, not the CPU");
+  if (!device_traits(device).is_gpu)
+    throw std::invalid_argument("device_hash_many runs on a GPU or OpenCL device, not the CPU");
   std::vector<std::unique_ptr<BufferView>> views;
   std::vector<const uint8_t*> pointers;
   std::vector<size_t> lens;
@@ -56,7 +57,8 @@ nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t o
 nb::bytes device_tree_hash(std::string_view name, nb::handle data, size_t out_len, nb::handle customization,
                            size_t block_size, std::string_view device) {
   const DeviceName where = parse_device_name(device);
-  if (where.kind == "cpu") throw std::invalid_argument("device_tree_hash runs on a GPU or OpenCL device, not the CPU");
+  if (!device_traits(device).is_gpu)
+    throw std::invalid_argument("device_tree_hash runs on a GPU or OpenCL device, not the CPU");
   BufferView input(data);
   hash::HashParams params;
   {
@@ -100,52 +102,39 @@ void register_cuda_hash_bindings(nb::module_& m) {
       nb::arg("name"), nb::arg("data"), nb::arg("out_len"), nb::arg("customization") = nb::bytes(""),
       nb::arg("block_size") = 8192, nb::arg("device_index") = 0, "device_tree_hash on cuda:device_index.");
   m.def(
-      "opencl_kernel_stats",
-      []() {
-        nb::dict stats;
-#if defined(GPUCRYPT_WITH_OPENCL)
-        const opencl::KernelStats s = opencl::kernel_stats();
-        stats["programs_built"] = s.programs_built;
-        stats["programs_cached"] = s.programs_cached;
-        stats["kernels_run"] = s.kernels_run;
-        stats["programs_rejected"] = s.programs_rejected;
-#else
-        stats["programs_built"] = 0;
-        stats["programs_cached"] = 0;
-        stats["kernels_run"] = 0;
-        stats["programs_rejected"] = 0;
-#endif
-        return stats;
+      "device_counters",
+      [](std::string_view device_name) {
+        nb::dict counters;
+        for (const auto& [name, value] : gpucrypt::device(device_name).counters()) counters[name.c_str()] = value;
+        return counters;
       },
-      "OpenCL programs built and kernels enqueued in this process (tests check that OpenCL really ran).");
+      nb::arg("device"),
+      "What the device's backend has done in this process, by name (OpenCL: programs built, cached and "
+      "rejected, kernels run: tests check that OpenCL really ran); empty where it counts nothing.");
   m.def("opencl_unavailable_reason", &opencl_unavailable_reason);
   m.def(
-      "opencl_time_resident",
-      [](std::string_view cipher, std::string_view variant, std::string_view device, size_t bytes, int repeats) {
-        nb::dict out;
-#if defined(GPUCRYPT_WITH_OPENCL)
-        const DeviceName where = parse_device_name(device);
-        if (where.kind != "opencl") throw std::invalid_argument("opencl_time_resident needs an opencl:N device");
-        opencl::ResidentTiming t;
+      "time_kernel",
+      [](std::string_view cipher, std::string_view variant, std::string_view device_name, size_t bytes, int repeats) {
+        const Device& where = gpucrypt::device(device_name);
+        const CipherName name = parse_cipher_name(cipher);
+        KernelTiming t;
         {
           nb::gil_scoped_release release;
-          t = opencl::time_resident(parse_cipher_name(cipher), variant, where.index, bytes, repeats);
+          t = where.time_kernel(name, variant, bytes, repeats);
         }
         nb::list seconds;
         for (double s : t.seconds) seconds.append(s);
+        nb::dict out;
         out["variant"] = t.variant;
         out["device_name"] = t.device_name;
         out["seconds"] = seconds;
         out["checked_blocks"] = t.checked_blocks;
         out["mismatched_blocks"] = t.mismatched_blocks;
-#else
-        (void)cipher, (void)variant, (void)device, (void)bytes, (void)repeats;
-        throw DeviceError("this build of gpucrypt has no OpenCL backend");
-#endif
         return out;
       },
       nb::arg("cipher"), nb::arg("variant"), nb::arg("device"), nb::arg("bytes"), nb::arg("repeats"),
-      "Device-resident timing of an OpenCL CTR/ECB kernel (profiling events), checked on sampled blocks.");
+      "The backend's own timing of its CTR/ECB kernel on device-resident data (Device::time_kernel; OpenCL: "
+      "profiling events), checked on sampled blocks.");
 }
 
 }  // namespace gpucrypt::python

@@ -25,11 +25,10 @@
 #include <utility>
 #include <vector>
 
-#include "backends/cpu/thread_pool.hpp"
-#include "base/names.hpp"
 #include "gpucrypt/batch.hpp"
 #include "gpucrypt/cipher.hpp"
-#include "python/buffer_view.hpp"
+#include "gpucrypt/parallel.hpp"
+#include "buffer_view.hpp"
 
 namespace nb = nanobind;
 
@@ -215,7 +214,7 @@ class PyBatch {
       constexpr uint64_t kMinBytesPerTask = 256 << 10;
       const size_t grain = std::max<size_t>(
           1, static_cast<size_t>(kMinBytesPerTask * num_requests / std::max<uint64_t>(total_output_len, 1)));
-      cpu::ThreadPool::global().parallel_for(num_requests, grain, [&](size_t begin, size_t end) {
+      cpu::parallel_for(num_requests, grain, [&](size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i)
           if (result.output_len[i] != 0) std::memcpy(destinations[i], plan.output_of(plan.requests[i]), result.output_len[i]);
       });
@@ -347,7 +346,7 @@ void register_engine_bindings(nb::module_& m) {
     if (span.size() >= (size_t(4) << 20)) cpu::parallel_copy(span.data(), nullptr, span.size());
     else secure_zero(span.data(), span.size());
   });
-  // base/names.hpp's partially_overlapping for an output of the input's length, for Python code
+  // gpucrypt/cipher.hpp's partially_overlapping for an output of the input's length, for Python code
   // that splits one transform into jobs itself (stream.transform_into).
   m.def("partially_overlapping", [](nb::handle input, nb::handle output) {
     Views views;

@@ -58,12 +58,11 @@
 #include <memory>
 #include <optional>
 
-#include "base/names.hpp"
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 
 #include "gpucrypt/format.hpp"
-#include "python/buffer_view.hpp"
-#include "python/scheduler_callbacks.hpp"
+#include "buffer_view.hpp"
+#include "scheduler_callbacks.hpp"
 
 namespace nb = nanobind;
 

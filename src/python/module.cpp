@@ -13,13 +13,12 @@
 #include <mutex>
 #include <optional>
 
-#include "backends/cpu/thread_pool.hpp"
 #include "gpucrypt/aead.hpp"
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/parallel.hpp"
 #include "gpucrypt/hash.hpp"
-#include "modes/mode_rules.hpp"
-#include "python/buffer_view.hpp"
+#include "buffer_view.hpp"
 
 namespace nb = nanobind;
 using namespace gpucrypt;
@@ -28,7 +27,7 @@ using gpucrypt::python::new_bytes;
 
 // Bindings that live in their own files (CUDA device-pointer entry points, GPU hashing).
 namespace gpucrypt::python {
-void register_cuda_bindings(nb::module_& m);
+void register_resident_bindings(nb::module_& m);
 void register_cuda_hash_bindings(nb::module_& m);
 void register_engine_bindings(nb::module_& m);
 void register_speed_bindings(nb::module_& m);
@@ -232,7 +231,7 @@ struct PyGcm {
     {
       nb::gil_scoped_release release;
       const size_t grain = std::max<size_t>(1, kMinBytesPerTask * num_messages / std::max<size_t>(total_len, 1));
-      cpu::ThreadPool::global().parallel_for(num_messages, grain, [&](size_t begin, size_t end) {
+      cpu::parallel_for(num_messages, grain, [&](size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
           if (seal) {
             gcm->seal(nonce_spans[i], aad_bytes, inputs[i], tag_len, outputs[i]);
@@ -276,7 +275,7 @@ NB_MODULE(_native, m) {
   m.doc() = "gpucrypt native core (C++/CUDA); use the gpucrypt package, not this module";
 
   nb::exception<DeviceError>(m, "DeviceError", PyExc_RuntimeError);
-  gpucrypt::python::register_cuda_bindings(m);
+  gpucrypt::python::register_resident_bindings(m);
   gpucrypt::python::register_cuda_hash_bindings(m);
   gpucrypt::python::register_engine_bindings(m);
   gpucrypt::python::register_speed_bindings(m);
@@ -316,6 +315,18 @@ NB_MODULE(_native, m) {
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
         nb::arg("device"));
   m.def(
+      "device_traits",
+      [](std::string_view device) {
+        const DeviceTraits traits = device_traits(device);
+        nb::dict d;
+        d["is_gpu"] = traits.is_gpu;
+        d["job_len"] = traits.job_len;
+        d["workers"] = traits.workers;
+        return d;
+      },
+      nb::arg("device"),
+      "What a device is to a caller that spreads work (device_traits; no device opened): is_gpu, job_len, workers.");
+  m.def(
       "device_select",
       [](std::string_view device, std::string_view cipher, bool constant_time) {
         const CipherName name = parse_cipher_name(cipher);
@@ -331,9 +342,9 @@ NB_MODULE(_native, m) {
     d["key_bits"] = n.key_bits;
     d["mode"] = std::string(mode_name(n.mode));
     d["key_len"] = n.key_len();
-    // Whether a message can be cut into independent pieces, per direction (modes::is_parallel).
-    d["parallel_encrypt"] = modes::is_parallel(n.mode, Direction::encrypt);
-    d["parallel_decrypt"] = modes::is_parallel(n.mode, Direction::decrypt);
+    // Whether a message can be cut into independent pieces, per direction (mode_is_parallel).
+    d["parallel_encrypt"] = mode_is_parallel(n.mode, Direction::encrypt);
+    d["parallel_decrypt"] = mode_is_parallel(n.mode, Direction::decrypt);
     return d;
   });
 
@@ -346,13 +357,13 @@ NB_MODULE(_native, m) {
         if (needs_previous && (!previous_block || previous_block->size() != 16))
           throw std::invalid_argument("range_iv: " + name.canonical + " needs the 16-byte block before the range");
         uint8_t out[16];
-        modes::range_iv(name.mode, reinterpret_cast<const uint8_t*>(iv.c_str()), first_block,
-                        needs_previous ? reinterpret_cast<const uint8_t*>(previous_block->c_str()) : nullptr, out);
+        mode_range_iv(name.mode, reinterpret_cast<const uint8_t*>(iv.c_str()), first_block,
+                      needs_previous ? reinterpret_cast<const uint8_t*>(previous_block->c_str()) : nullptr, out);
         return nb::bytes(reinterpret_cast<const char*>(out), 16);
       },
       nb::arg("cipher"), nb::arg("iv"), nb::arg("first_block"), nb::arg("previous_block").none() = nb::none(),
       "The starting IV/counter of the piece of a parallel-mode message that begins at first_block "
-      "(modes::range_iv): CTR counts on, CBC/CFB decryption take previous_block.");
+      "(mode_range_iv): CTR counts on, CBC/CFB decryption take previous_block.");
 
   nb::class_<PyCipherStream>(m, "CipherStream")
       .def("update", &PyCipherStream::update)

@@ -1,6 +1,8 @@
-// scheduler_bindings.cpp: the C++ scheduler (src/engine/scheduler.hpp) for Python's stream engine,
+// scheduler_bindings.cpp: the C++ scheduler (include/gpucrypt/scheduler.hpp) for Python's stream engine,
 // so that gpucrypt.stream.Pipeline and the in-memory file format choose devices by one rule.
 //   Scheduler(devices, cpu_share, device_workers, depth, run_work, retire_job, cancelled)
+//     devices: names, described to the scheduler by their traits (gpucrypt::scheduler_devices);
+//     device_workers: workers per GPU, 0 for each GPU's own (DeviceTraits::workers).
 //     run_work(job_id, device) runs on a worker thread with the GIL; it must not raise (the
 //     Python side keeps a job's exception and raises it from retire_job, in order).
 //     retire_job(job_id) runs on the calling thread, in submission order, with the GIL.
@@ -18,8 +20,9 @@
 
 #include <optional>
 
-#include "engine/scheduler.hpp"
-#include "python/scheduler_callbacks.hpp"
+#include "gpucrypt/device.hpp"
+#include "gpucrypt/scheduler.hpp"
+#include "scheduler_callbacks.hpp"
 
 namespace nb = nanobind;
 
@@ -36,11 +39,10 @@ class PyScheduler {
       : run_work_(std::move(run_work)), retire_job_(std::move(retire_job)), cancelled_(std::move(cancelled)) {
     engine::SchedulerOptions options;
     options.cpu_share = cpu_share;
-    options.device_workers = device_workers;
     options.depth = depth;
     // Signals too: the calling thread waits in C++, where Ctrl-C would otherwise go unnoticed.
     options.cancelled = [this] { return callbacks_.poll_cancelled(cancelled_, true); };
-    scheduler_.emplace(std::move(devices), std::move(options));
+    scheduler_.emplace(scheduler_devices(devices, 0, device_workers), std::move(options));
   }
 
   ~PyScheduler() { stop(); }
@@ -111,7 +113,7 @@ class PyScheduler {
 }  // namespace
 
 void register_scheduler_bindings(nb::module_& m) {
-  nb::class_<PyScheduler>(m, "Scheduler", "The C++ scheduler of src/engine/scheduler.hpp (stream.Pipeline's core).")
+  nb::class_<PyScheduler>(m, "Scheduler", "The C++ scheduler of include/gpucrypt/scheduler.hpp (stream.Pipeline's core).")
       .def(nb::init<std::vector<std::string>, double, unsigned, size_t, nb::object, nb::object, nb::object>(),
            nb::arg("devices"), nb::arg("cpu_share"), nb::arg("device_workers"), nb::arg("depth"), nb::arg("run_work"),
            nb::arg("retire_job"), nb::arg("cancelled").none())

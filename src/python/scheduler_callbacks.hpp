@@ -1,4 +1,4 @@
-// scheduler_callbacks.hpp: Python callbacks around the C++ scheduler (src/engine/scheduler.hpp),
+// scheduler_callbacks.hpp: Python callbacks around the C++ scheduler (include/gpucrypt/scheduler.hpp),
 // one rule for the bindings that run it with the GIL released (format_bindings.cpp,
 // scheduler_bindings.cpp).
 //
@@ -13,7 +13,7 @@
 
 #include <optional>
 
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 
 namespace gpucrypt::python {
 

@@ -1,5 +1,5 @@
 // speed_bindings.cpp: gpucrypt._native.speed_kind and speed_run, the native timing loop of
-// src/api/speed.hpp behind `gpucrypt speed` (python/gpucrypt/bench.py). Plumbing only: the GIL is
+// include/gpucrypt/speed.hpp behind `gpucrypt speed` (python/gpucrypt/bench.py). Plumbing only: the GIL is
 // released for the whole loop. module.cpp's NB_MODULE calls register_speed_bindings(m).
 //
 //   speed_kind(algorithm) -> "cipher" | "aead" | "hash"; ValueError for an unknown name
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/speed.hpp"
+#include "gpucrypt/speed.hpp"
 
 namespace nb = nanobind;
 
@@ -50,7 +50,7 @@ void register_speed_bindings(nb::module_& m) {
       },
       nb::arg("algorithm"), nb::arg("encrypt"), nb::arg("variant"), nb::arg("device"), nb::arg("device_resident"),
       nb::arg("buffer_len"), nb::arg("seconds"),
-      "Times one cell of `gpucrypt speed` in a native loop (src/api/speed.hpp); the GIL is released.");
+      "Times one cell of `gpucrypt speed` in a native loop (include/gpucrypt/speed.hpp); the GIL is released.");
 }
 
 }  // namespace gpucrypt::python

@@ -17,7 +17,7 @@
 #include <tuple>
 
 #include "gpucrypt/hash.hpp"
-#include "python/buffer_view.hpp"
+#include "buffer_view.hpp"
 
 namespace nb = nanobind;
 

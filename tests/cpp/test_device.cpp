@@ -11,7 +11,9 @@
 
 #include "gpucrypt/device.hpp"
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/format.hpp"
 #include "gpucrypt/hash.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "device/registry.hpp"
 #include "test_support.hpp"
 
@@ -241,7 +243,42 @@ void check_device_policy() {
 
 }  // namespace
 
+// Traits, not names, say what a device is to the scheduler and the format (issue 31 item 1); the
+// work on device memory a CPU cannot do is refused by name.
+void check_traits_and_resident_refusals() {
+  const DeviceTraits cpu = device("cpu").traits();
+  check(!cpu.is_gpu && cpu.workers == 1, "the CPU is no GPU and takes one job at a time");
+  check(cpu.job_len >= (2u << 20) && cpu.job_len <= (8u << 20), "the CPU's job length is 2..8 MiB");
+  const auto scheduled = scheduler_devices({"cpu"});
+  check(scheduled.size() == 1 && scheduled[0].is_cpu && scheduled[0].workers == 1, "scheduler_devices: the CPU");
+  check(scheduler_devices({"cpu"}, 2, 5)[0].workers == 2, "scheduler_devices: the caller's CPU workers");
+  check(format::default_job_len({"cpu"}) == cpu.job_len, "the format's default job is the CPU's");
+  for (const DeviceInfo& d : list_devices()) {
+    if (d.kind == "cpu") continue;
+    const DeviceTraits gpu = device(d.name).traits();
+    check(gpu.is_gpu && gpu.workers == 3 && gpu.job_len == (16u << 20), d.name + ": GPU traits");
+    check(scheduler_devices({d.name, "cpu"}, 0, 6)[0].workers == 6, d.name + ": the caller's GPU workers");
+    check(format::default_job_len({d.name}) == gpu.job_len && format::default_job_len({d.name, "cpu"}) == cpu.job_len,
+          d.name + ": the smallest job length of the devices");
+  }
+  const Device& host = device("cpu");
+  const std::vector<uint8_t> key(16);
+  const std::string refused = message_of<DeviceError>(
+      [&] { host.create_resident_cipher(parse_cipher_name("aes-128-ctr"), Direction::encrypt, key, ""); },
+      "resident cipher on the CPU");
+  check(refused.find("device 'cpu' does not support work on device memory") != std::string::npos,
+        "the CPU refuses device memory by name: " + refused);
+  check(!message_of<DeviceError>([&] { host.alloc_device(16); }, "alloc_device on the CPU").empty(),
+        "the CPU has no device memory");
+  check(!message_of<DeviceError>([&] { host.time_kernel(parse_cipher_name("aes-128-ctr"), "", 16, 1); },
+                                 "time_kernel on the CPU")
+             .empty(),
+        "the CPU has no kernel timing");
+  check(!host.resident_memory() && host.counters().empty(), "the CPU offers no resident work and counts nothing");
+}
+
 int main() {
+  check_traits_and_resident_refusals();
   check_device_policy();
   check_constant_time_rule();
   check_registry_lists_the_cpu_first();

@@ -1,4 +1,4 @@
-// test_scheduler.cpp: the engine's ordered, bounded per-device scheduler (src/engine/scheduler.hpp)
+// test_scheduler.cpp: the engine's ordered, bounded per-device scheduler (include/gpucrypt/scheduler.hpp)
 // with jobs that only sleep, on made-up device names: the scheduler must not care what a device
 // is. Checks in-order retirement under out-of-order completion, the in-flight bound, errors
 // re-raised in order, cancellation, dropping queued jobs on stop, and the device choice (by
@@ -11,16 +11,26 @@
 #include <thread>
 #include <vector>
 
-#include "engine/scheduler.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "test_support.hpp"
 
 using gpucrypt::engine::Cancelled;
 using gpucrypt::engine::Scheduler;
+using gpucrypt::engine::SchedulerDevice;
 using gpucrypt::engine::SchedulerOptions;
 using gpucrypt::test_support::check;
 using namespace std::chrono_literals;
 
 namespace {
+
+// Devices as the library's callers describe them (gpucrypt::scheduler_devices): "cpu" is the
+// host's CPU with one worker, any other name a GPU-like device with `workers` (3, a GPU's own).
+std::vector<SchedulerDevice> devices(std::initializer_list<std::string> names, unsigned workers = 3) {
+  std::vector<SchedulerDevice> described;
+  for (const std::string& name : names)
+    described.push_back({name, name == "cpu", name == "cpu" ? 1u : workers});
+  return described;
+}
 
 const gpucrypt::engine::DeviceStats& stats_of(const gpucrypt::engine::SchedulerStats& stats, const std::string& name) {
   for (const auto& device : stats.devices)
@@ -29,7 +39,7 @@ const gpucrypt::engine::DeviceStats& stats_of(const gpucrypt::engine::SchedulerS
 }
 
 void retires_in_submission_order() {
-  Scheduler scheduler({"fake:0"});  // 3 workers: later jobs, sleeping less, finish first
+  Scheduler scheduler(devices({"fake:0"}));  // 3 workers: later jobs, sleeping less, finish first
   const auto caller = std::this_thread::get_id();
   std::vector<int> retired;
   bool on_caller = true;
@@ -66,7 +76,7 @@ void retires_in_submission_order() {
 void bounded_in_flight() {
   SchedulerOptions options;
   options.depth = 3;
-  Scheduler scheduler({"a", "b"}, options);
+  Scheduler scheduler(devices({"a", "b"}), options);
   std::atomic<int> started{0};
   int retired = 0;
   for (int i = 0; i < 20; ++i) {
@@ -79,7 +89,7 @@ void bounded_in_flight() {
 }
 
 void errors_are_raised_in_order() {
-  Scheduler scheduler({"fake:0"});
+  Scheduler scheduler(devices({"fake:0"}));
   std::vector<int> retired;
   std::string caught;
   try {
@@ -117,7 +127,7 @@ void cancellation() {
   std::atomic<bool> cancel{false};
   SchedulerOptions options;
   options.cancelled = [&] { return cancel.load(); };
-  Scheduler scheduler({"cpu"}, options);
+  Scheduler scheduler(devices({"cpu"}), options);
   int retired = 0;
   bool raised = false;
   try {
@@ -133,7 +143,7 @@ void cancellation() {
   // Cancelled while the caller waits on a long job: noticed within a wait slice.
   std::atomic<bool> cancel_soon{false};
   options.cancelled = [&] { return cancel_soon.load(); };
-  Scheduler waiting({"cpu"}, options);
+  Scheduler waiting(devices({"cpu"}), options);
   const auto began = std::chrono::steady_clock::now();
   std::thread canceller([&] { std::this_thread::sleep_for(50ms), cancel_soon = true; });
   raised = false;
@@ -152,7 +162,7 @@ void stop_drops_queued_jobs() {
   {
     SchedulerOptions options;
     options.depth = 50;
-    Scheduler scheduler({"cpu"}, options);  // one worker
+    Scheduler scheduler(devices({"cpu"}), options);  // one worker
     for (int i = 0; i < 20; ++i)
       scheduler.submit(1, [&](const std::string&) { ++started, std::this_thread::sleep_for(5ms), ++ran; }, {});
     while (started == 0) std::this_thread::yield();
@@ -162,8 +172,7 @@ void stop_drops_queued_jobs() {
 
 void choice_follows_measured_rate() {
   SchedulerOptions options;
-  options.device_workers = 1;
-  Scheduler scheduler({"slow", "fast"}, options);
+  Scheduler scheduler(devices({"slow", "fast"}, 1), options);
   for (int i = 0; i < 60; ++i)
     // 20x apart: on a loaded machine (CI's two cores, with a build beside) a 1 ms sleep can take
     // several, and at 5x apart the measured rates came within 2x of each other.
@@ -187,8 +196,7 @@ void measured_device_set() {
   for (const bool contended : {true, false}) {
     std::atomic<int> running{0};
     SchedulerOptions options;
-    options.device_workers = 1;
-    Scheduler scheduler({"a", "b"}, options);
+    Scheduler scheduler(devices({"a", "b"}, 1), options);
     for (int i = 0; i < 120; ++i)
       scheduler.submit(1 << 20,
                        [&](const std::string&) {
@@ -211,7 +219,7 @@ void measured_device_set() {
   }
   SchedulerOptions numeric;
   numeric.cpu_share = 0.5;
-  Scheduler split({"gpu-like", "cpu"}, numeric);
+  Scheduler split(devices({"gpu-like", "cpu"}), numeric);
   for (int i = 0; i < 40; ++i) split.submit(1000, [](const std::string&) {}, {});
   split.drain();
   check(split.stats().device_choice.empty(), "a numeric cpu_share is not second-guessed");
@@ -220,7 +228,7 @@ void measured_device_set() {
 void numeric_cpu_share() {
   SchedulerOptions options;
   options.cpu_share = 0.25;
-  Scheduler scheduler({"gpu-like", "cpu"}, options);
+  Scheduler scheduler(devices({"gpu-like", "cpu"}), options);
   for (int i = 0; i < 40; ++i) scheduler.submit(1000, [](const std::string&) {}, {});
   scheduler.drain();
   const auto stats = scheduler.stats();
@@ -229,7 +237,7 @@ void numeric_cpu_share() {
 }
 
 void record_run_and_bad_arguments() {
-  Scheduler scheduler({"cpu"});
+  Scheduler scheduler(devices({"cpu"}));
   scheduler.submit(1, [&](const std::string& device) { scheduler.record_run(device, "v1", 0.5, 1, 0.25); }, {});
   scheduler.drain();
   const auto stats = scheduler.stats();
@@ -237,7 +245,7 @@ void record_run_and_bad_arguments() {
         "record_run adds to its device's stats");
   bool refused = false;
   try {
-    Scheduler twice({"cpu", "cpu"});
+    Scheduler twice(devices({"cpu", "cpu"}));
   } catch (const std::invalid_argument&) {
     refused = true;
   }

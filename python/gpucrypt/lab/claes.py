@@ -64,7 +64,7 @@ def crossover(lab):
         for size in sizes:
             case = calls.stream_case(NAME, d["name"], size)
             keep(f"{label} with transfers", d["name"], case.variant, case.timed, size, case.samples(200, 1, budget))
-            timing = _native.opencl_time_resident(NAME, "", d["name"], size, 20 if lab.quick else 50)
+            timing = _native.time_kernel(NAME, "", d["name"], size, 20 if lab.quick else 50)
             if timing["mismatched_blocks"]:
                 raise RuntimeError(f"OpenCL {d['name']}: {timing['mismatched_blocks']} blocks wrong")
             keep(f"{label} kernel only", d["name"], timing["variant"], OPENCL_EVENTS, size, timing["seconds"])

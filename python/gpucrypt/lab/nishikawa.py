@@ -124,7 +124,7 @@ def opencl_throughput(lab, measured: dict, spreads: dict, rows: list) -> None:
     for algorithm in CIPHERS:
         for bits in KEY_BITS:
             name = f"{algorithm}-{bits}-ecb"
-            timing = _native.opencl_time_resident(name, "", lab.opencl, num_bytes, reps)
+            timing = _native.time_kernel(name, "", lab.opencl, num_bytes, reps)
             if timing["mismatched_blocks"]:
                 raise RuntimeError(f"{name} on {lab.opencl}: {timing['mismatched_blocks']} blocks wrong")
             samples = list(timing["seconds"])[drop:] or list(timing["seconds"])

@@ -132,6 +132,12 @@ void ThreadPool::parallel_for(size_t num_items, size_t grain,
   if (state->error) std::rethrow_exception(state->error);
 }
 
+unsigned num_threads() { return ThreadPool::global().num_threads(); }
+
+void parallel_for(size_t num_items, size_t grain, const std::function<void(size_t begin, size_t end)>& body) {
+  ThreadPool::global().parallel_for(num_items, grain, body);
+}
+
 void parallel_copy(void* dst, const void* src, size_t n) {
   constexpr size_t kPiece = size_t{1} << 20;
   auto copy_range = [dst, src](size_t offset, size_t len) {

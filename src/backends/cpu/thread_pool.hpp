@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "gpucrypt/parallel.hpp"  // parallel_copy and the pool's public door
+
 namespace gpucrypt::cpu {
 
 class ThreadPool {
@@ -43,11 +45,5 @@ class ThreadPool {
   bool stopping_ = false;
   std::mutex submit_mutex_;  // one parallel_for at a time keeps the bookkeeping simple
 };
-
-// memcpy (or, with src == nullptr, a zero fill) of n bytes split into 1 MiB pieces over the global
-// pool. Used for host copies into and out of the GPU's page-locked staging buffers: one core
-// copies 6-10 GB/s, a fifth of what PCIe moves, so a single-threaded copy would bound every
-// host-memory transfer (measured on the H200 host: a 16 MiB batch spent 6 of its 7.5 ms there).
-void parallel_copy(void* dst, const void* src, size_t n);
 
 }  // namespace gpucrypt::cpu

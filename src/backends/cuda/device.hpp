@@ -1,5 +1,6 @@
 // device.hpp: the CUDA backend's device-pointer API, for data that already lives in GPU memory
-// (CuPy, PyTorch, Numba arrays; the benchmark). No host round trip: work is enqueued on the
+// (CuPy, PyTorch, Numba arrays; the benchmark), behind the CUDA Device's resident work
+// (Device::create_resident_cipher / create_resident_gcm, src/device/cuda_device.cpp). No host round trip: work is enqueued on the
 // caller's stream and the call returns before it finishes (DeviceGcm excepted: the tag needs
 // the result). The host-pointer entry points (create_cipher_stream, create_gcm) are declared in
 // backends/backend.hpp.
@@ -18,8 +19,13 @@
 #include <string_view>
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/device.hpp"
 
 namespace gpucrypt::cuda {
+
+// The Device's opaque stream handle (gpucrypt/device.hpp StreamHandle) is a cudaStream_t here.
+inline cudaStream_t stream_of(StreamHandle handle) { return reinterpret_cast<cudaStream_t>(handle); }
+inline StreamHandle handle_of(cudaStream_t stream) { return reinterpret_cast<StreamHandle>(stream); }
 
 // Host memory the GPU's copy engines can read and write directly (cudaHostAlloc, or memory the
 // caller registered with cudaHostRegister, e.g. a pinned PyTorch tensor). The host-pointer entry
@@ -33,44 +39,46 @@ bool is_page_locked(const void* ptr, size_t len);
 void* alloc_page_locked(size_t bytes);
 void free_page_locked(void* ptr, size_t bytes);
 
-// A keyed cipher for device-resident data. Not thread-safe; one per thread or a lock.
-class DeviceCipher {
+// A keyed cipher for device-resident data: the CUDA Device's ResidentCipher (its process takes
+// the opaque handle; the form below, the backend's own callers' cudaStream_t). Not thread-safe;
+// one per thread or a lock.
+class DeviceCipher : public ResidentCipher {
  public:
   // name must not be GCM (see DeviceGcm); key as for create_cipher_stream; variant "" picks the
   // fastest CUDA variant. Throws std::invalid_argument / DeviceError.
   static std::unique_ptr<DeviceCipher> create(const CipherName& name, Direction direction, ByteSpan key,
                                               std::string_view variant, int device_index);
-  virtual ~DeviceCipher() = default;
   // iv: 16 bytes (IV, initial counter, or XTS tweak), empty for ECB. in/out: device pointers on
-  // this cipher's device. stream: the caller's stream (0 = legacy default stream).
-  virtual void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) = 0;
+  // this cipher's device. stream: the caller's stream (null = legacy default stream).
+  using ResidentCipher::process;
+  void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) {
+    process(iv, in, out, len, handle_of(stream));
+  }
   // XTS only: len / unit_len data units back to back, unit u under the tweak first_unit + u
   // (CipherStream::update_units' contract), all in one launch where unit_len is a multiple of 16.
   virtual void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
                              cudaStream_t stream) = 0;
-  virtual const VariantInfo& variant() const = 0;
   virtual int device_index() const = 0;
 };
-
-// One-shot form of DeviceCipher::create + process; returns the variant that ran.
-const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
-                                  std::string_view variant, int device_index, const void* in, void* out,
-                                  size_t len, cudaStream_t stream);
 
 // GCM on device-resident data. seal writes len bytes of ciphertext to out (device) and tag_len
 // bytes of tag to tag (host); open verifies tag (host) against a GHASH-only pass over the
 // ciphertext and deciphers only when it matches: false leaves out (in place too) untouched. Both
 // wait for the stream before returning.
-class DeviceGcm {
+// The CUDA Device's ResidentGcm, with cudaStream_t forms as DeviceCipher's.
+class DeviceGcm : public ResidentGcm {
  public:
   static std::unique_ptr<DeviceGcm> create(const CipherName& name, ByteSpan key, std::string_view variant,
                                            int device_index);
-  virtual ~DeviceGcm() = default;
-  virtual void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag,
-                    size_t tag_len, cudaStream_t stream) = 0;
-  virtual bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
-                    cudaStream_t stream) = 0;
-  virtual const VariantInfo& variant() const = 0;
+  using ResidentGcm::open;
+  using ResidentGcm::seal;
+  void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag, size_t tag_len,
+            cudaStream_t stream) {
+    seal(nonce, aad, in, out, len, tag, tag_len, handle_of(stream));
+  }
+  bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag, cudaStream_t stream) {
+    return open(nonce, aad, in, out, len, tag, handle_of(stream));
+  }
 };
 
 }  // namespace gpucrypt::cuda

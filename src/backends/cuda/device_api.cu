@@ -79,6 +79,7 @@ class DeviceCipherImpl final : public DeviceCipher {
 
   const VariantInfo& variant() const override { return variant_.info; }
   int device_index() const override { return device_index_; }
+  using DeviceCipher::process;
 
   void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
                      cudaStream_t stream) override {
@@ -116,7 +117,8 @@ class DeviceCipherImpl final : public DeviceCipher {
           "staging copy");
   }
 
-  void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) override {
+  void process(ByteSpan iv, const void* in, void* out, size_t len, StreamHandle handle) override {
+    const cudaStream_t stream = stream_of(handle);
     const Mode mode = name_.mode;
     if (mode == Mode::ecb ? !iv.empty() : iv.size() != 16)
       throw std::invalid_argument(name_.canonical + (mode == Mode::ecb ? " takes no IV" : " needs a 16-byte IV/tweak"));
@@ -170,9 +172,12 @@ class DeviceGcmImpl final : public DeviceGcm {
       : key_(name, key, v, device_index) {}
 
   const VariantInfo& variant() const override { return key_.variant().info; }
+  using DeviceGcm::open;
+  using DeviceGcm::seal;
 
   void seal(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, uint8_t* tag, size_t tag_len,
-            cudaStream_t stream) override {
+            StreamHandle handle) override {
+    const cudaStream_t stream = stream_of(handle);
     check_gcm_arguments(nonce, aad.size(), len, tag_len);
     modes::GcmContext ctx = key_.context(nonce);
     key_.tag(ctx, aad, process(ctx, true, in, out, len, stream), len, tag, tag_len);
@@ -180,7 +185,8 @@ class DeviceGcmImpl final : public DeviceGcm {
   }
 
   bool open(ByteSpan nonce, ByteSpan aad, const void* in, void* out, size_t len, ByteSpan tag,
-            cudaStream_t stream) override {
+            StreamHandle handle) override {
+    const cudaStream_t stream = stream_of(handle);
     check_gcm_arguments(nonce, aad.size(), len, tag.size());
     modes::GcmContext ctx = key_.context(nonce);
     // The tag from a GHASH-only pass over the ciphertext first; GCTR writes out only once it
@@ -270,14 +276,6 @@ std::unique_ptr<DeviceCipher> DeviceCipher::create(const CipherName& name, Direc
   const GpuVariant& v = select_variant(name.algorithm, variant);
   require_device(device_index);
   return std::make_unique<DeviceCipherImpl>(name, direction, key, v, device_index);
-}
-
-const VariantInfo& process_device(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
-                                  std::string_view variant, int device_index, const void* in, void* out,
-                                  size_t len, cudaStream_t stream) {
-  auto cipher = DeviceCipher::create(name, direction, key, variant, device_index);
-  cipher->process(iv, in, out, len, stream);
-  return cipher->variant();
 }
 
 std::unique_ptr<DeviceGcm> DeviceGcm::create(const CipherName& name, ByteSpan key, std::string_view variant,

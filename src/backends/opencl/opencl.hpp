@@ -15,6 +15,7 @@
 
 #include "gpucrypt/aead.hpp"
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::opencl {
@@ -45,16 +46,10 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
 // Device-resident timing of one cipher's CTR or ECB encryption kernel over `bytes` of random data
 // (docs/performance.md, bench/opencl_bench.py): the output is poisoned, one launch is checked
 // against the host cipher on sampled blocks (first, last and every 4099th), then `repeats`
-// launches are timed with OpenCL profiling events (kernel start to end).
-struct ResidentTiming {
-  std::string variant;
-  std::string device_name;
-  std::vector<double> seconds;   // one per timed launch
-  uint64_t checked_blocks = 0;
-  uint64_t mismatched_blocks = 0;
-};
-ResidentTiming time_resident(const CipherName& name, std::string_view variant, int device_index, size_t bytes,
-                             int repeats);
+// launches are timed with OpenCL profiling events (kernel start to end). What
+// Device::time_kernel gives for an OpenCL device (KernelTiming: gpucrypt/device.hpp).
+KernelTiming time_resident(const CipherName& name, std::string_view variant, int device_index, size_t bytes,
+                           int repeats);
 
 // Programs built and kernels enqueued in this process: tests assert that OpenCL really ran.
 struct KernelStats {

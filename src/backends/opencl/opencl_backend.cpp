@@ -638,7 +638,7 @@ std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::strin
   return gcm_siv::make_aead(name, key, std::make_unique<OpenclGcmSivBody>(d, v, name, key));
 }
 
-ResidentTiming time_resident(const CipherName& name, std::string_view variant, int device_index, size_t bytes,
+KernelTiming time_resident(const CipherName& name, std::string_view variant, int device_index, size_t bytes,
                              int repeats) {
   if (name.mode != Mode::ctr && name.mode != Mode::ecb)
     throw std::invalid_argument("OpenCL resident timing covers CTR and ECB encryption, not " + name.canonical);
@@ -653,7 +653,7 @@ ResidentTiming time_resident(const CipherName& name, std::string_view variant, i
   std::vector<uint64_t> host(num_blocks * 2);
   for (auto& w : host) w = random();  // never zeros (METHOD.md)
   DeviceCipher cipher(d, v, name, key.data());
-  ResidentTiming timing;
+  KernelTiming timing;
   timing.variant = v.info.name;
   timing.device_name = d.name;
   std::lock_guard lock(d.mutex);

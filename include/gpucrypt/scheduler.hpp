@@ -1,4 +1,5 @@
-// scheduler.hpp: ordered, bounded work on per-device worker threads (internal).
+// scheduler.hpp: ordered, bounded work on per-device worker threads: the stream engine's core, public so
+// that a program (Python's stream.Pipeline among them) can spread its own jobs over devices.
 //
 // The C++ twin of gpucrypt/stream.py's Pipeline, so that a whole in-memory buffer runs through
 // the file format on several devices without Python in the loop (src/format/pipeline.cpp).
@@ -33,8 +34,9 @@
 // was measured and decided is in stats().device_choice. probe_jobs 0: depth; a run with fewer
 // jobs ends before deciding (and keeps every device).
 //
-// The scheduler does not know what a device is: a name is a key, and "cpu" only matters for
-// cpu_share and the worker count.
+// The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
+// rest (whether it is the host's CPU, for cpu_share and the measured set; its worker count).
+// gpucrypt::scheduler_devices (gpucrypt/device.hpp) fills them from each Device's traits.
 //
 // Threads: submit, drain, stop and stats belong to one calling thread; record_run is for `work`,
 // on any worker. The `cancelled` callback is called on the calling thread only (Python's signal
@@ -63,10 +65,15 @@ class Cancelled : public std::runtime_error {
   Cancelled() : std::runtime_error("cancelled") {}
 };
 
+// One device as the scheduler sees it.
+struct SchedulerDevice {
+  std::string name;        // the key work and stats are given under ("cpu", "cuda:0")
+  bool is_cpu = false;     // the host's CPU: cpu_share's device (at most one)
+  unsigned workers = 1;    // jobs in flight on it at once
+};
+
 struct SchedulerOptions {
   double cpu_share = -1;       // < 0: "auto" (expected finish time); else the CPU's fraction of the bytes, 0..1
-  unsigned cpu_workers = 1;    // the CPU's batches already use every core
-  unsigned device_workers = 3; // per other device: one job copying in, one computing, one copying out
   size_t depth = 0;            // jobs in flight; 0: 2 * all workers + 1
   bool measure_device_set = true;  // auto with several devices: see "The measured device set"
   size_t probe_jobs = 0;           // jobs per probe phase; 0: depth + all workers
@@ -97,8 +104,8 @@ class Scheduler {
   using Retire = std::function<void()>;
   static constexpr std::chrono::milliseconds kWaitSlice{100};
 
-  // devices: canonical names, no repeats (std::invalid_argument otherwise, or when empty).
-  explicit Scheduler(std::vector<std::string> devices, SchedulerOptions options = {});
+  // devices: no name twice, at most one is_cpu (std::invalid_argument otherwise, or when empty).
+  explicit Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions options = {});
   ~Scheduler();  // stop()
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
