@@ -460,6 +460,97 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
                                size_t out_len, const PipelineOptions& options = {}, unsigned readers = 2,
                                FileHashStats* stats = nullptr);
 
+// ---- output files that appear only when complete (src/format/file_output.cpp) ------------------
+
+// A file operation failed on a path the user gave: errno's code, that path as given (never a
+// temporary or resolved name), and what the library adds in words ("" or, say, "5001312 bytes
+// needed, 2097152 bytes free"). what() is "PATH: errno's message (detail)".
+class PathError : public std::system_error {
+ public:
+  PathError(int error_number, std::string path, std::string detail = "");
+  const std::string& path() const { return path_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string path_, detail_;
+};
+
+struct OutputOptions {
+  // false: an existing regular file is never replaced (PathError EEXIST), not even one that
+  // appears while the output is written (the complete file is hard-linked into place, not renamed).
+  bool overwrite = true;
+  // The file's mode; -1: 0600 for a new file, the replaced file's mode (and, where permitted, its
+  // owner) for an existing one. keygen passes 0600 whatever the old key file had.
+  int mode = -1;
+  // An open input: an output that is the same file (through any link) is refused before anything
+  // is created, std::invalid_argument "PATH: the output would overwrite the input".
+  int input_fd = -1;
+  // Use an anonymous temporary file (Linux O_TMPFILE) where the file system has them; false: a
+  // named one always (what a file system without them gets; tests use it to reach that path).
+  bool anonymous = true;
+};
+
+// An output path written as a whole or not at all (docs/file-format.md "Writing the output").
+// A new or existing regular file: fd() is a temporary file in the target's directory, with no
+// name at all where the file system allows (O_TMPFILE: a process killed with SIGKILL leaves
+// nothing), else `.NAME.PID.RANDOM.gpucrypt-tmp` (which the next AtomicOutput of NAME deletes once
+// that process is gone: remove_stale_temps). commit() fsyncs it, gives it the mode (above), names
+// it PATH (rename, or a hard link without overwrite) and fsyncs the directory; the destructor
+// without commit() removes it, leaving PATH as it was (absent, or its old contents). A symlink is
+// followed: its target is replaced and the link kept. An existing device, FIFO or socket, and a
+// path through an open descriptor (/dev/stdout, /dev/fd/N), are written in place (in_place():
+// not atomic; a regular file reached so is truncated, as openssl's fopen("wb") does): replacing
+// /dev/null or a FIFO with a regular file would break it. A directory or "" is refused. Every
+// error is a PathError naming PATH as given.
+class AtomicOutput {
+ public:
+  explicit AtomicOutput(std::string path, const OutputOptions& options = {});
+  ~AtomicOutput();  // discard() unless committed
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  int fd() const { return fd_; }
+  bool in_place() const { return in_place_; }
+  const std::string& path() const { return shown_path_; }
+  void commit();
+  void discard() noexcept;
+
+ private:
+  std::string shown_path_, target_, directory_, temp_path_;
+  OutputOptions options_;
+  int fd_ = -1;
+  bool in_place_ = false, replaces_ = false, finished_ = false;
+  unsigned replaced_mode_ = 0, replaced_uid_ = 0, replaced_gid_ = 0;
+};
+
+// Whether writing `path` would replace an existing regular file (through symlinks); what is
+// written in place (devices, FIFOs, /dev/stdout) does not count. PathError as AtomicOutput's.
+bool output_exists(const std::string& path);
+// `.NAME.PID.RANDOM.gpucrypt-tmp`: hidden, next to NAME, naming the process that owns it.
+std::string temp_name(std::string_view final_name);
+// Deletes `.NAME.PID.*.gpucrypt-tmp` files in `directory` whose process no longer exists; files of
+// live processes and of other users are left alone. Returns the removed paths.
+std::vector<std::string> remove_stale_temps(const std::string& directory, std::string_view final_name);
+// fsync of a directory (after a rename in it); file systems that cannot are let be.
+void fsync_directory(const std::string& directory);
+// Whether this system has anonymous temporary files (O_TMPFILE and /proc/self/fd to name them).
+bool anonymous_files_work();
+// An authentication failure's message naming the input the user gave: "wrong passphrase or key for
+// PATH (...)", any other "PATH: message". "" or "-" (stdin) leave it as it is.
+std::string naming_input(std::string_view message, std::string_view path);
+
+// Whole files by path with a raw 32-byte key (kdf 2), the C API's gc_file_seal_path /
+// gc_file_open_path: the input opened for reading only, the output through AtomicOutput (`output`:
+// overwrite, mode; an output that is the input is refused), the chunks by seal_fd / open_fd.
+// Opening, the output appears only after the final chunk authenticated and the end of the input
+// was confirmed: no plaintext of a rejected file reaches PATH. Errors name the paths given:
+// PathError for either file, a DecryptionError's message by naming_input. Returns the plaintext length.
+uint64_t seal_path(const std::string& in_path, const std::string& out_path, ByteSpan key,
+                   uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {},
+                   const OutputOptions& output = {});
+uint64_t open_path(const std::string& in_path, const std::string& out_path, ByteSpan key,
+                   const PipelineOptions& options = {}, const OutputOptions& output = {});
+
 // "" when the file pipeline can use `fd` by offset (a regular file; as an output, not open for
 // appending), else why not: what seal_fd / open_fd choose their path by.
 std::string positional_problem(int fd, bool output);
