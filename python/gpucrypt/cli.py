@@ -1334,12 +1334,14 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     _checked_devices(device, devices, cpu_share)
     overwrite = False if check else _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
-    plaintext_len = _run_file_job(
-        "decrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
-        lambda source, sink, bar, stats: fileformat.decrypt_stream(
-            source, sink, key_for, device=device, devices=devices, cpu_share=cpu_share,
-            variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io),
-        check=check)
+    def decrypt_job(source, sink, bar, stats):
+        with fileformat._failures_naming(input_path or ""):   # "wrong passphrase or key for PATH (...)"
+            return fileformat.decrypt_stream(source, sink, key_for, device=device, devices=devices,
+                                             cpu_share=cpu_share, variant=variant, progress=bar,
+                                             max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io)
+
+    plaintext_len = _run_file_job("decrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
+                                  decrypt_job, check=check)
     if check and not quiet:
         click.echo(f"{input_path or '-'}: OK ({plaintext_len} bytes of plaintext authenticated)")
 
