@@ -512,6 +512,9 @@ class AtomicOutput {
   int fd() const { return fd_; }
   bool in_place() const { return in_place_; }
   const std::string& path() const { return shown_path_; }
+  // The named temporary file's path ("" when it is anonymous or in place): where other processes
+  // write their share (the MPI mode's ranks, which open it by name; they pass anonymous = false).
+  const std::string& temp_path() const { return temp_path_; }
   void commit();
   void discard() noexcept;
 

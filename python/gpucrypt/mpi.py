@@ -376,55 +376,36 @@ def _reserve(temp_path: str, length: int, shown_path: str) -> None:
 
 
 class _Output:
-    """The temporary output: rank 0 creates it (0600, exclusive) and renames it into place."""
+    """The temporary output: rank 0 creates it and names it in place when every rank is done, by the
+    library's rules (format.hpp AtomicOutput with a named temporary, which the other ranks open by
+    its path: 0600, stale ones cleared, fsync, the replaced file's owner and mode, errors naming the
+    path given)."""
 
     def __init__(self, ctx: _Rank, dst_path: str, overwrite: bool = False):
         self.ctx, self.dst_path, self.overwrite = ctx, dst_path, overwrite
-        self.final_path = dst_path
-        self.replaced_mode: Optional[tuple] = None   # (mode, uid, gid) of a file we replace
-        self.temp_path: Optional[str] = None
+        self.output = None
 
     def create(self, input_path: str) -> str:
         """Rank 0: refuse an output naming the input, a special file (MPI-IO writes at offsets,
-        which a device or FIFO cannot take) or, without --force, an existing file; clear stale
-        temporaries, create ours. A symlink is followed: its target is replaced, the link kept."""
+        which a device or FIFO cannot take) or, without --force, an existing file; create ours. A
+        symlink is followed: its target is replaced, the link kept."""
         if os.path.exists(self.dst_path) and os.path.samefile(input_path, self.dst_path):
             raise ValueError(f"{self.dst_path}: the output would overwrite the input")
         target = os.path.realpath(self.dst_path)
         if os.path.exists(target):
-            info = os.stat(target)
-            if not stat.S_ISREG(info.st_mode):
+            if not stat.S_ISREG(os.stat(target).st_mode):
                 raise ValueError(f"{self.dst_path}: --mpi writes a regular file; this is not one")
             if not self.overwrite:
                 raise ValueError(f"{self.dst_path}: already exists; use --force to overwrite it")
-            self.replaced_mode = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
-        self.final_path = target
-        directory = os.path.dirname(target)
-        final_name = os.path.basename(target)
-        path = os.path.join(directory, fileformat._temp_name(final_name))
-        try:
-            fileformat.remove_stale_temps(directory, final_name)
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600))
-        except OSError as exc:   # a missing or unwritable directory: named as the user named the output
-            raise OSError(exc.errno, exc.strerror, self.dst_path) from None
-        self.temp_path = path
-        return path
+        self.output = _native.AtomicOutput(self.dst_path, True, -1, -1, False)
+        return self.output.temp_path
 
     def commit(self) -> None:
-        if self.replaced_mode is not None:   # a replaced file keeps its owner and mode
-            mode, uid, gid = self.replaced_mode
-            with contextlib.suppress(PermissionError):
-                os.chown(self.temp_path, uid, gid)
-            os.chmod(self.temp_path, mode)
-        os.replace(self.temp_path, self.final_path)
-        self.temp_path = None
-        fileformat._fsync_directory(os.path.dirname(self.final_path))
+        self.output.commit()
 
     def discard(self) -> None:
-        if self.temp_path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.temp_path)
-            self.temp_path = None
+        if self.output is not None:
+            self.output.discard()
 
 
 def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None) -> None:

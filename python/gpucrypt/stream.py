@@ -50,9 +50,9 @@ __all__ = [
     "add_native_stats",
 ]
 
-# CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache.
-# Measured best: 2 MiB on 2 cores, 8 MiB on 16 (1 .. 32 MiB tried); 512 KiB per core between.
-DEFAULT_CPU_JOB_SIZE = min(8 << 20, max(2 << 20, (os.cpu_count() or 2) << 19))
+# CPU jobs: large enough to amortise a native call over every core, small enough to stay in cache
+# (the library's rule, which the file format's pipelines use too: format.hpp default_job_len).
+DEFAULT_CPU_JOB_SIZE = _native.default_cpu_job_len()
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
 # Worker threads per GPU: jobs in flight on three workers let one job's copy to the GPU, another's
 # kernels and a third's copy back run at once (two copy engines and the SMs), and hide each call's

@@ -1,7 +1,7 @@
 // file_output_bindings.cpp: format.hpp's output files (AtomicOutput and its rules) for
 // gpucrypt.fileformat's atomic_output, output_exists, remove_stale_temps, and the MPI mode.
 //   AtomicOutput(path, overwrite, mode (-1: keep / 0600), input_fd (-1: none), anonymous):
-//     .fd, .in_place, .commit(), .discard(); errors as OSError naming `path`.
+//     .fd, .in_place, .temp_path ("" unless named), .commit(), .discard(); errors as OSError naming `path`.
 //   format_output_exists(path), format_temp_name(final_name), format_remove_stale_temps(directory,
 //   final_name) -> [paths], format_fsync_directory(directory), format_anonymous_files_work(),
 //   format_naming_input(message, path) -> the message naming the input (authentication failures).
@@ -44,6 +44,7 @@ void register_file_output_bindings(nb::module_& m) {
           nb::arg("anonymous") = true)
       .def_prop_ro("fd", &format::AtomicOutput::fd)
       .def_prop_ro("in_place", &format::AtomicOutput::in_place)
+      .def_prop_ro("temp_path", &format::AtomicOutput::temp_path)
       .def("commit", &format::AtomicOutput::commit, nb::call_guard<nb::gil_scoped_release>())
       .def("discard", &format::AtomicOutput::discard);
   m.def("format_output_exists", &format::output_exists, nb::arg("path"));

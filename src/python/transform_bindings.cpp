@@ -4,6 +4,7 @@
 //     (scheduler_stats_dict), with the GIL released; progress(job bytes) and cancelled() -> bool run
 //     with the GIL on the calling thread (SchedulerCallbacks: a Python exception from either, or a
 //     pending signal, stops the work and is raised here; cancelled() True raises stream.Cancelled).
+//   default_cpu_job_len() -> bytes per CPU job (format.hpp default_job_len: one rule for both pipelines).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -12,6 +13,7 @@
 #include <optional>
 
 #include "api/transform.hpp"
+#include "gpucrypt/format.hpp"
 #include "python/buffer_view.hpp"
 #include "python/scheduler_callbacks.hpp"
 
@@ -55,6 +57,7 @@ void register_transform_bindings(nb::module_& m) {
       nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"), nb::arg("data"),
       nb::arg("out"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("device_workers"), nb::arg("depth"),
       nb::arg("job_len"), nb::arg("progress").none(), nb::arg("cancelled").none());
+  m.def("default_cpu_job_len", [] { return format::default_job_len({"cpu"}); });
 }
 
 }  // namespace gpucrypt::python
