@@ -16,19 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "c_check.h"
 #include "gpucrypt/gpucrypt.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "FAIL line %d: ", __LINE__);                                    \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fprintf(stderr, " [%s] (last error: %s)\n", #cond, gc_last_error());            \
-      ++failures;                                                                     \
-    }                                                                                 \
-  } while (0)
 
 static const uint8_t key[GC_FILE_KEY_LEN] = {1, 2, 3};
 static const uint8_t other_key[GC_FILE_KEY_LEN] = {4, 5, 6};
