@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -136,8 +137,22 @@ std::vector<uint8_t> build_header_with_passphrase(ByteSpan passphrase, int scryp
 uint32_t open_header_with_passphrase(ByteSpan header, ByteSpan passphrase, int max_scrypt_log2n,
                                      uint8_t payload_key[kKeyLen]);
 // scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1) into out: the one scrypt of both versions
-// (version 2's passphrase stanza calls it with its own salt).
+// (version 2's passphrase stanza calls it with its own salt). check_scrypt_memory first.
 void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[kKeyLen]);
+// Memory scrypt needs at N = 2^log2n (r = 8, p = 1): 128 * r * N, the V array (RFC 7914); its
+// other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it.
+uint64_t scrypt_memory_len(int log2n);
+// Memory this process can still get: /proc/meminfo's MemAvailable (free pages plus reclaimable
+// cache), bounded by a cgroup v2 limit where one applies (negative when the group is over it);
+// nullopt where unknown.
+std::optional<int64_t> available_memory_len();
+// FormatError "scrypt work factor 2^N needs 256 MiB of memory, but only 100 MiB is available" when
+// scrypt at 2^log2n cannot fit in `available` (default: available_memory_len(); unknown passes).
+// Every scrypt of the library checks it first; Python calls it before asking for a passphrase.
+void check_scrypt_memory(int log2n, std::optional<int64_t> available);
+void check_scrypt_memory(int log2n);
+// "256 MiB", "1.5 GiB", "512 bytes": a length as the messages above give it.
+std::string memory_text(uint64_t num_bytes);
 
 // ---- format version 2: recipients (docs/file-format.md "Version 2"; src/format/recipients.cpp) --
 // Recipients and identities are their text ("gpucrypt-x25519:...", "GPUCRYPT-X25519-IDENTITY:...";

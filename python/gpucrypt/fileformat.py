@@ -187,45 +187,23 @@ def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
 def scrypt_memory_len(log2n: int) -> int:
     """Bytes of memory scrypt needs at N = 2^log2n (r = 8, p = 1): 128 * r * N, the V array
     (RFC 7914); its other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it."""
-    return 128 * SCRYPT_R * (1 << log2n)
+    return _native.format_scrypt_memory_len(log2n)
 
 
-def _format_len(num_bytes: int) -> str:
-    for unit, size in (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if num_bytes >= size:
-            return f"{num_bytes / size:.3g} {unit}"
-    return f"{num_bytes} bytes"
-
-
-def _available_memory_len() -> Optional[int]:
-    """Memory this process can still get: /proc/meminfo's MemAvailable (free pages plus
-    reclaimable cache), bounded by a cgroup v2 limit where one applies; None where unknown."""
-    available = None
-    with contextlib.suppress(OSError, ValueError):
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-    if available is None:
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    with contextlib.suppress(OSError, ValueError):
-        with open("/sys/fs/cgroup/memory.max") as limit_file, open("/sys/fs/cgroup/memory.current") as used_file:
-            limit = limit_file.read().strip()
-            if limit != "max":
-                room = int(limit) - int(used_file.read())
-                available = room if available is None else min(available, room)
-    return available
+_format_len = _native.format_memory_text      # "256 MiB": as the library's messages give a length
+# Memory this process can still get (MemAvailable, bounded by a cgroup v2 limit; None where unknown):
+# the library's (format.hpp available_memory_len); tests replace it.
+_available_memory_len = _native.format_available_memory_len
 
 
 def check_scrypt_memory(log2n: int) -> None:
     """FormatError naming the memory needed when scrypt at 2^log2n cannot fit in the memory
-    available now; called before the passphrase is asked for and before anything is allocated."""
-    needed = scrypt_memory_len(log2n)
-    available = _available_memory_len()
-    if available is not None and needed > available:
-        raise FormatError(f"scrypt work factor 2^{log2n} needs {_format_len(needed)} of memory, "
-                          f"but only {_format_len(max(available, 0))} is available")
+    available now; called before the passphrase is asked for and before anything is allocated
+    (the library's rule, format.hpp check_scrypt_memory, which its own scrypt checks too)."""
+    try:
+        _native.format_check_scrypt_memory(log2n, _available_memory_len())
+    except ValueError as error:
+        raise FormatError(str(error)) from None
 
 
 def _scrypt(passphrase: Passphrase, salt: bytes, log2n: int) -> bytes:

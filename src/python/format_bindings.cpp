@@ -39,6 +39,8 @@
 //     hashed; a read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
+//   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
+//     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -690,6 +692,13 @@ void register_format_bindings(nb::module_& m) {
         { nb::gil_scoped_release release; o.opener.finish(out); }
         return to_bytes(out);
       });
+  // scrypt's memory rule (format.hpp check_scrypt_memory): available None is unknown (passes).
+  m.def("format_available_memory_len", &format::available_memory_len);
+  m.def("format_check_scrypt_memory",
+        [](int log2n, std::optional<int64_t> available) { format::check_scrypt_memory(log2n, available); },
+        nb::arg("log2n"), nb::arg("available").none());
+  m.def("format_memory_text", &format::memory_text, nb::arg("num_bytes"));
+  m.def("format_scrypt_memory_len", &format::scrypt_memory_len, nb::arg("log2n"));
 }
 
 }  // namespace gpucrypt::python
