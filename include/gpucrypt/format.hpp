@@ -541,6 +541,10 @@ class AtomicOutput {
   unsigned replaced_mode_ = 0, replaced_uid_ = 0, replaced_gid_ = 0;
 };
 
+// std::invalid_argument "OUTPUT: the output would overwrite the input" when output_path names the
+// file input_path names (through any link); the check AtomicOutput makes with OutputOptions::input_fd,
+// for callers that must refuse before opening anything (the CLI, before a passphrase prompt).
+void refuse_input_as_output(const std::string& input_path, const std::string& output_path);
 // Whether writing `path` would replace an existing regular file (through symlinks); what is
 // written in place (devices, FIFOs, /dev/stdout) does not count. PathError as AtomicOutput's.
 bool output_exists(const std::string& path);

@@ -286,8 +286,8 @@ def _may_overwrite(path: Optional[str], input_path: Optional[str], force: bool, 
     FIFOs and a path that does not exist yet need no permission."""
     if _to_stdout(path):
         return False
-    if input_path not in (None, "-") and os.path.exists(path) and os.path.samefile(input_path, path):
-        raise CliError(f"{path}: the output would overwrite the input")
+    if input_path not in (None, "-"):
+        gpucrypt._native.format_refuse_input_as_output(input_path, path)   # ValueError naming PATH
     if force or not fileformat.output_exists(path):
         return force
     stdin_is_data = reads_stdin and input_path in (None, "-")

@@ -389,8 +389,7 @@ class _Output:
         """Rank 0: refuse an output naming the input, a special file (MPI-IO writes at offsets,
         which a device or FIFO cannot take) or, without --force, an existing file; create ours. A
         symlink is followed: its target is replaced, the link kept."""
-        if os.path.exists(self.dst_path) and os.path.samefile(input_path, self.dst_path):
-            raise ValueError(f"{self.dst_path}: the output would overwrite the input")
+        _native.format_refuse_input_as_output(input_path, self.dst_path)
         target = os.path.realpath(self.dst_path)
         if os.path.exists(target):
             if not stat.S_ISREG(os.stat(target).st_mode):

@@ -279,14 +279,23 @@ bool output_exists(const std::string& path) {
   return target.exists && !target.in_place;
 }
 
+namespace {
+void refuse_same_file(const struct stat& input, const std::string& output_path) {
+  struct stat output {};
+  if (::stat(output_path.c_str(), &output) == 0 && input.st_dev == output.st_dev && input.st_ino == output.st_ino)
+    throw std::invalid_argument(output_path + ": the output would overwrite the input");
+}
+}  // namespace
+
+void refuse_input_as_output(const std::string& input_path, const std::string& output_path) {
+  struct stat input {};
+  if (::stat(input_path.c_str(), &input) == 0) refuse_same_file(input, output_path);
+}
+
 AtomicOutput::AtomicOutput(std::string path, const OutputOptions& options)
     : shown_path_(std::move(path)), options_(options) {
-  if (options.input_fd >= 0) {
-    struct stat input {}, output {};
-    if (::fstat(options.input_fd, &input) == 0 && ::stat(shown_path_.c_str(), &output) == 0 &&
-        input.st_dev == output.st_dev && input.st_ino == output.st_ino)
-      throw std::invalid_argument(shown_path_ + ": the output would overwrite the input");
-  }
+  struct stat input {};
+  if (options.input_fd >= 0 && ::fstat(options.input_fd, &input) == 0) refuse_same_file(input, shown_path_);
   const OutputTarget target = output_target(shown_path_);
   target_ = target.path;
   if (target.in_place) {

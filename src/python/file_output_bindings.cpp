@@ -2,7 +2,8 @@
 // gpucrypt.fileformat's atomic_output, output_exists, remove_stale_temps, and the MPI mode.
 //   AtomicOutput(path, overwrite, mode (-1: keep / 0600), input_fd (-1: none), anonymous):
 //     .fd, .in_place, .temp_path ("" unless named), .commit(), .discard(); errors as OSError naming `path`.
-//   format_output_exists(path), format_temp_name(final_name), format_remove_stale_temps(directory,
+//   format_output_exists(path), format_refuse_input_as_output(input_path, output_path) (ValueError),
+//   format_temp_name(final_name), format_remove_stale_temps(directory,
 //   final_name) -> [paths], format_fsync_directory(directory), format_anonymous_files_work(),
 //   format_naming_input(message, path) -> the message naming the input (authentication failures).
 // A format::PathError anywhere becomes OSError(errno, strerror (detail), path): Python picks the
@@ -48,6 +49,8 @@ void register_file_output_bindings(nb::module_& m) {
       .def("commit", &format::AtomicOutput::commit, nb::call_guard<nb::gil_scoped_release>())
       .def("discard", &format::AtomicOutput::discard);
   m.def("format_output_exists", &format::output_exists, nb::arg("path"));
+  m.def("format_refuse_input_as_output", &format::refuse_input_as_output, nb::arg("input_path"),
+        nb::arg("output_path"));
   m.def("format_temp_name", &format::temp_name, nb::arg("final_name"));
   m.def("format_remove_stale_temps", &format::remove_stale_temps, nb::arg("directory"), nb::arg("final_name"));
   m.def("format_fsync_directory", &format::fsync_directory, nb::arg("directory"),
