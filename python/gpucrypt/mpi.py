@@ -496,7 +496,8 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
     def setup():
         with open(input_path, "rb") as source:
             header = fileformat.read_header(source, max_scrypt_log2n)
-        payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
+        with fileformat._failures_naming(input_path):   # "wrong passphrase or key for PATH (...)"
+            payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
         return header, header.chunk_size, payload_key
 
     _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
@@ -607,7 +608,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
             ctx.fault("write")
             if failed is not None:
                 message, chunk_index, _ = failed
-                raise fileformat.DecryptionError(message, chunk_index)
+                raise fileformat.DecryptionError(_native.format_naming_input(message, input_path), chunk_index)
             with ctx.timed("write_s"):
                 os.fsync(out_fd)       # this rank's part is on disk before rank 0 names the file
         finally:
@@ -698,10 +699,11 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
             if count == 0:
                 return
             run = fileformat.seal_chunks if sealing else fileformat.open_chunks
-            used_variant, engine_info = run(key, layout, first, count,
-                                            memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
-                                            memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
-                                            device=ctx.device, variant=variant)
+            with fileformat._failures_naming(input_path):    # "PATH: chunk N failed ..."
+                used_variant, engine_info = run(key, layout, first, count,
+                                                memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
+                                                memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
+                                                device=ctx.device, variant=variant)
             ctx.stats["variant"] = used_variant
             ctx.add_engine_info(engine_info)
 
