@@ -505,7 +505,7 @@ struct OutputOptions {
   bool anonymous = true;
 };
 
-// An output path written as a whole or not at all (docs/file-format.md "Writing the output").
+// An output path written as a whole or not at all (docs/file-format.md "Plaintext release").
 // A new or existing regular file: fd() is a temporary file in the target's directory, with no
 // name at all where the file system allows (O_TMPFILE: a process killed with SIGKILL leaves
 // nothing), else `.NAME.PID.RANDOM.gpucrypt-tmp` (which the next AtomicOutput of NAME deletes once

@@ -867,13 +867,11 @@ def _as_source(data) -> memoryview:
 # ----------------------------------------------------------------------------- output files
 
 # The rules of an output that appears only when complete are the library's (format.hpp
-# AtomicOutput, src/format/file_output.cpp; docs/file-format.md "Writing the output"): the
+# AtomicOutput, src/format/file_output.cpp; docs/file-format.md "Plaintext release"): the
 # temporary file (anonymous where the file system allows), its name and the clean-up of stale
 # ones, fsync of the file and its directory, overwrite or not, following symlinks, writing devices,
 # FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error naming the
 # path the user gave. What stays here is the Python file object over its descriptor.
-_temp_name = _native.format_temp_name
-_fsync_directory = _native.format_fsync_directory
 
 
 def _anonymous_files_work() -> bool:

@@ -1,8 +1,8 @@
 // file_output.cpp: output files that appear only when complete (format.hpp AtomicOutput), and
 // whole files by path (seal_path / open_path). One place for these rules: the CLI and
 // gpucrypt.fileformat (atomic_output, encrypt_file, decrypt_file) and the C API's
-// gc_file_seal_path / gc_file_open_path all come here; the MPI mode names and cleans its shared
-// temporary with temp_name / remove_stale_temps. docs/file-format.md "Writing the output" says
+// gc_file_seal_path / gc_file_open_path all come here, and the MPI mode's rank 0 too (a named
+// temporary that the other ranks open by its path). docs/file-format.md "Plaintext release" says
 // what a user gets.
 //
 // Every error names the path the user gave, never a temporary or resolved name: the temporary

@@ -3,8 +3,7 @@
 //   AtomicOutput(path, overwrite, mode (-1: keep / 0600), input_fd (-1: none), anonymous):
 //     .fd, .in_place, .temp_path ("" unless named), .commit(), .discard(); errors as OSError naming `path`.
 //   format_output_exists(path), format_refuse_input_as_output(input_path, output_path) (ValueError),
-//   format_temp_name(final_name), format_remove_stale_temps(directory,
-//   final_name) -> [paths], format_fsync_directory(directory), format_anonymous_files_work(),
+//   format_remove_stale_temps(directory, final_name) -> [paths], format_anonymous_files_work(),
 //   format_naming_input(message, path) -> the message naming the input (authentication failures).
 // A format::PathError anywhere becomes OSError(errno, strerror (detail), path): Python picks the
 // subclass from errno (FileExistsError, IsADirectoryError, ...), as os.open's errors do.
@@ -51,10 +50,7 @@ void register_file_output_bindings(nb::module_& m) {
   m.def("format_output_exists", &format::output_exists, nb::arg("path"));
   m.def("format_refuse_input_as_output", &format::refuse_input_as_output, nb::arg("input_path"),
         nb::arg("output_path"));
-  m.def("format_temp_name", &format::temp_name, nb::arg("final_name"));
   m.def("format_remove_stale_temps", &format::remove_stale_temps, nb::arg("directory"), nb::arg("final_name"));
-  m.def("format_fsync_directory", &format::fsync_directory, nb::arg("directory"),
-        nb::call_guard<nb::gil_scoped_release>());
   m.def("format_anonymous_files_work", &format::anonymous_files_work);
   m.def("format_naming_input", &format::naming_input, nb::arg("message"), nb::arg("path"));
 }
