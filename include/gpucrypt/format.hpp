@@ -201,6 +201,13 @@ struct HeaderFields {
 // key derivation or stanza type, a chunk length or a stanza length out of bounds, a scrypt work
 // factor above max_scrypt_log2n (an untrusted file must not choose our cost) or below 1.
 HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n);
+// A whole version 2 header around stanzas already wrapped (for seal_v2_header's callers, and
+// build_header_for_recipients): the fixed part (magic, version 2, the suite, the stanza count,
+// chunk_len, a fresh salt), each stanza as type, 16-bit length, body, then the MAC (seal_v2_header);
+// writes the payload key. The one writer of version 2's layout. std::invalid_argument for a stanza
+// whose body is not its type's length; FormatError for none or too many.
+std::vector<uint8_t> build_v2_header(uint32_t chunk_len, const std::vector<HeaderFields::Stanza>& stanzas,
+                                     ByteSpan file_key, uint8_t payload_key[kKeyLen]);
 
 // Streaming encryption with a raw key: header() first, then update() as data arrives, finish()
 // once. Each call appends the file's next bytes to `out`. Memory: one chunk.

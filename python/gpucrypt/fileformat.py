@@ -28,7 +28,6 @@ import contextlib
 import errno
 import io
 import os
-import struct
 import time
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
@@ -59,7 +58,6 @@ VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); writt
 # The sizes are the library's (include/gpucrypt/format.hpp), which runs every chunk.
 HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
 _HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
-_V2_FIELDS = struct.Struct(">8sBBHI")  # magic, version, suite, stanza count, chunk length
 SALT_LEN = 32
 MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
@@ -319,13 +317,11 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
         if not 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
             raise FormatError(f"scrypt work factor must be 1..{MAX_SCRYPT_LOG2N} (log2 N), got {scrypt_log2n}")
         file_key = os.urandom(KEY_LEN)
-        stanzas = material.wrap(file_key, scrypt_log2n)
-        salt = os.urandom(SALT_LEN)
-        prefix = (_V2_FIELDS.pack(MAGIC, VERSION_RECIPIENTS, suite.suite_id, len(stanzas), chunk_size) + salt
-                  + recipients.encode_stanzas(stanzas))
+        stanzas = [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]
         payload_key = bytearray(KEY_LEN)
-        try:   # the key schedule and MAC are the library's (format.hpp seal_v2_header)
-            return parse_header(_native.format_seal_v2_header(prefix, file_key, payload_key)), bytes(payload_key)
+        try:   # the layout, salt, key schedule and MAC are the library's (format.hpp build_v2_header)
+            header = _native.format_build_v2_header(chunk_size, stanzas, file_key, payload_key)
+            return parse_header(header), bytes(payload_key)
         finally:
             _native.wipe(payload_key)
     # Version 1: the library builds it (format.hpp build_header_with_key / _with_passphrase).

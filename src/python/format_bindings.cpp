@@ -438,17 +438,20 @@ void register_format_bindings(nb::module_& m) {
         return out;
       },
       nb::arg("data"), nb::arg("max_scrypt_log2n"));
-  // Version 2's key schedule and MAC over a header Python's recipients.py wrapped the file key in.
+  // Version 2's whole header around the stanzas Python's recipients.py wrapped the file key in
+  // (format.hpp build_v2_header: the layout, a fresh salt, the key schedule and MAC).
   m.def(
-      "format_seal_v2_header",
-      [](nb::handle prefix, nb::handle file_key, nb::handle payload_key) {
-        BufferView prefix_view(prefix), key_view(file_key), key_out(payload_key, true);
+      "format_build_v2_header",
+      [](uint32_t chunk_len, const std::vector<std::pair<uint8_t, nb::bytes>>& stanzas, nb::handle file_key,
+         nb::handle payload_key) {
+        BufferView key_view(file_key), key_out(payload_key, true);
         if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
-        std::vector<uint8_t> header(prefix_view.data(), prefix_view.data() + prefix_view.size());
-        format::seal_v2_header(header, key_view.span(), key_out.data());
-        return to_bytes(header);
+        std::vector<format::HeaderFields::Stanza> spans;
+        for (const auto& [type, body] : stanzas)
+          spans.push_back({type, ByteSpan(reinterpret_cast<const uint8_t*>(body.c_str()), body.size())});
+        return to_bytes(format::build_v2_header(chunk_len, spans, key_view.span(), key_out.data()));
       },
-      nb::arg("prefix"), nb::arg("file_key"), nb::arg("payload_key"));
+      nb::arg("chunk_len"), nb::arg("stanzas"), nb::arg("file_key"), nb::arg("payload_key"));
   m.def(
       "format_open_v2_header",
       [](nb::handle header, nb::handle file_key, nb::handle payload_key) -> std::optional<std::string> {
