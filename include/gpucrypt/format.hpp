@@ -172,8 +172,8 @@ struct OpenedHeader {
 OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std::string>& identities,
                                          uint8_t payload_key[kKeyLen]);
 // Version 2's key schedule and MAC, for callers that wrap the file key in stanzas themselves
-// (Python's recipients.py: the ML-KEM hybrid through pyca): seal_v2_header appends the MAC to
-// `header` (the fixed part and the stanzas) and writes the payload key; open_v2_header checks the
+// (Python's recipients.py: the ML-KEM hybrid through pyca; build_v2_header below): seal_v2_header
+// appends the MAC to `header` (the fixed part and the stanzas) and writes the payload key; open_v2_header checks the
 // MAC of `header` (exactly the header, MAC last) under the file key a stanza gave, in constant
 // time: DecryptionError when it does not match.
 void seal_v2_header(std::vector<uint8_t>& header, ByteSpan file_key, uint8_t payload_key[kKeyLen]);

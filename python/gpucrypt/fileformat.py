@@ -8,8 +8,8 @@ index and a last-chunk flag, and the last chunk is always shorter than a full on
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
 The headers are the library's (format.hpp): its one parser (parse_header), version 1's headers for a
-key or a passphrase (scrypt, HKDF-SHA256, HMAC-SHA256 through OpenSSL) and version 2's key schedule
-and MAC (seal_v2_header / open_v2_header); only version 2's recipient stanzas are wrapped and
+key or a passphrase (scrypt, HKDF-SHA256, HMAC-SHA256 through OpenSSL) and version 2's layout, key
+schedule and MAC (build_v2_header / open_v2_header); only version 2's recipient stanzas are wrapped and
 unwrapped here, by gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
