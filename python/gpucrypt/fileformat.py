@@ -894,6 +894,11 @@ def _output_file(fd: int) -> BinaryIO:
     return os.fdopen(fd, "wb", closefd=False)
 
 
+def _named(exc: OSError, shown_path: str) -> OSError:
+    """The same error, naming the path the user gave (errors of a descriptor carry no name)."""
+    return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path) if exc.errno else exc
+
+
 @contextlib.contextmanager
 def _full_output_named(shown_path: str) -> Iterator[None]:
     """A write that found the disk full (or the quota spent) went to an open descriptor and
@@ -903,7 +908,7 @@ def _full_output_named(shown_path: str) -> Iterator[None]:
         yield
     except OSError as exc:
         if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            raise type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path) from None
+            raise _named(exc, shown_path) from None
         raise
 
 
@@ -936,7 +941,10 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True, 
         # buffer, and that second, unnamed error is the one that comes out.
         with _full_output_named(shown_path), _output_file(output.fd) as stream:
             yield stream
-            stream.flush()
+            try:
+                stream.flush()        # the last buffered bytes: only the output can fail here
+            except OSError as exc:
+                raise _named(exc, shown_path) from None
         output.commit()
     finally:
         output.discard()
