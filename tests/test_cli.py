@@ -402,6 +402,28 @@ def test_decrypt_wrong_passphrase_leaves_nothing(secrets):
     assert not [p for p in secrets.iterdir() if p.name.endswith(".gpucrypt-tmp")]
 
 
+def test_authentication_failures_name_the_input(secrets):
+    """README: errors name the path you typed. A wrong key names the file after the words the
+    previous test pins; a damaged chunk is reported as PATH: chunk N ...; stdin names nothing."""
+    key_option = ["--key-file", str(secrets / "key.hex")]
+    sealed = secrets / "secret.gcx"
+    blob = run(["encrypt", *key_option, "--chunk-size", "1024"], input=os.urandom(5000)).stdout_bytes
+    sealed.write_bytes(blob)
+    (secrets / "other.key").write_bytes(b"\x07" * 32)
+    result = run(["decrypt", "--key-file", str(secrets / "other.key"), "-o", str(secrets / "out"), str(sealed)])
+    assert result.exit_code == 1
+    assert one_error_line(result.stderr).startswith(f"gpucrypt: error: wrong passphrase or key for {sealed} (")
+    damaged = secrets / "damaged.gcx"
+    damaged.write_bytes(blob[:1200] + bytes([blob[1200] ^ 1]) + blob[1201:])
+    for extra in ([], ["--check"]):
+        result = run(["decrypt", *key_option, *extra, *([] if extra else ["-o", str(secrets / "out")]), str(damaged)])
+        assert result.exit_code == 1
+        assert one_error_line(result.stderr).startswith(f"gpucrypt: error: {damaged}: chunk 1 failed authentication")
+    assert not (secrets / "out").exists()
+    result = run(["decrypt", "--key-file", str(secrets / "other.key")], input=blob)
+    assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key (")
+
+
 def test_decrypt_tampered_files(secrets):
     plaintext = os.urandom(5000)
     key_option = ["--key-file", str(secrets / "key.hex")]

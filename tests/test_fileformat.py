@@ -746,9 +746,8 @@ def test_disk_full_leaves_nothing(tmp_path, monkeypatch, limit, direction):
     sealed_path.write_bytes(seal(plaintext, chunk_size=256))
     source = plain_path if direction == "encrypt" else sealed_path
     before = _snapshot(source)
-    real_open_temp = fileformat._open_temp
-    monkeypatch.setattr(fileformat, "_open_temp",
-                        lambda directory, name: (lambda p, f: (p, DiskFullAfter(f, limit)))(*real_open_temp(directory, name)))
+    real_output_file = fileformat._output_file   # the Python file over the library's temporary
+    monkeypatch.setattr(fileformat, "_output_file", lambda fd: DiskFullAfter(real_output_file(fd), limit))
     operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
     with pytest.raises(OSError) as info:
         operation(source, tmp_path / "out", KEY, **({"chunk_size": 256} if direction == "encrypt" else {}))
@@ -761,9 +760,8 @@ def test_disk_full_leaves_nothing(tmp_path, monkeypatch, limit, direction):
 def test_disk_full_names_the_output(tmp_path, monkeypatch):
     """A full disk is reported against the output path the user gave, not a bare strerror."""
     (tmp_path / "plain").write_bytes(os.urandom(4000))
-    real_open_temp = fileformat._open_temp
-    monkeypatch.setattr(fileformat, "_open_temp",
-                        lambda directory, name: (lambda p, f: (p, DiskFullAfter(f, 100)))(*real_open_temp(directory, name)))
+    real_output_file = fileformat._output_file
+    monkeypatch.setattr(fileformat, "_output_file", lambda fd: DiskFullAfter(real_output_file(fd), 100))
     with pytest.raises(OSError) as info:
         fileformat.encrypt_file(tmp_path / "plain", tmp_path / "out", KEY, chunk_size=256)
     assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "out")

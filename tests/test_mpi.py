@@ -308,7 +308,7 @@ def test_tampered_middle_chunk_fails_on_every_rank(tmp_path, key_file, sealed_fi
     assert result.returncode == 1
     errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error:")]
     assert len(errors) == 1, result.stderr      # one message, from rank 0
-    assert f"chunk {chunk} failed authentication" in errors[0] and "[rank " in errors[0]
+    assert f"{sealed_file}: chunk {chunk} failed authentication" in errors[0] and "[rank " in errors[0]
     _assert_nothing_written(tmp_path, "plain")
     assert hashlib.sha256(sealed_file.read_bytes()).digest() == digest
 
@@ -318,7 +318,7 @@ def test_wrong_key_writes_nothing(tmp_path, sealed_file):
     (tmp_path / "other-key").write_bytes(os.urandom(32))
     result = mpi(2, "decrypt", str(sealed_file), "-o", str(tmp_path / "plain"), "--key-file",
                  str(tmp_path / "other-key"))
-    assert result.returncode == 1 and b"wrong passphrase or key" in result.stderr
+    assert result.returncode == 1 and f"wrong passphrase or key for {sealed_file} (".encode() in result.stderr
     _assert_nothing_written(tmp_path, "plain")
 
 

@@ -548,9 +548,8 @@ def test_disk_full_with_jobs_in_flight(tmp_path, monkeypatch, direction):
     fileformat.encrypt_file(plain, sealed, KEY, device="cpu")
     source = plain if direction == "encrypt" else sealed
     before = _digest(source)
-    real_open_temp = fileformat._open_temp
-    monkeypatch.setattr(fileformat, "_open_temp",
-                        lambda d, n: (lambda path, f: (path, DiskFullAfter(f, 3 << 20)))(*real_open_temp(d, n)))
+    real_output_file = fileformat._output_file
+    monkeypatch.setattr(fileformat, "_output_file", lambda fd: DiskFullAfter(real_output_file(fd), 3 << 20))
     operation = fileformat.encrypt_file if direction == "encrypt" else fileformat.decrypt_file
     with pytest.raises(OSError) as info:
         operation(source, tmp_path / "out", KEY, device="cpu", job_size=1 << 19)

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -136,8 +137,22 @@ std::vector<uint8_t> build_header_with_passphrase(ByteSpan passphrase, int scryp
 uint32_t open_header_with_passphrase(ByteSpan header, ByteSpan passphrase, int max_scrypt_log2n,
                                      uint8_t payload_key[kKeyLen]);
 // scrypt(passphrase, salt, N = 2^log2n, r = 8, p = 1) into out: the one scrypt of both versions
-// (version 2's passphrase stanza calls it with its own salt).
+// (version 2's passphrase stanza calls it with its own salt). check_scrypt_memory first.
 void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[kKeyLen]);
+// Memory scrypt needs at N = 2^log2n (r = 8, p = 1): 128 * r * N, the V array (RFC 7914); its
+// other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it.
+uint64_t scrypt_memory_len(int log2n);
+// Memory this process can still get: /proc/meminfo's MemAvailable (free pages plus reclaimable
+// cache), bounded by a cgroup v2 limit where one applies (negative when the group is over it);
+// nullopt where unknown.
+std::optional<int64_t> available_memory_len();
+// FormatError "scrypt work factor 2^N needs 256 MiB of memory, but only 100 MiB is available" when
+// scrypt at 2^log2n cannot fit in `available` (default: available_memory_len(); unknown passes).
+// Every scrypt of the library checks it first; Python calls it before asking for a passphrase.
+void check_scrypt_memory(int log2n, std::optional<int64_t> available);
+void check_scrypt_memory(int log2n);
+// "256 MiB", "1.5 GiB", "512 bytes": a length as the messages above give it.
+std::string memory_text(uint64_t num_bytes);
 
 // ---- format version 2: recipients (docs/file-format.md "Version 2"; src/format/recipients.cpp) --
 // Recipients and identities are their text ("gpucrypt-x25519:...", "GPUCRYPT-X25519-IDENTITY:...";
@@ -157,8 +172,8 @@ struct OpenedHeader {
 OpenedHeader open_header_with_identities(ByteSpan header, const std::vector<std::string>& identities,
                                          uint8_t payload_key[kKeyLen]);
 // Version 2's key schedule and MAC, for callers that wrap the file key in stanzas themselves
-// (Python's recipients.py: the ML-KEM hybrid through pyca): seal_v2_header appends the MAC to
-// `header` (the fixed part and the stanzas) and writes the payload key; open_v2_header checks the
+// (Python's recipients.py: the ML-KEM hybrid through pyca; build_v2_header below): seal_v2_header
+// appends the MAC to `header` (the fixed part and the stanzas) and writes the payload key; open_v2_header checks the
 // MAC of `header` (exactly the header, MAC last) under the file key a stanza gave, in constant
 // time: DecryptionError when it does not match.
 void seal_v2_header(std::vector<uint8_t>& header, ByteSpan file_key, uint8_t payload_key[kKeyLen]);
@@ -186,6 +201,13 @@ struct HeaderFields {
 // key derivation or stanza type, a chunk length or a stanza length out of bounds, a scrypt work
 // factor above max_scrypt_log2n (an untrusted file must not choose our cost) or below 1.
 HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n);
+// A whole version 2 header around stanzas already wrapped (for seal_v2_header's callers, and
+// build_header_for_recipients): the fixed part (magic, version 2, the suite, the stanza count,
+// chunk_len, a fresh salt), each stanza as type, 16-bit length, body, then the MAC (seal_v2_header);
+// writes the payload key. The one writer of version 2's layout. std::invalid_argument for a stanza
+// whose body is not its type's length; FormatError for none or too many.
+std::vector<uint8_t> build_v2_header(uint32_t chunk_len, const std::vector<HeaderFields::Stanza>& stanzas,
+                                     ByteSpan file_key, uint8_t payload_key[kKeyLen]);
 
 // Streaming encryption with a raw key: header() first, then update() as data arrives, finish()
 // once. Each call appends the file's next bytes to `out`. Memory: one chunk.
@@ -460,6 +482,104 @@ inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, const hash::HashParams& params,
                                size_t out_len, const PipelineOptions& options = {}, unsigned readers = 2,
                                FileHashStats* stats = nullptr);
+
+// ---- output files that appear only when complete (src/format/file_output.cpp) ------------------
+
+// A file operation failed on a path the user gave: errno's code, that path as given (never a
+// temporary or resolved name), and what the library adds in words ("" or, say, "5001312 bytes
+// needed, 2097152 bytes free"). what() is "PATH: errno's message (detail)".
+class PathError : public std::system_error {
+ public:
+  PathError(int error_number, std::string path, std::string detail = "");
+  const std::string& path() const { return path_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string path_, detail_;
+};
+
+struct OutputOptions {
+  // false: an existing regular file is never replaced (PathError EEXIST), not even one that
+  // appears while the output is written (the complete file is hard-linked into place, not renamed).
+  bool overwrite = true;
+  // The file's mode; -1: 0600 for a new file, the replaced file's mode (and, where permitted, its
+  // owner) for an existing one. keygen passes 0600 whatever the old key file had.
+  int mode = -1;
+  // An open input: an output that is the same file (through any link) is refused before anything
+  // is created, std::invalid_argument "PATH: the output would overwrite the input".
+  int input_fd = -1;
+  // Use an anonymous temporary file (Linux O_TMPFILE) where the file system has them; false: a
+  // named one always (what a file system without them gets; tests use it to reach that path).
+  bool anonymous = true;
+};
+
+// An output path written as a whole or not at all (docs/file-format.md "Plaintext release").
+// A new or existing regular file: fd() is a temporary file in the target's directory, with no
+// name at all where the file system allows (O_TMPFILE: a process killed with SIGKILL leaves
+// nothing), else `.NAME.PID.RANDOM.gpucrypt-tmp` (which the next AtomicOutput of NAME deletes once
+// that process is gone: remove_stale_temps). commit() fsyncs it, gives it the mode (above), names
+// it PATH (rename, or a hard link without overwrite) and fsyncs the directory; the destructor
+// without commit() removes it, leaving PATH as it was (absent, or its old contents). A symlink is
+// followed: its target is replaced and the link kept. An existing device, FIFO or socket, and a
+// path through an open descriptor (/dev/stdout, /dev/fd/N), are written in place (in_place():
+// not atomic; a regular file reached so is truncated, as openssl's fopen("wb") does): replacing
+// /dev/null or a FIFO with a regular file would break it. A directory or "" is refused. Every
+// error is a PathError naming PATH as given.
+class AtomicOutput {
+ public:
+  explicit AtomicOutput(std::string path, const OutputOptions& options = {});
+  ~AtomicOutput();  // discard() unless committed
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  int fd() const { return fd_; }
+  bool in_place() const { return in_place_; }
+  const std::string& path() const { return shown_path_; }
+  // The named temporary file's path ("" when it is anonymous or in place): where other processes
+  // write their share (the MPI mode's ranks, which open it by name; they pass anonymous = false).
+  const std::string& temp_path() const { return temp_path_; }
+  void commit();
+  void discard() noexcept;
+
+ private:
+  std::string shown_path_, target_, directory_, temp_path_;
+  OutputOptions options_;
+  int fd_ = -1;
+  bool in_place_ = false, replaces_ = false, finished_ = false;
+  unsigned replaced_mode_ = 0, replaced_uid_ = 0, replaced_gid_ = 0;
+};
+
+// std::invalid_argument "OUTPUT: the output would overwrite the input" when output_path names the
+// file input_path names (through any link); the check AtomicOutput makes with OutputOptions::input_fd,
+// for callers that must refuse before opening anything (the CLI, before a passphrase prompt).
+void refuse_input_as_output(const std::string& input_path, const std::string& output_path);
+// Whether writing `path` would replace an existing regular file (through symlinks); what is
+// written in place (devices, FIFOs, /dev/stdout) does not count. PathError as AtomicOutput's.
+bool output_exists(const std::string& path);
+// `.NAME.PID.RANDOM.gpucrypt-tmp`: hidden, next to NAME, naming the process that owns it.
+std::string temp_name(std::string_view final_name);
+// Deletes `.NAME.PID.*.gpucrypt-tmp` files in `directory` whose process no longer exists; files of
+// live processes and of other users are left alone. Returns the removed paths.
+std::vector<std::string> remove_stale_temps(const std::string& directory, std::string_view final_name);
+// fsync of a directory (after a rename in it); file systems that cannot are let be.
+void fsync_directory(const std::string& directory);
+// Whether this system has anonymous temporary files (O_TMPFILE and /proc/self/fd to name them).
+bool anonymous_files_work();
+// An authentication failure's message naming the input the user gave: "wrong passphrase or key for
+// PATH (...)", any other "PATH: message". "" or "-" (stdin) leave it as it is.
+std::string naming_input(std::string_view message, std::string_view path);
+
+// Whole files by path with a raw 32-byte key (kdf 2), the C API's gc_file_seal_path /
+// gc_file_open_path: the input opened for reading only, the output through AtomicOutput (`output`:
+// overwrite, mode; an output that is the input is refused), the chunks by seal_fd / open_fd.
+// Opening, the output appears only after the final chunk authenticated and the end of the input
+// was confirmed: no plaintext of a rejected file reaches PATH. Errors name the paths given:
+// PathError for either file, a DecryptionError's message by naming_input. Returns the plaintext length.
+uint64_t seal_path(const std::string& in_path, const std::string& out_path, ByteSpan key,
+                   uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {},
+                   const OutputOptions& output = {});
+uint64_t open_path(const std::string& in_path, const std::string& out_path, ByteSpan key,
+                   const PipelineOptions& options = {}, const OutputOptions& output = {});
 
 // "" when the file pipeline can use `fd` by offset (a regular file; as an output, not open for
 // appending), else why not: what seal_fd / open_fd choose their path by.

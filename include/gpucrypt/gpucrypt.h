@@ -140,6 +140,22 @@ gc_status gc_file_seal_fd_recipients(int in_fd, int out_fd, const char* const* r
 gc_status gc_file_open_fd_identities(int in_fd, int out_fd, const char* const* identities, size_t count,
                                      const char* devices, const char* variant);
 
+/* Whole files by path with a key (format.hpp seal_path / open_path): in_path is opened for reading
+ * only; out_path appears only when the work succeeded, written to a temporary file in its directory
+ * (anonymous where the file system allows) that is fsynced and renamed into place, the directory
+ * fsynced after. On any error out_path is left as it was (absent, or its old contents) and no
+ * temporary file remains: no plaintext of a rejected file reaches it. overwrite = 0 refuses an
+ * existing regular file (GC_ERROR_IO, EEXIST); a replaced file keeps its mode (a new one is 0600). A
+ * symlink is followed (its target replaced, the link kept); a device, FIFO or /dev/stdout is written
+ * in place; an output that is the input is GC_ERROR_ARGUMENT. gc_last_error() names the path the
+ * caller gave, never a temporary one ("out.gcx: No space left on device (... bytes needed, ...
+ * bytes free)", "wrong passphrase or key for in.gcx (...)", "in.gcx: chunk 3 failed ..."). chunk_len,
+ * devices and variant as gc_file_seal_fd's. */
+gc_status gc_file_seal_path(const char* in_path, const char* out_path, const uint8_t* key, size_t key_len,
+                            uint32_t chunk_len, const char* devices, const char* variant, int overwrite);
+gc_status gc_file_open_path(const char* in_path, const char* out_path, const uint8_t* key, size_t key_len,
+                            const char* devices, const char* variant, int overwrite);
+
 #ifdef __cplusplus
 }
 #endif

@@ -286,8 +286,8 @@ def _may_overwrite(path: Optional[str], input_path: Optional[str], force: bool, 
     FIFOs and a path that does not exist yet need no permission."""
     if _to_stdout(path):
         return False
-    if input_path not in (None, "-") and os.path.exists(path) and os.path.samefile(input_path, path):
-        raise CliError(f"{path}: the output would overwrite the input")
+    if input_path not in (None, "-"):
+        gpucrypt._native.format_refuse_input_as_output(input_path, path)   # ValueError naming PATH
     if force or not fileformat.output_exists(path):
         return force
     stdin_is_data = reads_stdin and input_path in (None, "-")
@@ -1332,12 +1332,14 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     _checked_devices(device, devices, cpu_share)
     overwrite = False if check else _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
-    plaintext_len = _run_file_job(
-        "decrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
-        lambda source, sink, bar, stats: fileformat.decrypt_stream(
-            source, sink, key_for, device=device, devices=devices, cpu_share=cpu_share,
-            variant=variant, progress=bar, max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io),
-        check=check)
+    def decrypt_job(source, sink, bar, stats):
+        with fileformat._failures_naming(input_path or ""):   # "wrong passphrase or key for PATH (...)"
+            return fileformat.decrypt_stream(source, sink, key_for, device=device, devices=devices,
+                                             cpu_share=cpu_share, variant=variant, progress=bar,
+                                             max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io)
+
+    plaintext_len = _run_file_job("decrypt", input_path, output_path, overwrite, progress, quiet, show_stats,
+                                  decrypt_job, check=check)
     if check and not quiet:
         click.echo(f"{input_path or '-'}: OK ({plaintext_len} bytes of plaintext authenticated)")
 

@@ -8,8 +8,8 @@ index and a last-chunk flag, and the last chunk is always shorter than a full on
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
 The headers are the library's (format.hpp): its one parser (parse_header), version 1's headers for a
-key or a passphrase (scrypt, HKDF-SHA256, HMAC-SHA256 through OpenSSL) and version 2's key schedule
-and MAC (seal_v2_header / open_v2_header); only version 2's recipient stanzas are wrapped and
+key or a passphrase (scrypt, HKDF-SHA256, HMAC-SHA256 through OpenSSL) and version 2's layout, key
+schedule and MAC (build_v2_header / open_v2_header); only version 2's recipient stanzas are wrapped and
 unwrapped here, by gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
@@ -28,8 +28,6 @@ import contextlib
 import errno
 import io
 import os
-import stat
-import struct
 import time
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
@@ -60,7 +58,6 @@ VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); writt
 # The sizes are the library's (include/gpucrypt/format.hpp), which runs every chunk.
 HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
 _HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
-_V2_FIELDS = struct.Struct(">8sBBHI")  # magic, version, suite, stanza count, chunk length
 SALT_LEN = 32
 MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
@@ -188,45 +185,23 @@ def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
 def scrypt_memory_len(log2n: int) -> int:
     """Bytes of memory scrypt needs at N = 2^log2n (r = 8, p = 1): 128 * r * N, the V array
     (RFC 7914); its other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it."""
-    return 128 * SCRYPT_R * (1 << log2n)
+    return _native.format_scrypt_memory_len(log2n)
 
 
-def _format_len(num_bytes: int) -> str:
-    for unit, size in (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if num_bytes >= size:
-            return f"{num_bytes / size:.3g} {unit}"
-    return f"{num_bytes} bytes"
-
-
-def _available_memory_len() -> Optional[int]:
-    """Memory this process can still get: /proc/meminfo's MemAvailable (free pages plus
-    reclaimable cache), bounded by a cgroup v2 limit where one applies; None where unknown."""
-    available = None
-    with contextlib.suppress(OSError, ValueError):
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    available = int(line.split()[1]) * 1024
-    if available is None:
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    with contextlib.suppress(OSError, ValueError):
-        with open("/sys/fs/cgroup/memory.max") as limit_file, open("/sys/fs/cgroup/memory.current") as used_file:
-            limit = limit_file.read().strip()
-            if limit != "max":
-                room = int(limit) - int(used_file.read())
-                available = room if available is None else min(available, room)
-    return available
+_format_len = _native.format_memory_text      # "256 MiB": as the library's messages give a length
+# Memory this process can still get (MemAvailable, bounded by a cgroup v2 limit; None where unknown):
+# the library's (format.hpp available_memory_len); tests replace it.
+_available_memory_len = _native.format_available_memory_len
 
 
 def check_scrypt_memory(log2n: int) -> None:
     """FormatError naming the memory needed when scrypt at 2^log2n cannot fit in the memory
-    available now; called before the passphrase is asked for and before anything is allocated."""
-    needed = scrypt_memory_len(log2n)
-    available = _available_memory_len()
-    if available is not None and needed > available:
-        raise FormatError(f"scrypt work factor 2^{log2n} needs {_format_len(needed)} of memory, "
-                          f"but only {_format_len(max(available, 0))} is available")
+    available now; called before the passphrase is asked for and before anything is allocated
+    (the library's rule, format.hpp check_scrypt_memory, which its own scrypt checks too)."""
+    try:
+        _native.format_check_scrypt_memory(log2n, _available_memory_len())
+    except ValueError as error:
+        raise FormatError(str(error)) from None
 
 
 def _scrypt(passphrase: Passphrase, salt: bytes, log2n: int) -> bytes:
@@ -342,13 +317,11 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
         if not 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
             raise FormatError(f"scrypt work factor must be 1..{MAX_SCRYPT_LOG2N} (log2 N), got {scrypt_log2n}")
         file_key = os.urandom(KEY_LEN)
-        stanzas = material.wrap(file_key, scrypt_log2n)
-        salt = os.urandom(SALT_LEN)
-        prefix = (_V2_FIELDS.pack(MAGIC, VERSION_RECIPIENTS, suite.suite_id, len(stanzas), chunk_size) + salt
-                  + recipients.encode_stanzas(stanzas))
+        stanzas = [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]
         payload_key = bytearray(KEY_LEN)
-        try:   # the key schedule and MAC are the library's (format.hpp seal_v2_header)
-            return parse_header(_native.format_seal_v2_header(prefix, file_key, payload_key)), bytes(payload_key)
+        try:   # the layout, salt, key schedule and MAC are the library's (format.hpp build_v2_header)
+            header = _native.format_build_v2_header(chunk_size, stanzas, file_key, payload_key)
+            return parse_header(header), bytes(payload_key)
         finally:
             _native.wipe(payload_key)
     # Version 1: the library builds it (format.hpp build_header_with_key / _with_passphrase).
@@ -887,83 +860,19 @@ def _as_source(data) -> memoryview:
     return memoryview(_as_bytes_like(data, "data")).cast("B")
 
 
-_TEMP_SUFFIX = ".gpucrypt-tmp"
+# ----------------------------------------------------------------------------- output files
 
-
-def _temp_name(final_name: str) -> str:
-    """`.NAME.PID.RANDOM.gpucrypt-tmp`: hidden, next to NAME, and naming the process that owns it."""
-    return f".{final_name}.{os.getpid()}.{os.urandom(6).hex()}{_TEMP_SUFFIX}"
+# The rules of an output that appears only when complete are the library's (format.hpp
+# AtomicOutput, src/format/file_output.cpp; docs/file-format.md "Plaintext release"): the
+# temporary file (anonymous where the file system allows), its name and the clean-up of stale
+# ones, fsync of the file and its directory, overwrite or not, following symlinks, writing devices,
+# FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error naming the
+# path the user gave. What stays here is the Python file object over its descriptor.
 
 
 def _anonymous_files_work() -> bool:
-    return bool(getattr(os, "O_TMPFILE", 0)) and os.path.isdir("/proc/self/fd")
-
-
-def _open_temp(directory: str, final_name: str) -> tuple[Optional[str], BinaryIO]:
-    """Create the temporary output file (mode 0600) in `directory`: (path, file).
-
-    Where the filesystem allows (Linux O_TMPFILE: ext4, xfs, btrfs, tmpfs, ...) the file has no
-    name at all until it is complete (path None), so a process killed with SIGKILL leaves nothing
-    behind; elsewhere it is `.NAME.PID.RANDOM.gpucrypt-tmp`. Tests replace this to inject faults.
-    """
-    if _anonymous_files_work():
-        try:
-            fd = os.open(directory, os.O_TMPFILE | os.O_RDWR | getattr(os, "O_CLOEXEC", 0), 0o600)
-        except OSError as exc:
-            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
-                raise
-        else:
-            return None, os.fdopen(fd, "wb")
-    import tempfile
-    fd, temp_path = tempfile.mkstemp(prefix=_temp_name(final_name)[:-len(_TEMP_SUFFIX) - 12],
-                                     suffix=_TEMP_SUFFIX, dir=directory)
-    try:
-        return temp_path, os.fdopen(fd, "wb")
-    except BaseException:
-        os.close(fd)
-        os.unlink(temp_path)
-        raise
-
-
-def _link_proc_fd(fd: int, directory: str, name: str) -> None:
-    """Name the open O_TMPFILE file `fd` as `directory`/`name`; FileExistsError if taken."""
-    directory_fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=directory_fd, follow_symlinks=True)
-    finally:
-        os.close(directory_fd)
-
-
-def _link_anonymous(fd: int, directory: str, final_name: str) -> str:
-    """Give a complete O_TMPFILE file a (temporary) name; the caller renames it into place.
-
-    linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd/N is the documented way (open(2)); os.link uses
-    linkat only when given a directory fd. Where that is refused (a restricted /proc), the
-    contents are copied into a named temporary file instead."""
-    name = _temp_name(final_name)
-    try:
-        _link_proc_fd(fd, directory, name)
-        return os.path.join(directory, name)
-    except OSError:
-        pass
-    import tempfile
-    copy_fd, path = tempfile.mkstemp(prefix=name[:-len(_TEMP_SUFFIX) - 12], suffix=_TEMP_SUFFIX, dir=directory)
-    try:
-        offset, size = 0, os.fstat(fd).st_size
-        while offset < size:
-            block = os.pread(fd, min(1 << 20, size - offset), offset)
-            if not block:
-                break
-            with io.FileIO(copy_fd, "wb", closefd=False) as copy:
-                write_all(copy, block)
-            offset += len(block)
-        os.fsync(copy_fd)
-    except BaseException:
-        os.close(copy_fd)
-        os.unlink(path)
-        raise
-    os.close(copy_fd)
-    return path
+    """Whether outputs start as anonymous files (O_TMPFILE); tests turn it off to reach the named path."""
+    return _native.format_anonymous_files_work()
 
 
 def remove_stale_temps(directory: Union[str, os.PathLike], final_name: str) -> list:
@@ -971,57 +880,23 @@ def remove_stale_temps(directory: Union[str, os.PathLike], final_name: str) -> l
     exists (killed between naming its output and renaming it, or on a filesystem without
     anonymous files). Files of live processes and of other users are left alone. Returns the
     removed paths; atomic_output calls this before writing NAME."""
-    removed = []
-    prefix = f".{final_name}."
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return removed
-    for name in names:
-        if not (name.startswith(prefix) and name.endswith(_TEMP_SUFFIX)):
-            continue
-        owner = name[len(prefix):-len(_TEMP_SUFFIX)].split(".")[0]
-        if not owner.isdigit() or int(owner) == os.getpid():
-            continue
-        try:
-            os.kill(int(owner), 0)
-            continue                       # the owner still runs
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue                       # alive, someone else's
-        path = os.path.join(directory, name)
-        with contextlib.suppress(OSError):
-            if os.stat(path, follow_symlinks=False).st_uid == os.getuid():
-                os.unlink(path)
-                removed.append(path)
-    return removed
+    return _native.format_remove_stale_temps(os.fspath(directory), final_name)
 
 
-def _fsync_directory(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        # Some filesystems cannot fsync a directory; the rename has happened either way.
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise
-    finally:
-        os.close(fd)
+def output_exists(dst_path: Union[str, os.PathLike]) -> bool:
+    """Whether writing `dst_path` would replace an existing regular file (through symlinks);
+    what is written in place (devices, FIFOs, /dev/stdout) is not replaced, so it does not count."""
+    return _native.format_output_exists(os.fspath(dst_path))
 
 
-# Errors of a write that only the output can have caused.
-_OUTPUT_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+def _output_file(fd: int) -> BinaryIO:
+    """The Python file over the output's descriptor, which the library owns; tests replace this to inject faults."""
+    return os.fdopen(fd, "wb", closefd=False)
 
 
 def _named(exc: OSError, shown_path: str) -> OSError:
-    """The same error, naming the path the user gave instead of a temporary or resolved one."""
-    if exc.errno is None:
-        return exc
-    return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path)
+    """The same error, naming the path the user gave (errors of a descriptor carry no name)."""
+    return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path) if exc.errno else exc
 
 
 @contextlib.contextmanager
@@ -1032,172 +907,47 @@ def _full_output_named(shown_path: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        if exc.filename is None and exc.errno in _OUTPUT_FULL_ERRNOS:
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise _named(exc, shown_path) from None
         raise
 
 
-def _names_open_descriptor(path: str) -> bool:
-    """Whether `path` reaches its file through /proc: /dev/stdout, /dev/fd/N, /proc/self/fd/N
-    name what a descriptor has open (a pipe, a terminal, a file the shell opened, perhaps for
-    appending), to be written through like stdout, never replaced."""
-    current = os.path.abspath(path)
-    for _ in range(40):                    # the kernel's own limit on a chain of links
-        current = os.path.join(os.path.realpath(os.path.dirname(current)), os.path.basename(current))
-        if current.startswith("/proc/"):
-            return True
-        if not os.path.islink(current):
-            return False
-        current = os.path.join(os.path.dirname(current), os.readlink(current))
-    return False
-
-
-def _existing_output(shown_path: str) -> tuple[str, Optional[os.stat_result], bool]:
-    """(the path to write, its status or None, whether to write in place): a symlink to a file is
-    resolved, so that the link is kept and its target replaced; a device, FIFO or socket, or a
-    path through an open descriptor, is written in place. Errors name `shown_path`."""
-    if shown_path == "":
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown_path)
-    try:
-        status = os.stat(shown_path)       # the kernel follows every link, /dev/stdout's too
-    except FileNotFoundError:
-        return os.path.realpath(shown_path), None, False
-    except OSError as exc:
-        raise _named(exc, shown_path) from None
-    if stat.S_ISDIR(status.st_mode):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), shown_path)
-    if not stat.S_ISREG(status.st_mode) or _names_open_descriptor(shown_path):
-        return shown_path, status, True
-    return os.path.realpath(shown_path), status, False
-
-
-def output_exists(dst_path: Union[str, os.PathLike]) -> bool:
-    """Whether writing `dst_path` would replace an existing regular file (through symlinks);
-    what is written in place (devices, FIFOs, /dev/stdout) is not replaced, so it does not count."""
-    _, status, in_place = _existing_output(os.fspath(dst_path))
-    return status is not None and not in_place
-
-
 @contextlib.contextmanager
-def _write_in_place(target: str, shown_path: str, status: os.stat_result) -> Iterator[BinaryIO]:
-    """Write into an existing device, FIFO, socket or open descriptor the way openssl and age do
-    (no temporary file, nothing to rename: replacing /dev/null or a FIFO with a regular file
-    would break it). A regular file reached through a descriptor is truncated first, as openssl's
-    fopen("wb") does."""
-    truncate = os.O_TRUNC if stat.S_ISREG(status.st_mode) else 0
-    try:
-        fd = os.open(target, os.O_WRONLY | truncate | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise _named(exc, shown_path) from None
-    with os.fdopen(fd, "wb") as stream:
-        yield stream
-        try:
-            stream.flush()
-        except OSError as exc:
-            raise _named(exc, shown_path) from None
-
-
-def _copy_owner_and_mode(fd: int, status: os.stat_result) -> None:
-    """Give the new file the replaced file's mode and owner. Changing the owner needs privilege
-    (or, for the group, membership): where refused, the file stays ours, mode still kept."""
-    os.fchmod(fd, stat.S_IMODE(status.st_mode))
-    if (status.st_uid, status.st_gid) != (os.geteuid(), os.getegid()):
-        with contextlib.suppress(PermissionError):
-            os.fchown(fd, status.st_uid, status.st_gid)
-
-
-def _publish(temp_path: Optional[str], fd: int, directory: str, target: str, overwrite: bool) -> None:
-    """Give the complete temporary file the name `target`. With `overwrite` a rename; without,
-    a hard link, which fails with EEXIST if `target` appeared since it was checked, where a
-    rename would replace it. The temporary name, if any, is gone afterwards, failure or not."""
-    if temp_path is None and not overwrite:
-        try:
-            _link_proc_fd(fd, directory, os.path.basename(target))
-            return
-        except FileExistsError:
-            raise
-        except OSError:
-            pass                           # a restricted /proc: name it first, as below
-    source = temp_path or _link_anonymous(fd, directory, os.path.basename(target))
-    try:
-        if overwrite:
-            os.replace(source, target)
-            return
-        try:
-            os.link(source, target)
-        except FileExistsError:
-            raise
-        except OSError:                    # no hard links on this filesystem
-            if os.path.lexists(target):
-                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), target) from None
-            os.replace(source, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(source)
-
-
-@contextlib.contextmanager
-def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True,
-                  mode: Optional[int] = None) -> Iterator[BinaryIO]:
-    """Yield a file that becomes `dst_path` only if the block completes.
+def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True, mode: Optional[int] = None,
+                  _input_fd: int = -1) -> Iterator[BinaryIO]:
+    """Yield a file that becomes `dst_path` only if the block completes (format.hpp AtomicOutput).
 
     A new or existing regular file: writes go to a temporary file in the target directory,
-    unnamed where the filesystem allows (see _open_temp); on success it is flushed, fsynced,
-    renamed over the target and the directory fsynced. On any exception, KeyboardInterrupt
-    included, the temporary file is removed and the target is left as it was (absent, or its
-    old contents). A process killed with SIGKILL leaves no file at all where O_TMPFILE works,
-    and otherwise at most a `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output
-    of NAME deletes once that process is gone; never a partial target. A new file has mode
-    0600; a replaced one keeps its mode and (where permitted) its owner; `mode` sets the mode of
-    either instead (keygen: 0600 whatever the old key file had).
+    unnamed where the filesystem allows; on success it is flushed, fsynced, renamed over the
+    target and the directory fsynced. On any exception, KeyboardInterrupt included, the
+    temporary file is removed and the target is left as it was (absent, or its old contents). A
+    process killed with SIGKILL leaves no file at all where O_TMPFILE works, and otherwise at most
+    a `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output of NAME deletes once that
+    process is gone; never a partial target. A new file has mode 0600; a replaced one keeps its
+    mode and (where permitted) its owner; `mode` sets the mode of either instead (keygen: 0600
+    whatever the old key file had).
 
     A symlink is followed: its target is replaced and the link kept. An existing device, FIFO
     or socket, and a path through an open descriptor (/dev/stdout, /dev/fd/N), are written into
-    in place (not atomic: what was written stays). With
-    `overwrite=False` an existing regular file is never replaced (FileExistsError). Errors
-    name `dst_path` as given, never a temporary or resolved name; a directory is refused.
+    in place (not atomic: what was written stays). With `overwrite=False` an existing regular
+    file is never replaced (FileExistsError). Errors name `dst_path` as given, never a temporary
+    or resolved name; a directory is refused.
     """
     shown_path = os.fspath(dst_path)
-    target, status, in_place = _existing_output(shown_path)
-    if in_place:
-        # The namer outermost: closing the stream after a failed write flushes what is left in its
+    output = _native.AtomicOutput(shown_path, overwrite, -1 if mode is None else mode, _input_fd,
+                                  _anonymous_files_work())
+    try:
+        # The namer outermost: closing the file after a failed write flushes what is left in its
         # buffer, and that second, unnamed error is the one that comes out.
-        with _full_output_named(shown_path), _write_in_place(target, shown_path, status) as stream:
+        with _full_output_named(shown_path), _output_file(output.fd) as stream:
             yield stream
-        return
-    if status is not None and not overwrite:
-        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), shown_path)
-    directory = os.path.dirname(target)
-    final_name = os.path.basename(target)
-    remove_stale_temps(directory, final_name)
-    try:
-        temp_path, temp_file = _open_temp(directory, final_name)
-    except OSError as exc:
-        raise _named(exc, shown_path) from None
-    try:
-        with _full_output_named(shown_path), temp_file:  # outermost, as above
-            yield temp_file
             try:
-                temp_file.flush()
-                os.fsync(temp_file.fileno())
-                if status is not None:
-                    _copy_owner_and_mode(temp_file.fileno(), status)
-                if mode is not None:
-                    os.fchmod(temp_file.fileno(), mode)
-                _publish(temp_path, temp_file.fileno(), directory, target, overwrite)
+                stream.flush()        # the last buffered bytes: only the output can fail here
             except OSError as exc:
                 raise _named(exc, shown_path) from None
-    except BaseException:
-        if temp_path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp_path)
-        raise
-    _fsync_directory(directory)
-
-
-def _refuse_same_file(src_path: str, dst_path: str) -> None:
-    if os.path.exists(dst_path) and os.path.samefile(src_path, dst_path):
-        raise ValueError(f"{dst_path}: the output would overwrite the input")
+        output.commit()
+    finally:
+        output.discard()
 
 
 def encrypt_file(src_path: Union[str, os.PathLike], dst_path: Union[str, os.PathLike],
@@ -1207,20 +957,26 @@ def encrypt_file(src_path: Union[str, os.PathLike], dst_path: Union[str, os.Path
     `options` are encrypt_stream's keywords. The input is only ever opened for reading;
     an output path naming the input file is refused.
     """
-    src_path, dst_path = os.fspath(src_path), os.fspath(dst_path)
-    with open(src_path, "rb") as src:
-        _refuse_same_file(src_path, dst_path)
-        with atomic_output(dst_path) as dst:
-            return encrypt_stream(src, dst, key_material, **options)
+    with open(src_path, "rb") as src, atomic_output(dst_path, _input_fd=src.fileno()) as dst:
+        return encrypt_stream(src, dst, key_material, **options)
 
 
 def decrypt_file(src_path: Union[str, os.PathLike], dst_path: Union[str, os.PathLike],
                  key_material: KeySource, **options) -> int:
     """decrypt_stream from `src_path` into `dst_path`, atomically: `dst_path` appears only after
     the final chunk authenticated and end of input was confirmed, so no plaintext of a
-    rejected file ever reaches it."""
-    src_path, dst_path = os.fspath(src_path), os.fspath(dst_path)
-    with open(src_path, "rb") as src:
-        _refuse_same_file(src_path, dst_path)
-        with atomic_output(dst_path) as dst:
-            return decrypt_stream(src, dst, key_material, **options)
+    rejected file ever reaches it. An authentication failure names `src_path`."""
+    with open(src_path, "rb") as src, atomic_output(dst_path, _input_fd=src.fileno()) as dst, \
+            _failures_naming(os.fspath(src_path)):
+        return decrypt_stream(src, dst, key_material, **options)
+
+
+@contextlib.contextmanager
+def _failures_naming(src_path: str) -> Iterator[None]:
+    """DecryptionError naming the input the user gave ("wrong passphrase or key for PATH (...)",
+    "PATH: chunk N failed ..."): the library's rule (format.hpp naming_input)."""
+    try:
+        yield
+    except DecryptionError as error:
+        raise DecryptionError(_native.format_naming_input(str(error), src_path), error.chunk_index,
+                              error.released_len) from None

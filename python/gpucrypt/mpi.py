@@ -386,55 +386,35 @@ def _reserve(temp_path: str, length: int, shown_path: str) -> None:
 
 
 class _Output:
-    """The temporary output: rank 0 creates it (0600, exclusive) and renames it into place."""
+    """The temporary output: rank 0 creates it and names it in place when every rank is done, by the
+    library's rules (format.hpp AtomicOutput with a named temporary, which the other ranks open by
+    its path: 0600, stale ones cleared, fsync, the replaced file's owner and mode, errors naming the
+    path given)."""
 
     def __init__(self, ctx: _Rank, dst_path: str, overwrite: bool = False):
         self.ctx, self.dst_path, self.overwrite = ctx, dst_path, overwrite
-        self.final_path = dst_path
-        self.replaced_mode: Optional[tuple] = None   # (mode, uid, gid) of a file we replace
-        self.temp_path: Optional[str] = None
+        self.output = None
 
     def create(self, input_path: str) -> str:
         """Rank 0: refuse an output naming the input, a special file (MPI-IO writes at offsets,
-        which a device or FIFO cannot take) or, without --force, an existing file; clear stale
-        temporaries, create ours. A symlink is followed: its target is replaced, the link kept."""
-        if os.path.exists(self.dst_path) and os.path.samefile(input_path, self.dst_path):
-            raise ValueError(f"{self.dst_path}: the output would overwrite the input")
+        which a device or FIFO cannot take) or, without --force, an existing file; create ours. A
+        symlink is followed: its target is replaced, the link kept."""
+        _native.format_refuse_input_as_output(input_path, self.dst_path)
         target = os.path.realpath(self.dst_path)
         if os.path.exists(target):
-            info = os.stat(target)
-            if not stat.S_ISREG(info.st_mode):
+            if not stat.S_ISREG(os.stat(target).st_mode):
                 raise ValueError(f"{self.dst_path}: --mpi writes a regular file; this is not one")
             if not self.overwrite:
                 raise ValueError(f"{self.dst_path}: already exists; use --force to overwrite it")
-            self.replaced_mode = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid)
-        self.final_path = target
-        directory = os.path.dirname(target)
-        final_name = os.path.basename(target)
-        path = os.path.join(directory, fileformat._temp_name(final_name))
-        try:
-            fileformat.remove_stale_temps(directory, final_name)
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o600))
-        except OSError as exc:   # a missing or unwritable directory: named as the user named the output
-            raise OSError(exc.errno, exc.strerror, self.dst_path) from None
-        self.temp_path = path
-        return path
+        self.output = _native.AtomicOutput(self.dst_path, True, -1, -1, False)
+        return self.output.temp_path
 
     def commit(self) -> None:
-        if self.replaced_mode is not None:   # a replaced file keeps its owner and mode
-            mode, uid, gid = self.replaced_mode
-            with contextlib.suppress(PermissionError):
-                os.chown(self.temp_path, uid, gid)
-            os.chmod(self.temp_path, mode)
-        os.replace(self.temp_path, self.final_path)
-        self.temp_path = None
-        fileformat._fsync_directory(os.path.dirname(self.final_path))
+        self.output.commit()
 
     def discard(self) -> None:
-        if self.temp_path is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.temp_path)
-            self.temp_path = None
+        if self.output is not None:
+            self.output.discard()
 
 
 def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None) -> None:
@@ -526,7 +506,8 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
     def setup():
         with open(input_path, "rb") as source:
             header = fileformat.read_header(source, max_scrypt_log2n)
-        payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
+        with fileformat._failures_naming(input_path):   # "wrong passphrase or key for PATH (...)"
+            payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
         return header, header.chunk_size, payload_key
 
     _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
@@ -637,7 +618,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
             ctx.fault("write")
             if failed is not None:
                 message, chunk_index, _ = failed
-                raise fileformat.DecryptionError(message, chunk_index)
+                raise fileformat.DecryptionError(_native.format_naming_input(message, input_path), chunk_index)
             with ctx.timed("write_s"):
                 os.fsync(out_fd)       # this rank's part is on disk before rank 0 names the file
         finally:
@@ -728,10 +709,11 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
             if count == 0:
                 return
             run = fileformat.seal_chunks if sealing else fileformat.open_chunks
-            used_variant, engine_info = run(key, layout, first, count,
-                                            memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
-                                            memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
-                                            device=ctx.device, variant=variant)
+            with fileformat._failures_naming(input_path):    # "PATH: chunk N failed ..."
+                used_variant, engine_info = run(key, layout, first, count,
+                                                memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
+                                                memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
+                                                device=ctx.device, variant=variant)
             ctx.stats["variant"] = used_variant
             ctx.add_engine_info(engine_info)
 

@@ -66,6 +66,7 @@ class Stanza(NamedTuple):
         return STANZA_NAMES.get(self.type, f"unknown type {self.type}")
 
     def encode(self) -> bytes:
+        """Type, 16-bit body length, body: as the library writes it (format.hpp build_v2_header)."""
         return _STANZA_HEAD.pack(self.type, len(self.body)) + self.body
 
 
@@ -486,10 +487,6 @@ def is_key_set(material) -> bool:
 
 
 # ----------------------------------------------------------------------------- header body
-
-def encode_stanzas(stanzas: Sequence[Stanza]) -> bytes:
-    return b"".join(stanza.encode() for stanza in stanzas)
-
 
 def describe(stanzas: Sequence[Stanza]) -> dict:
     """What `gpucrypt inspect` tells about the stanzas (no secret, no key work)."""

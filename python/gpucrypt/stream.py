@@ -758,76 +758,30 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     padding=False)`` over the whole buffer. ``depth`` caps the jobs in flight (default: the
     engine's; 1 runs one job at a time, so one job's copies never overlap another's kernel).
     """
-    info = _parse_cipher_name(name)
-    canonical, mode = info["canonical"], info["mode"]
-    if mode in ("gcm", "xts"):
-        raise ValueError(f"{canonical}: transform_into is for ECB/CBC/CFB/OFB/CTR")
     source = memoryview(_as_bytes_like(data, "data")).cast("B")
     target = memoryview(bytearray(len(source)) if out is None else out).cast("B")
     if target.readonly:
         raise ValueError("out must be writable")
-    if len(target) != len(source):
-        raise ValueError(f"out has {len(target)} bytes for {len(source)} bytes of input")
-    if mode in ("ecb", "cbc") and len(source) % 16:
-        raise ValueError(f"{canonical} without padding needs a multiple of 16 bytes")
-    encrypt = not decrypt
-    key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
-    iv = _optional_bytes(iv, "iv")
     if job_size is not None:
         _check_length(job_size, "job_size", minimum=1)
-    variant = variant or ""
     stats = stats if stats is not None else StreamStats()
-    # An out that overlaps data without being it (a shifted view of one buffer): one job's output
-    # would overwrite input that a later job (or another device) has yet to read. The jobs read a
-    # copy instead, wiped after, so the result is what it would be without the overlap.
-    source_copy = bytearray(source) if _native.partially_overlapping(source, target) else None
-    if source_copy is not None:
-        source = memoryview(source_copy)
+    # The jobs, their IVs, the overlap rule and the serial modes' single job are the library's
+    # (gpucrypt/transform.hpp transform_range; 0 workers: each GPU's traits), on the scheduler with the GIL released.
+    key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
     try:
-        _native.create_cipher_stream(canonical, encrypt, key, iv, variant, "cpu")  # errors surface here
+        _parse_cipher_name(name)                  # an unknown name before the devices are looked at
         chosen, share = resolve_devices(device, devices, cpu_share)
-        parallel = _is_parallel(info, encrypt)
-        if not parallel:
-            chosen, share = _serial_devices(chosen), "auto"
-        size = len(source)
-        job = job_size or default_job_size(chosen)
-        job = max(16, job - job % 16)
-        if not parallel:
-            job = max(size, 16)
-        offsets = range(0, size, job)
-        # CBC/CFB decryption: each job's IV is the ciphertext block before it, taken now, since
-        # in place an earlier job may overwrite it before a later one starts.
-        if parallel and mode != "ecb":
-            job_ivs = [_native.range_iv(canonical, iv, offset // 16, bytes(source[offset - 16:offset]) if offset else None)
-                       for offset in offsets]
-        else:
-            job_ivs = [iv] * len(offsets)
-
-        def work(device, job_index):
-            offset = offsets[job_index]
-            end = min(size, offset + job)
-            cipher = _native.create_cipher_stream(canonical, encrypt, key, job_ivs[job_index], variant, device)
-            stats.device(device).variant = cipher.variant
-            cipher.update_into(source[offset:end], target[offset:end])
-            return end - offset
-
-        def done(_job_index, count):
-            stats.bytes_out += count
-            if progress is not None:
-                progress(count)
-
         start = time.perf_counter()
-        with Pipeline(work, chosen, on_result=done, cpu_share=share, cancel=cancel, stats=stats,
-                      depth=depth) as pipeline:
-            for job_index in range(len(offsets)):
-                count = min(size, offsets[job_index] + job) - offsets[job_index]
-                stats.bytes_in += count
-                pipeline.submit(job_index, count)
+        native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
+                                         target, chosen, -1.0 if share == "auto" else float(share), 0,
+                                         depth or 0, job_size or default_job_size(chosen), progress,
+                                         cancel.is_set if cancel is not None else None)
         stats.wall_s += time.perf_counter() - start
     finally:
         _native.wipe(key)
-        if source_copy is not None:
-            _native.wipe(source_copy)
+    stats.bytes_in += len(source)
+    stats.bytes_out += len(source)
+    add_native_stats(stats, native)
     return target.obj if out is None else out
 
 

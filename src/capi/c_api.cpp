@@ -240,6 +240,28 @@ gc_status gc_file_open_fd_identities(int in_fd, int out_fd, const char* const* i
   });
 }
 
+gc_status gc_file_seal_path(const char* in_path, const char* out_path, const uint8_t* key, size_t key_len,
+                            uint32_t chunk_len, const char* devices, const char* variant, int overwrite) {
+  return guarded([&] {
+    require(in_path && out_path && key, "gc_file_seal_path: null argument");
+    gpucrypt::format::OutputOptions output;
+    output.overwrite = overwrite != 0;
+    gpucrypt::format::seal_path(in_path, out_path, span(key, key_len),
+                                chunk_len ? chunk_len : gpucrypt::format::kDefaultChunkLen,
+                                pipeline_options(devices, variant), output);
+  });
+}
+
+gc_status gc_file_open_path(const char* in_path, const char* out_path, const uint8_t* key, size_t key_len,
+                            const char* devices, const char* variant, int overwrite) {
+  return guarded([&] {
+    require(in_path && out_path && key, "gc_file_open_path: null argument");
+    gpucrypt::format::OutputOptions output;
+    output.overwrite = overwrite != 0;
+    gpucrypt::format::open_path(in_path, out_path, span(key, key_len), pipeline_options(devices, variant), output);
+  });
+}
+
 gc_status gc_file_sealer_new(gc_file_sealer** out, const uint8_t* key, size_t key_len, uint32_t chunk_len,
                              const char* device, const char* variant) {
   return guarded([&] {

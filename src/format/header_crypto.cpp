@@ -46,8 +46,8 @@ void sha256(ByteSpan data, uint8_t out[32]) {
 void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[32]) {
   const uint64_t n = uint64_t(1) << log2n;
   // OpenSSL refuses work needing more than maxmem: allow the V array (128 r N bytes) and its
-  // other buffers; whether the machine has that much is the caller's check (fileformat.py says so
-  // before a passphrase is asked for).
+  // other buffers, once the memory check passed (a process limit it cannot see ends below).
+  check_scrypt_memory(log2n);
   const uint64_t needed = 128 * kScryptR * (n + 2) + 128 * kScryptR * kScryptP;
   if (EVP_PBE_scrypt(reinterpret_cast<const char*>(passphrase.data()), passphrase.size(), salt.data(), salt.size(), n,
                      kScryptR, kScryptP, needed + (1 << 20), out, 32) != 1)

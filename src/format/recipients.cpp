@@ -329,6 +329,35 @@ std::pair<size_t, bool> header_len_known(ByteSpan data) {
   return {offset + kMacLen, true};
 }
 
+std::vector<uint8_t> build_v2_header(uint32_t chunk_len, const std::vector<HeaderFields::Stanza>& stanzas,
+                                     ByteSpan file_key, uint8_t payload_key[kKeyLen]) {
+  require_openssl();
+  check_chunk_len(chunk_len);
+  if (stanzas.empty()) throw FormatError("no recipient given");
+  if (stanzas.size() > kMaxStanzas) throw FormatError("more than " + std::to_string(kMaxStanzas) + " recipients");
+  std::vector<uint8_t> header(kFixedLen);
+  std::memcpy(header.data(), kMagic, sizeof kMagic);
+  header[8] = kVersionRecipients;
+  header[9] = kSuiteAes256Gcm;
+  header[10] = uint8_t(stanzas.size() >> 8);
+  header[11] = uint8_t(stanzas.size());
+  for (int i = 0; i < 4; ++i) header[12 + i] = uint8_t(chunk_len >> (24 - 8 * i));
+#if defined(GPUCRYPT_WITH_OPENSSL)
+  if (RAND_bytes(header.data() + kSaltOffset, int(kSaltLen)) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
+#endif
+  for (const HeaderFields::Stanza& stanza : stanzas) {  // type, 16-bit body length, body
+    if (body_len(stanza.type) == 0 || stanza.body.size() != body_len(stanza.type))
+      throw std::invalid_argument("a stanza of type " + std::to_string(stanza.type) + " with a body of " +
+                                  std::to_string(stanza.body.size()) + " bytes");
+    header.push_back(stanza.type);
+    header.push_back(uint8_t(stanza.body.size() >> 8));
+    header.push_back(uint8_t(stanza.body.size()));
+    header.insert(header.end(), stanza.body.begin(), stanza.body.end());
+  }
+  seal_v2_header(header, file_key, payload_key);
+  return header;
+}
+
 std::vector<uint8_t> build_header_for_recipients(const std::vector<std::string>& recipients, uint32_t chunk_len,
                                                  uint8_t payload_key[kKeyLen]) {
   require_openssl();
@@ -346,37 +375,29 @@ std::vector<uint8_t> build_header_for_recipients(const std::vector<std::string>&
   if (public_keys.empty()) throw FormatError("no recipient given");
   if (public_keys.size() > kMaxStanzas) throw FormatError("more than " + std::to_string(kMaxStanzas) + " recipients");
 #if defined(GPUCRYPT_WITH_OPENSSL)
-  std::vector<uint8_t> header(kFixedLen);
-  std::memcpy(header.data(), kMagic, sizeof kMagic);
-  header[8] = kVersionRecipients;
-  header[9] = kSuiteAes256Gcm;
-  header[10] = uint8_t(public_keys.size() >> 8);
-  header[11] = uint8_t(public_keys.size());
-  for (int i = 0; i < 4; ++i) header[12 + i] = uint8_t(chunk_len >> (24 - 8 * i));
   uint8_t file_key[kKeyLen];
-  if (RAND_bytes(header.data() + kSaltOffset, int(kSaltLen)) != 1 || RAND_bytes(file_key, int(kKeyLen)) != 1)
-    throw std::runtime_error("RAND_bytes failed (OpenSSL)");
+  if (RAND_bytes(file_key, int(kKeyLen)) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
+  std::vector<uint8_t> bodies(public_keys.size() * body_len(kX25519));
+  std::vector<HeaderFields::Stanza> stanzas;
+  std::vector<uint8_t> header;
   try {
-    for (const std::vector<uint8_t>& pk : public_keys) {
-      uint8_t secret[32], share[32], shared[32], wrap_key[kKeyLen];
+    for (size_t i = 0; i < public_keys.size(); ++i) {
+      const std::vector<uint8_t>& pk = public_keys[i];
+      uint8_t* body = bodies.data() + i * body_len(kX25519);
+      uint8_t secret[32], shared[32], wrap_key[kKeyLen];
       if (RAND_bytes(secret, sizeof secret) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
       Pkey ephemeral = x25519_private(secret);
       secure_zero(secret, sizeof secret);
-      x25519_public(ephemeral.get(), share);
+      x25519_public(ephemeral.get(), body);  // the ephemeral share, then the wrapped file key
       if (!x25519_shared(ephemeral.get(), pk.data(), shared))
         throw FormatError("the recipient's X25519 key is a low-order point");
-      x25519_wrap_key(shared, share, pk.data(), wrap_key);
+      x25519_wrap_key(shared, body, pk.data(), wrap_key);
       secure_zero(shared, sizeof shared);
-      const size_t at = header.size();
-      header.resize(at + 3 + body_len(kX25519));
-      header[at] = kX25519;
-      header[at + 1] = uint8_t(body_len(kX25519) >> 8);
-      header[at + 2] = uint8_t(body_len(kX25519));
-      std::memcpy(header.data() + at + 3, share, 32);
-      wrap(wrap_key, file_key, header.data() + at + 3 + 32);
+      wrap(wrap_key, file_key, body + 32);
       secure_zero(wrap_key, sizeof wrap_key);
+      stanzas.push_back({kX25519, ByteSpan(body, body_len(kX25519))});
     }
-    seal_v2_header(header, ByteSpan(file_key, kKeyLen), payload_key);
+    header = build_v2_header(chunk_len, stanzas, ByteSpan(file_key, kKeyLen), payload_key);
   } catch (...) {
     secure_zero(file_key, sizeof file_key);
     throw;

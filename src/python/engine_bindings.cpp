@@ -346,13 +346,6 @@ void register_engine_bindings(nb::module_& m) {
     if (span.size() >= (size_t(4) << 20)) cpu::parallel_copy(span.data(), nullptr, span.size());
     else secure_zero(span.data(), span.size());
   });
-  // gpucrypt/cipher.hpp's partially_overlapping for an output of the input's length, for Python code
-  // that splits one transform into jobs itself (stream.transform_into).
-  m.def("partially_overlapping", [](nb::handle input, nb::handle output) {
-    Views views;
-    const ByteSpan in = views.get(input), out = views.get(output);
-    return partially_overlapping(in.data(), out.data(), in.size());
-  });
 }
 
 }  // namespace gpucrypt::python

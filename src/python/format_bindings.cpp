@@ -39,6 +39,8 @@
 //     hashed; a read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
+//   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
+//     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -435,17 +437,20 @@ void register_format_bindings(nb::module_& m) {
         return out;
       },
       nb::arg("data"), nb::arg("max_scrypt_log2n"));
-  // Version 2's key schedule and MAC over a header Python's recipients.py wrapped the file key in.
+  // Version 2's whole header around the stanzas Python's recipients.py wrapped the file key in
+  // (format.hpp build_v2_header: the layout, a fresh salt, the key schedule and MAC).
   m.def(
-      "format_seal_v2_header",
-      [](nb::handle prefix, nb::handle file_key, nb::handle payload_key) {
-        BufferView prefix_view(prefix), key_view(file_key), key_out(payload_key, true);
+      "format_build_v2_header",
+      [](uint32_t chunk_len, const std::vector<std::pair<uint8_t, nb::bytes>>& stanzas, nb::handle file_key,
+         nb::handle payload_key) {
+        BufferView key_view(file_key), key_out(payload_key, true);
         if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
-        std::vector<uint8_t> header(prefix_view.data(), prefix_view.data() + prefix_view.size());
-        format::seal_v2_header(header, key_view.span(), key_out.data());
-        return to_bytes(header);
+        std::vector<format::HeaderFields::Stanza> spans;
+        for (const auto& [type, body] : stanzas)
+          spans.push_back({type, ByteSpan(reinterpret_cast<const uint8_t*>(body.c_str()), body.size())});
+        return to_bytes(format::build_v2_header(chunk_len, spans, key_view.span(), key_out.data()));
       },
-      nb::arg("prefix"), nb::arg("file_key"), nb::arg("payload_key"));
+      nb::arg("chunk_len"), nb::arg("stanzas"), nb::arg("file_key"), nb::arg("payload_key"));
   m.def(
       "format_open_v2_header",
       [](nb::handle header, nb::handle file_key, nb::handle payload_key) -> std::optional<std::string> {
@@ -689,6 +694,13 @@ void register_format_bindings(nb::module_& m) {
         { nb::gil_scoped_release release; o.opener.finish(out); }
         return to_bytes(out);
       });
+  // scrypt's memory rule (format.hpp check_scrypt_memory): available None is unknown (passes).
+  m.def("format_available_memory_len", &format::available_memory_len);
+  m.def("format_check_scrypt_memory",
+        [](int log2n, std::optional<int64_t> available) { format::check_scrypt_memory(log2n, available); },
+        nb::arg("log2n"), nb::arg("available").none());
+  m.def("format_memory_text", &format::memory_text, nb::arg("num_bytes"));
+  m.def("format_scrypt_memory_len", &format::scrypt_memory_len, nb::arg("log2n"));
 }
 
 }  // namespace gpucrypt::python

@@ -33,6 +33,8 @@ void register_engine_bindings(nb::module_& m);
 void register_speed_bindings(nb::module_& m);
 void register_tree_bindings(nb::module_& m);
 void register_format_bindings(nb::module_& m);
+void register_file_output_bindings(nb::module_& m);
+void register_transform_bindings(nb::module_& m);
 void register_scheduler_bindings(nb::module_& m);
 }  // namespace gpucrypt::python
 
@@ -282,6 +284,8 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_tree_bindings(m);
   gpucrypt::python::register_scheduler_bindings(m);
   gpucrypt::python::register_format_bindings(m);
+  gpucrypt::python::register_file_output_bindings(m);
+  gpucrypt::python::register_transform_bindings(m);
 
   m.def("parse_device_name", [](std::string_view device) {
     const DeviceName d = parse_device_name(device);

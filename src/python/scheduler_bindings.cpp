@@ -73,23 +73,7 @@ class PyScheduler {
     scheduler_->stop();
   }
 
-  nb::dict stats() const {
-    const engine::SchedulerStats s = scheduler_->stats();
-    nb::dict devices;
-    for (const engine::DeviceStats& d : s.devices) {
-      nb::dict e;
-      e["jobs"] = d.jobs;
-      e["bytes"] = d.bytes;
-      e["busy_s"] = d.busy_s;
-      e["rate"] = d.rate;
-      devices[d.name.c_str()] = e;
-    }
-    nb::dict out;
-    out["devices"] = devices;
-    out["wait_s"] = s.wait_s;
-    out["device_choice"] = s.device_choice;
-    return out;
-  }
+  nb::dict stats() const { return scheduler_stats_dict(scheduler_->stats()); }
 
  private:
   // Runs a blocking scheduler call with the GIL released (the workers need it); a Python error

@@ -10,6 +10,7 @@
 
 #include <Python.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include <optional>
 
@@ -64,5 +65,25 @@ class SchedulerCallbacks {
  private:
   std::optional<nanobind::python_error> raised_;  // touched with the GIL held only
 };
+
+// A scheduler's stats() as Python's stream.add_native_stats reads them: {"devices": {name: {jobs,
+// bytes, busy_s, rate[, variant]}}, "wait_s", "device_choice"}.
+inline nanobind::dict scheduler_stats_dict(const engine::SchedulerStats& stats) {
+  nanobind::dict devices;
+  for (const engine::DeviceStats& d : stats.devices) {
+    nanobind::dict e;
+    e["jobs"] = d.jobs;
+    e["bytes"] = d.bytes;
+    e["busy_s"] = d.busy_s;
+    e["rate"] = d.rate;
+    if (!d.variant.empty()) e["variant"] = d.variant;  // what record_run said the jobs ran on
+    devices[d.name.c_str()] = e;
+  }
+  nanobind::dict out;
+  out["devices"] = devices;
+  out["wait_s"] = stats.wait_s;
+  out["device_choice"] = stats.device_choice;
+  return out;
+}
 
 }  // namespace gpucrypt::python

@@ -14,19 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_check.h"
 #include "gpucrypt/gpucrypt.h"
-
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                              \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
-      fprintf(stderr, "FAIL line %d: ", __LINE__);                                    \
-      fprintf(stderr, __VA_ARGS__);                                                   \
-      fprintf(stderr, " [%s] (last error: %s)\n", #cond, gc_last_error());            \
-      ++failures;                                                                     \
-    }                                                                                 \
-  } while (0)
 
 static uint8_t key[GC_FILE_KEY_LEN];
 
