@@ -123,9 +123,14 @@ class _Group(click.Group):
             exit_code = result if isinstance(result, int) else 0
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            if not mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
-                _print_error(exc.format_message() + hint)
             exit_code = 2
+            if mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
+                # Rank 0 finds the same error in the same command line and reports it, exiting 2.
+                # This rank exits 0: a non-zero status here makes mpirun end the job at once, and
+                # rank 0, started a moment later, could be killed before it printed anything.
+                exit_code = 0
+            else:
+                _print_error(exc.format_message() + hint)
         except click.ClickException as exc:
             _print_error(exc.format_message())
             exit_code = exc.exit_code

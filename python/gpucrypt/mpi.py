@@ -74,8 +74,8 @@ class _Agreed(Exception):
 def leaves_report_to_rank_0(argv) -> bool:
     """Whether this process is a rank other than 0 of an `mpirun ... --mpi` job: a usage error
     comes from the command line every rank shares, so every rank finds it, and only rank 0 prints
-    it (gpucrypt.cli's error printer asks; every rank still exits with status 2). Most usage
-    errors are found by click before MPI is initialised, even before --mpi is parsed, so the rank
+    it (gpucrypt.cli's error printer asks; the other ranks exit 0, so that the launcher waits for
+    rank 0's status 2). Most usage errors are found by click before MPI is initialised, even before --mpi is parsed, so the rank
     comes from the launcher's environment unless MPI is running."""
     if "--mpi" not in argv:
         return False
