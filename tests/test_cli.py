@@ -348,6 +348,16 @@ def test_hash_errors():
     assert "customization" in one_error_line(run(["hash", "-S", "x"], input=b"").stderr)
 
 
+def test_hash_block_size_is_used_or_refused():
+    """-B is refused for a hash without blocks, also at its default value (8192), which the
+    library alone cannot tell from no -B; parallelhash uses it."""
+    for value in ("8192", "100"):
+        result = run(["hash", "-B", value], input=b"abc")
+        assert result.exit_code == 2 and "-B/--block-size is for parallelhash" in one_error_line(result.stderr)
+    outputs = {run(["hash", "-a", "parallelhash128", "-B", value], input=b"abc" * 100).stdout for value in ("8", "16")}
+    assert len(outputs) == 2
+
+
 # ----------------------------------------------------------------------------- encrypt / decrypt
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, checksums, cli_recipients, fileformat, mpi, stream
+from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, stream
 from gpucrypt.__main__ import VERSION_LINE
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
@@ -1029,6 +1029,10 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
     variable_length = name in bench.VARIABLE_LENGTH_HASHES
     if length is not None and not variable_length:
         raise _usage_error(f"{name} has a fixed output length; --length is for XOFs")
+    # Checked here, where it is known whether -B was given: the library cannot tell -B 8192 (its
+    # default) from no -B, and would ignore it for a hash without blocks.
+    if block_size is not None and not hashing._info(name)["takes_block_size"]:
+        raise _usage_error(f"{name} has no block size; -B/--block-size is for parallelhash")
     if device != "auto":
         _checked_devices(device, None, None)
     keywords = {key: value for key, value in (
