@@ -434,6 +434,27 @@ def test_authentication_failures_name_the_input(secrets):
     assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key (")
 
 
+def test_header_errors_name_the_input(secrets):
+    """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
+    with nothing written (as authentication failures are); from stdin, no name."""
+    key_option = ["--key-file", str(secrets / "key.hex")]
+    blob = run(["encrypt", *key_option], input=b"x" * 100).stdout_bytes
+    cases = {"notes.txt": (b"hello world" * 10, "not a gpucrypt file"),
+             "cut.gcx": (blob[:20], "file truncated inside the header"),
+             "empty.gcx": (b"", "not a gpucrypt file")}
+    for name, (data, message) in cases.items():
+        (secrets / name).write_bytes(data)
+        for extra in ([], ["--check"]):
+            result = run(["decrypt", *key_option, *extra, *([] if extra else ["-o", str(secrets / "out")]),
+                          str(secrets / name)])
+            assert result.exit_code == 1, name
+            assert one_error_line(result.stderr).startswith(f"gpucrypt: error: {secrets / name}: {message}"), name
+            assert (secrets / name).read_bytes() == data
+    assert not (secrets / "out").exists()
+    result = run(["decrypt", *key_option], input=b"hello world")
+    assert one_error_line(result.stderr) == "gpucrypt: error: not a gpucrypt file (bad magic)"
+
+
 def test_decrypt_tampered_files(secrets):
     plaintext = os.urandom(5000)
     key_option = ["--key-file", str(secrets / "key.hex")]

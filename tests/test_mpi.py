@@ -323,6 +323,18 @@ def test_wrong_key_writes_nothing(tmp_path, sealed_file):
 
 
 @needs_mpirun
+def test_not_a_gpucrypt_file_is_named_once(tmp_path, key_file):
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"hello world\n" * 1000)
+    result = mpi(2, "decrypt", str(notes), "-o", str(tmp_path / "plain"), "--key-file", key_file)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error:")]
+    assert len(errors) == 1 and f"{notes}: not a gpucrypt file (bad magic)" in errors[0], result.stderr
+    _assert_nothing_written(tmp_path, "plain")
+    assert notes.read_bytes() == b"hello world\n" * 1000
+
+
+@needs_mpirun
 def test_truncated_file_is_refused(tmp_path, key_file, sealed_file):
     data = sealed_file.read_bytes()
     layout = fileformat.layout_for_file(len(data), CHUNK)

@@ -504,9 +504,9 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
     """This rank's part of decrypting `input_path` into `output_path` (gpucrypt decrypt --mpi).
     Rank 0 reads and authenticates the header (`key_material(header)` on rank 0 only)."""
     def setup():
-        with open(input_path, "rb") as source:
-            header = fileformat.read_header(source, max_scrypt_log2n)
         with fileformat._failures_naming(input_path):   # "wrong passphrase or key for PATH (...)"
+            with open(input_path, "rb") as source:
+                header = fileformat.read_header(source, max_scrypt_log2n)
             payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
         return header, header.chunk_size, payload_key
 
