@@ -434,6 +434,15 @@ def test_authentication_failures_name_the_input(secrets):
     assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key (")
 
 
+def test_check_refuses_output_options(secrets):
+    """--check writes nothing, so -o and --force are refused (exit 2), not ignored."""
+    key_option = ["--key-file", str(secrets / "key.hex")]
+    (secrets / "c.gcx").write_bytes(run(["encrypt", *key_option], input=b"abc").stdout_bytes)
+    for extra, named in ((["-o", str(secrets / "out")], "-o"), (["--force"], "--force"), (["-f"], "--force")):
+        result = run(["decrypt", *key_option, "--check", *extra, str(secrets / "c.gcx")])
+        assert result.exit_code == 2 and f"--check writes nothing; drop {named}" in one_error_line(result.stderr)
+    assert not (secrets / "out").exists()
+
 def test_header_errors_name_the_input(secrets):
     """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
     with nothing written (as authentication failures are); from stdin, no name."""

@@ -1320,8 +1320,8 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header,
                              passphrase_fd=passphrase_fd)
 
-    if check and output_path is not None:
-        raise _usage_error("--check writes nothing; drop -o")
+    if check and (output_path is not None or force):
+        raise _usage_error(f"--check writes nothing; drop {'-o' if output_path is not None else '--force'}")
     _check_key_options(input_path, passphrase_file, key_file)
     mpi.check_options(use_mpi, round_size, stats_json, devices, device)
     if direct_io and use_mpi:
