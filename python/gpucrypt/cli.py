@@ -1041,7 +1041,7 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         ("block_size", block_size)) if value is not None}
     job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "auto",
                    progress, quiet)
-    mpi.check_options(use_mpi, round_size, stats_json)
+    mpi.check_options(use_mpi, round_size, stats_json, progress=progress)
     if show_stats and not use_mpi:
         raise _usage_error("hash --stats is for --mpi runs")
     if use_mpi:
@@ -1212,7 +1212,7 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
-    mpi.check_options(use_mpi, round_size, stats_json, devices, device)
+    mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
     if direct_io and use_mpi:
         raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
     if key_file is not None and click.get_current_context().get_parameter_source("work_factor") \
@@ -1323,7 +1323,7 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if check and (output_path is not None or force):
         raise _usage_error(f"--check writes nothing; drop {'-o' if output_path is not None else '--force'}")
     _check_key_options(input_path, passphrase_file, key_file)
-    mpi.check_options(use_mpi, round_size, stats_json, devices, device)
+    mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
     if direct_io and use_mpi:
         raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
     if use_mpi:

@@ -417,11 +417,18 @@ class _Output:
             self.output.discard()
 
 
-def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None) -> None:
-    """The CLI's check that the --mpi-only options come with --mpi, and of --device's spelling
-    under --mpi: a usage error, which rank 0 alone reports (not one line per rank)."""
+def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None, *,
+                  cpu_share=None, progress: bool = False) -> None:
+    """The CLI's check that the --mpi-only options come with --mpi, that the options --mpi has no
+    use for are refused (not ignored), and of --device's spelling under --mpi: a usage error,
+    which rank 0 alone reports (not one line per rank)."""
     if use_mpi and devices:
         raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
+    if use_mpi and cpu_share is not None:
+        raise click.UsageError("--cpu-share does not apply with --mpi: each rank uses one device (--device)")
+    if use_mpi and progress:
+        raise click.UsageError("--progress does not apply with --mpi: the ranks show no progress bar "
+                               "(--stats prints their timings)")
     if use_mpi and device is not None and device.strip().lower() != "auto":
         try:
             stream.normalise_device(device)
