@@ -443,6 +443,13 @@ def test_check_refuses_output_options(secrets):
         assert result.exit_code == 2 and f"--check writes nothing; drop {named}" in one_error_line(result.stderr)
     assert not (secrets / "out").exists()
 
+def test_allow_classic_needs_recipients(secrets):
+    """--allow-classic is refused (exit 2) without -r/-R, not ignored."""
+    result = run(["encrypt", "--key-file", str(secrets / "key.hex"), "--allow-classic", "-o", str(secrets / "out")],
+                 input=b"abc")
+    assert result.exit_code == 2 and "--allow-classic is for encrypting to -r/-R" in one_error_line(result.stderr)
+    assert not (secrets / "out").exists()
+
 def test_header_errors_name_the_input(secrets):
     """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
     with nothing written (as authentication failures are); from stdin, no name."""

@@ -1220,6 +1220,8 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         raise _usage_error("--work-factor is the passphrase's scrypt cost; a --key-file key is not stretched")
     _check_key_options(input_path, passphrase_file, key_file)
     to_recipients = bool(recipient_texts or recipient_files)
+    if allow_classic and not to_recipients:
+        raise _usage_error("--allow-classic is for encrypting to -r/-R recipients")
     secret_given = any(value is not None for value in (passphrase_file, passphrase_env, passphrase_fd, key_file))
     if to_recipients and passphrase_file is None and passphrase_env is None and passphrase_fd is None \
             and click.get_current_context().get_parameter_source("work_factor") != click.core.ParameterSource.DEFAULT:
