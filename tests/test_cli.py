@@ -450,6 +450,13 @@ def test_allow_classic_needs_recipients(secrets):
     assert result.exit_code == 2 and "--allow-classic is for encrypting to -r/-R" in one_error_line(result.stderr)
     assert not (secrets / "out").exists()
 
+def test_quiet_and_progress_are_refused_together(secrets):
+    for command in ("encrypt", "decrypt"):
+        result = run([command, "--key-file", str(secrets / "key.hex"), "-q", "--progress", "-o", str(secrets / "out")],
+                     input=b"abc")
+        assert result.exit_code == 2 and "choose one" in one_error_line(result.stderr), command
+    assert not (secrets / "out").exists()
+
 def test_header_errors_name_the_input(secrets):
     """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
     with nothing written (as authentication failures are); from stdin, no name."""

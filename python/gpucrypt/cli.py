@@ -436,6 +436,12 @@ def _same_terminal(first, second) -> bool:
     return (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
 
 
+def _check_progress_options(quiet: bool, progress: bool) -> None:
+    """-q and --progress contradict each other: refused, rather than one silently winning."""
+    if quiet and progress:
+        raise _usage_error("-q/--quiet hides the progress bar and --progress shows it; choose one")
+
+
 def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Optional[int],
                   description: str) -> _ProgressBar:
     """pv's rule: on stderr when it is a terminal, unless --quiet; forced with --progress. Not
@@ -1212,6 +1218,7 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
+    _check_progress_options(quiet, progress)
     mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
     if direct_io and use_mpi:
         raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
@@ -1325,6 +1332,7 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if check and (output_path is not None or force):
         raise _usage_error(f"--check writes nothing; drop {'-o' if output_path is not None else '--force'}")
     _check_key_options(input_path, passphrase_file, key_file)
+    _check_progress_options(quiet, progress)
     mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
     if direct_io and use_mpi:
         raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
