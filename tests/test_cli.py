@@ -348,6 +348,16 @@ def test_hash_errors():
     assert "customization" in one_error_line(run(["hash", "-S", "x"], input=b"").stderr)
 
 
+def test_hash_block_size_is_used_or_refused():
+    """-B is refused for a hash without blocks, also at its default value (8192), which the
+    library alone cannot tell from no -B; parallelhash uses it."""
+    for value in ("8192", "100"):
+        result = run(["hash", "-B", value], input=b"abc")
+        assert result.exit_code == 2 and "-B/--block-size is for parallelhash" in one_error_line(result.stderr)
+    outputs = {run(["hash", "-a", "parallelhash128", "-B", value], input=b"abc" * 100).stdout for value in ("8", "16")}
+    assert len(outputs) == 2
+
+
 # ----------------------------------------------------------------------------- encrypt / decrypt
 
 @pytest.fixture
@@ -422,6 +432,50 @@ def test_authentication_failures_name_the_input(secrets):
     assert not (secrets / "out").exists()
     result = run(["decrypt", "--key-file", str(secrets / "other.key")], input=blob)
     assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key (")
+
+
+def test_check_refuses_output_options(secrets):
+    """--check writes nothing, so -o and --force are refused (exit 2), not ignored."""
+    key_option = ["--key-file", str(secrets / "key.hex")]
+    (secrets / "c.gcx").write_bytes(run(["encrypt", *key_option], input=b"abc").stdout_bytes)
+    for extra, named in ((["-o", str(secrets / "out")], "-o"), (["--force"], "--force"), (["-f"], "--force")):
+        result = run(["decrypt", *key_option, "--check", *extra, str(secrets / "c.gcx")])
+        assert result.exit_code == 2 and f"--check writes nothing; drop {named}" in one_error_line(result.stderr)
+    assert not (secrets / "out").exists()
+
+def test_allow_classic_needs_recipients(secrets):
+    """--allow-classic is refused (exit 2) without -r/-R, not ignored."""
+    result = run(["encrypt", "--key-file", str(secrets / "key.hex"), "--allow-classic", "-o", str(secrets / "out")],
+                 input=b"abc")
+    assert result.exit_code == 2 and "--allow-classic is for encrypting to -r/-R" in one_error_line(result.stderr)
+    assert not (secrets / "out").exists()
+
+def test_quiet_and_progress_are_refused_together(secrets):
+    for command in ("encrypt", "decrypt"):
+        result = run([command, "--key-file", str(secrets / "key.hex"), "-q", "--progress", "-o", str(secrets / "out")],
+                     input=b"abc")
+        assert result.exit_code == 2 and "choose one" in one_error_line(result.stderr), command
+    assert not (secrets / "out").exists()
+
+def test_header_errors_name_the_input(secrets):
+    """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
+    with nothing written (as authentication failures are); from stdin, no name."""
+    key_option = ["--key-file", str(secrets / "key.hex")]
+    blob = run(["encrypt", *key_option], input=b"x" * 100).stdout_bytes
+    cases = {"notes.txt": (b"hello world" * 10, "not a gpucrypt file"),
+             "cut.gcx": (blob[:20], "file truncated inside the header"),
+             "empty.gcx": (b"", "not a gpucrypt file")}
+    for name, (data, message) in cases.items():
+        (secrets / name).write_bytes(data)
+        for extra in ([], ["--check"]):
+            result = run(["decrypt", *key_option, *extra, *([] if extra else ["-o", str(secrets / "out")]),
+                          str(secrets / name)])
+            assert result.exit_code == 1, name
+            assert one_error_line(result.stderr).startswith(f"gpucrypt: error: {secrets / name}: {message}"), name
+            assert (secrets / name).read_bytes() == data
+    assert not (secrets / "out").exists()
+    result = run(["decrypt", *key_option], input=b"hello world")
+    assert one_error_line(result.stderr) == "gpucrypt: error: not a gpucrypt file (bad magic)"
 
 
 def test_decrypt_tampered_files(secrets):

@@ -266,7 +266,7 @@ def test_scrypt_cost_beyond_memory_is_one_line(work):
                                str(hostile)])
     assert result.returncode == 1
     assert one_error_line(result.stderr.decode()).startswith(
-        "gpucrypt: error: scrypt work factor 2^40 needs 1 PiB of memory, but only ")
+        f"gpucrypt: error: {hostile}: scrypt work factor 2^40 needs 1 PiB of memory, but only ")
     for log2n in (26, 30):
         result = run(["decrypt", "--max-work-factor", str(log2n), "--passphrase-file", str(work / "pass.txt"),
                       str(_hostile_header_file(work, log2n))])

@@ -174,6 +174,20 @@ def test_mpi_options_need_mpi(tmp_path, key_file):
     assert result.returncode == 2 and b"are for --mpi" in result.stderr
 
 
+@needs_mpirun
+def test_options_mpi_has_no_use_for_are_refused(tmp_path, key_file):
+    """--cpu-share and --progress were ignored under --mpi; they are refused, once (rank 0)."""
+    (tmp_path / "in").write_bytes(b"x" * 1000)
+    for command, extra in (("encrypt", ["--cpu-share", "0.3"]), ("encrypt", ["--progress"]),
+                           ("decrypt", ["--cpu-share", "0.3"]), ("hash", ["--progress"])):
+        keys = [] if command == "hash" else ["--key-file", key_file, "-o", str(tmp_path / "out")]
+        result = mpi(2, command, *(["-a", "kt128"] if command == "hash" else []), str(tmp_path / "in"), *keys, *extra)
+        assert result.returncode == 2, (command, extra, result.stderr)
+        errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error:")]
+        assert len(errors) == 1 and f"{extra[0]} does not apply with --mpi" in errors[0], result.stderr
+        assert not (tmp_path / "out").exists()
+
+
 # ----------------------------------------------------------------------------- mpirun: round trips
 
 ROUND_TRIPS = [(1, "ragged"), (2, "ragged"), (3, "ragged"), (4, "ragged"), (2, "empty"), (3, "exact"),
@@ -320,6 +334,18 @@ def test_wrong_key_writes_nothing(tmp_path, sealed_file):
                  str(tmp_path / "other-key"))
     assert result.returncode == 1 and f"wrong passphrase or key for {sealed_file} (".encode() in result.stderr
     _assert_nothing_written(tmp_path, "plain")
+
+
+@needs_mpirun
+def test_not_a_gpucrypt_file_is_named_once(tmp_path, key_file):
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"hello world\n" * 1000)
+    result = mpi(2, "decrypt", str(notes), "-o", str(tmp_path / "plain"), "--key-file", key_file)
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.decode().splitlines() if line.startswith("gpucrypt: error:")]
+    assert len(errors) == 1 and f"{notes}: not a gpucrypt file (bad magic)" in errors[0], result.stderr
+    _assert_nothing_written(tmp_path, "plain")
+    assert notes.read_bytes() == b"hello world\n" * 1000
 
 
 @needs_mpirun

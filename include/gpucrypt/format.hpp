@@ -565,8 +565,9 @@ std::vector<std::string> remove_stale_temps(const std::string& directory, std::s
 void fsync_directory(const std::string& directory);
 // Whether this system has anonymous temporary files (O_TMPFILE and /proc/self/fd to name them).
 bool anonymous_files_work();
-// An authentication failure's message naming the input the user gave: "wrong passphrase or key for
-// PATH (...)", any other "PATH: message". "" or "-" (stdin) leave it as it is.
+// An authentication failure's or a header error's message naming the input the user gave: "wrong
+// passphrase or key for PATH (...)", any other "PATH: message" ("x.gcx: not a gpucrypt file (bad
+// magic)"). "" or "-" (stdin) leave it as it is.
 std::string naming_input(std::string_view message, std::string_view path);
 
 // Whole files by path with a raw 32-byte key (kdf 2), the C API's gc_file_seal_path /
@@ -574,7 +575,7 @@ std::string naming_input(std::string_view message, std::string_view path);
 // overwrite, mode; an output that is the input is refused), the chunks by seal_fd / open_fd.
 // Opening, the output appears only after the final chunk authenticated and the end of the input
 // was confirmed: no plaintext of a rejected file reaches PATH. Errors name the paths given:
-// PathError for either file, a DecryptionError's message by naming_input. Returns the plaintext length.
+// PathError for either file, a FormatError's (DecryptionError's) message by naming_input. Returns the plaintext length.
 uint64_t seal_path(const std::string& in_path, const std::string& out_path, ByteSpan key,
                    uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {},
                    const OutputOptions& output = {});

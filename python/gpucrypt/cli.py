@@ -31,7 +31,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, checksums, cli_recipients, fileformat, mpi, stream
+from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, stream
 from gpucrypt.__main__ import VERSION_LINE
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
@@ -439,6 +439,12 @@ def _same_terminal(first, second) -> bool:
     except (OSError, AttributeError, ValueError):
         return False
     return (a.st_dev, a.st_ino, a.st_rdev) == (b.st_dev, b.st_ino, b.st_rdev)
+
+
+def _check_progress_options(quiet: bool, progress: bool) -> None:
+    """-q and --progress contradict each other: refused, rather than one silently winning."""
+    if quiet and progress:
+        raise _usage_error("-q/--quiet hides the progress bar and --progress shows it; choose one")
 
 
 def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Optional[int],
@@ -1034,6 +1040,10 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
     variable_length = name in bench.VARIABLE_LENGTH_HASHES
     if length is not None and not variable_length:
         raise _usage_error(f"{name} has a fixed output length; --length is for XOFs")
+    # Checked here, where it is known whether -B was given: the library cannot tell -B 8192 (its
+    # default) from no -B, and would ignore it for a hash without blocks.
+    if block_size is not None and not hashing._info(name)["takes_block_size"]:
+        raise _usage_error(f"{name} has no block size; -B/--block-size is for parallelhash")
     if device != "auto":
         _checked_devices(device, None, None)
     keywords = {key: value for key, value in (
@@ -1042,7 +1052,7 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         ("block_size", block_size)) if value is not None}
     job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "auto",
                    progress, quiet)
-    mpi.check_options(use_mpi, round_size, stats_json)
+    mpi.check_options(use_mpi, round_size, stats_json, progress=progress)
     if show_stats and not use_mpi:
         raise _usage_error("hash --stats is for --mpi runs")
     if use_mpi:
@@ -1213,7 +1223,8 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     if not fileformat.MIN_CHUNK_SIZE <= chunk_len <= fileformat.MAX_CHUNK_SIZE:
         raise click.BadParameter(f"{chunk_size} is outside {fileformat.MIN_CHUNK_SIZE} bytes .. 16M",
                                  param_hint="'--chunk-size'")
-    mpi.check_options(use_mpi, round_size, stats_json, devices, device)
+    _check_progress_options(quiet, progress)
+    mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
     if direct_io and use_mpi:
         raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
     if key_file is not None and click.get_current_context().get_parameter_source("work_factor") \
@@ -1221,6 +1232,8 @@ def encrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         raise _usage_error("--work-factor is the passphrase's scrypt cost; a --key-file key is not stretched")
     _check_key_options(input_path, passphrase_file, key_file)
     to_recipients = bool(recipient_texts or recipient_files)
+    if allow_classic and not to_recipients:
+        raise _usage_error("--allow-classic is for encrypting to -r/-R recipients")
     secret_given = any(value is not None for value in (passphrase_file, passphrase_env, passphrase_fd, key_file))
     if to_recipients and passphrase_file is None and passphrase_env is None and passphrase_fd is None \
             and click.get_current_context().get_parameter_source("work_factor") != click.core.ParameterSource.DEFAULT:
@@ -1321,10 +1334,11 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
         return _key_material(passphrase_file, passphrase_env, key_file, confirm=False, header=header,
                              passphrase_fd=passphrase_fd)
 
-    if check and output_path is not None:
-        raise _usage_error("--check writes nothing; drop -o")
+    if check and (output_path is not None or force):
+        raise _usage_error(f"--check writes nothing; drop {'-o' if output_path is not None else '--force'}")
     _check_key_options(input_path, passphrase_file, key_file)
-    mpi.check_options(use_mpi, round_size, stats_json, devices, device)
+    _check_progress_options(quiet, progress)
+    mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
     if direct_io and use_mpi:
         raise _usage_error("--direct-io is for one process; --mpi ranks read through the page cache")
     if use_mpi:

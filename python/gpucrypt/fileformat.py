@@ -973,10 +973,13 @@ def decrypt_file(src_path: Union[str, os.PathLike], dst_path: Union[str, os.Path
 
 @contextlib.contextmanager
 def _failures_naming(src_path: str) -> Iterator[None]:
-    """DecryptionError naming the input the user gave ("wrong passphrase or key for PATH (...)",
-    "PATH: chunk N failed ..."): the library's rule (format.hpp naming_input)."""
+    """DecryptionError and FormatError naming the input the user gave ("wrong passphrase or key
+    for PATH (...)", "PATH: chunk N failed ...", "PATH: not a gpucrypt file (bad magic)"): the
+    library's rule (format.hpp naming_input)."""
     try:
         yield
     except DecryptionError as error:
         raise DecryptionError(_native.format_naming_input(str(error), src_path), error.chunk_index,
                               error.released_len) from None
+    except FormatError as error:
+        raise FormatError(_native.format_naming_input(str(error), src_path)) from None

@@ -417,11 +417,18 @@ class _Output:
             self.output.discard()
 
 
-def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None) -> None:
-    """The CLI's check that the --mpi-only options come with --mpi, and of --device's spelling
-    under --mpi: a usage error, which rank 0 alone reports (not one line per rank)."""
+def check_options(use_mpi: bool, round_size, stats_json, devices=None, device: Optional[str] = None, *,
+                  cpu_share=None, progress: bool = False) -> None:
+    """The CLI's check that the --mpi-only options come with --mpi, that the options --mpi has no
+    use for are refused (not ignored), and of --device's spelling under --mpi: a usage error,
+    which rank 0 alone reports (not one line per rank)."""
     if use_mpi and devices:
         raise click.UsageError("--devices does not apply with --mpi: each rank uses one device (--device)")
+    if use_mpi and cpu_share is not None:
+        raise click.UsageError("--cpu-share does not apply with --mpi: each rank uses one device (--device)")
+    if use_mpi and progress:
+        raise click.UsageError("--progress does not apply with --mpi: the ranks show no progress bar "
+                               "(--stats prints their timings)")
     if use_mpi and device is not None and device.strip().lower() != "auto":
         try:
             stream.normalise_device(device)
@@ -504,9 +511,9 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
     """This rank's part of decrypting `input_path` into `output_path` (gpucrypt decrypt --mpi).
     Rank 0 reads and authenticates the header (`key_material(header)` on rank 0 only)."""
     def setup():
-        with open(input_path, "rb") as source:
-            header = fileformat.read_header(source, max_scrypt_log2n)
         with fileformat._failures_naming(input_path):   # "wrong passphrase or key for PATH (...)"
+            with open(input_path, "rb") as source:
+                header = fileformat.read_header(source, max_scrypt_log2n)
             payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
         return header, header.chunk_size, payload_key
 

@@ -406,6 +406,8 @@ uint64_t between_paths(const std::string& in_path, const std::string& out_path, 
     throw PathError(error.code().value(), error.on_output ? out_path : in_path, detail);
   } catch (const DecryptionError& error) {
     throw DecryptionError(naming_input(error.what(), in_path), error.chunk_index, error.released_len);
+  } catch (const FormatError& error) {  // not a gpucrypt file, a header cut short, a key of the wrong kind
+    throw FormatError(naming_input(error.what(), in_path));
   } catch (const std::system_error& error) {  // a stream path's write (a device, a FIFO) found no room
     if (output_full(error.code().value())) throw PathError(error.code().value(), out_path);
     throw;

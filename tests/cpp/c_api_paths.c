@@ -105,6 +105,11 @@ int main(void) {
   CHECK(strncmp(gc_last_error(), "sealed: chunk 0", 15) == 0, "names the input and chunk: %s", gc_last_error());
   CHECK(!exists("flipped"), "no plaintext of a rejected file");
 
+  CHECK(gc_file_open_path("plain", "notours", key, sizeof key, NULL, NULL, 0) != GC_OK, "not a gpucrypt file");
+  CHECK(strncmp(gc_last_error(), "plain: not a gpucrypt file", 26) == 0, "a header error names the input: %s",
+        gc_last_error());
+  CHECK(!exists("notours"), "no output for a file that is not ours");
+
   CHECK(gc_file_seal_path("plain", "no-such-dir/out", key, sizeof key, 16, NULL, NULL, 0) == GC_ERROR_IO,
         "missing directory");
   CHECK(strncmp(gc_last_error(), "no-such-dir/out: No such file", 29) == 0, "%s", gc_last_error());
