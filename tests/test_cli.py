@@ -358,6 +358,22 @@ def test_hash_block_size_is_used_or_refused():
     assert len(outputs) == 2
 
 
+@pytest.mark.parametrize("args, option", [(["-a", "sha3-256", "-S", "x"], "-S/--customization"),
+                                          (["-a", "kt128", "-N", "x"], "-N/--function-name"),
+                                          (["-a", "parallelhash128", "-N", "x"], "-N/--function-name")])
+def test_hash_options_a_hash_does_not_take_are_usage_errors(args, option):
+    """-S and -N on a hash without them are a wrong command line (exit 2, naming the option), as -B is."""
+    result = run(["hash", *args], input=b"abc")
+    assert result.exit_code == 2 and option in one_error_line(result.stderr)
+
+
+def test_hash_options_a_hash_takes_are_used():
+    plain = run(["hash", "-a", "cshake128"], input=b"abc").stdout
+    assert run(["hash", "-a", "cshake128", "-S", "x"], input=b"abc").stdout != plain
+    assert run(["hash", "-a", "cshake128", "-N", "x"], input=b"abc").stdout != plain
+    assert run(["hash", "-a", "kt128", "-S", "x"], input=b"abc").stdout != run(["hash", "-a", "kt128"], input=b"abc").stdout
+
+
 # ----------------------------------------------------------------------------- encrypt / decrypt
 
 @pytest.fixture

@@ -1042,8 +1042,15 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         raise _usage_error(f"{name} has a fixed output length; --length is for XOFs")
     # Checked here, where it is known whether -B was given: the library cannot tell -B 8192 (its
     # default) from no -B, and would ignore it for a hash without blocks.
-    if block_size is not None and not hashing._info(name)["takes_block_size"]:
+    info = hashing._info(name)
+    if block_size is not None and not info["takes_block_size"]:
         raise _usage_error(f"{name} has no block size; -B/--block-size is for parallelhash")
+    # The library refuses these too, but as a bad value (exit 1); here they are a wrong command line.
+    if customization is not None and not info["takes_customization"]:
+        raise _usage_error(f"{name} takes no customization string; -S/--customization is for cshake, "
+                           "parallelhash and kt")
+    if function_name is not None and not name.startswith("cshake"):
+        raise _usage_error(f"{name} takes no function name; -N/--function-name is for cshake128 and cshake256")
     if device != "auto":
         _checked_devices(device, None, None)
     keywords = {key: value for key, value in (
