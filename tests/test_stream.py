@@ -714,3 +714,25 @@ def test_pipes_still_hash_through_the_python_reader():
         assert stream.hash_stream("sha3-256", source, stats=stats) == hashlib.sha3_256(data).digest()
     writer.join()
     assert stats.devices["cpu"].jobs >= 1
+
+
+@pytest.mark.parametrize("name", ["aes-256-cbc", "aes-128-cfb", "aes-128-ofb"])
+def test_stream_cipher_serial_mode_on_a_gpu_kind_device_keeps_order(name):
+    """A serial mode on a device with several workers (a GPU; OpenCL, PoCL's CPU device included)
+    ran jobs of its one stream at once: wrong output. Against pyca, many updates of odd sizes."""
+    devices = [d["name"] for d in gpucrypt.devices() if d["type"] == "gpu" or d["kind"] in ("cuda", "opencl")]
+    if not devices:
+        pytest.skip("no CUDA or OpenCL device here")
+    rng = random.Random(7)
+    key, iv = rng.randbytes(int(name.split("-")[1]) // 8), rng.randbytes(16)
+    data = rng.randbytes((12 << 20) + 5 if not name.endswith("cbc") else 12 << 20)
+    mode = {"cbc": modes.CBC, "cfb": modes.CFB, "ofb": modes.OFB}[name.rsplit("-", 1)[1]](iv)
+    encryptor = PycaCipher(algorithms.AES(key), mode).encryptor()
+    expected = encryptor.update(data) + encryptor.finalize()
+    cipher = StreamCipher(name, key, iv, device=devices[0], chunk_size=1 << 20)
+    pieces, offset = [], 0
+    while offset < len(data):
+        step = min(len(data) - offset, rng.choice([16 << 10, (1 << 20) + 16, 3 << 20]))
+        pieces.append(cipher.update(data[offset:offset + step]))
+        offset += step
+    assert b"".join(pieces) + cipher.finalize() == expected

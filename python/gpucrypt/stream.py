@@ -605,8 +605,10 @@ class StreamCipher:
         self._pool = BufferPool(chunk_size, page_locked=has_gpu(chosen))
         self._start = time.perf_counter()
         self._finalized = False
+        # A serial mode runs every job on one stream, in order: one worker (a GPU's usual three
+        # would run jobs of that one stream at once, out of order: wrong output on a GPU or OpenCL).
         self._pipeline = Pipeline(self._work, chosen, on_result=self._collect, cpu_share=share, depth=depth,
-                                  cancel=cancel, stats=self.stats)
+                                  cancel=cancel, stats=self.stats, gpu_workers=0 if self._parallel else 1)
 
     def _job_iv(self, offset: int, chunk: memoryview):
         if self.mode == "ecb":
