@@ -411,20 +411,23 @@ __global__ void __launch_bounds__(P::kXtsThreads)
   const uint64_t tail_len = p.len % 16;
   // With a ragged tail the last full block belongs to ciphertext stealing, done at the end.
   const uint64_t num_bulk = tail_len != 0 ? num_full - 1 : num_full;
-  // Each warp enciphers a run of consecutive tiles, not every num_warps-th tile: its next tile
-  // then starts where xts_tile's x^32 walk ends, with no GF(2^128) multiply in the loop. With one
-  // there (tiles strided over the grid, the walk jumping by alpha^(warps * tile)), ptxas gave the
-  // AES-256 T-table kernel 104 registers instead of 59, one 512-thread CTA per SM instead of two,
-  // and one data unit ran at 0.36x the CTR kernel (H200, 2026-11-28) against 0.87x over 4 KiB units.
-  const uint64_t num_tiles = (num_bulk + kXtsTileBlocks - 1) / kXtsTileBlocks;
+  // Each warp enciphers a run of consecutive rows (32 blocks, one per lane), not every
+  // num_warps-th tile: its next tile then starts where xts_tile's x^32 walk ends, with no GF(2^128)
+  // multiply in the loop. With one there (tiles strided over the grid, the walk jumping by
+  // alpha^(warps * tile)), ptxas gave the AES-256 T-table kernel 104 registers instead of 54.
+  // Runs are cut by rows, not whole tiles, so that a 16 MiB data unit (IEEE 1619's largest) still
+  // fills the GPU: in whole 1024-block tiles it was 1024 warps, 64 CTAs on 132 SMs, and ran at
+  // 0.38x the CTR kernel (H200, 2026-11-28). launch_xts sizes the grid by kXtsMinRowsPerWarp.
+  const uint64_t num_rows = (num_bulk + 31) / 32;
   const uint64_t warps = num_warps<P::kXtsThreads>(), warp = global_warp<P::kXtsThreads>();
-  const uint64_t tiles_each = num_tiles / warps, one_more = num_tiles % warps;  // the first one_more warps
-  const uint64_t begin = warp * tiles_each + (warp < one_more ? warp : one_more);
-  const uint64_t end = begin + tiles_each + (warp < one_more ? 1 : 0);
+  const uint64_t rows_each = num_rows / warps, one_more = num_rows % warps;  // the first one_more warps
+  const uint64_t begin = warp * rows_each + (warp < one_more ? warp : one_more);
+  const uint64_t end = begin + rows_each + (warp < one_more ? 1 : 0);
   if (begin < end) {
-    gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + begin * kXtsTileBlocks + lane_id());
-    for (uint64_t tile = begin; tile < end; ++tile)
-      lane_tweak = xts_tile<Cipher, P, kEncrypt, false>(cipher, lane_tweak, p.in, p.out, num_bulk, tile * kXtsTileBlocks);
+    const uint64_t run_end = 32 * end < num_bulk ? 32 * end : num_bulk;  // this warp's blocks end here
+    gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + 32 * begin + lane_id());
+    for (uint64_t row = begin; row < end; row += kXtsTileBlocks / 32)
+      lane_tweak = xts_tile<Cipher, P, kEncrypt, false>(cipher, lane_tweak, p.in, p.out, run_end, 32 * row);
   }
   if (tail_len != 0 && blockIdx.x == 0 && threadIdx.x == 0) {
     // Ciphertext stealing over the last full and the partial block (xts.hpp).
@@ -767,9 +770,12 @@ void launch_xts(const typename Family::Cipher& cipher, gc_block encrypted_tweak,
   auto* kernel = xts_kernel<Family, P, kEncrypt>;
   const size_t smem = Family::smem_bytes(!kEncrypt);
   const uint64_t num_blocks = len / 16;
-  constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();
+  // A warp's first tweak costs alpha^j by squarings (about 1,400 integer operations, kernel
+  // above): worth it for 8 rows of blocks and more; at 8 rows a warp, 16 MiB fills an H200's 132 SMs.
+  constexpr uint64_t kXtsMinRowsPerWarp = 8;
+  const uint64_t num_rows = (num_blocks + 31) / 32;
   const int grid = grid_for<P::kXtsThreads>(reinterpret_cast<const void*>(kernel), smem,
-                                            (num_blocks + kTileBlocks - 1) / kTileBlocks);
+                                            (num_rows + kXtsMinRowsPerWarp - 1) / kXtsMinRowsPerWarp);
   XtsParams<Cipher> params{cipher, in, out, len, first_block, encrypted_tweak};
   launch<P::kXtsThreads>(kernel, grid, smem, params, stream, "XTS kernel launch");
 }
