@@ -14,6 +14,7 @@
 
 #include "gpucrypt/scheduler.hpp"
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/device.hpp"
 
 namespace gpucrypt {
 
@@ -40,16 +41,25 @@ struct TransformOptions {
 engine::SchedulerStats transform_range(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
                                        ByteSpan in, MutableByteSpan out, const TransformOptions& options);
 
+// Frees a TransformStream's staging buffer: `len` bytes from `host`'s alloc_host, or new[] when none.
+struct StagingFree {
+  const Device* host = nullptr;
+  uint64_t len = 0;
+  void operator()(uint8_t* memory) const;
+};
+
 // The same jobs over data that arrives in pieces (Python's stream.StreamCipher): update() cuts the
 // input into jobs of options.job_len bytes (whole blocks; 0: 4 MiB with the CPU among the devices,
 // else 32 MiB), runs them on the scheduler with transform_range's rules (the same per-job IVs, the
 // serial directions on one device, one stream for all their jobs) and hands back the output
 // ready so far, in order, lagging the input by up to `depth` jobs; finalize() the rest. Output
 // equals one CipherStream over everything fed. The input is copied into the stream's staging
-// buffers (output is written over them), or, when update gets `keep`, whole jobs are read in
-// place and `keep` is held until they are done. update/finalize/close from several threads run
-// one at a time. Errors as transform_range's, at construction; ECB / CBC not a multiple of 16
-// bytes in all at finalize; any error or cancellation ends the stream (close).
+// buffers (output is written over them; page-locked, Device::alloc_host, when a GPU among the
+// devices offers such memory, so that its copies need no staging of their own), or, when update
+// gets `keep`, whole jobs are read in place and `keep` is held until they are done.
+// update/finalize/close from several threads run one at a time. Errors as transform_range's, at
+// construction; ECB / CBC not a multiple of 16 bytes in all at finalize; any error or
+// cancellation ends the stream (close).
 class TransformStream {
  public:
   // Where update / finalize put the output: called once per call with the byte count ready (also
@@ -74,7 +84,7 @@ class TransformStream {
 
  private:
   struct Job;
-  using Buffer = std::unique_ptr<uint8_t[]>;
+  using Buffer = std::unique_ptr<uint8_t[], StagingFree>;
   Buffer acquire();
   void submit(ByteSpan input, Buffer staged, std::shared_ptr<const void> keep);
   void take_ready(const Sink& sink);
@@ -87,6 +97,7 @@ class TransformStream {
   std::vector<std::string> devices_;
   unsigned workers_ = 0;
   bool parallel_ = false;
+  const Device* host_memory_ = nullptr;  // the GPU whose page-locked memory the buffers are
   uint64_t job_len_ = 0, offset_ = 0;
   std::array<uint8_t, 16> previous_block_{};  // the last input block submitted (CBC/CFB decryption's next IV)
   std::unique_ptr<CipherStream> serial_;       // the serial directions' one stream, on their one device

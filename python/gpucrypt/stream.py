@@ -580,30 +580,39 @@ class StreamCipher:
         self._progress, self._cancelled = progress, (cancel.is_set if cancel is not None else None)
         self._start = time.perf_counter()
         self._finalized = False
+        # The library's stream takes one call at a time too; this lock also covers the stats and
+        # the return to the caller, so that a thread that got earlier output resumes first.
+        self._lock = threading.RLock()
 
     def update(self, data) -> bytes:
         """Feeds ``data``; returns the output ready so far, in order."""
         data = _as_bytes_like(data, "data")
-        try:
-            out = self._stream.update(data, self._progress, self._cancelled)
-        except BaseException:
-            self.close()
-            raise
-        self.stats.bytes_in += memoryview(data).nbytes
-        self.stats.bytes_out += len(out)
-        return out
+        with self._lock:
+            try:
+                out = self._stream.update(data, self._progress, self._cancelled)
+            except BaseException:
+                self.close()
+                raise
+            self.stats.bytes_in += memoryview(data).nbytes
+            self.stats.bytes_out += len(out)
+            return out
 
     def finalize(self) -> bytes:
         """Processes what is left and returns the rest of the output; stops the workers."""
-        try:
-            out = self._stream.finalize(self._progress, self._cancelled)
-        finally:
-            self.close()
-        self.stats.bytes_out += len(out)
-        return out
+        with self._lock:
+            try:
+                out = self._stream.finalize(self._progress, self._cancelled)
+            finally:
+                self.close()
+            self.stats.bytes_out += len(out)
+            return out
 
     def close(self) -> None:
         """Stops the workers and wipes the key and staging buffers (finalize does this too)."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         self._stream.close()
         if not self._finalized:
             self._finalized = True

@@ -47,7 +47,8 @@ std::unique_ptr<engine::Scheduler> new_scheduler(const JobPlan& plan, const Tran
   scheduling.cpu_share = plan.cpu_share;
   scheduling.depth = options.depth;
   scheduling.cancelled = options.cancelled;
-  return std::make_unique<engine::Scheduler>(scheduler_devices(plan.devices, plan.cpu_workers, plan.gpu_workers), scheduling);
+  return std::make_unique<engine::Scheduler>(scheduler_devices(plan.devices, plan.cpu_workers, plan.gpu_workers),
+                                             scheduling);
 }
 
 // The IV of the job that starts at byte `offset` of a parallel direction (not ECB): the stream's
@@ -147,13 +148,29 @@ TransformStream::TransformStream(const CipherName& name, Direction direction, By
   // 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
   job_len_ = options_.job_len ? std::max<uint64_t>(16, options_.job_len - options_.job_len % 16)
                               : (with_cpu ? 4u << 20 : 32u << 20);
+  for (const std::string& name : devices_)
+    if (device_traits(name).is_gpu && device(name).offers_host_memory()) {
+      host_memory_ = &device(name);
+      break;
+    }
   scheduler_ = new_scheduler(plan, options_);
+}
+
+void StagingFree::operator()(uint8_t* memory) const {
+  if (host)
+    host->free_host(memory, len);  // zeroes first
+  else
+    delete[] memory;
 }
 
 TransformStream::~TransformStream() { close(); }
 
 TransformStream::Buffer TransformStream::acquire() {
-  if (pool_.empty()) return Buffer(new uint8_t[job_len_]);
+  if (pool_.empty()) {
+    if (host_memory_)
+      return Buffer(static_cast<uint8_t*>(host_memory_->alloc_host(job_len_)), {host_memory_, job_len_});
+    return Buffer(new uint8_t[job_len_], {nullptr, job_len_});
+  }
   Buffer buffer = std::move(pool_.back());
   pool_.pop_back();
   return buffer;
@@ -219,7 +236,7 @@ void TransformStream::update(ByteSpan data, const Sink& sink, std::shared_ptr<co
     }
     for (; data.size() - position >= job_len_; position += job_len_) {
       if (keep) {
-        submit(data.subspan(position, job_len_), nullptr, keep);
+        submit(data.subspan(position, job_len_), Buffer(nullptr, {}), keep);
       } else {
         Buffer staged = acquire();
         std::memcpy(staged.get(), data.data() + position, job_len_);

@@ -28,6 +28,19 @@ namespace gpucrypt::python {
 
 namespace {
 
+// The options both entry points take from Python (the callbacks are each one's own).
+TransformOptions options_from(std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                              size_t depth, unsigned device_workers) {
+  TransformOptions options;
+  options.devices = std::move(devices);
+  options.cpu_share = cpu_share;
+  options.job_len = job_len;
+  options.variant = std::move(variant);
+  options.depth = depth;
+  options.device_workers = device_workers;
+  return options;
+}
+
 // A TransformStream and the Python side of its calls.
 class PyTransformStream {
  public:
@@ -53,7 +66,10 @@ class PyTransformStream {
         kept_.push_back(static_cast<PyObject*>(const_cast<void*>(object)));
       });
     }
-    return run(progress, cancelled, [&](const TransformStream::Sink& sink) { stream_->update(in.span(), sink, keep); keep.reset(); });
+    return run(progress, cancelled, [&](const TransformStream::Sink& sink) {
+      stream_->update(in.span(), sink, keep);
+      keep.reset();  // the stream's jobs hold it now, as long as they need
+    });
   }
 
   nb::bytes finalize(nb::handle progress, nb::handle cancelled) {
@@ -126,13 +142,8 @@ void register_transform_bindings(nb::module_& m) {
         BufferView key_view(key), in(data), target(out, true);
         std::optional<BufferView> iv_view;
         if (!iv.is_none()) iv_view.emplace(iv);
-        TransformOptions options;
-        options.devices = std::move(devices);
-        options.cpu_share = cpu_share;
-        options.job_len = job_len;
-        options.variant = std::move(variant);
-        options.depth = depth;
-        options.device_workers = device_workers;
+        TransformOptions options =
+            options_from(std::move(devices), cpu_share, job_len, std::move(variant), depth, device_workers);
         SchedulerCallbacks callbacks;
         if (!progress.is_none()) options.progress = [&](uint64_t count) { callbacks.call(progress, count); };
         options.cancelled = [&] { return callbacks.poll_cancelled(cancelled, true); };
@@ -159,14 +170,10 @@ void register_transform_bindings(nb::module_& m) {
             BufferView key_view(key);
             std::optional<BufferView> iv_view;
             if (!iv.is_none()) iv_view.emplace(iv);
-            TransformOptions options;
-            options.devices = std::move(devices);
-            options.cpu_share = cpu_share;
-            options.job_len = job_len;
-            options.variant = std::move(variant);
-            options.depth = depth;
             new (self) PyTransformStream(parse_cipher_name(cipher), encrypt ? Direction::encrypt : Direction::decrypt,
-                                         key_view.span(), iv_view ? iv_view->span() : ByteSpan(), std::move(options));
+                                         key_view.span(), iv_view ? iv_view->span() : ByteSpan(),
+                                         options_from(std::move(devices), cpu_share, job_len, std::move(variant),
+                                                      depth, 0));
           },
           nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"),
           nb::arg("devices"), nb::arg("cpu_share"), nb::arg("depth"), nb::arg("job_len"))
