@@ -394,12 +394,6 @@ def _has_cpu(devices: Sequence[str]) -> bool:
     return not all(is_gpu(d) for d in devices)
 
 
-def _serial_devices(devices: Sequence[str]) -> list:
-    """The one device a serial mode (CBC/CFB encryption, OFB) runs on: the CPU when it is among
-    `devices` (its chained blocks run at one core's speed anyway), else the first."""
-    return [next((d for d in devices if not is_gpu(d)), devices[0])]
-
-
 def default_job_size(devices: Sequence[str]) -> int:
     """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
     the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
@@ -553,12 +547,6 @@ class MemorySink(io.RawIOBase):
 # ----------------------------------------------------------------------------- in-memory streams
 
 
-def _is_parallel(info: dict, encrypt: bool) -> bool:
-    """Whether jobs of this cipher and direction are independent (the native modes::is_parallel:
-    ECB, CTR, CBC and CFB decryption); the others run as one stream on one device."""
-    return info["parallel_encrypt" if encrypt else "parallel_decrypt"]
-
-
 class StreamCipher:
     """Raw-mode encryption or decryption of data of any size, fed in pieces, on several devices.
 
@@ -568,142 +556,56 @@ class StreamCipher:
     encryption and OFB are serial and run on one device (the CPU when it is among them). No
     padding (as ``Cipher(..., padding=False)``): ECB/CBC need a multiple of 16 bytes in all.
     Output is byte-identical to ``gpucrypt.Cipher(name, key, iv, padding=False)``.
+
+    The chunks, their IVs, the serial rule, the staging buffers and the lock that lets several
+    threads share one stream are the library's (gpucrypt/transform.hpp TransformStream, with the
+    GIL released); this class keeps the Python side (arguments, stats, progress, cancel).
     """
 
     def __init__(self, name, key, iv=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
                  chunk_size=None, depth=None, variant=None, progress=None, cancel=None):
-        info = _parse_cipher_name(name)
-        self.name, self.mode = info["canonical"], info["mode"]
-        if self.mode in ("gcm", "xts"):
-            raise ValueError(f"{self.name}: streams are for ECB/CBC/CFB/OFB/CTR; use AEAD or the file format for "
-                             "GCM and Cipher for an XTS data unit")
+        self.name = _parse_cipher_name(name)["canonical"]
         if chunk_size is not None and (_check_length(chunk_size, "chunk_size", minimum=1) % 16):
             raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
-        self._encrypt = not decrypt
         self._key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
-        self._iv = _optional_bytes(iv, "iv")
-        # update/finalize/close from several threads run one at a time (the chunk bookkeeping
-        # below is not atomic); the order between threads is theirs to arrange.
-        self._lock = threading.RLock()
-        self._variant = variant or ""
-        # Build one stream now so that key, IV, variant and device errors surface here.
-        _native.create_cipher_stream(self.name, self._encrypt, self._key, self._iv, self._variant, "cpu")
+        iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
-        self._parallel = _is_parallel(info, self._encrypt)
-        if not self._parallel:
-            chosen, share = _serial_devices(chosen), "auto"
-        self.devices = chosen
-        # 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
-        chunk_size = chunk_size or (4 << 20 if _has_cpu(chosen) else DEFAULT_GPU_JOB_SIZE)
+        self._stream = _native.TransformStream(self.name, not decrypt, self._key, iv, variant or "", chosen,
+                                               -1.0 if share in ("auto", None) else float(share), depth or 0,
+                                               chunk_size or 0)
+        self.devices = self._stream.devices
         self.stats = StreamStats()
-        self._chunk_size, self._progress = chunk_size, progress
-        self._pending = bytearray()
-        self._ready: list = []
-        self._offset = 0                 # bytes submitted so far
-        self._chain = self._iv           # CBC/CFB decryption: ciphertext block before the next chunk
-        self._serial_stream = None
-        self._pool = BufferPool(chunk_size, page_locked=has_gpu(chosen))
+        for d in self.devices:
+            self.stats.device(d)
+        self._progress, self._cancelled = progress, (cancel.is_set if cancel is not None else None)
         self._start = time.perf_counter()
         self._finalized = False
-        # A serial mode runs every job on one stream, in order: one worker (a GPU's usual three
-        # would run jobs of that one stream at once, out of order: wrong output on a GPU or OpenCL).
-        self._pipeline = Pipeline(self._work, chosen, on_result=self._collect, cpu_share=share, depth=depth,
-                                  cancel=cancel, stats=self.stats, gpu_workers=0 if self._parallel else 1)
-
-    def _job_iv(self, offset: int, chunk: memoryview):
-        if self.mode == "ecb":
-            return None
-        if self.mode == "ctr":
-            return _native.range_iv(self.name, self._iv, offset // 16)
-        if self._parallel:  # CBC/CFB decryption: the ciphertext block before the chunk
-            iv = _native.range_iv(self.name, self._iv, offset // 16, self._chain)
-            self._chain = bytes(chunk[len(chunk) - 16:]) if len(chunk) >= 16 else self._chain
-            return iv
-        return None  # serial modes keep one stream
-
-    def _work(self, device, job):
-        data, length, iv, _ = job
-        if self._parallel:
-            stream = _native.create_cipher_stream(self.name, self._encrypt, self._key, iv, self._variant, device)
-        else:
-            if self._serial_stream is None:
-                self._serial_stream = _native.create_cipher_stream(self.name, self._encrypt, self._key, self._iv,
-                                                                   self._variant, device)
-            stream = self._serial_stream
-        self.stats.device(device).variant = stream.variant
-        return stream.update(memoryview(data)[:length])  # a new bytes object, filled natively
-
-    def _collect(self, job, output):
-        data, _, _, pooled = job
-        self._ready.append(output)
-        self.stats.bytes_out += len(output)
-        if pooled:
-            self._pool.release(data)
-        if self._progress is not None:
-            self._progress(len(output))
-
-    def _submit(self, chunk: memoryview, owner=None):
-        # Immutable input (bytes) is read in place; anything else is copied into a staging
-        # buffer first, since the caller may reuse it as soon as update() returns.
-        if isinstance(owner, bytes):
-            data, pooled = chunk, False
-        else:
-            data, pooled = self._pool.acquire(), True
-            data[:len(chunk)] = chunk
-        iv = self._job_iv(self._offset, chunk)
-        self._offset += len(chunk)
-        self.stats.bytes_in += len(chunk)
-        self._pipeline.submit((data, len(chunk), iv, pooled), len(chunk))
-
-    def _take_ready(self) -> bytes:
-        ready, self._ready = self._ready, []
-        return ready[0] if len(ready) == 1 else b"".join(ready)
+        # The library's stream takes one call at a time too; this lock also covers the stats and
+        # the return to the caller, so that a thread that got earlier output resumes first.
+        self._lock = threading.RLock()
 
     def update(self, data) -> bytes:
         """Feeds ``data``; returns the output ready so far, in order."""
         data = _as_bytes_like(data, "data")
         with self._lock:
-            return self._update(data)
-
-    def _update(self, data) -> bytes:
-        if self._finalized:
-            raise ValueError("stream already finalized")
-        view = memoryview(data).cast("B")
-        position = 0
-        try:
-            if self._pending:
-                take = min(len(view), self._chunk_size - len(self._pending))
-                self._pending += view[:take]
-                position = take
-                if len(self._pending) == self._chunk_size:
-                    self._submit(memoryview(self._pending))
-                    self._pending = bytearray()
-            while len(view) - position >= self._chunk_size:
-                self._submit(view[position:position + self._chunk_size], data)
-                position += self._chunk_size
-            self._pending += view[position:]
-        except BaseException:
-            self.close()
-            raise
-        return self._take_ready()
+            try:
+                out = self._stream.update(data, self._progress, self._cancelled)
+            except BaseException:
+                self.close()
+                raise
+            self.stats.bytes_in += memoryview(data).nbytes
+            self.stats.bytes_out += len(out)
+            return out
 
     def finalize(self) -> bytes:
         """Processes what is left and returns the rest of the output; stops the workers."""
         with self._lock:
-            return self._finalize()
-
-    def _finalize(self) -> bytes:
-        if self._finalized:
-            raise ValueError("stream already finalized")
-        try:
-            if self.mode in ("ecb", "cbc") and (self._offset + len(self._pending)) % 16:
-                raise ValueError(f"{self.name} without padding needs a multiple of 16 bytes in all")
-            if self._pending:
-                self._submit(memoryview(self._pending))
-            self._pipeline.drain()
-        finally:
-            self.close()
-        return self._take_ready()
+            try:
+                out = self._stream.finalize(self._progress, self._cancelled)
+            finally:
+                self.close()
+            self.stats.bytes_out += len(out)
+            return out
 
     def close(self) -> None:
         """Stops the workers and wipes the key and staging buffers (finalize does this too)."""
@@ -711,16 +613,12 @@ class StreamCipher:
             self._close()
 
     def _close(self) -> None:
-        if self._finalized:
-            return
-        self._finalized = True
-        self._pipeline.close()
-        self.stats.wall_s = time.perf_counter() - self._start
-        self._serial_stream = None
-        _native.wipe(self._key)
-        if self._pending:
-            _native.wipe(self._pending)
-        self._pool.close()
+        self._stream.close()
+        if not self._finalized:
+            self._finalized = True
+            self.stats.wall_s = time.perf_counter() - self._start
+            add_native_stats(self.stats, self._stream.stats())
+            _native.wipe(self._key)
 
     def __enter__(self):
         return self

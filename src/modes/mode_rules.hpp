@@ -1,7 +1,8 @@
 // mode_rules.hpp: what a splitter needs to know about a mode, stated once: which modes split
 // (is_parallel) and where a piece starts (range_iv). Used by the CPU thread-pool splitter
-// (cipher_stream.cpp), the CPU batch executor's tasks and, through _native (parse_cipher_name's
-// parallel_* keys and range_iv), the stream engine's jobs in python/gpucrypt/stream.py.
+// (cipher_stream.cpp), the CPU batch executor's tasks and the stream engine's jobs
+// (src/api/transform.cpp: transform_range, TransformStream); _native exposes both
+// (parse_cipher_name's parallel_* keys, range_iv).
 #pragma once
 
 #include <cstring>
