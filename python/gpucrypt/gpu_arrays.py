@@ -13,6 +13,7 @@ Each keyed Python object (Cipher, AEAD) keeps its native ResidentCipher / Reside
 (the Device's work on device memory), so the key schedule is expanded once, not on every call.
 """
 
+import functools
 import math
 
 from gpucrypt import _native
@@ -31,7 +32,9 @@ def _dlpack_device(obj):
 
 
 def is_cuda_array(obj):
-    if hasattr(obj, "__cuda_array_interface__"):
+    # The class first: CuPy, PyTorch and Numba compute the interface (a new dict, the current
+    # stream) on every access, and a call reads each array's interface once, in _interface.
+    if hasattr(type(obj), "__cuda_array_interface__") or hasattr(obj, "__cuda_array_interface__"):
         return True
     device = _dlpack_device(obj)
     return device is not None and device[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
@@ -47,9 +50,9 @@ def _dlpack_interface(array):
 
 
 def _interface(array, writable):
-    if not hasattr(array, "__cuda_array_interface__"):
+    cai = getattr(array, "__cuda_array_interface__", None)
+    if cai is None:
         return _dlpack_interface(array)  # DLPack carries no read-only flag: the caller's choice
-    cai = array.__cuda_array_interface__
     pointer, readonly = cai["data"]
     if writable and readonly:
         raise ValueError("output array is read-only")
@@ -80,18 +83,20 @@ def _array_device(array):
     return None if index is None else int(index)
 
 
-def _device_index(array, device):
-    """The GPU that processes `array`: its own. A Cipher or AEAD made for another CUDA device
-    ("cuda:1" for an array on cuda:0) is refused: its kernels could not read the array's memory
-    (without peer access the launch faults, and the fault would stay with the CUDA context). An
-    array that does not say where it lives runs on the device the object names, else cuda:0."""
-    index = _array_device(array)
+@functools.lru_cache(maxsize=64)
+def _gpu_name(index, device):
+    """The device name of the GPU that processes an array on GPU `index` (None: it does not say)
+    for an object made for `device`: the array's own. A Cipher or AEAD made for another CUDA
+    device ("cuda:1" for an array on cuda:0) is refused: its kernels could not read the array's
+    memory (without peer access the launch faults, and the fault would stay with the CUDA
+    context). An array that does not say where it lives runs on the device the object names,
+    else cuda:0. Cached: a small call would otherwise spend its time parsing names."""
     name = str(device).lower()
     wanted = int(name.split(":", 1)[1]) if name.startswith("cuda:") else None
     if index is not None and wanted is not None and wanted != index:
         raise ValueError(f"the array is on cuda:{index} but this object was made for {device}: GPU arrays "
                          f"are processed on their own GPU (make it with device='cuda:{index}' or 'auto')")
-    return index if index is not None else (wanted or 0)
+    return f"cuda:{index if index is not None else (wanted or 0)}"
 
 
 def empty_like(array):
@@ -111,11 +116,6 @@ def empty_like(array):
     raise TypeError(f"pass out= for GPU arrays of type {type(array).__name__}")
 
 
-def _gpu_of(array, device):
-    """The device name of the GPU that processes `array` (a CUDA array lives on a CUDA device)."""
-    return f"cuda:{_device_index(array, device)}"
-
-
 def _keyed(cache, key, make):
     """The native object keyed for `key` (the GPU, and for ciphers the direction), made once per
     Python object: the key schedule then stays on the GPU between calls. Two threads that miss
@@ -130,22 +130,23 @@ def cipher(cache, name, encrypt, key, iv, variant, device, array, out):
     """Encrypts or decrypts `array` with the cipher keyed in `cache` (a dict the caller keeps per
     keyed object) for the array's GPU."""
     in_ptr, nbytes, stream = _interface(array, writable=False)
-    out, out_ptr = _output(array, out, nbytes)
-    gpu = _gpu_of(array, device)
+    index = _array_device(array)
+    out, out_ptr = _output(array, index, out, nbytes)
+    gpu = _gpu_name(index, device)
     keyed = _keyed(cache, (gpu, encrypt), lambda: _native.ResidentCipher(gpu, name, encrypt, key, variant or ""))
     keyed.process(iv, in_ptr, out_ptr, nbytes, stream)
     return out
 
 
-def _output(array, out, nbytes):
+def _output(array, in_device, out, nbytes):
     if out is None:
         out = empty_like(array)
     elif not is_cuda_array(out):
         # A host array's address handed to a kernel would fault on the GPU (or, where the GPU
         # can reach host memory, write behind the caller's back).
         raise TypeError(f"out= must be a GPU array on the input's GPU, not {type(out).__name__}")
-    else:
-        out_device, in_device = _array_device(out), _array_device(array)
+    elif out is not array:
+        out_device = _array_device(out)
         if None not in (out_device, in_device) and out_device != in_device:
             raise ValueError(f"out= is on cuda:{out_device}, the input on cuda:{in_device}: both must be on one GPU")
     out_ptr, out_nbytes, _ = _interface(out, writable=True)
@@ -160,8 +161,9 @@ def _gcm(cache, name, key, variant, gpu):
 
 def seal(cache, name, key, nonce, aad, tag_length, variant, device, array, out):
     in_ptr, nbytes, stream = _interface(array, writable=False)
-    out, out_ptr = _output(array, out, nbytes)
-    gcm = _gcm(cache, name, key, variant, _gpu_of(array, device))
+    index = _array_device(array)
+    out, out_ptr = _output(array, index, out, nbytes)
+    gcm = _gcm(cache, name, key, variant, _gpu_name(index, device))
     tag = gcm.seal(bytes(nonce), bytes(aad), tag_length, in_ptr, out_ptr, nbytes, stream)
     return out, tag
 
@@ -170,7 +172,8 @@ def open_(cache, name, key, nonce, aad, tag, variant, device, array, out):
     """The plaintext array, or None when the tag does not verify (then nothing was written:
     ``out``, even ``out=array``, keeps its bytes)."""
     in_ptr, nbytes, stream = _interface(array, writable=False)
-    out, out_ptr = _output(array, out, nbytes)
-    gcm = _gcm(cache, name, key, variant, _gpu_of(array, device))
+    index = _array_device(array)
+    out, out_ptr = _output(array, index, out, nbytes)
+    gcm = _gcm(cache, name, key, variant, _gpu_name(index, device))
     ok = gcm.open(bytes(nonce), bytes(aad), bytes(tag), in_ptr, out_ptr, nbytes, stream)
     return out if ok else None
