@@ -343,3 +343,17 @@ def test_shaped_cluster_carries_the_scatter_at_the_link_rate_and_leaves_nothing_
     left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "link", "show"], capture_output=True, text=True).stdout
     assert not [name for name in made if name in left + links], (left, links)
+
+
+def test_plots_unpacked_from_a_report_are_the_embedded_files(quick_run, tmp_path):
+    """A run merged into a committed report (scripts/gpu-check GPU_CHECK_LAB_INTO) renders the
+    earlier experiments' plots from the files unpack_plots writes: byte for byte the PNGs the
+    report embedded."""
+    from gpucrypt.lab.report import unpack_plots
+
+    out, _ = quick_run
+    embedded = {p.name: p.read_bytes() for p in out.glob("*.png")}
+    assert embedded
+    names = unpack_plots(out / "report.html", tmp_path)
+    assert sorted(names) == sorted(n for n in embedded if f'alt="{n}"' in (out / "report.html").read_text())
+    assert names and all((tmp_path / n).read_bytes() == embedded[n] for n in names)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from pathlib import Path
 
 from gpucrypt.lab.papers import FIGURES, PAPERS, SETUPS
@@ -113,6 +114,20 @@ def _section(out: Path, exp: dict) -> str:
                                                  for s in exp["skipped_parts"]) + "</ul>")
     return (f'<section id="{_esc(exp["name"])}" data-status="{_esc(exp["status"])}">' + "\n".join(parts)
             + "</section>")
+
+
+_EMBEDDED_IMAGE = re.compile(r'<img alt="([^"/\\]+\.png)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">')
+
+
+def unpack_plots(report_html: Path, out: Path) -> list:
+    """Writes the PNG plots embedded in a report.html into ``out`` under their own names (the
+    inverse of _image) and returns the names: a run merged into a committed report, which keeps
+    only report.html and results.json, then renders the earlier experiments' plots too."""
+    names = []
+    for name, data in _EMBEDDED_IMAGE.findall(Path(report_html).read_text(encoding="utf-8")):
+        (Path(out) / html.unescape(name)).write_bytes(base64.b64decode(data))
+        names.append(html.unescape(name))
+    return names
 
 
 def write_report(out: Path, results: dict) -> Path:
