@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "base/names.hpp"
@@ -82,14 +83,10 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
   // An `out` that overlaps `in` without being it (a shifted view of one buffer): a job's output
   // would overwrite input that a later job, or another device, has yet to read. The jobs read a
   // copy instead, wiped after.
-  std::vector<uint8_t> copy;
-  struct Wipe {
-    std::vector<uint8_t>& bytes;
-    ~Wipe() { secure_zero(bytes.data(), bytes.size()); }
-  } wipe{copy};
+  std::optional<WipedCopy> copy;
   if (partially_overlapping(in.data(), out.data(), in.size())) {
-    copy.assign(in.begin(), in.end());
-    in = ByteSpan(copy.data(), copy.size());
+    copy.emplace(in.data(), in.size());
+    in = ByteSpan(copy->data(), in.size());
   }
   const uint64_t size = in.size();
   // The serial directions: one job, one stream.
@@ -104,7 +101,7 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
     const uint64_t offset = j * job_len;
     own_iv[j] = job_iv(name, plan.parallel, iv, offset, offset ? in.data() + offset - 16 : nullptr, job_ivs[j]);
   }
-  auto scheduler = new_scheduler(plan, options);  // after `wipe`: its workers stop before `copy` goes
+  auto scheduler = new_scheduler(plan, options);  // after `copy`: its workers stop before `copy` goes
   for (uint64_t j = 0; j < num_jobs; ++j) {
     const uint64_t offset = j * job_len, count = std::min(job_len, size - offset);
     const ByteSpan start_iv = own_iv[j] ? ByteSpan(job_ivs[j].data(), 16) : iv;
