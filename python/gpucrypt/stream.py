@@ -47,7 +47,7 @@ __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
     "normalise_device",
-    "chunks_per_job", "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
+    "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
     "add_native_stats",
 ]
 
@@ -56,10 +56,6 @@ __all__ = [
 # 8 MiB on 16, 512 KiB per core between).
 DEFAULT_CPU_JOB_SIZE = device_traits("cpu")["job_len"]
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
-# Worker threads per GPU: each GPU's own (its traits: three, so that one job's copy to the GPU,
-# another's kernels and a third's copy back run at once and hide each call's fixed costs;
-# measured on two H200s, bench/stream_bench.py) unless a caller passes gpu_workers.
-MAX_CHUNKS_PER_JOB = 4096
 
 
 class Cancelled(Exception):
@@ -227,6 +223,9 @@ class Pipeline:
                  cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
                  cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None,
                  gpu_workers: int = 0):
+        # gpu_workers 0: each GPU's own worker count (its traits: three, so that one job's copy to
+        # the GPU, another's kernels and a third's copy back run at once and hide each call's
+        # fixed costs; measured on two H200s, bench/stream_bench.py).
         if not devices:
             raise ValueError("a pipeline needs at least one device")
         self._work, self._on_result = work, on_result
@@ -398,11 +397,6 @@ def default_job_size(devices: Sequence[str]) -> int:
     """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
     the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
     return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
-
-
-def chunks_per_job(chunk_len: int, job_size: Optional[int], devices: Sequence[str]) -> int:
-    job_size = job_size or default_job_size(devices)
-    return max(1, min(MAX_CHUNKS_PER_JOB, job_size // max(1, chunk_len)))
 
 
 # ----------------------------------------------------------------------------- reading
