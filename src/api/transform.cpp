@@ -149,11 +149,7 @@ TransformStream::TransformStream(const CipherName& name, Direction direction, By
   const bool with_cpu = first_host(devices_) != devices_.end();
   // 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
   job_len_ = options_.job_len ? whole_blocks(options_.job_len) : (with_cpu ? 4u << 20 : 32u << 20);
-  for (const std::string& name : devices_)
-    if (device_traits(name).is_gpu && device(name).offers_host_memory()) {
-      host_memory_ = &device(name);
-      break;
-    }
+  host_memory_ = host_memory_device(devices_);
   scheduler_ = new_scheduler(plan, options_);
 }
 

@@ -223,15 +223,6 @@ class BufferPool {
   std::vector<Pair> all_, free_;
 };
 
-// The first device of `devices` that offers host memory of its own (a GPU), or nullptr.
-const Device* host_memory_device(const std::vector<std::string>& devices) {
-  for (const std::string& name : devices) {
-    const Device& device = gpucrypt::device(name);
-    if (device.offers_host_memory()) return &device;
-  }
-  return nullptr;
-}
-
 // Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
 // job's read, seal and write would take turns; with two, one job's I/O overlaps the other's
 // sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
