@@ -121,6 +121,12 @@ def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] 
     return _native.select_devices(device or "auto", _device_list(devices), _share_text(cpu_share), False)
 
 
+def native_cpu_share(share) -> float:
+    """A CPU share as resolve_devices / plan_devices give it (``"auto"`` or a float; None: auto)
+    in the library's form: negative for measured shares (gpucrypt/scheduler.hpp ``cpu_share``)."""
+    return -1.0 if share in ("auto", None) else float(share)
+
+
 # ----------------------------------------------------------------------------- statistics
 
 @dataclass
@@ -236,7 +242,7 @@ class Pipeline:
         self._stats_added = False
         for d in devices:
             self.stats.device(d)
-        share = -1.0 if cpu_share in ("auto", None) else float(cpu_share)
+        share = native_cpu_share(cpu_share)
         # The native scheduler holds its callbacks for its lifetime: through a weak reference, so
         # that a pipeline nobody closed is still freed (and its workers stopped) when dropped.
         this = weakref.ref(self)
@@ -565,7 +571,7 @@ class StreamCipher:
         iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
         self._stream = _native.TransformStream(self.name, not decrypt, self._key, iv, variant or "", chosen,
-                                               -1.0 if share in ("auto", None) else float(share), depth or 0,
+                                               native_cpu_share(share), depth or 0,
                                                chunk_size or 0)
         self.devices = self._stream.devices
         self.stats = StreamStats()
@@ -667,7 +673,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         chosen, share = resolve_devices(device, devices, cpu_share)
         start = time.perf_counter()
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
-                                         target, chosen, -1.0 if share == "auto" else float(share), 0,
+                                         target, chosen, native_cpu_share(share), 0,
                                          depth or 0, job_size or default_job_size(chosen), progress,
                                          cancel.is_set if cancel is not None else None)
         stats.wall_s += time.perf_counter() - start
