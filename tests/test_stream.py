@@ -621,8 +621,8 @@ def test_cli_options_reach_the_engine(tmp_path):
 
 
 def test_mode_rules_are_the_native_ones():
-    """The stream engine asks the native rules (modes::is_parallel, modes::range_iv) which modes
-    split and where each job starts: checked here against their definitions."""
+    """The native splitting rules (modes::is_parallel, modes::range_iv, which transform_range and
+    TransformStream cut their jobs by), through _native: checked here against their definitions."""
     from gpucrypt import _native
     expected = {"ecb": (True, True), "ctr": (True, True), "cbc": (False, True), "cfb": (False, True),
                 "ofb": (False, False), "xts": (False, False), "gcm": (False, False)}

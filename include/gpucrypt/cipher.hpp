@@ -164,7 +164,8 @@ inline bool partially_overlapping(const void* in, const void* out, size_t len) {
 }
 
 // The splitting rules of the modes (src/modes/mode_rules.hpp states them; these are its public
-// door, for a caller that cuts one message into jobs itself, as Python's stream engine does).
+// door, for a caller that cuts one message into jobs itself; the library's own stream jobs,
+// gpucrypt/transform.hpp, use mode_rules.hpp directly).
 // mode_is_parallel: whether a message can be cut at any block boundary and its pieces run
 // independently. mode_range_iv: the 16-byte starting value of the piece that begins at block
 // first_block (CTR: the counter counted on; CBC/CFB decryption: previous_block, the ciphertext

@@ -243,5 +243,10 @@ DeviceSelection select_devices(std::string_view device, std::string_view devices
 // gpu_workers where the caller tunes its own (non-zero).
 std::vector<engine::SchedulerDevice> scheduler_devices(const std::vector<std::string>& devices,
                                                        unsigned cpu_workers = 0, unsigned gpu_workers = 0);
+// host_memory_device: the first of `devices` that offers host memory of its own
+// (Device::offers_host_memory: a GPU's page-locked memory), or nullptr: where the engine's staging
+// buffers go so that the GPU copies them with no staging of its own (the file pipeline,
+// TransformStream).
+const Device* host_memory_device(const std::vector<std::string>& devices);
 
 }  // namespace gpucrypt

@@ -438,7 +438,7 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     start = time.perf_counter()
     try:
         chunks = _native.FormatStream(operation, key.key, chunk_size, worker_devices,
-                                      -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
+                                      stream.native_cpu_share(share), job_size or 0, variant or "",
                                       retire, cancel.is_set if cancel is not None else None)
     finally:
         key.close()
@@ -534,7 +534,7 @@ def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: Bina
     input_name = src.name if isinstance(getattr(src, "name", None), str) else ""
     key = _PayloadKey(payload_key)
     del payload_key
-    options = (worker_devices, -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
+    options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
                advance if progress is not None else None, cancel.is_set if cancel is not None else None,
                input_name, "")
     start = time.perf_counter()
@@ -757,7 +757,7 @@ def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, ca
                 progress(done - reported)
                 reported = done
     cancelled = cancel.is_set if cancel is not None else None
-    return (worker_devices, -1.0 if share == "auto" else float(share), job_size or 0, variant or "",
+    return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
             native_progress, cancelled)
 
 

@@ -619,7 +619,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
             run_chunks = _native.format_seal_file_chunks if sealing else _native.format_open_file_chunks
             native, failed = run_chunks(in_fd, 0 if sealing else header_len, out_fd, header_len if sealing else 0,
                                         key, chunk_len, plaintext_len, first, count, devices,
-                                        -1.0 if share == "auto" else float(share),
+                                        stream.native_cpu_share(share),
                                         job_len, variant or "", None, None, input_path, output_path)
             ctx.fault("read")
             ctx.fault("write")

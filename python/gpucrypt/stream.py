@@ -47,7 +47,7 @@ __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
     "normalise_device",
-    "chunks_per_job", "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
+    "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
     "add_native_stats",
 ]
 
@@ -56,10 +56,6 @@ __all__ = [
 # 8 MiB on 16, 512 KiB per core between).
 DEFAULT_CPU_JOB_SIZE = device_traits("cpu")["job_len"]
 DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
-# Worker threads per GPU: each GPU's own (its traits: three, so that one job's copy to the GPU,
-# another's kernels and a third's copy back run at once and hide each call's fixed costs;
-# measured on two H200s, bench/stream_bench.py) unless a caller passes gpu_workers.
-MAX_CHUNKS_PER_JOB = 4096
 
 
 class Cancelled(Exception):
@@ -123,6 +119,12 @@ def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] 
     (devices, share) with share ``"auto"`` or a float.
     """
     return _native.select_devices(device or "auto", _device_list(devices), _share_text(cpu_share), False)
+
+
+def native_cpu_share(share) -> float:
+    """A CPU share as resolve_devices / plan_devices give it (``"auto"`` or a float; None: auto)
+    in the library's form: negative for measured shares (gpucrypt/scheduler.hpp ``cpu_share``)."""
+    return -1.0 if share in ("auto", None) else float(share)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -227,6 +229,9 @@ class Pipeline:
                  cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
                  cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None,
                  gpu_workers: int = 0):
+        # gpu_workers 0: each GPU's own worker count (its traits: three, so that one job's copy to
+        # the GPU, another's kernels and a third's copy back run at once and hide each call's
+        # fixed costs; measured on two H200s, bench/stream_bench.py).
         if not devices:
             raise ValueError("a pipeline needs at least one device")
         self._work, self._on_result = work, on_result
@@ -237,7 +242,7 @@ class Pipeline:
         self._stats_added = False
         for d in devices:
             self.stats.device(d)
-        share = -1.0 if cpu_share in ("auto", None) else float(cpu_share)
+        share = native_cpu_share(cpu_share)
         # The native scheduler holds its callbacks for its lifetime: through a weak reference, so
         # that a pipeline nobody closed is still freed (and its workers stopped) when dropped.
         this = weakref.ref(self)
@@ -398,11 +403,6 @@ def default_job_size(devices: Sequence[str]) -> int:
     """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
     the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
     return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
-
-
-def chunks_per_job(chunk_len: int, job_size: Optional[int], devices: Sequence[str]) -> int:
-    job_size = job_size or default_job_size(devices)
-    return max(1, min(MAX_CHUNKS_PER_JOB, job_size // max(1, chunk_len)))
 
 
 # ----------------------------------------------------------------------------- reading
@@ -571,7 +571,7 @@ class StreamCipher:
         iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
         self._stream = _native.TransformStream(self.name, not decrypt, self._key, iv, variant or "", chosen,
-                                               -1.0 if share in ("auto", None) else float(share), depth or 0,
+                                               native_cpu_share(share), depth or 0,
                                                chunk_size or 0)
         self.devices = self._stream.devices
         self.stats = StreamStats()
@@ -673,7 +673,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         chosen, share = resolve_devices(device, devices, cpu_share)
         start = time.perf_counter()
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
-                                         target, chosen, -1.0 if share == "auto" else float(share), 0,
+                                         target, chosen, native_cpu_share(share), 0,
                                          depth or 0, job_size or default_job_size(chosen), progress,
                                          cancel.is_set if cancel is not None else None)
         stats.wall_s += time.perf_counter() - start

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "base/names.hpp"
@@ -24,6 +25,14 @@ struct JobPlan {
   unsigned cpu_workers = 0, gpu_workers = 0;  // 0: the device's traits'
 };
 
+// The first device that is not a GPU (the CPU), or `devices.end()`.
+std::vector<std::string>::const_iterator first_host(const std::vector<std::string>& devices) {
+  return std::find_if(devices.begin(), devices.end(), [](const std::string& d) { return !device_traits(d).is_gpu; });
+}
+
+// A job length the caller asked for, in whole blocks, at least one.
+uint64_t whole_blocks(uint64_t job_len) { return std::max<uint64_t>(16, job_len - job_len % 16); }
+
 // The refusals both share (before any job runs) and the plan.
 JobPlan plan_jobs(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
                   const TransformOptions& options) {
@@ -33,8 +42,7 @@ JobPlan plan_jobs(const CipherName& name, Direction direction, ByteSpan key, Byt
   create_cipher_stream(name, direction, key, iv, options.variant, "cpu");  // key, IV and variant errors, here
   JobPlan plan{modes::is_parallel(name.mode, direction), options.devices, options.cpu_share, 0, options.device_workers};
   if (!plan.parallel) {
-    const auto host = std::find_if(plan.devices.begin(), plan.devices.end(),
-                                   [](const std::string& d) { return !device_traits(d).is_gpu; });
+    const auto host = first_host(plan.devices);
     plan.devices = {host != plan.devices.end() ? *host : plan.devices.at(0)};
     plan.cpu_share = -1;
     plan.cpu_workers = plan.gpu_workers = 1;
@@ -82,19 +90,14 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
   // An `out` that overlaps `in` without being it (a shifted view of one buffer): a job's output
   // would overwrite input that a later job, or another device, has yet to read. The jobs read a
   // copy instead, wiped after.
-  std::vector<uint8_t> copy;
-  struct Wipe {
-    std::vector<uint8_t>& bytes;
-    ~Wipe() { secure_zero(bytes.data(), bytes.size()); }
-  } wipe{copy};
+  std::optional<WipedCopy> copy;
   if (partially_overlapping(in.data(), out.data(), in.size())) {
-    copy.assign(in.begin(), in.end());
-    in = ByteSpan(copy.data(), copy.size());
+    copy.emplace(in.data(), in.size());
+    in = ByteSpan(copy->data(), in.size());
   }
   const uint64_t size = in.size();
   // The serial directions: one job, one stream.
-  const uint64_t job_len = plan.parallel ? std::max<uint64_t>(16, options.job_len - options.job_len % 16)
-                                         : std::max<uint64_t>(size, 16);
+  const uint64_t job_len = plan.parallel ? whole_blocks(options.job_len) : std::max<uint64_t>(size, 16);
   const uint64_t num_jobs = (size + job_len - 1) / job_len;
   // Each job's IV, taken now: CBC/CFB decryption's is the ciphertext block before the job, which in
   // place an earlier job may overwrite before a later one starts.
@@ -104,7 +107,7 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
     const uint64_t offset = j * job_len;
     own_iv[j] = job_iv(name, plan.parallel, iv, offset, offset ? in.data() + offset - 16 : nullptr, job_ivs[j]);
   }
-  auto scheduler = new_scheduler(plan, options);  // after `wipe`: its workers stop before `copy` goes
+  auto scheduler = new_scheduler(plan, options);  // after `copy`: its workers stop before `copy` goes
   for (uint64_t j = 0; j < num_jobs; ++j) {
     const uint64_t offset = j * job_len, count = std::min(job_len, size - offset);
     const ByteSpan start_iv = own_iv[j] ? ByteSpan(job_ivs[j].data(), 16) : iv;
@@ -143,16 +146,10 @@ TransformStream::TransformStream(const CipherName& name, Direction direction, By
   const JobPlan plan = plan_jobs(name_, direction_, key, iv, options_);
   parallel_ = plan.parallel;
   devices_ = plan.devices;
-  const bool with_cpu = std::any_of(devices_.begin(), devices_.end(),
-                                    [](const std::string& d) { return !device_traits(d).is_gpu; });
+  const bool with_cpu = first_host(devices_) != devices_.end();
   // 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
-  job_len_ = options_.job_len ? std::max<uint64_t>(16, options_.job_len - options_.job_len % 16)
-                              : (with_cpu ? 4u << 20 : 32u << 20);
-  for (const std::string& name : devices_)
-    if (device_traits(name).is_gpu && device(name).offers_host_memory()) {
-      host_memory_ = &device(name);
-      break;
-    }
+  job_len_ = options_.job_len ? whole_blocks(options_.job_len) : (with_cpu ? 4u << 20 : 32u << 20);
+  host_memory_ = host_memory_device(devices_);
   scheduler_ = new_scheduler(plan, options_);
 }
 

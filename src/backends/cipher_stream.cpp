@@ -95,11 +95,7 @@ class EngineCipherStream final : public CipherStream {
       // engine pipelines its copies), so writing out could overwrite input not yet read. Work
       // from a copy, wiped on every way out (it may be plaintext): the result is what it would
       // be without the overlap, numpy's rule for overlapping operands.
-      std::vector<uint8_t> copy(in, in + len);
-      struct Wipe {
-        std::vector<uint8_t>& bytes;
-        ~Wipe() { secure_zero(bytes.data(), bytes.size()); }
-      } wipe{copy};
+      const WipedCopy copy(in, len);
       return update(copy.data(), out, len);
     }
     switch (name_.mode) {
@@ -121,11 +117,7 @@ class EngineCipherStream final : public CipherStream {
       throw std::invalid_argument(name_.canonical + ": data units are an XTS operation (use update)");
     modes::xts_check_units(name_.canonical, unit_len, len);
     if (partially_overlapping(in, out, len)) {  // as update(): work from a wiped copy
-      std::vector<uint8_t> copy(in, in + len);
-      struct Wipe {
-        std::vector<uint8_t>& bytes;
-        ~Wipe() { secure_zero(bytes.data(), bytes.size()); }
-      } wipe{copy};
+      const WipedCopy copy(in, len);
       return update_units(copy.data(), out, len, unit_len, first_unit);
     }
     const size_t num_units = len / unit_len;

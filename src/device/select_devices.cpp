@@ -1,6 +1,7 @@
 // select_devices.cpp: the one device policy (gpucrypt/device.hpp): what "auto", a device name or a
 // list of them and a CPU share mean, for the stream engine, the file format, the CLI, MPI ranks,
-// the C API and the lab alike.
+// the C API and the lab alike; and the engine's view of the chosen devices (scheduler_devices,
+// host_memory_device).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -131,6 +132,14 @@ std::vector<engine::SchedulerDevice> scheduler_devices(const std::vector<std::st
     scheduled.push_back({name, !traits.is_gpu, tuned != 0 ? tuned : traits.workers});
   }
   return scheduled;
+}
+
+const Device* host_memory_device(const std::vector<std::string>& devices) {
+  for (const std::string& name : devices) {
+    const Device& candidate = device(name);
+    if (candidate.offers_host_memory()) return &candidate;
+  }
+  return nullptr;
 }
 
 }  // namespace gpucrypt

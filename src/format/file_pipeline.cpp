@@ -223,22 +223,6 @@ class BufferPool {
   std::vector<Pair> all_, free_;
 };
 
-// The first device of `devices` that offers host memory of its own (a GPU), or nullptr.
-const Device* host_memory_device(const std::vector<std::string>& devices) {
-  for (const std::string& name : devices) {
-    const Device& device = gpucrypt::device(name);
-    if (device.offers_host_memory()) return &device;
-  }
-  return nullptr;
-}
-
-engine::SchedulerOptions file_scheduling(const PipelineOptions& options) {
-  engine::SchedulerOptions scheduling;
-  scheduling.cpu_share = options.cpu_share;
-  scheduling.cancelled = options.cancelled;
-  return scheduling;
-}
-
 // Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
 // job's read, seal and write would take turns; with two, one job's I/O overlaps the other's
 // sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
@@ -291,7 +275,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
 
   BufferPool buffers(buffer_in, buffer_out, host_memory_device(options.devices));
   IoTimes io;
-  engine::Scheduler scheduler(file_devices(options), file_scheduling(options));
+  engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
   uint64_t done_input = 0;
   try {

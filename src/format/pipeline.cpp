@@ -79,17 +79,6 @@ unsigned gpu_workers(unsigned fallback) {
 using ChunkJob = std::function<ChunkRun(uint64_t first, uint64_t count, const std::string& device)>;
 
 
-// Runs every chunk of `layout` as jobs of whole chunks of about options.job_len input bytes
-// (unit_len input bytes per chunk: plaintext when sealing, sealed when opening). done_chunks
-// counts the chunks retired, in order. When this returns or throws, no job runs any more (the
-// scheduler's destructor lets running jobs finish and drops queued ones).
-engine::SchedulerOptions scheduling_of(const PipelineOptions& options) {
-  engine::SchedulerOptions scheduling;
-  scheduling.cpu_share = options.cpu_share;
-  scheduling.cancelled = options.cancelled;
-  return scheduling;
-}
-
 // The pipeline's devices for the scheduler: their traits, kGpuWorkers (or GPUCRYPT_GPU_WORKERS)
 // per GPU.
 std::vector<engine::SchedulerDevice> scheduled_devices(const PipelineOptions& options) {
@@ -102,9 +91,13 @@ uint64_t chunks_per_job_of(const PipelineOptions& options, uint64_t unit_len) {
   return std::clamp<uint64_t>(job_len / unit_len, 1, kMaxChunksPerJob);
 }
 
+// Runs every chunk of `layout` as jobs of whole chunks of about options.job_len input bytes
+// (unit_len input bytes per chunk: plaintext when sealing, sealed when opening). done_chunks
+// counts the chunks retired, in order. When this returns or throws, no job runs any more (the
+// scheduler's destructor lets running jobs finish and drops queued ones).
 PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const PipelineOptions& options,
                            const ChunkJob& run_job, uint64_t& done_chunks) {
-  engine::Scheduler scheduler(scheduled_devices(options), scheduling_of(options));
+  engine::Scheduler scheduler(scheduled_devices(options), detail::scheduling_of(options));
   const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
   const uint64_t chunks_per_job = chunks_per_job_of(options, unit_len);
   const uint64_t num_chunks = layout.num_chunks();
@@ -129,6 +122,13 @@ PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const Pipeli
 }  // namespace
 
 unsigned detail::pipeline_gpu_workers() { return gpu_workers(kGpuWorkers); }
+
+engine::SchedulerOptions detail::scheduling_of(const PipelineOptions& options) {
+  engine::SchedulerOptions scheduling;
+  scheduling.cpu_share = options.cpu_share;
+  scheduling.cancelled = options.cancelled;
+  return scheduling;
+}
 
 PipelineStats detail::stats_of(const engine::SchedulerStats& scheduled) {
   PipelineStats stats;
@@ -285,7 +285,7 @@ struct ChunkStream::Impl {
         retire(std::move(retire_in)),
         unit_len(uint64_t(chunk_len) + (operation == Operation::open ? kTagLen : 0)),
         chunks_per_job(chunks_per_job_of(options, unit_len)),
-        scheduler(scheduled_devices(options), scheduling_of(options)) {
+        scheduler(scheduled_devices(options), detail::scheduling_of(options)) {
     std::memcpy(payload_key, key.data(), kKeyLen);
   }
   ~Impl() {

@@ -14,6 +14,9 @@ namespace gpucrypt::format::detail {
 // Worker threads per GPU for the pipelines: GPUCRYPT_GPU_WORKERS (1..16), or the measured default.
 unsigned pipeline_gpu_workers();
 
+// The scheduler's options of a pipeline (its CPU share and cancellation), for both pipelines.
+engine::SchedulerOptions scheduling_of(const PipelineOptions& options);
+
 // A scheduler's statistics as the pipelines report them (read_s / write_s are the file
 // pipeline's own to add).
 PipelineStats stats_of(const engine::SchedulerStats& scheduled);

@@ -10,18 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "c_check.h"
 #include "gpucrypt/gpucrypt.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                     \
-  do {                                       \
-    if (!(cond)) {                           \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);          \
-      fprintf(stderr, " (%s)\n", gc_last_error()); \
-      ++failures;                            \
-    }                                        \
-  } while (0)
 
 static char* slurp(const char* dir, const char* name, size_t* len) {
   char path[4096];

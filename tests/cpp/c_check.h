@@ -1,6 +1,6 @@
-/* c_check.h: the C API tests' one check (c_api_edges.c, c_api_paths.c): on a false condition, one
- * line naming the line, what was checked and gc_last_error(), and one more failure counted; the
- * test exits 1 when `failures` is not 0. */
+/* c_check.h: the C API tests' one check (c_api_edges.c, c_api_paths.c, c_api_recipients.c): on a
+ * false condition, one line naming the line, what was checked and gc_last_error(), and one more
+ * failure counted; the test exits 1 when `failures` is not 0. */
 #ifndef GPUCRYPT_TESTS_C_CHECK_H
 #define GPUCRYPT_TESTS_C_CHECK_H
 #include <stdio.h>
