@@ -129,13 +129,19 @@ def _keyed(cache, key, make):
 def cipher(cache, name, encrypt, key, iv, variant, device, array, out):
     """Encrypts or decrypts `array` with the cipher keyed in `cache` (a dict the caller keeps per
     keyed object) for the array's GPU."""
-    in_ptr, nbytes, stream = _interface(array, writable=False)
-    index = _array_device(array)
-    out, out_ptr = _output(array, index, out, nbytes)
-    gpu = _gpu_name(index, device)
+    in_ptr, nbytes, stream, out, out_ptr, gpu = _operands(array, out, device)
     keyed = _keyed(cache, (gpu, encrypt), lambda: _native.ResidentCipher(gpu, name, encrypt, key, variant or ""))
     keyed.process(iv, in_ptr, out_ptr, nbytes, stream)
     return out
+
+
+def _operands(array, out, device):
+    """(input address, length, stream, output array, output address, GPU name) of one call, each
+    array's interface read once."""
+    in_ptr, nbytes, stream = _interface(array, writable=False)
+    index = _array_device(array)
+    out, out_ptr = _output(array, index, out, nbytes)
+    return in_ptr, nbytes, stream, out, out_ptr, _gpu_name(index, device)
 
 
 def _output(array, in_device, out, nbytes):
@@ -160,10 +166,8 @@ def _gcm(cache, name, key, variant, gpu):
 
 
 def seal(cache, name, key, nonce, aad, tag_length, variant, device, array, out):
-    in_ptr, nbytes, stream = _interface(array, writable=False)
-    index = _array_device(array)
-    out, out_ptr = _output(array, index, out, nbytes)
-    gcm = _gcm(cache, name, key, variant, _gpu_name(index, device))
+    in_ptr, nbytes, stream, out, out_ptr, gpu = _operands(array, out, device)
+    gcm = _gcm(cache, name, key, variant, gpu)
     tag = gcm.seal(bytes(nonce), bytes(aad), tag_length, in_ptr, out_ptr, nbytes, stream)
     return out, tag
 
@@ -171,9 +175,7 @@ def seal(cache, name, key, nonce, aad, tag_length, variant, device, array, out):
 def open_(cache, name, key, nonce, aad, tag, variant, device, array, out):
     """The plaintext array, or None when the tag does not verify (then nothing was written:
     ``out``, even ``out=array``, keeps its bytes)."""
-    in_ptr, nbytes, stream = _interface(array, writable=False)
-    index = _array_device(array)
-    out, out_ptr = _output(array, index, out, nbytes)
-    gcm = _gcm(cache, name, key, variant, _gpu_name(index, device))
+    in_ptr, nbytes, stream, out, out_ptr, gpu = _operands(array, out, device)
+    gcm = _gcm(cache, name, key, variant, gpu)
     ok = gcm.open(bytes(nonce), bytes(aad), bytes(tag), in_ptr, out_ptr, nbytes, stream)
     return out if ok else None
