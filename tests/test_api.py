@@ -447,6 +447,25 @@ def test_dlpack_capsules_are_read_without_being_consumed():
         _native.dlpack_tensor_info(object())
 
 
+class _HostArrayOfAMixedLibrary:
+    """As a PyTorch or JAX host array presents itself: the CUDA Array Interface is a property of the
+    class (shared with the library's GPU arrays) and raises AttributeError on a host instance."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor type")
+
+
+def test_host_arrays_of_a_library_whose_class_has_the_cuda_interface_are_not_gpu_arrays():
+    """The regression behind a GPU failure on 2026-11-28: a PyTorch host tensor passed as out=
+    was taken for a GPU array because torch.Tensor has __cuda_array_interface__ on its class, and
+    the user got PyTorch's "stream should be None on cpu" instead of our error."""
+    from gpucrypt import gpu_arrays
+    assert not gpu_arrays.is_cuda_array(_HostArrayOfAMixedLibrary())
+    torch = pytest.importorskip("torch")
+    assert not gpu_arrays.is_cuda_array(torch.zeros(4, dtype=torch.uint8))
+
+
 def test_one_device_name_parser_for_every_entry_point():
     """gpucrypt.hpp's parse_device_name decides for the API, the batch engine, the stream engine
     and the CLI: the same names pass and the same names fail with the same message everywhere."""

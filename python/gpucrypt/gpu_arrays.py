@@ -31,10 +31,23 @@ def _dlpack_device(obj):
         return None
 
 
+# Libraries whose arrays with a CUDA Array Interface always live on a GPU. PyTorch and JAX have one
+# class for host and GPU arrays: the interface is on the class, and reading it from a host array
+# raises, so for them only the instance can answer.
+_GPU_ONLY_ARRAY_MODULES = frozenset({"cupy", "numba"})
+
+
 def is_cuda_array(obj):
-    # The class first: CuPy, PyTorch and Numba compute the interface (a new dict, the current
-    # stream) on every access, and a call reads each array's interface once, in _interface.
-    if hasattr(type(obj), "__cuda_array_interface__") or hasattr(obj, "__cuda_array_interface__"):
+    # Neither answer reads the interface where it can be avoided: CuPy, PyTorch and Numba compute
+    # it (a new dict, the current stream) on every access, and a call reads each array's interface
+    # once, in _interface.
+    is_cuda = getattr(obj, "is_cuda", None)  # PyTorch
+    if isinstance(is_cuda, bool):
+        return is_cuda
+    kind = type(obj)
+    if hasattr(kind, "__cuda_array_interface__") and kind.__module__.split(".")[0] in _GPU_ONLY_ARRAY_MODULES:
+        return True
+    if hasattr(obj, "__cuda_array_interface__"):
         return True
     device = _dlpack_device(obj)
     return device is not None and device[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
