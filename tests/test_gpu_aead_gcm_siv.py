@@ -37,6 +37,10 @@ def test_in_place_and_out_on_cuda():
     cpu_suite.test_in_place_and_out(DEVICE)
 
 
+def test_many_messages_batched_on_cuda():
+    cpu_suite.test_many_messages_batched(DEVICE)
+
+
 @pytest.mark.parametrize("name", cpu_suite.NAMES)
 def test_against_cpu(name):
     rng = random.Random(name)

@@ -45,6 +45,8 @@ struct AeadName {
 // parse_aead_name: any case; throws std::invalid_argument("unknown AEAD 'x': expected ...")
 // naming the accepted forms (a cipher name in a non-AEAD mode is told to use Cipher).
 AeadName parse_aead_name(std::string_view name);
+// The construction's part of a name, as in the canonical names: "gcm", "gcm-siv".
+std::string_view aead_construction_name(AeadConstruction construction);
 // Every AEAD name this library knows, canonical.
 std::vector<std::string> list_aeads();
 // check_aead_arguments: the name's rules for one message, as the error every backend raises

@@ -45,9 +45,10 @@ gc_status gc_cipher_update_units(gc_cipher* cipher, const uint8_t* in, uint8_t* 
                                  uint64_t first_unit);
 void gc_cipher_free(gc_cipher* cipher);
 
-/* ---- AEAD by name: GCM over AES, Camellia or SC2000 ("aes-256-gcm"; nonce 1.. bytes, 12
- * recommended; tag_len 4..16) or AES-GCM-SIV, RFC 8452 ("aes-128-gcm-siv", "aes-256-gcm-siv";
- * nonce 12 bytes, tag_len 16). Another nonce or tag length is GC_ERROR_ARGUMENT. ---- */
+/* ---- AEAD by name: any name gpucrypt/aead.hpp's list_aeads gives (GCM over AES, Camellia or
+ * SC2000, "aes-256-gcm": nonce 1.. bytes, 12 recommended, tag_len 4..16; and the constructions
+ * beyond GCM, "aes-256-gcm-siv", each with the nonce and tag lengths aead.hpp states). A nonce or
+ * tag length the AEAD does not take is GC_ERROR_ARGUMENT, gc_last_error naming the rule. ---- */
 typedef struct gc_aead gc_aead;
 gc_status gc_aead_new(gc_aead** out, const char* name, const uint8_t* key, size_t key_len, const char* device,
                       const char* variant);

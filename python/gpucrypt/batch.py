@@ -38,9 +38,23 @@ def _parse(name):
     if info is None:
         if not isinstance(name, str):
             raise TypeError(f"a cipher name is a str such as 'aes-256-gcm', not {type(name).__name__}")
-        info = _native.parse_cipher_name(name)
+        try:
+            info = _native.parse_cipher_name(name)
+        except ValueError:
+            if _is_aead_name(name):  # an AEAD beyond GCM: not a cipher the batch engine plans
+                raise ValueError(f"Batch runs ciphers and GCM, not {name}: seal many {name} messages with "
+                                 f"gpucrypt.encrypt_many or AEAD({name!r}, key).encrypt_many") from None
+            raise
         _NAME_CACHE[name] = info
     return info
+
+
+def _is_aead_name(name) -> bool:
+    try:
+        _native.aead_info(name)
+    except ValueError:
+        return False
+    return True
 
 
 class BatchError(Exception):
@@ -264,9 +278,10 @@ def _byte_lengths(items: Sequence, packed_len: int) -> array:
 
 
 def _aead_many(seal, name, key, nonces, messages, aad, tag_length, device, variant):
-    info = _parse(name)
-    if info["mode"] != "gcm":
-        raise ValueError(f"{info['canonical']} is not an AEAD; use a -gcm name such as aes-256-gcm")
+    if not isinstance(name, str):
+        _parse(name)   # the TypeError that shows the string form
+    info = _native.aead_info(name)   # any AEAD; "not an AEAD" for a cipher name
+    name = info["canonical"]
     tag_length = _check_tag_length(tag_length)
     messages = messages if isinstance(messages, (list, tuple)) else list(messages)
     nonces = nonces if isinstance(nonces, (list, tuple)) else list(nonces)
@@ -274,29 +289,37 @@ def _aead_many(seal, name, key, nonces, messages, aad, tag_length, device, varia
         raise ValueError(f"{len(nonces)} nonces for {len(messages)} messages")
     packed_nonces = _packed(nonces, "nonce")
     nonce_lengths = _byte_lengths(nonces, len(packed_nonces))
-    nonce_len = nonce_lengths[0] if nonces else 12
+    nonce_len = nonce_lengths[0] if nonces else info["nonce_min"]
     if nonce_lengths.count(nonce_len) != len(nonce_lengths):
         raise ValueError("encrypt_many/decrypt_many take nonces of one length; use Batch for mixed lengths")
-    if nonce_len == 0:
-        raise ValueError("GCM nonce must be at least 1 byte (12 bytes recommended)")
     key = _bytes_like(key, "key")
     aad = None if aad is None else _bytes_like(aad, "aad")
+    # The AEAD's nonce, tag and AAD rules, stated once in the library.
+    _native.check_aead_arguments(name, nonce_len, 0 if aad is None else len(aad), 0, tag_length)
     target = fixed_device(device, info["algorithm"])
     if target is None:   # auto with a GPU that wins for large totals of this algorithm
         target = resolve_device(device, sum(memoryview(m).nbytes for m in messages), info["algorithm"])
     if not is_gpu(target):
         # Read in place and written into the returned bytes objects: no packing, no cutting.
         try:
-            out, status = _native.create_gcm(info["canonical"], key, variant or "", target).run_many(
+            out, status = _native.create_aead(name, key, variant or "", target).run_many(
                 seal, nonces, messages, aad, tag_length)
         except TypeError:
             _packed(messages, "message")   # names the item that is not bytes-like
             raise
+    elif info["construction"] != "gcm":
+        # The GPU batch engine packs GCM only; another AEAD runs each message through its GPU kernels.
+        aead = _native.create_aead(name, key, variant or "", target)
+        run = aead.seal if seal else aead.open
+        out = [run(nonce, b"" if aad is None else aad, _bytes_like(message, f"message {index}"), tag_length)
+               for index, (nonce, message) in enumerate(zip(nonces, messages))]
+        status = bytes(_STATUS_AUTH_FAILED if o is None else _STATUS_OK for o in out)
+        out = [b"" if o is None else o for o in out]
     else:
         packed_messages = _packed(messages, "message")
         lengths = _byte_lengths(messages, len(packed_messages))
         packed, status, _, _ = _native.aead_packed(
-            info["canonical"], key, seal, packed_nonces, nonce_len, packed_messages, lengths, aad, tag_length,
+            name, key, seal, packed_nonces, nonce_len, packed_messages, lengths, aad, tag_length,
             variant or "", target, None)
         # One native pass cuts the packed output into the per-message bytes objects (a Python loop
         # of slices cost more than the encryption of 100k small messages).

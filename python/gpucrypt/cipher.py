@@ -389,10 +389,9 @@ class AEAD:
 
     def __init__(self, name: str, key, device: str = "auto", tag_length: int = 16,
                  variant: Optional[str] = None):
-        if isinstance(name, str) and name.lower().endswith("-gcm-siv"):
-            info = _native.aead_info(name)
-        else:
-            info = _native.aead_info(_parse_cipher_name(name, aead=True)["canonical"])
+        if not isinstance(name, str):
+            _parse_cipher_name(name, aead=True)   # the TypeError that shows the string form
+        info = _native.aead_info(name)
         self.name: str = info["canonical"]
         self._algorithm = info["algorithm"]
         self._is_gcm = info["construction"] == "gcm"
@@ -513,8 +512,6 @@ class AEAD:
         """Seals many messages under this key in one call (one native call, spread over cores
         or GPU threads); returns a list of ciphertext || tag. ``aad`` is shared by all messages.
         See gpucrypt.batch.encrypt_many."""
-        if not self._is_gcm:  # the batch engine runs GCM only: one message at a time
-            return [self.encrypt(nonce, message, aad) for nonce, message in zip(nonces, messages, strict=True)]
         from gpucrypt import batch
 
         return batch.encrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
@@ -522,22 +519,10 @@ class AEAD:
 
     def decrypt_many(self, nonces, messages, aad=None) -> list:
         """Opens many messages; raises InvalidTag (with ``.index``) for the first that fails."""
-        if not self._is_gcm:
-            return self._decrypt_each(nonces, messages, aad)
         from gpucrypt import batch
 
         return batch.decrypt_many(self.name, self._key, nonces, messages, aad, tag_length=self.tag_length,
                                   device=self._device, variant=self._variant or None)
-
-    def _decrypt_each(self, nonces, messages, aad):
-        plaintexts = []
-        for index, (nonce, message) in enumerate(zip(nonces, messages, strict=True)):
-            try:
-                plaintexts.append(self.decrypt(nonce, message, aad))
-            except InvalidTag as error:
-                error.index = index
-                raise
-        return plaintexts
 
     def _require_gcm(self, what: str) -> None:
         if not self._is_gcm:

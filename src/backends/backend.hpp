@@ -11,9 +11,8 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                                    std::string_view variant);
 std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                       std::string_view variant);
-// AES-GCM-SIV (backends/gcm_siv.cpp): CTR through the CPU AES variant `variant` ("" = the
-// default for AES in ECB: aes_openssl where OpenSSL has AES, constant-time with AES-NI).
-std::unique_ptr<Aead> create_gcm_siv(const AeadName& name, ByteSpan key, std::string_view variant);
+// The AEADs beyond GCM (backends/aead.cpp: each construction's CPU implementation).
+std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant);
 }  // namespace gpucrypt::cpu
 
 #if defined(GPUCRYPT_WITH_CUDA)
@@ -30,7 +29,7 @@ std::unique_ptr<CipherStream> create_cipher_stream(const CipherName& name, Direc
                                                    std::string_view variant, int device_index);
 std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
                                       std::string_view variant, int device_index);
-// The AEADs beyond GCM (AES-GCM-SIV: gcm_siv.cu).
+// The AEADs beyond GCM (cuda/aeads.cpp: each construction's CUDA implementation).
 std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant, int device_index);
 }  // namespace gpucrypt::cuda
 #endif

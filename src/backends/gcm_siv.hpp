@@ -36,3 +36,16 @@ class Body {
 std::unique_ptr<Aead> make_aead(const AeadName& name, ByteSpan key, std::unique_ptr<Body> body);
 
 }  // namespace gpucrypt::gcm_siv
+
+namespace gpucrypt::cpu {
+// AES-GCM-SIV on the CPU (gcm_siv.cpp): CTR through the CPU AES variant `variant` ("" = the
+// default for AES in ECB: aes_openssl where OpenSSL has AES, constant-time with AES-NI).
+std::unique_ptr<Aead> create_gcm_siv(const AeadName& name, ByteSpan key, std::string_view variant);
+}  // namespace gpucrypt::cpu
+
+#if defined(GPUCRYPT_WITH_CUDA)
+namespace gpucrypt::cuda {
+// AES-GCM-SIV on cuda:device_index (cuda/gcm_siv.cu): the constant-time bitsliced AES only.
+std::unique_ptr<Aead> create_gcm_siv(const AeadName& name, ByteSpan key, std::string_view variant, int device_index);
+}  // namespace gpucrypt::cuda
+#endif

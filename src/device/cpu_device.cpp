@@ -39,8 +39,8 @@ class CpuDevice final : public Device {
     return cpu::create_gcm(cipher, key, variant);
   }
   std::unique_ptr<Aead> create_aead(const AeadName& aead, ByteSpan key, std::string_view variant) const override {
-    if (aead.construction == AeadConstruction::gcm_siv) return cpu::create_gcm_siv(aead, key, variant);
-    return Device::create_aead(aead, key, variant);
+    if (aead.construction == AeadConstruction::gcm) return Device::create_aead(aead, key, variant);
+    return cpu::create_aead(aead, key, variant);
   }
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
     return cpu::run_batch(plan);

@@ -417,7 +417,7 @@ NB_MODULE(_native, m) {
     d["canonical"] = a.canonical;
     d["algorithm"] = std::string(algorithm_name(a.algorithm));
     d["key_bits"] = a.key_bits;
-    d["construction"] = a.construction == AeadConstruction::gcm ? "gcm" : "gcm-siv";
+    d["construction"] = std::string(aead_construction_name(a.construction));
     d["key_len"] = a.key_len;
     d["nonce_min"] = a.nonce_min;
     d["nonce_max"] = a.nonce_max;

@@ -130,9 +130,7 @@ class CudaGcmSivBody final : public gcm_siv::Body {
 
 }  // namespace
 
-std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant, int device_index) {
-  if (name.construction != AeadConstruction::gcm_siv)
-    throw std::invalid_argument(name.canonical + " is not available on cuda:" + std::to_string(device_index));
+std::unique_ptr<Aead> create_gcm_siv(const AeadName& name, ByteSpan key, std::string_view variant, int device_index) {
   // GCM-SIV runs the constant-time bitsliced AES of src/core; any other named variant is refused.
   const GpuVariant& v = select_variant(name.algorithm, variant.empty() ? "aes_bitsliced" : variant);
   if (v.info.name != "aes_bitsliced")
