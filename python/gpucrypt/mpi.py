@@ -31,7 +31,6 @@ import json
 import os
 import stat
 import signal
-import socket
 import sys
 import time
 from typing import Callable, Optional
@@ -122,7 +121,7 @@ class _Rank:
         self.device = _rank_device(device, self.local_rank)
         self.what = what
         self.round = 0
-        self.stats = {"rank": self.rank, "host": socket.gethostname(), "local_rank": self.local_rank,
+        self.stats = {"rank": self.rank, "host": os.uname().nodename, "local_rank": self.local_rank,
                       "device": self.device, "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
                       **{stage: 0.0 for stage in STAGES}}
         self._fault = _parse_fault(os.environ.get(FAULT_ENV_VAR), self.rank)
@@ -206,7 +205,7 @@ def _rank_device(requested: Optional[str], local_rank: int) -> str:
     if gpus:
         return gpus[local_rank % len(gpus)]
     if kind is not None:
-        raise gpucrypt.DeviceError(f"no {kind} device on {socket.gethostname()}")
+        raise gpucrypt.DeviceError(f"no {kind} device on {os.uname().nodename}")
     return "cpu"
 
 
