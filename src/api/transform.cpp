@@ -83,8 +83,7 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
   if (out.size() != in.size())
     throw std::invalid_argument("out has " + std::to_string(out.size()) + " bytes for " + std::to_string(in.size()) +
                                 " bytes of input");
-  if ((name.mode == Mode::ecb || name.mode == Mode::cbc) && in.size() % 16)
-    throw std::invalid_argument(name.canonical + " without padding needs a multiple of 16 bytes");
+  modes::check_whole_blocks(name, in.size());
   if (options.job_len == 0) throw std::invalid_argument("transform_range: job_len must be positive");
   const JobPlan plan = plan_jobs(name, direction, key, iv, options);
   // An `out` that overlaps `in` without being it (a shifted view of one buffer): a job's output
@@ -257,8 +256,7 @@ void TransformStream::finalize(const Sink& sink) {
   std::lock_guard lock(mutex_);
   if (closed_) throw std::invalid_argument("stream already finalized");
   try {
-    if ((name_.mode == Mode::ecb || name_.mode == Mode::cbc) && (offset_ + pending_len_) % 16)
-      throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes in all");
+    modes::check_whole_blocks(name_, offset_ + pending_len_, " in all");
     if (pending_len_) {
       Buffer last = std::move(pending_);
       const uint8_t* staged = last.get();

@@ -140,14 +140,8 @@ class EngineCipherStream final : public CipherStream {
  private:
   bool threads() const { return engine_->wants_host_threads(); }
 
-  void require_whole_blocks(size_t len) const {
-    if (len % 16 != 0)
-      throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes, got " +
-                                  std::to_string(len));
-  }
-
   void ecb(const uint8_t* in, uint8_t* out, size_t len) {
-    require_whole_blocks(len);
+    modes::check_whole_blocks(name_, len);
     for_each_range(len / 16, threads(), [&](size_t, const BlockRange& r) {
       engine_->ecb(direction_, in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
     });
@@ -173,7 +167,7 @@ class EngineCipherStream final : public CipherStream {
   }
 
   void cbc(const uint8_t* in, uint8_t* out, size_t len) {
-    require_whole_blocks(len);
+    modes::check_whole_blocks(name_, len);
     if (direction_ == Direction::encrypt) return engine_->cbc_encrypt(reg_, in, out, len / 16);
     chained_decrypt(in, out, len / 16, [&](const uint8_t* iv, const uint8_t* i, uint8_t* o, size_t n) {
       engine_->cbc_decrypt(iv, i, o, n);

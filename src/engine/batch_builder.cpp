@@ -14,6 +14,7 @@
 #include "base/names.hpp"
 #include "plan/batch_plan.hpp"
 #include "modes/gcm.hpp"
+#include "modes/mode_rules.hpp"
 #include "modes/xts.hpp"
 
 namespace gpucrypt::engine {
@@ -134,7 +135,7 @@ uint32_t BatchBuilder::add_common(uint32_t suite_index, ByteSpan key, ByteSpan i
       fail(e.what());
     }
     if (!aad.empty() && !is_aead_operation(suite.operation)) fail("AAD is for AEAD requests only");
-    const bool block_mode = name.mode == Mode::ecb || name.mode == Mode::cbc;
+    const bool block_mode = modes::needs_whole_blocks(name.mode);
     if (block_mode && suite.pkcs7 && suite.operation == Operation::encrypt) {
       input_len = data_len + (16 - data_len % 16);
     } else if (block_mode && data_len % 16 != 0) {

@@ -1,11 +1,15 @@
 // mode_rules.hpp: what a splitter needs to know about a mode, stated once: which modes split
-// (is_parallel) and where a piece starts (range_iv). Used by the CPU thread-pool splitter
+// (is_parallel), where a piece starts (range_iv) and which take whole blocks only
+// (needs_whole_blocks, check_whole_blocks). Used by the CPU thread-pool splitter
 // (cipher_stream.cpp), the CPU batch executor's tasks and the stream engine's jobs
 // (src/api/transform.cpp: transform_range, TransformStream); _native exposes both
 // (parse_cipher_name's parallel_* keys, range_iv).
 #pragma once
 
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "core/counter.h"
 #include "gpucrypt/cipher.hpp"
@@ -42,6 +46,19 @@ inline void range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, cons
     return;
   }
   std::memcpy(out, (mode == Mode::cbc || mode == Mode::cfb) && first_block > 0 ? previous_block : iv, 16);
+}
+
+// needs_whole_blocks: ECB and CBC (without padding) take whole 16-byte blocks only; the other
+// modes take any length (XTS: its own data-unit rule, xts_check_data_unit).
+constexpr bool needs_whole_blocks(Mode mode) { return mode == Mode::ecb || mode == Mode::cbc; }
+
+// check_whole_blocks: the one refusal of a length such a mode cannot take, naming the cipher:
+// "aes-256-cbc without padding needs a multiple of 16 bytes, got 17" (`scope`, e.g. " in all",
+// says what the length counts).
+inline void check_whole_blocks(const CipherName& name, uint64_t len, std::string_view scope = "") {
+  if (needs_whole_blocks(name.mode) && len % 16 != 0)
+    throw std::invalid_argument(name.canonical + " without padding needs a multiple of 16 bytes" + std::string(scope) +
+                                ", got " + std::to_string(len));
 }
 
 }  // namespace gpucrypt::modes
