@@ -49,7 +49,7 @@ __all__ = [
     "FormatError", "DecryptionError", "Passphrase", "Header",
     "encrypt_stream", "decrypt_stream", "encrypt_file", "decrypt_file", "encrypt_buffer", "decrypt_buffer",
     "encrypted_len", "atomic_output", "remove_stale_temps",
-    "read_header", "parse_header", "chunk_nonce", "write_all", "scrypt_memory_len", "check_scrypt_memory",
+    "read_header", "parse_header", "write_all", "scrypt_memory_len", "check_scrypt_memory",
 ]
 
 MAGIC = b"GPUCRYPT"
@@ -63,7 +63,6 @@ MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
 TAG_LEN = _native.FORMAT_TAG_LEN          # 16
 NONCE_LEN = _native.FORMAT_NONCE_LEN      # 12
-_COUNTER_LEN = NONCE_LEN - 1    # big-endian chunk index; the last nonce byte is the final flag
 
 DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
 MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
@@ -153,13 +152,6 @@ class Header(NamedTuple):
 KeyMaterial = Union[str, bytes, bytearray, memoryview, Passphrase]
 KeySource = Union[KeyMaterial, Callable[[Header], KeyMaterial]]
 Progress = Optional[Callable[[int], None]]
-
-
-def chunk_nonce(chunk_index: int, is_final: bool) -> bytes:
-    """The 12-byte GCM nonce of a chunk: 11-byte big-endian index, then 0x01 if final else 0x00."""
-    if not 0 <= chunk_index < 1 << (8 * _COUNTER_LEN):
-        raise FormatError("too many chunks for the 88-bit chunk counter")
-    return chunk_index.to_bytes(_COUNTER_LEN, "big") + (b"\x01" if is_final else b"\x00")
 
 
 def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
