@@ -431,3 +431,25 @@ def test_kernels_were_built_and_run():
     after = _native.device_counters(DEVICE)
     assert after["programs_built"] + after["programs_cached"] >= 5
     assert after["kernels_run"] > before["kernels_run"] >= 100
+
+
+def test_stream_engine_takes_an_opencl_only_variant_on_the_opencl_device():
+    """transform_into and StreamCipher on the OpenCL device with a variant only OpenCL has
+    (aes_ttable_local). Before, the stream engine checked every named variant against the CPU's
+    list and refused it: "unknown CPU variant". A variant the device lacks is refused naming the
+    device, and on the CPU the CPU's own refusal stands."""
+    from gpucrypt import stream
+    opencl_only = [v for v in VARIANTS["aes"] if v not in {c["name"] for c in gpucrypt.variants("cpu", "aes")}]
+    if not opencl_only:
+        pytest.skip("every OpenCL AES variant here has a CPU namesake")
+    key, iv, data = os.urandom(16), os.urandom(16), os.urandom(3 << 20)
+    expected = gpucrypt.Cipher("aes-128-ctr", key, iv=iv, device="cpu").encrypt(data)
+    for variant in opencl_only:
+        out = stream.transform_into("aes-128-ctr", key, iv, data, device=DEVICE, variant=variant, job_size=1 << 20)
+        assert bytes(out) == expected, variant
+        streamed = stream.StreamCipher("aes-128-ctr", key, iv, device=DEVICE, variant=variant)
+        assert streamed.update(data) + streamed.finalize() == expected, variant
+    with pytest.raises(ValueError, match=f"variant 'aes_nonesuch' does not run aes-128-ctr on {DEVICE}"):
+        stream.transform_into("aes-128-ctr", key, iv, data, device=DEVICE, variant="aes_nonesuch")
+    with pytest.raises(ValueError, match="unknown CPU variant"):
+        stream.transform_into("aes-128-ctr", key, iv, data, devices=[DEVICE, "cpu"], variant=opencl_only[0])

@@ -33,13 +33,34 @@ std::vector<std::string>::const_iterator first_host(const std::vector<std::strin
 // A job length the caller asked for, in whole blocks, at least one.
 uint64_t whole_blocks(uint64_t job_len) { return std::max<uint64_t>(16, job_len - job_len % 16); }
 
+// A named variant that `device_name` (not the CPU) cannot run for `name`: refused by that device's
+// own list of variants, before any job (a GPU's or OpenCL device's variants are not the CPU's:
+// aes_bitsliced8, aes_ttable_local).
+void check_variant_on(const std::string& device_name, const CipherName& name, const std::string& variant) {
+  const std::string algorithm(algorithm_name(name.algorithm)), mode(mode_name(name.mode));
+  std::string known;
+  for (const VariantInfo& v : device(device_name).variants()) {
+    if (v.algorithm != algorithm) continue;
+    if (v.name == variant && (v.only_mode.empty() || v.only_mode == mode)) return;
+    known += (known.empty() ? "" : ", ") + v.name;
+  }
+  throw std::invalid_argument("variant '" + variant + "' does not run " + name.canonical + " on " + device_name +
+                              " (its " + algorithm + " variants: " + (known.empty() ? "none" : known) + ")");
+}
+
 // The refusals both share (before any job runs) and the plan.
 JobPlan plan_jobs(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
                   const TransformOptions& options) {
   if (name.mode == Mode::gcm || name.mode == Mode::xts)
     throw std::invalid_argument(name.canonical + ": streams are for ECB/CBC/CFB/OFB/CTR; use AEAD or the file "
                                 "format for GCM and Cipher for an XTS data unit");
-  create_cipher_stream(name, direction, key, iv, options.variant, "cpu");  // key, IV and variant errors, here
+  // Key, IV and variant errors, here: the CPU's stream checks all three (with the variant, when
+  // the CPU is among the devices); every other device checks the variant against its own list.
+  const bool cpu_chosen = std::find(options.devices.begin(), options.devices.end(), "cpu") != options.devices.end();
+  create_cipher_stream(name, direction, key, iv, cpu_chosen ? options.variant : "", "cpu");
+  if (!options.variant.empty())
+    for (const std::string& d : options.devices)
+      if (d != "cpu") check_variant_on(d, name, options.variant);
   JobPlan plan{modes::is_parallel(name.mode, direction), options.devices, options.cpu_share, 0, options.device_workers};
   if (!plan.parallel) {
     const auto host = first_host(plan.devices);
