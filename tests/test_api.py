@@ -1,6 +1,7 @@
 """The Python API's contract: argument checks with clear errors, dispatch (which variant runs),
 devices, and that inputs are never modified."""
 
+import os
 import random
 import sys
 import types
@@ -486,3 +487,32 @@ def test_one_device_name_parser_for_every_entry_point():
             b.add("aes-128-ctr", bytes(16), b"x", iv=bytes(16))
             with pytest.raises(ValueError, match="unknown device"):
                 b.run()
+
+
+def test_mode_rules_match_what_the_modes_do():
+    """The library's mode rules (cipher.hpp mode_is_keystream, mode_needs_whole_blocks), which
+    Python's KEYSTREAM_MODES and padding defaults read, checked against each mode's behaviour:
+    a keystream mode leaks ct1 ^ ct2 == pt1 ^ pt2 (at least of the first block) under one key and IV; a whole-block mode refuses
+    17 bytes without padding and pads by default."""
+    from gpucrypt import _native
+    rules = _native.mode_rules()
+    assert set(rules) == {"ecb", "cbc", "cfb", "ofb", "ctr", "xts", "gcm"}
+    assert set(gpucrypt.cipher.KEYSTREAM_MODES) == {m for m, r in rules.items() if r["keystream"]}
+    iv = os.urandom(16)
+    first, second = os.urandom(64), os.urandom(64)
+    for mode, rule in rules.items():
+        if mode == "gcm":
+            continue   # an AEAD: AEAD(), not Cipher
+        name = f"aes-256-{mode}"
+        key = os.urandom(64 if mode == "xts" else 32)
+        assert _native.parse_cipher_name(name)["keystream"] == rule["keystream"]
+        one = gpucrypt.Cipher(name, key, padding=False if rule["whole_blocks"] else None)
+        ct1, ct2 = one.encrypt(first, iv=None if mode == "ecb" else iv), one.encrypt(second, iv=None if mode == "ecb" else iv)
+        # The first block's keystream is E(IV) in CTR, OFB and CFB alike (CFB's next blocks
+        # depend on the ciphertext, CTR's and OFB's do not: those leak the XOR of every block).
+        leaks = bytes(a ^ b for a, b in zip(ct1[:16], ct2[:16])) == bytes(a ^ b for a, b in zip(first[:16], second[:16]))
+        assert leaks == rule["keystream"], mode
+        assert gpucrypt.Cipher(name, key).padding == rule["whole_blocks"], mode
+        if rule["whole_blocks"]:
+            with pytest.raises(ValueError, match="multiple of 16"):
+                gpucrypt.Cipher(name, key, padding=False).encrypt(bytes(17), iv=None if mode == "ecb" else iv)

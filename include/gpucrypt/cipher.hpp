@@ -171,6 +171,13 @@ inline bool partially_overlapping(const void* in, const void* out, size_t len) {
 // first_block (CTR: the counter counted on; CBC/CFB decryption: previous_block, the ciphertext
 // block before the piece, unused when first_block is 0; ECB: iv unchanged).
 bool mode_is_parallel(Mode mode, Direction direction);
+// mode_is_keystream: CTR, OFB, CFB: one key and IV used for two messages leaks the XOR of their
+// plaintexts (CFB: of the first blocks).
+bool mode_is_keystream(Mode mode);
+// mode_needs_whole_blocks: ECB and CBC take whole 16-byte blocks (PKCS#7 padding makes them).
+bool mode_needs_whole_blocks(Mode mode);
+// Every mode, in the order the names list them ("ecb", "cbc", ..., "gcm").
+std::vector<Mode> list_modes();
 void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
                    uint8_t out[16]);
 

@@ -29,7 +29,6 @@ from gpucrypt.info import fixed_device, is_gpu, resolve_device
 __all__ = ["Batch", "BatchError", "encrypt_many", "decrypt_many", "seal_packed", "open_packed"]
 
 _STATUS_OK, _STATUS_AUTH_FAILED, _STATUS_BAD_PADDING = 0, 1, 2
-_PADDED_MODES = ("ecb", "cbc")
 _NAME_CACHE: dict = {}
 
 
@@ -222,8 +221,8 @@ def _cipher_suite(name, decrypt, aad, tag_length, padding, variant, unit_len=Non
         raise ValueError(f"{info['canonical']}: unit_len/first_unit are for XTS data units")
     aead = mode == "gcm"
     if padding is None:
-        padding = mode in _PADDED_MODES
-    elif padding and mode not in _PADDED_MODES:
+        padding = info["whole_blocks"]   # the library's rule (cipher.hpp mode_needs_whole_blocks)
+    elif padding and not info["whole_blocks"]:
         raise ValueError(f"{info['canonical']}: padding applies to ECB and CBC only")
     if aad is not None and not aead:
         raise ValueError(f"{info['canonical']}: aad is for AEAD (GCM) requests only")

@@ -198,7 +198,7 @@ def _python_call(name: str, kind: str, device: str, variant: Optional[str], buff
         return (lambda: aead.encrypt(nonce, data)), info
     iv = None if parsed["mode"] == "ecb" else os.urandom(16)
     # openssl speed -evp times ECB/CBC without padding: every byte counted is a byte processed.
-    cipher = gpucrypt.Cipher(name, key, iv=iv, device=device, padding=False if parsed["mode"] in ("ecb", "cbc") else None,
+    cipher = gpucrypt.Cipher(name, key, iv=iv, device=device, padding=False if parsed["whole_blocks"] else None,
                              variant=variant)
     info = {"algorithm": cipher.name, "device": cipher.device, "variant": cipher.variant}
     if parsed["mode"] == "xts":   # an XTS context holds the whole data unit until finalize()

@@ -32,9 +32,9 @@ from gpucrypt.info import fixed_device, resolve_device
 __all__ = ["AEAD", "aeads", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
 
 BLOCK_LEN = 16
-_PADDED_MODES = ("ecb", "cbc")
-# Modes whose ciphertext is plaintext XOR a keystream fixed by (key, IV): one IV, one message.
-KEYSTREAM_MODES = ("ctr", "ofb", "cfb")
+# Modes whose ciphertext is plaintext XOR a keystream fixed by (key, IV): one IV, one message
+# (the library's rule, cipher.hpp mode_is_keystream).
+KEYSTREAM_MODES = tuple(mode for mode, rules in _native.mode_rules().items() if rules["keystream"])
 # GCM's 32-bit block counter allows 2^32 - 2 blocks of data per (key, nonce) (SP 800-38D 5.2.1.1).
 GCM_MAX_PLAINTEXT_LEN = (2**32 - 2) * BLOCK_LEN
 _HOST_BUFFERS = (bytes, bytearray)   # never GPU arrays: skip the (slower) GPU-array probe
@@ -76,9 +76,11 @@ class Cipher:
         self.name: str = info["canonical"]
         self.mode: str = info["mode"]
         self._algorithm = info["algorithm"]
+        # The modes that take whole blocks, which PKCS#7 padding makes (cipher.hpp mode_needs_whole_blocks).
+        self._whole_blocks: bool = info["whole_blocks"]
         if padding is None:
-            padding = self.mode in _PADDED_MODES
-        elif padding and self.mode not in _PADDED_MODES:
+            padding = self._whole_blocks
+        elif padding and not self._whole_blocks:
             raise ValueError(f"{self.name}: padding applies to ECB and CBC only")
         self.padding: bool = bool(padding)
         self._key = _owned_bytes(key, "key")
@@ -260,7 +262,7 @@ class CipherContext:
         self._cipher = cipher
         self._encrypt = encrypt
         self._stream = cipher._stream(encrypt, num_bytes, iv)
-        self._block_mode = cipher.mode in _PADDED_MODES
+        self._block_mode = cipher._whole_blocks
         self._xts = cipher.mode == "xts"
         self._unbuffered = not self._block_mode and not self._xts   # CTR/OFB/CFB: nothing held back
         self._pending = bytearray()  # ECB/CBC: bytes not yet forming a whole block; XTS: the unit

@@ -72,10 +72,8 @@ CipherName parse_cipher_name(std::string_view name) {
   else if (bits == "192") r.key_bits = 192;
   else if (bits == "256") r.key_bits = 256;
   else bad_cipher_name(name, "unknown key size '" + bits + "'");
-  static const Mode modes[] = {Mode::ecb, Mode::cbc, Mode::cfb, Mode::ofb,
-                               Mode::ctr, Mode::xts, Mode::gcm};
   bool found = false;
-  for (Mode m : modes)
+  for (Mode m : list_modes())
     if (mode == mode_name(m)) { r.mode = m; found = true; }
   if (!found) bad_cipher_name(name, "unknown mode '" + mode + "'");
   if (r.mode == Mode::xts && r.key_bits == 192)
@@ -99,6 +97,11 @@ void secure_zero(void* p, size_t len) {
 }
 
 bool mode_is_parallel(Mode mode, Direction direction) { return modes::is_parallel(mode, direction); }
+bool mode_is_keystream(Mode mode) { return modes::is_keystream(mode); }
+bool mode_needs_whole_blocks(Mode mode) { return modes::needs_whole_blocks(mode); }
+std::vector<Mode> list_modes() {
+  return {Mode::ecb, Mode::cbc, Mode::cfb, Mode::ofb, Mode::ctr, Mode::xts, Mode::gcm};
+}
 
 void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
                    uint8_t out[16]) {

@@ -1,9 +1,9 @@
-// mode_rules.hpp: what a splitter needs to know about a mode, stated once: which modes split
-// (is_parallel), where a piece starts (range_iv) and which take whole blocks only
-// (needs_whole_blocks, check_whole_blocks). Used by the CPU thread-pool splitter
-// (cipher_stream.cpp), the CPU batch executor's tasks and the stream engine's jobs
-// (src/api/transform.cpp: transform_range, TransformStream); _native exposes both
-// (parse_cipher_name's parallel_* keys, range_iv).
+// mode_rules.hpp: what the library needs to know about a mode, stated once: which modes split
+// (is_parallel), where a piece starts (range_iv), which leak under a reused IV (is_keystream) and
+// which take whole blocks only (needs_whole_blocks, check_whole_blocks). Used by the CPU
+// thread-pool splitter (cipher_stream.cpp), the CPU batch executor's tasks, the batch builder and
+// the stream engine's jobs (src/api/transform.cpp: transform_range, TransformStream); cipher.hpp is
+// their public door, and _native exposes them (parse_cipher_name's keys, mode_rules, range_iv).
 #pragma once
 
 #include <cstring>
@@ -47,6 +47,12 @@ inline void range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, cons
   }
   std::memcpy(out, (mode == Mode::cbc || mode == Mode::cfb) && first_block > 0 ? previous_block : iv, 16);
 }
+
+// is_keystream: whether the mode XORs the message with a keystream that the key and IV fix (CTR,
+// OFB; CFB's first block, its later ones also depend on the ciphertext), so that two messages
+// under one key and IV leak the XOR of their plaintexts (CFB: of the first blocks, and onward while
+// they agree): the modes whose IV a Cipher object hands out only once (Python's KeystreamReuseError).
+constexpr bool is_keystream(Mode mode) { return mode == Mode::ctr || mode == Mode::ofb || mode == Mode::cfb; }
 
 // needs_whole_blocks: ECB and CBC (without padding) take whole 16-byte blocks only; the other
 // modes take any length (XTS: its own data-unit rule, xts_check_data_unit).

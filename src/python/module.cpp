@@ -349,7 +349,22 @@ NB_MODULE(_native, m) {
     // Whether a message can be cut into independent pieces, per direction (mode_is_parallel).
     d["parallel_encrypt"] = mode_is_parallel(n.mode, Direction::encrypt);
     d["parallel_decrypt"] = mode_is_parallel(n.mode, Direction::decrypt);
+    d["keystream"] = mode_is_keystream(n.mode);
+    d["whole_blocks"] = mode_needs_whole_blocks(n.mode);
     return d;
+  });
+  // Every mode with its rules (cipher.hpp), for Python's lists (cipher.KEYSTREAM_MODES).
+  m.def("mode_rules", [] {
+    nb::dict rules;
+    for (Mode mode : list_modes()) {
+      nb::dict r;
+      r["keystream"] = mode_is_keystream(mode);
+      r["whole_blocks"] = mode_needs_whole_blocks(mode);
+      r["parallel_encrypt"] = mode_is_parallel(mode, Direction::encrypt);
+      r["parallel_decrypt"] = mode_is_parallel(mode, Direction::decrypt);
+      rules[nb::str(std::string(mode_name(mode)).c_str())] = r;
+    }
+    return rules;
   });
 
   m.def(
