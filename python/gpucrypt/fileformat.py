@@ -253,8 +253,11 @@ def write_all(dst: BinaryIO, data) -> None:
 
 
 def _check_chunk_size(chunk_size: int) -> None:
-    if not MIN_CHUNK_SIZE <= chunk_size <= MAX_CHUNK_SIZE:
-        raise FormatError(f"chunk size {chunk_size} is outside {MIN_CHUNK_SIZE}..{MAX_CHUNK_SIZE} bytes")
+    """The library's chunk-length rule (format.hpp check_chunk_len), as a FormatError."""
+    try:
+        _native.format_check_chunk_len(chunk_size)
+    except ValueError as error:
+        raise FormatError(str(error)) from None
 
 
 def _header_len_known(data) -> tuple[int, bool]:

@@ -611,6 +611,10 @@ void register_format_bindings(nb::module_& m) {
         },
         nb::arg("fd"), nb::arg("length"), nb::arg("name"));
   // The layout's length rules (format.hpp), so that Python does not restate them.
+  m.def("format_check_chunk_len", [](int64_t chunk_len) {
+    if (chunk_len < 0) throw std::invalid_argument("chunk size " + std::to_string(chunk_len) + " is negative");
+    format::check_chunk_len(static_cast<uint64_t>(chunk_len));
+  }, nb::arg("chunk_len"));
   m.def("format_file_len", [](uint64_t plaintext_len, uint64_t chunk_len) {
     format::check_chunk_len(chunk_len);
     return format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len}.file_len();
