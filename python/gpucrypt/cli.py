@@ -118,8 +118,12 @@ class _Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
-            result = super().main(args, prog_name or "gpucrypt", complete_var,
-                                  standalone_mode=False, **extra)
+            # A full disk or quota met by a write without a file name is standard output's: every
+            # -o FILE is named where it is written (fileformat.atomic_output), and stdout's writes
+            # (click.echo, the stream engine, the file pipeline into a redirected file) carry none.
+            with fileformat._full_output_named(STANDARD_OUTPUT):
+                result = super().main(args, prog_name or "gpucrypt", complete_var,
+                                      standalone_mode=False, **extra)
             exit_code = result if isinstance(result, int) else 0
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
@@ -177,7 +181,8 @@ def _quiet_after_broken_pipe() -> int:
     return 128 + signal.SIGPIPE
 
 
-_STDOUT_CLOSED = "standard output is closed; redirect it (> FILE) or use -o FILE"
+STANDARD_OUTPUT = "standard output"   # how errors name stdout, which has no path of the user's
+_STDOUT_CLOSED = f"{STANDARD_OUTPUT} is closed; redirect it (> FILE) or use -o FILE"
 
 
 class _ClosedStdout(io.TextIOBase):
