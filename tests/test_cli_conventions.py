@@ -177,3 +177,25 @@ def test_encrypt_file_refuses_an_absent_device_as_the_cli_does(workdir, options)
     with pytest.raises(gpucrypt.DeviceError, match="is not available"):
         gpucrypt.stream.resolve_devices(options.get("device", "auto"), options.get("devices"),
                                         options.get("cpu_share"))
+
+
+@pytest.mark.parametrize("command", ["encrypt", "decrypt"])
+@pytest.mark.parametrize("options, words", [
+    (["--device", "cpu", "--cpu-share", "0.5"], "the only device named is the CPU"),
+    (["--devices", "cpu", "--cpu-share", "auto"], "the only device named is the CPU"),
+    (["--device", "cuda:0", "--devices", "cpu"], "a list of devices"),
+])
+def test_device_options_that_would_be_ignored_are_refused(workdir, command, options, words):
+    """`--device cpu --cpu-share 0.5` ran on the CPU alone and `--device cuda:0 --devices cpu`
+    dropped --device, both without a word: an option is used or refused, never ignored."""
+    source = workdir / "plain"
+    if command == "decrypt":
+        source = workdir / "sealed.gcx"
+        assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(source),
+                    str(workdir / "plain")]).exit_code == 0
+    result = run([command, "--key-file", str(workdir / "key.hex"), *options, "-o", str(workdir / "out"),
+                  str(source)])
+    assert result.exit_code == 2
+    assert words in one_error_line(result.stderr)
+    assert not (workdir / "out").exists()
+

@@ -279,7 +279,7 @@ def test_pipeline_cancellation():
     ("cuda:1", None, "auto", (["cuda:1", "cpu"], "auto")),
     ("auto", "cuda:0,cuda:1", None, (["cuda:0", "cuda:1"], 0.0)),
     ("auto", ["cuda:0", "cuda:1"], "0.3", (["cuda:0", "cuda:1", "cpu"], 0.3)),
-    ("cpu", None, 0.5, (["cpu"], 1.0)),
+    ("auto", None, 0.5, (["cpu"], 1.0)),     # auto on a machine without a GPU: the CPU does it all
     ("auto", "cpu,cuda:0", None, (["cuda:0", "cpu"], "auto")),   # the CPU named beside a GPU takes part
 ])
 def test_resolve_devices(monkeypatch, device, devices, share, expected):
@@ -295,6 +295,11 @@ def test_resolve_devices_errors(monkeypatch):
         stream.resolve_devices("auto", None, 1.5)
     with pytest.raises(ValueError, match="unknown device"):
         stream.resolve_devices("gpu")
+    # Options that would be ignored are refused.
+    with pytest.raises(ValueError, match="the only device named is the CPU"):
+        stream.resolve_devices("cpu", None, 0.5)
+    with pytest.raises(ValueError, match="a list of devices"):
+        stream.resolve_devices("cuda:0", "cpu")
 
 
 # ----------------------------------------------------------------------------- constant-time default

@@ -467,8 +467,13 @@ def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Opti
 
 def _checked_devices(device: str, devices, cpu_share) -> list:
     """Every device the work would use, checked to exist before anything starts (by
-    stream.resolve_devices, as for the Python API: a DeviceError naming the device and why)."""
-    worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
+    stream.resolve_devices, as for the Python API: a DeviceError naming the device and why).
+    Options that contradict each other or would be ignored (the library's ValueError: a device
+    beside --devices, a share beside the CPU alone) are a wrong command line."""
+    try:
+        worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
+    except ValueError as exc:
+        raise _usage_error(str(exc)) from None
     return worker_devices
 
 
@@ -1140,9 +1145,10 @@ def _common_file_options(function):
                                  "kernels on CUDA); naming a table-based variant gives that up.")(function)
     function = click.option("--cpu-share", default=None, metavar="auto|0..1", callback=_parse_cpu_share,
                             help="Fraction of the data the CPU takes beside the GPUs; 'auto' (the default with "
-                                 "--device auto) splits by measured throughput as the run goes.")(function)
+                                 "--device auto) splits by measured throughput as the run goes. Refused with "
+                                 "--device cpu (the CPU alone does all the work).")(function)
     function = click.option("--devices", default=None, metavar="LIST", callback=_parse_devices,
-                            help="Comma-separated devices, e.g. cuda:0,cuda:1 or opencl:0,cpu (overrides --device).")(function)
+                            help="Comma-separated devices, e.g. cuda:0,cuda:1 or opencl:0,cpu (instead of --device).")(function)
     function = click.option("--progress", is_flag=True,
                             help="Show the progress bar even when stderr is not a terminal.")(function)
     function = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")(function)
