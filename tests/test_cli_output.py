@@ -462,6 +462,20 @@ def test_file_size_limit_on_redirected_stdout_is_named(work, command):
     assert one_error_line(result.stderr).startswith("gpucrypt: error: standard output: File too large")
 
 
+@pytest.mark.parametrize("command", ["encrypt", "decrypt"])
+def test_mpi_output_directory_is_named_as_without_mpi(work, command):
+    """`--mpi -o DIR` said "DIR: --mpi writes a regular file; this is not one"; it is the same
+    "DIR: Is a directory" as without --mpi (one process under --mpi needs no mpirun)."""
+    pytest.importorskip("mpi4py")
+    (work / "dir").mkdir()
+    source = work / ("plain" if command == "encrypt" else "sealed.gcx")
+    for mpi in ([], ["--mpi"]):
+        result = gpucrypt_process([command, *mpi, *key(work), "-o", str(work / "dir"), str(source)], text=True)
+        assert result.returncode == 1, result.stderr
+        assert one_error_line(result.stderr) == f"gpucrypt: error: {work / 'dir'}: Is a directory", mpi
+        assert list((work / "dir").iterdir()) == [] and not temporaries(work)
+
+
 def test_closed_pipe_status_through_the_click_path():
     """Without the entry point's SIGPIPE reset (an embedding caller), BrokenPipeError still
     ends quietly, with the shell's status for SIGPIPE."""
