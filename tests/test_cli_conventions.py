@@ -199,3 +199,15 @@ def test_device_options_that_would_be_ignored_are_refused(workdir, command, opti
     assert words in one_error_line(result.stderr)
     assert not (workdir / "out").exists()
 
+
+def test_max_work_factor_with_a_key_file_is_refused(workdir):
+    """decrypt --key-file K --max-work-factor N: a key file is never stretched, so the cap was
+    ignored without a word (encrypt already refused --work-factor with --key-file)."""
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    result = run(["decrypt", "--key-file", str(workdir / "key.hex"), "--max-work-factor", "12",
+                  "-o", str(workdir / "out"), str(sealed)])
+    assert result.exit_code == 2
+    assert "--max-work-factor" in one_error_line(result.stderr) and "--key-file" in result.stderr
+    assert not (workdir / "out").exists()
+

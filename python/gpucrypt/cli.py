@@ -1313,7 +1313,8 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
 @_common_file_options
 @_key_options
 @click.option("--max-work-factor", type=click.IntRange(1, 40), default=fileformat.MAX_SCRYPT_LOG2N,
-              show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher; a file whose "
+              show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher (passphrases: refused with --key-file, "
+                                      "whose key is not stretched); a file whose "
                                       "cost needs more memory than is available is refused either way.")
 @click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
                                             "when it is intact and the key is right, 1 otherwise.")
@@ -1354,6 +1355,11 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 
     if check and (output_path is not None or force):
         raise _usage_error(f"--check writes nothing; drop {'-o' if output_path is not None else '--force'}")
+    if key_file is not None and click.get_current_context().get_parameter_source("max_work_factor") \
+            != click.core.ParameterSource.DEFAULT:
+        # A key file is never stretched, so no cap can let it open a file (with -i it can: a file
+        # to recipients may also hold a costly passphrase stanza, which the cap refuses to parse).
+        raise _usage_error("--max-work-factor caps a passphrase's scrypt cost; a --key-file key is not stretched")
     _check_key_options(input_path, passphrase_file, key_file)
     _check_progress_options(quiet, progress)
     mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
