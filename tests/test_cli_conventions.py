@@ -211,3 +211,17 @@ def test_max_work_factor_with_a_key_file_is_refused(workdir):
     assert "--max-work-factor" in one_error_line(result.stderr) and "--key-file" in result.stderr
     assert not (workdir / "out").exists()
 
+
+@pytest.mark.parametrize("command", ["encrypt", "decrypt", "keygen"])
+def test_force_without_an_output_file_is_refused(workdir, command):
+    """`gpucrypt encrypt -f FILE > out`: --force replaces an -o FILE; to standard output it was
+    ignored without a word."""
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    args = {"encrypt": ["encrypt", "--key-file", str(workdir / "key.hex"), "-f", str(workdir / "plain")],
+            "decrypt": ["decrypt", "--key-file", str(workdir / "key.hex"), "--force", "-o", "-", str(sealed)],
+            "keygen": ["keygen", "--symmetric", "-o", "-", "-f"]}[command]
+    result = run(args)
+    assert result.exit_code == 2 and result.stdout_bytes == b""
+    assert "--force" in one_error_line(result.stderr) and "standard output" in result.stderr
+

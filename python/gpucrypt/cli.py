@@ -295,6 +295,8 @@ def _may_overwrite(path: Optional[str], input_path: Optional[str], force: bool, 
     terminal; otherwise an error before any work (and before a passphrase prompt). Devices,
     FIFOs and a path that does not exist yet need no permission."""
     if _to_stdout(path):
+        if force:   # it would be ignored: stdout is written into, never replaced
+            raise _usage_error("--force replaces an existing output file; the output here is standard output")
         return False
     if input_path not in (None, "-"):
         gpucrypt._native.format_refuse_input_as_output(input_path, path)   # ValueError naming PATH
