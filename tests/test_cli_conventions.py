@@ -225,3 +225,17 @@ def test_force_without_an_output_file_is_refused(workdir, command):
     assert result.exit_code == 2 and result.stdout_bytes == b""
     assert "--force" in one_error_line(result.stderr) and "standard output" in result.stderr
 
+
+def test_inspect_and_decrypt_name_what_they_read(workdir):
+    """`gpucrypt inspect plain` said "not a gpucrypt file (bad magic)" without the path; decrypt
+    of a damaged stdin named nothing either: standard input is named as such."""
+    result = run(["inspect", str(workdir / "plain")])
+    assert result.exit_code == 1
+    assert one_error_line(result.stderr) == f"gpucrypt: error: {workdir / 'plain'}: not a gpucrypt file (bad magic)"
+    result = run(["inspect", "-"], input=(workdir / "plain").read_bytes())
+    assert one_error_line(result.stderr) == "gpucrypt: error: standard input: not a gpucrypt file (bad magic)"
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    result = run(["decrypt", "--key-file", str(workdir / "key.hex")], input=sealed.read_bytes()[:-1])
+    assert result.exit_code == 1
+    assert one_error_line(result.stderr).startswith("gpucrypt: error: standard input: chunk 0 failed authentication")

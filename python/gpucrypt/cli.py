@@ -1378,7 +1378,8 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     overwrite = False if check else _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
     def decrypt_job(source, sink, bar, stats):
-        with fileformat._failures_naming(input_path or ""):   # "wrong passphrase or key for PATH (...)"
+        # "wrong passphrase or key for PATH (...)", "PATH: chunk N failed ..."; stdin named as such
+        with fileformat._failures_naming("standard input" if input_path in (None, "-") else input_path):
             return fileformat.decrypt_stream(source, sink, key_for, device=device, devices=devices,
                                              cpu_share=cpu_share, variant=variant, progress=bar,
                                              max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io)
