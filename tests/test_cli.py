@@ -430,7 +430,7 @@ def test_decrypt_wrong_passphrase_leaves_nothing(secrets):
 
 def test_authentication_failures_name_the_input(secrets):
     """README: errors name the path you typed. A wrong key names the file after the words the
-    previous test pins; a damaged chunk is reported as PATH: chunk N ...; stdin names nothing."""
+    previous test pins; a damaged chunk is reported as PATH: chunk N ...; stdin as standard input."""
     key_option = ["--key-file", str(secrets / "key.hex")]
     sealed = secrets / "secret.gcx"
     blob = run(["encrypt", *key_option, "--chunk-size", "1024"], input=os.urandom(5000)).stdout_bytes
@@ -447,7 +447,7 @@ def test_authentication_failures_name_the_input(secrets):
         assert one_error_line(result.stderr).startswith(f"gpucrypt: error: {damaged}: chunk 1 failed authentication")
     assert not (secrets / "out").exists()
     result = run(["decrypt", "--key-file", str(secrets / "other.key")], input=blob)
-    assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key (")
+    assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key for standard input (")
 
 
 def test_check_refuses_output_options(secrets):
