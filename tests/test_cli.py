@@ -475,7 +475,7 @@ def test_quiet_and_progress_are_refused_together(secrets):
 
 def test_header_errors_name_the_input(secrets):
     """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
-    with nothing written (as authentication failures are); from stdin, no name."""
+    with nothing written (as authentication failures are); from stdin, standard input."""
     key_option = ["--key-file", str(secrets / "key.hex")]
     blob = run(["encrypt", *key_option], input=b"x" * 100).stdout_bytes
     cases = {"notes.txt": (b"hello world" * 10, "not a gpucrypt file"),
@@ -491,7 +491,7 @@ def test_header_errors_name_the_input(secrets):
             assert (secrets / name).read_bytes() == data
     assert not (secrets / "out").exists()
     result = run(["decrypt", *key_option], input=b"hello world")
-    assert one_error_line(result.stderr) == "gpucrypt: error: not a gpucrypt file (bad magic)"
+    assert one_error_line(result.stderr) == "gpucrypt: error: standard input: not a gpucrypt file (bad magic)"
 
 
 def test_decrypt_tampered_files(secrets):
