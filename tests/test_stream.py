@@ -614,13 +614,14 @@ def test_cli_options_reach_the_engine(tmp_path):
     (tmp_path / "plain").write_bytes(data)
     runner = CliRunner()
     result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), "-o", str(tmp_path / "sealed"),
-                                 "--device", "cpu", "--cpu-share", "auto", "--stats", str(tmp_path / "plain")])
+                                 "--device", "auto", "--cpu-share", "auto", "--stats", str(tmp_path / "plain")])
     assert result.exit_code == 0, result.output
     assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == data
     result = runner.invoke(cli, ["decrypt", "--key-file", str(tmp_path / "key"), "-o", str(tmp_path / "back"),
                                  "--devices", "cpu", "--variant", "aes_bitsliced", str(tmp_path / "sealed")])
     assert result.exit_code == 0 and (tmp_path / "back").read_bytes() == data
-    for bad in (["--cpu-share", "2"], ["--devices", "gpu7"], ["--cpu-share", "lots"]):
+    for bad in (["--cpu-share", "2"], ["--devices", "gpu7"], ["--cpu-share", "lots"],
+                ["--device", "cpu", "--cpu-share", "auto"]):   # a share beside the CPU alone: meaningless
         result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), *bad, str(tmp_path / "plain")])
         assert result.exit_code == 2
 
