@@ -239,3 +239,18 @@ def test_inspect_and_decrypt_name_what_they_read(workdir):
     result = run(["decrypt", "--key-file", str(workdir / "key.hex")], input=sealed.read_bytes()[:-1])
     assert result.exit_code == 1
     assert one_error_line(result.stderr).startswith("gpucrypt: error: standard input: chunk 0 failed authentication")
+
+
+def test_hash_refuses_quiet_with_progress(workdir):
+    """`hash -q --progress` showed the bar: -q's "no progress bar" was ignored (encrypt and
+    decrypt already refused the pair)."""
+    result = run(["hash", "-q", "--progress", str(workdir / "plain")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--progress" in one_error_line(result.stderr)
+
+
+def test_speed_refuses_decrypt_for_a_hash():
+    """`speed --decrypt sha3-256` timed the hash as if no flag had been given."""
+    result = run(["speed", "--decrypt", "--seconds", "0.01", "--bytes", "16", "sha3-256"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--decrypt" in one_error_line(result.stderr) and "sha3-256 is a hash" in result.stderr

@@ -627,9 +627,11 @@ def speed(names, algorithms, buffer_len, seconds, device, variant, decrypt, resi
     requested = list(names) + list(algorithms)
     for algorithm in requested:
         try:
-            bench.algorithm_kind(algorithm)
+            kind = bench.algorithm_kind(algorithm)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="ALGORITHM") from None
+        if decrypt and kind == "hash":   # a hash has no decryption: the flag would be ignored for it
+            raise click.UsageError(f"--decrypt times decryption; {algorithm} is a hash")
     buffer_lens = (buffer_len,) if buffer_len else bench.default_buffer_lens(device, resident)
     cells = bench.plan(requested or bench.DEFAULT_ALGORITHMS, buffer_lens, python_rows)
     options = {"device": device, "variant": variant, "seconds": seconds, "decrypt": decrypt, "resident": resident,
@@ -1039,6 +1041,7 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
     ranks (docs/mpi.md).
     """
     name = _hash_name(algorithm or "sha3-256")
+    _check_progress_options(quiet, progress)
     if algorithm in _SHA3SUM_SHAKE_ALGORITHMS and length is None:
         length = checksums.SHA3SUM_SHAKE_LENGTHS[name]
     if binary and text:
