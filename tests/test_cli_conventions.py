@@ -254,3 +254,21 @@ def test_speed_refuses_decrypt_for_a_hash():
     result = run(["speed", "--decrypt", "--seconds", "0.01", "--bytes", "16", "sha3-256"])
     assert result.exit_code == 2 and result.stdout == ""
     assert "--decrypt" in one_error_line(result.stderr) and "sha3-256 is a hash" in result.stderr
+
+
+def test_identity_given_as_key_file_says_so(workdir):
+    """`keygen -o restore.id` then `decrypt --key-file restore.id` said only "expected a 32-byte
+    key": the error now says it is an identity, for -i."""
+    identity = workdir / "restore.id"
+    assert run(["keygen", "-o", str(identity)]).exit_code == 0
+    result = run(["encrypt", "--key-file", str(identity), "-o", str(workdir / "out"), str(workdir / "plain")])
+    assert result.exit_code == 1 and not (workdir / "out").exists()
+    line = one_error_line(result.stderr)
+    assert line.startswith(f"gpucrypt: error: {identity}: an identity file") and " -i " in line
+    assert identity.read_text() not in result.stderr and "IDENTITY:" not in result.stderr
+
+
+def test_inspect_counts_one_chunk_as_one(workdir):
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    assert ", 1 chunk with 16 bytes of tags" in run(["inspect", str(sealed)]).stdout

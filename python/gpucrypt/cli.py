@@ -31,7 +31,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, stream
+from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, recipients, stream
 from gpucrypt.__main__ import VERSION_LINE
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
@@ -372,6 +372,10 @@ def _parse_key(content: bytes, key_len: int, source: str) -> bytes:
                            "'gpucrypt keygen --symmetric' writes); for a passphrase in a file use --passphrase-file")
         return content
     text = content.strip()
+    if recipients.holds_identity(text):
+        # `keygen -o FILE` without --symmetric writes an identity: a new user's likely slip.
+        raise CliError(f"{source}: an identity file (from 'gpucrypt keygen'), not a key file: give it with "
+                       "-i (decrypt), and encrypt to its recipient with -r")
     if len(text) == 2 * key_len:
         try:
             return bytes.fromhex(text.decode("ascii"))
