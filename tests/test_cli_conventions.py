@@ -272,3 +272,15 @@ def test_inspect_counts_one_chunk_as_one(workdir):
     sealed = workdir / "sealed.gcx"
     assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
     assert ", 1 chunk with 16 bytes of tags" in run(["inspect", str(sealed)]).stdout
+
+
+def test_malformed_k_is_one_error_line(workdir):
+    """`enc -K abc` printed the -K warning and then the error: one line, the error, now; a good
+    -K still warns."""
+    args = ["enc", "-aes-128-ctr", "-iv", IV_HEX, "-in", str(workdir / "plain"), "-o", str(workdir / "out")]
+    result = run([*args, "-K", "abc"])
+    assert result.exit_code == 2 and not (workdir / "out").exists()
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [one_error_line(result.stderr)]
+    assert "-K key is not valid hex" in result.stderr
+    result = run([*args, "-K", KEY_HEX[:32]])
+    assert result.exit_code == 0 and "warning: -K puts the key in the process list" in result.stderr

@@ -763,9 +763,9 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     overwrite = _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
     if hex_key is not None:
+        key = _parse_hex(hex_key, key_len, "-K key")   # a malformed key: its error alone, no warning first
         if not quiet:
             _warn("-K puts the key in the process list and shell history; prefer --key-file or $GPUCRYPT_KEY")
-        key = _parse_hex(hex_key, key_len, "-K key")
     elif key_file is not None:
         key = _parse_key(_read_secret_file(key_file), key_len, key_file)
     elif os.environ.get(KEY_ENV_VAR):
