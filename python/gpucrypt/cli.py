@@ -1322,9 +1322,9 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
 @_common_file_options
 @_key_options
 @click.option("--max-work-factor", type=click.IntRange(1, 40), default=fileformat.MAX_SCRYPT_LOG2N,
-              show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher (passphrases: refused with --key-file, "
-                                      "whose key is not stretched); a file whose "
-                                      "cost needs more memory than is available is refused either way.")
+              show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher; a file whose "
+                                      "cost needs more memory than is available is refused either way. A "
+                                      "passphrase's cap: refused with --key-file, whose key is not stretched.")
 @click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
                                             "when it is intact and the key is right, 1 otherwise.")
 @click.option("-i", "--identity", "identity_files", multiple=True, type=click.Path(dir_okay=False),
