@@ -72,7 +72,8 @@ def inspect_text(report: dict) -> str:
     if sizes["stanzas"]:
         breakdown += f" (stanzas {sizes['stanzas']})"
     if "plaintext" in sizes:
-        breakdown += (f", {sizes['chunks']} chunks with {sizes['tags']} bytes of tags, plaintext {sizes['plaintext']}"
+        chunks = f"{sizes['chunks']} chunk{'' if sizes['chunks'] == 1 else 's'}"
+        breakdown += (f", {chunks} with {sizes['tags']} bytes of tags, plaintext {sizes['plaintext']}"
                       f"; file {sizes['file']}")
     elif "file" in sizes:
         breakdown += f"; file {sizes['file']}"
