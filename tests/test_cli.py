@@ -430,7 +430,7 @@ def test_decrypt_wrong_passphrase_leaves_nothing(secrets):
 
 def test_authentication_failures_name_the_input(secrets):
     """README: errors name the path you typed. A wrong key names the file after the words the
-    previous test pins; a damaged chunk is reported as PATH: chunk N ...; stdin names nothing."""
+    previous test pins; a damaged chunk is reported as PATH: chunk N ...; stdin as standard input."""
     key_option = ["--key-file", str(secrets / "key.hex")]
     sealed = secrets / "secret.gcx"
     blob = run(["encrypt", *key_option, "--chunk-size", "1024"], input=os.urandom(5000)).stdout_bytes
@@ -447,7 +447,7 @@ def test_authentication_failures_name_the_input(secrets):
         assert one_error_line(result.stderr).startswith(f"gpucrypt: error: {damaged}: chunk 1 failed authentication")
     assert not (secrets / "out").exists()
     result = run(["decrypt", "--key-file", str(secrets / "other.key")], input=blob)
-    assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key (")
+    assert one_error_line(result.stderr).startswith("gpucrypt: error: wrong passphrase or key for standard input (")
 
 
 def test_check_refuses_output_options(secrets):
@@ -475,7 +475,7 @@ def test_quiet_and_progress_are_refused_together(secrets):
 
 def test_header_errors_name_the_input(secrets):
     """A file that is not ours, or one cut inside its header, is reported as PATH: ..., once,
-    with nothing written (as authentication failures are); from stdin, no name."""
+    with nothing written (as authentication failures are); from stdin, standard input."""
     key_option = ["--key-file", str(secrets / "key.hex")]
     blob = run(["encrypt", *key_option], input=b"x" * 100).stdout_bytes
     cases = {"notes.txt": (b"hello world" * 10, "not a gpucrypt file"),
@@ -491,7 +491,7 @@ def test_header_errors_name_the_input(secrets):
             assert (secrets / name).read_bytes() == data
     assert not (secrets / "out").exists()
     result = run(["decrypt", *key_option], input=b"hello world")
-    assert one_error_line(result.stderr) == "gpucrypt: error: not a gpucrypt file (bad magic)"
+    assert one_error_line(result.stderr) == "gpucrypt: error: standard input: not a gpucrypt file (bad magic)"
 
 
 def test_decrypt_tampered_files(secrets):

@@ -177,3 +177,110 @@ def test_encrypt_file_refuses_an_absent_device_as_the_cli_does(workdir, options)
     with pytest.raises(gpucrypt.DeviceError, match="is not available"):
         gpucrypt.stream.resolve_devices(options.get("device", "auto"), options.get("devices"),
                                         options.get("cpu_share"))
+
+
+@pytest.mark.parametrize("command", ["encrypt", "decrypt"])
+@pytest.mark.parametrize("options, words", [
+    (["--device", "cpu", "--cpu-share", "0.5"], "the only device named is the CPU"),
+    (["--devices", "cpu", "--cpu-share", "auto"], "the only device named is the CPU"),
+    (["--device", "cuda:0", "--devices", "cpu"], "a list of devices"),
+])
+def test_device_options_that_would_be_ignored_are_refused(workdir, command, options, words):
+    """`--device cpu --cpu-share 0.5` ran on the CPU alone and `--device cuda:0 --devices cpu`
+    dropped --device, both without a word: an option is used or refused, never ignored."""
+    source = workdir / "plain"
+    if command == "decrypt":
+        source = workdir / "sealed.gcx"
+        assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(source),
+                    str(workdir / "plain")]).exit_code == 0
+    result = run([command, "--key-file", str(workdir / "key.hex"), *options, "-o", str(workdir / "out"),
+                  str(source)])
+    assert result.exit_code == 2
+    assert words in one_error_line(result.stderr)
+    assert not (workdir / "out").exists()
+
+
+def test_max_work_factor_with_a_key_file_is_refused(workdir):
+    """decrypt --key-file K --max-work-factor N: a key file is never stretched, so the cap was
+    ignored without a word (encrypt already refused --work-factor with --key-file)."""
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    result = run(["decrypt", "--key-file", str(workdir / "key.hex"), "--max-work-factor", "12",
+                  "-o", str(workdir / "out"), str(sealed)])
+    assert result.exit_code == 2
+    assert "--max-work-factor" in one_error_line(result.stderr) and "--key-file" in result.stderr
+    assert not (workdir / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["encrypt", "decrypt", "keygen"])
+def test_force_without_an_output_file_is_refused(workdir, command):
+    """`gpucrypt encrypt -f FILE > out`: --force replaces an -o FILE; to standard output it was
+    ignored without a word."""
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    args = {"encrypt": ["encrypt", "--key-file", str(workdir / "key.hex"), "-f", str(workdir / "plain")],
+            "decrypt": ["decrypt", "--key-file", str(workdir / "key.hex"), "--force", "-o", "-", str(sealed)],
+            "keygen": ["keygen", "--symmetric", "-o", "-", "-f"]}[command]
+    result = run(args)
+    assert result.exit_code == 2 and result.stdout_bytes == b""
+    assert "--force" in one_error_line(result.stderr) and "standard output" in result.stderr
+
+
+def test_inspect_and_decrypt_name_what_they_read(workdir):
+    """`gpucrypt inspect plain` said "not a gpucrypt file (bad magic)" without the path; decrypt
+    of a damaged stdin named nothing either: standard input is named as such."""
+    result = run(["inspect", str(workdir / "plain")])
+    assert result.exit_code == 1
+    assert one_error_line(result.stderr) == f"gpucrypt: error: {workdir / 'plain'}: not a gpucrypt file (bad magic)"
+    result = run(["inspect", "-"], input=(workdir / "plain").read_bytes())
+    assert one_error_line(result.stderr) == "gpucrypt: error: standard input: not a gpucrypt file (bad magic)"
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    result = run(["decrypt", "--key-file", str(workdir / "key.hex")], input=sealed.read_bytes()[:-1])
+    assert result.exit_code == 1
+    assert one_error_line(result.stderr).startswith("gpucrypt: error: standard input: chunk 0 failed authentication")
+
+
+def test_hash_refuses_quiet_with_progress(workdir):
+    """`hash -q --progress` showed the bar: -q's "no progress bar" was ignored (encrypt and
+    decrypt already refused the pair)."""
+    result = run(["hash", "-q", "--progress", str(workdir / "plain")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--progress" in one_error_line(result.stderr)
+
+
+def test_speed_refuses_decrypt_for_a_hash():
+    """`speed --decrypt sha3-256` timed the hash as if no flag had been given."""
+    result = run(["speed", "--decrypt", "--seconds", "0.01", "--bytes", "16", "sha3-256"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--decrypt" in one_error_line(result.stderr) and "sha3-256 is a hash" in result.stderr
+
+
+def test_identity_given_as_key_file_says_so(workdir):
+    """`keygen -o restore.id` then `decrypt --key-file restore.id` said only "expected a 32-byte
+    key": the error now says it is an identity, for -i."""
+    identity = workdir / "restore.id"
+    assert run(["keygen", "-o", str(identity)]).exit_code == 0
+    result = run(["encrypt", "--key-file", str(identity), "-o", str(workdir / "out"), str(workdir / "plain")])
+    assert result.exit_code == 1 and not (workdir / "out").exists()
+    line = one_error_line(result.stderr)
+    assert line.startswith(f"gpucrypt: error: {identity}: an identity file") and " -i " in line
+    assert identity.read_text() not in result.stderr and "IDENTITY:" not in result.stderr
+
+
+def test_inspect_counts_one_chunk_as_one(workdir):
+    sealed = workdir / "sealed.gcx"
+    assert run(["encrypt", "--key-file", str(workdir / "key.hex"), "-o", str(sealed), str(workdir / "plain")]).exit_code == 0
+    assert ", 1 chunk with 16 bytes of tags" in run(["inspect", str(sealed)]).stdout
+
+
+def test_malformed_k_is_one_error_line(workdir):
+    """`enc -K abc` printed the -K warning and then the error: one line, the error, now; a good
+    -K still warns."""
+    args = ["enc", "-aes-128-ctr", "-iv", IV_HEX, "-in", str(workdir / "plain"), "-o", str(workdir / "out")]
+    result = run([*args, "-K", "abc"])
+    assert result.exit_code == 2 and not (workdir / "out").exists()
+    assert [line for line in result.stderr.splitlines() if line.strip()] == [one_error_line(result.stderr)]
+    assert "-K key is not valid hex" in result.stderr
+    result = run([*args, "-K", KEY_HEX[:32]])
+    assert result.exit_code == 0 and "warning: -K puts the key in the process list" in result.stderr

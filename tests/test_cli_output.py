@@ -426,6 +426,56 @@ def test_closed_stdout_is_one_error_line(tmp_path, command):
         assert result.returncode == 0 and result.stderr == "" and out.read_bytes() == plaintext.read_bytes()
 
 
+@pytest.mark.parametrize("command", ["encrypt", "decrypt", "decrypt -o -", "enc", "hash", "info", "keygen"])
+def test_full_stdout_is_named(work, command):
+    """`gpucrypt decrypt x.gc -o - > /dev/full` said only "No space left on device", naming
+    nothing; the user's output there is standard output, and the error says so."""
+    args = {"encrypt": ["encrypt", *key(work), str(work / "plain")],
+            "decrypt": ["decrypt", *key(work), str(work / "sealed.gcx")],
+            "decrypt -o -": ["decrypt", *key(work), "-o", "-", str(work / "sealed.gcx")],
+            "enc": ["enc", "-aes-128-ctr", "-K", KEY_HEX[:32], "-iv", KEY_HEX[:32], "-q", "-in", str(work / "plain")],
+            "hash": ["hash", str(work / "plain")], "info": ["info"],
+            "keygen": ["keygen", "--symmetric", "-o", "-"]}[command]
+    with open("/dev/full", "wb") as full:
+        result = gpucrypt_process(args, capture_output=False, stdout=full, stderr=subprocess.PIPE, text=True)
+    assert result.returncode == 1
+    assert one_error_line(result.stderr) == "gpucrypt: error: standard output: No space left on device"
+
+
+@pytest.mark.parametrize("command", ["encrypt", "decrypt"])
+def test_file_size_limit_on_redirected_stdout_is_named(work, command):
+    """stdout redirected to a regular file goes through the library's file pipeline, whose
+    errors carry no name either: past the file size limit (EFBIG), standard output is named."""
+    big = work / "big"
+    big.write_bytes(os.urandom(300_000))
+    assert run(["encrypt", *key(work), "-o", str(work / "big.gcx"), str(big)]).exit_code == 0
+    source = str(big) if command == "encrypt" else str(work / "big.gcx")
+    limit = 64 << 10
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    with open(work / "redirected", "wb") as redirected:
+        result = gpucrypt_process([command, *key(work), source], capture_output=False, stdout=redirected, stderr=subprocess.PIPE,
+                                  text=True, preexec_fn=limit_file_size)
+    assert result.returncode == 1
+    assert one_error_line(result.stderr).startswith("gpucrypt: error: standard output: File too large")
+
+
+@pytest.mark.parametrize("command", ["encrypt", "decrypt"])
+def test_mpi_output_directory_is_named_as_without_mpi(work, command):
+    """`--mpi -o DIR` said "DIR: --mpi writes a regular file; this is not one"; it is the same
+    "DIR: Is a directory" as without --mpi (one process under --mpi needs no mpirun)."""
+    pytest.importorskip("mpi4py")
+    (work / "dir").mkdir()
+    source = work / ("plain" if command == "encrypt" else "sealed.gcx")
+    for mpi in ([], ["--mpi"]):
+        result = gpucrypt_process([command, *mpi, *key(work), "-o", str(work / "dir"), str(source)], text=True)
+        assert result.returncode == 1, result.stderr
+        assert one_error_line(result.stderr) == f"gpucrypt: error: {work / 'dir'}: Is a directory", mpi
+        assert list((work / "dir").iterdir()) == [] and not temporaries(work)
+
+
 def test_closed_pipe_status_through_the_click_path():
     """Without the entry point's SIGPIPE reset (an embedding caller), BrokenPipeError still
     ends quietly, with the shell's status for SIGPIPE."""

@@ -279,7 +279,7 @@ def test_pipeline_cancellation():
     ("cuda:1", None, "auto", (["cuda:1", "cpu"], "auto")),
     ("auto", "cuda:0,cuda:1", None, (["cuda:0", "cuda:1"], 0.0)),
     ("auto", ["cuda:0", "cuda:1"], "0.3", (["cuda:0", "cuda:1", "cpu"], 0.3)),
-    ("cpu", None, 0.5, (["cpu"], 1.0)),
+    ("auto", None, 0.5, (["cpu"], 1.0)),     # auto on a machine without a GPU: the CPU does it all
     ("auto", "cpu,cuda:0", None, (["cuda:0", "cpu"], "auto")),   # the CPU named beside a GPU takes part
 ])
 def test_resolve_devices(monkeypatch, device, devices, share, expected):
@@ -295,6 +295,11 @@ def test_resolve_devices_errors(monkeypatch):
         stream.resolve_devices("auto", None, 1.5)
     with pytest.raises(ValueError, match="unknown device"):
         stream.resolve_devices("gpu")
+    # Options that would be ignored are refused.
+    with pytest.raises(ValueError, match="the only device named is the CPU"):
+        stream.resolve_devices("cpu", None, 0.5)
+    with pytest.raises(ValueError, match="a list of devices"):
+        stream.resolve_devices("cuda:0", "cpu")
 
 
 # ----------------------------------------------------------------------------- constant-time default
@@ -609,13 +614,14 @@ def test_cli_options_reach_the_engine(tmp_path):
     (tmp_path / "plain").write_bytes(data)
     runner = CliRunner()
     result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), "-o", str(tmp_path / "sealed"),
-                                 "--device", "cpu", "--cpu-share", "auto", "--stats", str(tmp_path / "plain")])
+                                 "--device", "auto", "--cpu-share", "auto", "--stats", str(tmp_path / "plain")])
     assert result.exit_code == 0, result.output
     assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == data
     result = runner.invoke(cli, ["decrypt", "--key-file", str(tmp_path / "key"), "-o", str(tmp_path / "back"),
                                  "--devices", "cpu", "--variant", "aes_bitsliced", str(tmp_path / "sealed")])
     assert result.exit_code == 0 and (tmp_path / "back").read_bytes() == data
-    for bad in (["--cpu-share", "2"], ["--devices", "gpu7"], ["--cpu-share", "lots"]):
+    for bad in (["--cpu-share", "2"], ["--devices", "gpu7"], ["--cpu-share", "lots"],
+                ["--device", "cpu", "--cpu-share", "auto"]):   # a share beside the CPU alone: meaningless
         result = runner.invoke(cli, ["encrypt", "--key-file", str(tmp_path / "key"), *bad, str(tmp_path / "plain")])
         assert result.exit_code == 2
 

@@ -230,12 +230,14 @@ struct DeviceSelection {
 // only where an OpenCL ICD other than PoCL's is registered: PoCL's devices are this CPU, which
 // "auto" runs natively). Empty on a machine without a GPU. A new backend needs no change here.
 std::vector<std::string> auto_gpus();
-// select_devices: `devices` (a comma-separated list, "" for none) overrides `device` ("auto" or ""
-// for auto_gpus() plus the CPU with measured shares; else one device name). `cpu_share` is "" (not
-// given), "auto" or a number 0..1: given with GPUs it adds the CPU ("0" keeps it out); naming
-// "cpu" in a list beside GPUs means measured shares. Names are parsed by parse_device_name and
-// repeats dropped. std::invalid_argument for a malformed name or share, or a share of 0 with no
-// GPU; with check_present, DeviceError for a named GPU that is not there (before any work).
+// select_devices: `devices` (a comma-separated list, "" for none) or `device` ("auto" or "" for
+// auto_gpus() plus the CPU with measured shares; else one device name); naming both is refused.
+// `cpu_share` is "" (not given), "auto" or a number 0..1: given with GPUs it adds the CPU ("0"
+// keeps it out); naming "cpu" in a list beside GPUs means measured shares. Names are parsed by
+// parse_device_name and repeats dropped. std::invalid_argument for a malformed name or share, a
+// device beside a list, a share of 0 with no GPU, or any share when the devices named are only the
+// CPU (under "auto" without a GPU it is accepted and the CPU does the work); with check_present,
+// DeviceError for a named GPU that is not there (before any work).
 DeviceSelection select_devices(std::string_view device, std::string_view devices = "",
                                std::string_view cpu_share = "", bool check_present = true);
 // scheduler_devices: the scheduler's view of `devices` (names as select_devices gives them), from

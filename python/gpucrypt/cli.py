@@ -31,7 +31,7 @@ from typing import BinaryIO, Iterator, Optional
 import click
 
 import gpucrypt
-from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, stream
+from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, recipients, stream
 from gpucrypt.__main__ import VERSION_LINE
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
@@ -118,8 +118,12 @@ class _Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
-            result = super().main(args, prog_name or "gpucrypt", complete_var,
-                                  standalone_mode=False, **extra)
+            # A full disk or quota met by a write without a file name is standard output's: every
+            # -o FILE is named where it is written (fileformat.atomic_output), and stdout's writes
+            # (click.echo, the stream engine, the file pipeline into a redirected file) carry none.
+            with fileformat._full_output_named(STANDARD_OUTPUT):
+                result = super().main(args, prog_name or "gpucrypt", complete_var,
+                                      standalone_mode=False, **extra)
             exit_code = result if isinstance(result, int) else 0
         except click.UsageError as exc:
             hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
@@ -177,7 +181,8 @@ def _quiet_after_broken_pipe() -> int:
     return 128 + signal.SIGPIPE
 
 
-_STDOUT_CLOSED = "standard output is closed; redirect it (> FILE) or use -o FILE"
+STANDARD_OUTPUT = "standard output"   # how errors name stdout, which has no path of the user's
+_STDOUT_CLOSED = f"{STANDARD_OUTPUT} is closed; redirect it (> FILE) or use -o FILE"
 
 
 class _ClosedStdout(io.TextIOBase):
@@ -290,6 +295,8 @@ def _may_overwrite(path: Optional[str], input_path: Optional[str], force: bool, 
     terminal; otherwise an error before any work (and before a passphrase prompt). Devices,
     FIFOs and a path that does not exist yet need no permission."""
     if _to_stdout(path):
+        if force:   # it would be ignored: stdout is written into, never replaced
+            raise _usage_error("--force replaces an existing output file; the output here is standard output")
         return False
     if input_path not in (None, "-"):
         gpucrypt._native.format_refuse_input_as_output(input_path, path)   # ValueError naming PATH
@@ -365,6 +372,10 @@ def _parse_key(content: bytes, key_len: int, source: str) -> bytes:
                            "'gpucrypt keygen --symmetric' writes); for a passphrase in a file use --passphrase-file")
         return content
     text = content.strip()
+    if recipients.holds_identity(text):
+        # `keygen -o FILE` without --symmetric writes an identity: a new user's likely slip.
+        raise CliError(f"{source}: an identity file (from 'gpucrypt keygen'), not a key file: give it with "
+                       "-i (decrypt), and encrypt to its recipient with -r")
     if len(text) == 2 * key_len:
         try:
             return bytes.fromhex(text.decode("ascii"))
@@ -462,8 +473,13 @@ def _progress_bar(forced: bool, quiet: bool, output_to_stdout: bool, total: Opti
 
 def _checked_devices(device: str, devices, cpu_share) -> list:
     """Every device the work would use, checked to exist before anything starts (by
-    stream.resolve_devices, as for the Python API: a DeviceError naming the device and why)."""
-    worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
+    stream.resolve_devices, as for the Python API: a DeviceError naming the device and why).
+    Options that contradict each other or would be ignored (the library's ValueError: a device
+    beside --devices, a share beside the CPU alone) are a wrong command line."""
+    try:
+        worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
+    except ValueError as exc:
+        raise _usage_error(str(exc)) from None
     return worker_devices
 
 
@@ -615,9 +631,11 @@ def speed(names, algorithms, buffer_len, seconds, device, variant, decrypt, resi
     requested = list(names) + list(algorithms)
     for algorithm in requested:
         try:
-            bench.algorithm_kind(algorithm)
+            kind = bench.algorithm_kind(algorithm)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="ALGORITHM") from None
+        if decrypt and kind == "hash":   # a hash has no decryption: the flag would be ignored for it
+            raise click.UsageError(f"--decrypt times decryption; {algorithm} is a hash")
     buffer_lens = (buffer_len,) if buffer_len else bench.default_buffer_lens(device, resident)
     cells = bench.plan(requested or bench.DEFAULT_ALGORITHMS, buffer_lens, python_rows)
     options = {"device": device, "variant": variant, "seconds": seconds, "decrypt": decrypt, "resident": resident,
@@ -745,9 +763,9 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     overwrite = _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
     if hex_key is not None:
+        key = _parse_hex(hex_key, key_len, "-K key")   # a malformed key: its error alone, no warning first
         if not quiet:
             _warn("-K puts the key in the process list and shell history; prefer --key-file or $GPUCRYPT_KEY")
-        key = _parse_hex(hex_key, key_len, "-K key")
     elif key_file is not None:
         key = _parse_key(_read_secret_file(key_file), key_len, key_file)
     elif os.environ.get(KEY_ENV_VAR):
@@ -1027,6 +1045,7 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
     ranks (docs/mpi.md).
     """
     name = _hash_name(algorithm or "sha3-256")
+    _check_progress_options(quiet, progress)
     if algorithm in _SHA3SUM_SHAKE_ALGORITHMS and length is None:
         length = checksums.SHA3SUM_SHAKE_LENGTHS[name]
     if binary and text:
@@ -1135,9 +1154,10 @@ def _common_file_options(function):
                                  "kernels on CUDA); naming a table-based variant gives that up.")(function)
     function = click.option("--cpu-share", default=None, metavar="auto|0..1", callback=_parse_cpu_share,
                             help="Fraction of the data the CPU takes beside the GPUs; 'auto' (the default with "
-                                 "--device auto) splits by measured throughput as the run goes.")(function)
+                                 "--device auto) splits by measured throughput as the run goes. Refused with "
+                                 "--device cpu (the CPU alone does all the work).")(function)
     function = click.option("--devices", default=None, metavar="LIST", callback=_parse_devices,
-                            help="Comma-separated devices, e.g. cuda:0,cuda:1 or opencl:0,cpu (overrides --device).")(function)
+                            help="Comma-separated devices, e.g. cuda:0,cuda:1 or opencl:0,cpu (instead of --device).")(function)
     function = click.option("--progress", is_flag=True,
                             help="Show the progress bar even when stderr is not a terminal.")(function)
     function = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")(function)
@@ -1303,7 +1323,8 @@ def _run_file_job(what, input_path, output_path, overwrite, progress, quiet, sho
 @_key_options
 @click.option("--max-work-factor", type=click.IntRange(1, 40), default=fileformat.MAX_SCRYPT_LOG2N,
               show_default=True, help="Refuse files whose scrypt cost (log2 N) is higher; a file whose "
-                                      "cost needs more memory than is available is refused either way.")
+                                      "cost needs more memory than is available is refused either way. A "
+                                      "passphrase's cap: refused with --key-file, whose key is not stretched.")
 @click.option("--check", is_flag=True, help="Authenticate the whole file and write nothing: exit status 0 "
                                             "when it is intact and the key is right, 1 otherwise.")
 @click.option("-i", "--identity", "identity_files", multiple=True, type=click.Path(dir_okay=False),
@@ -1343,6 +1364,11 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
 
     if check and (output_path is not None or force):
         raise _usage_error(f"--check writes nothing; drop {'-o' if output_path is not None else '--force'}")
+    if key_file is not None and click.get_current_context().get_parameter_source("max_work_factor") \
+            != click.core.ParameterSource.DEFAULT:
+        # A key file is never stretched, so no cap can let it open a file (with -i it can: a file
+        # to recipients may also hold a costly passphrase stanza, which the cap refuses to parse).
+        raise _usage_error("--max-work-factor caps a passphrase's scrypt cost; a --key-file key is not stretched")
     _check_key_options(input_path, passphrase_file, key_file)
     _check_progress_options(quiet, progress)
     mpi.check_options(use_mpi, round_size, stats_json, devices, device, cpu_share=cpu_share, progress=progress)
@@ -1359,7 +1385,8 @@ def decrypt(input_path, output_path, force, device, quiet, progress, devices, cp
     overwrite = False if check else _may_overwrite(output_path, input_path, force)
     _keep_secrets_out_of_dumps()
     def decrypt_job(source, sink, bar, stats):
-        with fileformat._failures_naming(input_path or ""):   # "wrong passphrase or key for PATH (...)"
+        # "wrong passphrase or key for PATH (...)", "PATH: chunk N failed ..."; stdin named as such
+        with fileformat._failures_naming("standard input" if input_path in (None, "-") else input_path):
             return fileformat.decrypt_stream(source, sink, key_for, device=device, devices=devices,
                                              cpu_share=cpu_share, variant=variant, progress=bar,
                                              max_scrypt_log2n=max_work_factor, stats=stats, direct_io=direct_io)

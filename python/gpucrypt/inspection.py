@@ -21,7 +21,8 @@ def inspect_file(path: str, source: Optional[BinaryIO] = None) -> dict:
     with contextlib.ExitStack() as stack:
         if source is None:
             source = stack.enter_context(open(path, "rb"))
-        header = fileformat.read_header(source, max_scrypt_log2n=255)   # shown, never run: no cap needed
+        with fileformat._failures_naming("standard input" if path == "-" else path):   # "PATH: not a gpucrypt file"
+            header = fileformat.read_header(source, max_scrypt_log2n=255)   # shown, never run: no cap needed
         file_len = None
         with contextlib.suppress(OSError, ValueError, AttributeError):   # a pipe, or no descriptor
             status = os.fstat(source.fileno())
@@ -71,7 +72,8 @@ def inspect_text(report: dict) -> str:
     if sizes["stanzas"]:
         breakdown += f" (stanzas {sizes['stanzas']})"
     if "plaintext" in sizes:
-        breakdown += (f", {sizes['chunks']} chunks with {sizes['tags']} bytes of tags, plaintext {sizes['plaintext']}"
+        chunks = f"{sizes['chunks']} chunk{'' if sizes['chunks'] == 1 else 's'}"
+        breakdown += (f", {chunks} with {sizes['tags']} bytes of tags, plaintext {sizes['plaintext']}"
                       f"; file {sizes['file']}")
     elif "file" in sizes:
         breakdown += f"; file {sizes['file']}"

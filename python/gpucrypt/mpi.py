@@ -344,13 +344,17 @@ _FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), 
                (stat.S_ISSOCK, "a socket"))
 
 
-def _refuse_unless_regular(path: str, mode: int) -> None:
+_INPUT_AT_OFFSETS = "--mpi splits its input at offsets (run without --mpi to stream it)"
+_OUTPUT_AT_OFFSETS = "--mpi writes its output at offsets (run without --mpi to write into it)"
+
+
+def _refuse_unless_regular(path: str, mode: int, why: str = _INPUT_AT_OFFSETS) -> None:
+    """A directory in the words every command uses; a special file naming its kind and `why`."""
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)   # as without --mpi
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
-        raise ValueError(f"{path}: {kind}, not a regular file: --mpi splits its input at offsets "
-                         "(run without --mpi to stream it)")
+        raise ValueError(f"{path}: {kind}, not a regular file: {why}")
 
 
 def _check_input(path: str) -> None:
@@ -401,8 +405,7 @@ class _Output:
         _native.format_refuse_input_as_output(input_path, self.dst_path)
         target = os.path.realpath(self.dst_path)
         if os.path.exists(target):
-            if not stat.S_ISREG(os.stat(target).st_mode):
-                raise ValueError(f"{self.dst_path}: --mpi writes a regular file; this is not one")
+            _refuse_unless_regular(self.dst_path, os.stat(target).st_mode, _OUTPUT_AT_OFFSETS)
             if not self.overwrite:
                 raise ValueError(f"{self.dst_path}: already exists; use --force to overwrite it")
         self.output = _native.AtomicOutput(self.dst_path, True, -1, -1, False)
@@ -601,7 +604,9 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
     # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
     # the rank's GPU with a measured share; a named device runs alone.
-    devices, share = stream.resolve_devices(ctx.device, None, "auto" if (requested_device or "auto") == "auto" else None)
+    # A rank without a GPU runs on the CPU alone, which takes no share.
+    measured = (requested_device or "auto") == "auto" and ctx.device != "cpu"
+    devices, share = stream.resolve_devices(ctx.device, None, "auto" if measured else None)
     first, count = _rank_share(fileformat.Layout(chunk_len, plaintext_len).num_chunks, ctx)
 
     def run():

@@ -54,6 +54,13 @@ _X25519_IDENTITY = "GPUCRYPT-X25519-IDENTITY"
 _HYBRID_IDENTITY = "GPUCRYPT-MLKEM768X25519-IDENTITY"
 
 
+def holds_identity(content: bytes) -> bool:
+    """Whether a file's bytes hold an identity line (`keygen`'s output), e.g. to say so when one
+    is given where a key file was expected. Looks at the prefixes only, never at the secret."""
+    prefixes = tuple(f"{name}:".encode("ascii") for name in (_X25519_IDENTITY, _HYBRID_IDENTITY))
+    return any(line.strip().startswith(prefixes) for line in content.splitlines())
+
+
 class Stanza(NamedTuple):
     """One recipient's wrap of the file key, as it lies in the header (a NamedTuple, as
     fileformat.Header: parsing a header loads no dataclasses)."""

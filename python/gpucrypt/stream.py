@@ -112,7 +112,8 @@ def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] 
     """The worker devices and the CPU share the options ask for, without checking that they exist:
     the library's one device policy (gpucrypt/device.hpp ``select_devices``, docs/engine.md).
 
-    ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) overrides ``device``. ``auto``
+    ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) replaces ``device`` (a ``ValueError``
+    when both name devices; so is a ``cpu_share`` beside the CPU named alone). ``auto``
     means every GPU (``cuda_devices()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
     when there is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds
     the CPU (``0`` keeps it out); naming ``cpu`` beside GPUs measures the shares. Returns

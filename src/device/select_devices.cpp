@@ -85,20 +85,27 @@ std::vector<std::string> auto_gpus() {
 DeviceSelection select_devices(std::string_view device, std::string_view devices, std::string_view cpu_share,
                                bool check_present) {
   std::optional<double> share = parse_share(trimmed(cpu_share));
+  const bool given_share = share.has_value();
   std::vector<std::string> chosen;
   auto add = [&](std::string_view name) {
     const std::string canonical = parse_device_name(trimmed(name)).canonical;
     if (std::find(chosen.begin(), chosen.end(), canonical) == chosen.end()) chosen.push_back(canonical);
   };
-  for (size_t at = 0; at <= devices.size();) {  // a list overrides `device`
+  for (size_t at = 0; at <= devices.size();) {  // a list replaces `device` (refused beside a named one)
     const size_t comma = std::min(devices.find(',', at), devices.size());
     if (!trimmed(devices.substr(at, comma - at)).empty()) add(devices.substr(at, comma - at));
     at = comma + 1;
   }
   const bool named_cpu = std::find(chosen.begin(), chosen.end(), "cpu") != chosen.end();
+  const std::string_view one = trimmed(device);
+  const bool one_is_auto = one.empty() || one == "auto";
+  // Both given, one would be dropped without a word: refused, as every other meaningless option is.
+  if (!chosen.empty() && !one_is_auto)
+    throw std::invalid_argument("both a device ('" + std::string(one) +
+                                "') and a list of devices were given; the list replaces the device: give one");
+  const bool auto_selection = chosen.empty() && one_is_auto;  // auto_gpus() plus the CPU
   if (chosen.empty()) {
-    const std::string_view one = trimmed(device);
-    if (one.empty() || one == "auto") {
+    if (one_is_auto) {
       chosen = auto_gpus();
       if (!share) share = -1.0;  // every GPU and the CPU, shares measured
     } else {
@@ -112,6 +119,11 @@ DeviceSelection select_devices(std::string_view device, std::string_view devices
   if (!share) share = gpus.empty() ? 1.0 : named_cpu ? -1.0 : 0.0;
   if (gpus.empty()) {
     if (*share == 0.0) throw std::invalid_argument("cpu_share=0 leaves no device: no GPU was named or found");
+    // Named devices that are only the CPU: it does all the work, so a share would be ignored.
+    // Under "auto" a share is kept for the GPUs another machine has (a script runs on both).
+    if (given_share && !auto_selection)
+      throw std::invalid_argument("a CPU share divides the work between the CPU and GPUs, but the only device "
+                                  "named is the CPU, which does all of it: give no share, or name a GPU too");
     share = 1.0;
   }
   DeviceSelection selection;

@@ -215,12 +215,12 @@ void check_device_policy() {
   check(one_gpu.devices == Names{"cuda:0"} && one_gpu.cpu_share == 0.0, "one GPU named: alone");
   const DeviceSelection with_cpu = chosen("cuda:1", "", "auto");
   check(with_cpu.devices == Names{"cuda:1", "cpu"} && with_cpu.cpu_share < 0, "a share adds the CPU, last");
-  const DeviceSelection listed = chosen("cpu", "cpu, CUDA:0,cuda:0", "");
+  const DeviceSelection listed = chosen("auto", "cpu, CUDA:0,cuda:0", "");
   check(listed.devices == Names{"cuda:0", "cpu"} && listed.cpu_share < 0,
-        "a list overrides device; repeats dropped; cpu named beside a GPU: measured shares");
+        "a list replaces auto; repeats dropped; cpu named beside a GPU: measured shares");
   const DeviceSelection fixed = chosen("auto", "cuda:0,cuda:1", "0.25");
   check(fixed.devices == Names{"cuda:0", "cuda:1", "cpu"} && fixed.cpu_share == 0.25, "a fixed share");
-  const DeviceSelection cpu = chosen("cpu", "", "0.5");
+  const DeviceSelection cpu = chosen("cpu", "", "");
   check(cpu.devices == Names{"cpu"} && cpu.cpu_share == 1.0, "the CPU alone takes everything");
   const DeviceSelection automatic = chosen("auto", "", "");
   check(automatic.devices.back() == "cpu" && automatic.devices.size() == auto_gpus().size() + 1,
@@ -235,6 +235,25 @@ void check_device_policy() {
     return false;
   };
   check(refused("cpu", "0", "leaves no device"), "a share of 0 with no GPU");
+  // Options that would be ignored are refused: a share beside the CPU named alone, a device
+  // beside a list (which replaced it without a word).
+  check(refused("cpu", "0.5", "the only device named is the CPU"), "a share beside the CPU alone");
+  check(refused("cpu", "auto", "the only device named is the CPU"), "a measured share beside the CPU alone");
+  bool list_and_device_refused = false;
+  try {
+    chosen("cuda:0", "cpu", "");
+  } catch (const std::invalid_argument& e) {
+    list_and_device_refused = std::string(e.what()).find("a list of devices") != std::string::npos;
+  }
+  check(list_and_device_refused, "a device beside a list");
+  try {
+    chosen("auto", "cpu", "0.5");
+    check(false, "a share beside a list of only the CPU: refused");
+  } catch (const std::invalid_argument&) {
+  }
+  // Under auto a share stands for the GPUs another machine has: kept, or the CPU alone without one.
+  const DeviceSelection auto_share = chosen("auto", "", "0.5");
+  check(auto_share.cpu_share == (auto_gpus().empty() ? 1.0 : 0.5), "auto with a share: accepted");
   check(refused("auto", "1.5", "between 0 and 1"), "a share above 1");
   check(refused("auto", "half", "'auto' or a number"), "a share that is no number");
   check(refused("gpu", "", "unknown device"), "an unknown device name");
