@@ -605,7 +605,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
     # the rank's GPU with a measured share; a named device runs alone.
     # A rank without a GPU runs on the CPU alone, which takes no share.
-    measured = (requested_device or "auto") == "auto" and ctx.device != "cpu"
+    measured = (requested_device or "auto") == "auto" and stream.has_gpu([ctx.device])
     devices, share = stream.resolve_devices(ctx.device, None, "auto" if measured else None)
     first, count = _rank_share(fileformat.Layout(chunk_len, plaintext_len).num_chunks, ctx)
 
