@@ -245,3 +245,41 @@ def test_native_errors():
         _native.cuda_tree_hash("parallelhash128", b"x", 32, b"", 0, DEVICE_INDEX)
     with pytest.raises(gpucrypt.DeviceError):
         _native.cuda_hash_many("sha3-256", [b"x"], 32, 999)
+
+
+# --- files: format.hpp hash_file with the leaves on the GPU ------------------------------------
+
+GPU_BLOCK = 16 << 20   # the GPU's job length: the blocks hash_file reads into page-locked memory
+
+
+@pytest.mark.parametrize("size", (0, 1, 8192, 8193, 3 * 8192 + 1, GPU_BLOCK + 8192, 5 * GPU_BLOCK + 8192 * 7 + 13))
+def test_a_file_hashes_its_tree_leaves_on_the_gpu(tmp_path, size):
+    """hash_stream(device=GPU) of a regular file: every core reads blocks into page-locked memory,
+    the GPU hashes each block's leaves in place (Device::tree_leaves) while the previous block's
+    chaining values are absorbed: the in-memory CPU digest, across head, blocks and tail."""
+    data = random.Random(size + 3).randbytes(size)
+    (tmp_path / "f").write_bytes(data)
+    for name, length, params in [("kt128", 32, {}), ("kt256", 64, {"customization": b"abc"}),
+                                 ("parallelhash128", 32, {"block_size": 8192, "customization": b"x"}),
+                                 ("parallelhash256-xof", 100, {"block_size": 1000})]:
+        stats = stream.StreamStats()
+        with open(tmp_path / "f", "rb") as source:
+            digest = stream.hash_stream(name, source, length, stats=stats, device=DEVICE, **params)
+        assert digest == gpucrypt.hash(name, data, length, **params), (name, size)
+        assert stats.device(DEVICE).bytes == size and "cpu" not in stats.devices, (name, size)
+
+
+def test_the_hash_command_on_the_gpu_prints_the_cpu_digest(tmp_path):
+    """`gpucrypt hash -a kt128 --device cuda:N FILE...` (the path a user types) equals --device cpu."""
+    import subprocess
+    import sys
+    paths = []
+    for i, size in enumerate((0, 9000, (40 << 20) + 8193)):
+        path = tmp_path / f"f{i}"
+        path.write_bytes(random.Random(i).randbytes(size))
+        paths.append(str(path))
+    command = [sys.executable, "-m", "gpucrypt", "hash", "-a", "kt128"]
+    on_cpu = subprocess.run(command + ["--device", "cpu"] + paths, capture_output=True, text=True)
+    on_gpu = subprocess.run(command + ["--device", DEVICE] + paths, capture_output=True, text=True)
+    assert on_cpu.returncode == 0 and on_gpu.returncode == 0, on_gpu.stderr
+    assert on_gpu.stdout == on_cpu.stdout and on_gpu.stdout.count("\n") == 3

@@ -245,3 +245,20 @@ def test_a_length_too_large_for_memory_is_one_line(tmp_path):
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"gpucrypt: error: --length {1 << 40}: not enough memory for a digest of {1 << 40} bytes"]
+
+
+OPENCL_DEVICES = [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
+
+
+@pytest.mark.skipif(not OPENCL_DEVICES, reason="no OpenCL device (PoCL) here")
+def test_a_tree_hash_on_a_named_device_prints_the_cpu_digest(tmp_path, monkeypatch):
+    """`hash --device opencl:0 -a kt128 FILE`: the file through the library's readers, its leaves
+    on that device; the same line as on the CPU, for files of one and several blocks."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "small").write_bytes(os.urandom(3 * 8192 + 5))
+    (tmp_path / "large").write_bytes(os.urandom((16 << 20) + 8192 * 2 + 1))
+    for algorithm in ("kt128", "parallelhash256"):
+        on_cpu = run(["hash", "-a", algorithm, "--device", "cpu", "small", "large"])
+        on_device = run(["hash", "-a", algorithm, "--device", OPENCL_DEVICES[0], "small", "large"])
+        assert on_cpu.exit_code == 0 and on_device.exit_code == 0, on_device.stderr
+        assert on_device.stdout == on_cpu.stdout and on_cpu.stdout.count("\n") == 2

@@ -675,6 +675,46 @@ def test_a_regular_file_hashes_through_the_library_reader_to_the_in_memory_diges
         assert stats.bytes_in == size and stats.device("cpu").bytes == size
 
 
+OPENCL_DEVICES = [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
+GPU_BLOCK = 16 << 20   # a GPU's job length (DeviceTraits::job_len): the blocks its leaves come in
+
+
+@pytest.mark.skipif(not OPENCL_DEVICES, reason="no OpenCL device (PoCL) here")
+@pytest.mark.parametrize("size", [0, 8192, 8193, 5 * 8192 + 3, GPU_BLOCK + 8192, 2 * GPU_BLOCK + 8192 * 3 + 17])
+def test_a_tree_hash_of_a_file_hashes_its_leaves_on_the_named_device(tmp_path, size):
+    """device= puts a tree's whole leaves on that device (Device::tree_leaves, block by block,
+    each block's chaining values absorbed while the next block's leaves hash): the same digest as
+    in memory on the CPU, across the head, several blocks and the tail; the stats name the device."""
+    data = os.urandom(size)
+    (tmp_path / "f").write_bytes(data)
+    device = OPENCL_DEVICES[0]
+    for name, length, params in [("kt128", 32, {}), ("kt256", 64, {"customization": b"abc"}),
+                                 ("parallelhash128", 32, {"block_size": 8192, "customization": b"x"}),
+                                 ("parallelhash256-xof", 100, {"block_size": 1000})]:
+        stats = StreamStats()
+        with open(tmp_path / "f", "rb") as source:
+            digest = stream.hash_stream(name, source, length, stats=stats, device=device, **params)
+        assert digest == gpucrypt.hash(name, data, length, **params), (name, size)
+        assert stats.device(device).bytes == size and "cpu" not in stats.devices, (name, size)
+
+
+def test_a_sponge_of_a_file_is_hashed_on_the_cpu_whatever_the_device(tmp_path):
+    """A sponge is serial: device= does not move it (the CLI's --device documents the same)."""
+    data = os.urandom(3 * 8192 + 1)
+    (tmp_path / "f").write_bytes(data)
+    device = OPENCL_DEVICES[0] if OPENCL_DEVICES else "cpu"
+    stats = StreamStats()
+    with open(tmp_path / "f", "rb") as source:
+        assert stream.hash_stream("sha3-256", source, stats=stats, device=device) == hashlib.sha3_256(data).digest()
+    assert stats.devices["cpu"].bytes == len(data)
+
+
+def test_a_tree_hash_of_a_file_refuses_an_unknown_device(tmp_path):
+    (tmp_path / "f").write_bytes(b"x" * 9000)
+    with open(tmp_path / "f", "rb") as source, pytest.raises(ValueError, match="device"):
+        stream.hash_stream("kt128", source, 32, device="tpu:0")
+
+
 def test_the_library_reader_starts_where_the_caller_stands_and_leaves_the_file_at_its_end(tmp_path):
     data = os.urandom(BLOCK + 1000)
     (tmp_path / "f").write_bytes(data)

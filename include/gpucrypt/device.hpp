@@ -146,6 +146,13 @@ class Device {
                          size_t num_messages, uint8_t* out, size_t out_len_each) const = 0;
   virtual void tree_hash(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data,
                          size_t len, uint8_t* out, size_t out_len) const = 0;
+  // tree_leaves: the chaining values of num_leaves whole leaves of tree hash `hash_name` (data:
+  // num_leaves * leaf_len host bytes, hash::tree_shape) into out (num_leaves * chaining_value_len
+  // bytes) on this device, for a caller that assembles the tree itself (format::hash_file reads a
+  // file block by block and absorbs each block's values into the final node): hash::tree_leaves'
+  // result, computed here. Host memory from alloc_host is read in place.
+  virtual void tree_leaves(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data,
+                           size_t num_leaves, uint8_t* out) const = 0;
 
   // offers_host_memory / alloc_host / free_host: host memory this device copies to and from
   // fastest (CUDA: page-locked, which a GPU reads and writes without staging), for callers that

@@ -467,20 +467,26 @@ uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identiti
 struct FileHashStats {
   uint64_t bytes = 0;                         // hashed
   double wall_s = 0, read_s = 0, hash_s = 0;  // read_s: in pread, summed over the readers
+  std::string device;                         // what hashed: a tree's leaf device, "cpu" for a sponge
 };
 inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // The out_len-byte digest of hash `name` (hash.hpp) with `params` over the regular file open at
 // fd, from `offset` to its end (its length when the call starts; a file that shrinks meanwhile is
-// a FileError). `readers` threads pread blocks of about kHashFileBlockLen at their offsets ahead
-// of the hashing, into reused buffers zeroed at the end; the calling thread hashes them in order:
-// a sponge block by block, a tree hash (ParallelHash, KangarooTwelve) its head and tail on the
-// final node and its whole leaves on the CPU thread pool (hash::tree_leaves, what --mpi ranks do),
-// so the digest is create_hash's for the same bytes. options.progress gets the bytes hashed so
-// far and options.cancelled is polled between blocks (engine::Cancelled); the devices are unused
-// (the CPU hashes). std::invalid_argument for a descriptor that is not a regular file and for the
-// hash's own errors (name, parameters, out_len); FileError for a read error.
+// a FileError). `readers` threads pread blocks at their offsets ahead of the hashing, into reused
+// buffers zeroed at the end; 0 readers means the library's choice (two when the CPU hashes, every
+// core when a GPU hashes a tree's leaves). The calling thread hashes the blocks in order: a
+// sponge block by block on the CPU (it is serial, so no device helps it), a tree hash
+// (ParallelHash, KangarooTwelve) its head and tail on the final node and its whole leaves on the
+// one device options.devices names (the CPU's thread pool when it names none: hash::tree_leaves,
+// what --mpi ranks do; a GPU: Device::tree_leaves, reading blocks of the device's job length in
+// place from its page-locked memory), the values of one block absorbed while the next block's
+// leaves hash, so the digest is create_hash's for the same bytes. options.progress gets the bytes
+// hashed so far and options.cancelled is polled between blocks (engine::Cancelled).
+// std::invalid_argument for a descriptor that is not a regular file, a tree given more than one device, and
+// the hash's own errors (name, parameters, out_len); DeviceError for a device that cannot run;
+// FileError for a read error.
 std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, const hash::HashParams& params,
-                               size_t out_len, const PipelineOptions& options = {}, unsigned readers = 2,
+                               size_t out_len, const PipelineOptions& options = {}, unsigned readers = 0,
                                FileHashStats* stats = nullptr);
 
 // ---- output files that appear only when complete (src/format/file_output.cpp) ------------------

@@ -836,8 +836,9 @@ def _hash_name(algorithm: str) -> str:
 
 
 class _HashJob:
-    """One function with its parameters, applied to files: streamed through the stream engine's
-    CPU worker, or for tree hashes on a named GPU, mapped into memory and hashed leaf-parallel."""
+    """One function with its parameters, applied to files: a regular file through the library's
+    positional readers (a tree hash's leaves on the chosen device), a pipe through the stream
+    engine's CPU worker."""
 
     def __init__(self, name, length, keywords, device, show_progress, quiet):
         self.name, self.keywords, self.device = name, keywords, device
@@ -862,15 +863,13 @@ class _HashJob:
         length = self.length if self.variable_length else None
         with _open_input(path) as source:
             total = _input_size(source)
-            device = self._device_for(total)
-            if self.name.startswith(_TREE_HASH_PREFIXES) and total is not None and stream.has_gpu([device]):
-                return self._digest_on_gpu(source, total, length, device)
             bar = _progress_bar(self.show_progress, self.quiet, False, total, path)
             bar.leave = False
             try:
-                # The stream engine reads the next block while a worker hashes the last one.
-                return stream.hash_stream(self.name, source, length, read_size=READ_BLOCK_LEN,
-                                          progress=bar, **self.keywords)
+                # A regular file: the library's positional readers ahead of the hashing, a tree's
+                # leaves on the chosen device; a pipe: read here, hashed on a CPU worker.
+                return stream.hash_stream(self.name, source, length, read_size=READ_BLOCK_LEN, progress=bar,
+                                          device=self._device_for(total), **self.keywords)
             finally:
                 bar.close()
 
@@ -885,13 +884,6 @@ class _HashJob:
             if gpus:
                 return gpus[0]
         return "cpu"
-
-    def _digest_on_gpu(self, source, total: int, length, device: str) -> bytes:
-        import mmap
-        if total == 0:
-            return gpucrypt.hash(self.name, b"", length, device=device, **self.keywords)
-        with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return gpucrypt.hash(self.name, mapped, length, device=device, **self.keywords)
 
 
 def _count(number: int, singular: str, plural: str) -> str:

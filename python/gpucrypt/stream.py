@@ -689,12 +689,14 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
 # ----------------------------------------------------------------------------- hashing
 
 def hash_stream(name, source, length=None, *, read_size=4 << 20, progress=None, cancel=None,
-                stats: Optional[StreamStats] = None, **params) -> bytes:
+                stats: Optional[StreamStats] = None, device: str = "cpu", **params) -> bytes:
     """Hash everything readable from ``source``. A regular file goes to the library's file
-    reader (format.hpp hash_file: positional readers ahead of the hashing, a tree hash's leaves
-    over the CPU thread pool) and is left at its end; anything else is read here, the calling
-    thread reading the next block while a worker hashes the previous one (a sponge is serial, so
-    one CPU worker does all the hashing). ``params`` as for ``gpucrypt.new``; XOFs need ``length``."""
+    reader (format.hpp hash_file: positional readers ahead of the hashing; a tree hash's leaves
+    on ``device``: the CPU's thread pool, or a GPU reading the blocks in place) and is left at its
+    end; anything else is read here, the calling thread reading the next block while a CPU worker
+    hashes the previous one. A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU hashes it whatever
+    ``device`` says, as it does a tree read from a pipe. ``params`` as for ``gpucrypt.new``; XOFs
+    need ``length``."""
     from gpucrypt.hashing import new
 
     hasher = new(name, **params)
@@ -702,7 +704,7 @@ def hash_stream(name, source, length=None, *, read_size=4 << 20, progress=None, 
     out_len = length if length is not None else hasher.digest_size
     fd = _positional_input(source)
     if fd is not None and out_len and set(params) <= {"customization", "function_name", "block_size"}:
-        return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params)
+        return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device)
     reader = Reader(source)
     start = time.perf_counter()
 
@@ -744,7 +746,7 @@ def _positional_input(source) -> Optional[int]:
     return fd if _native.format_positional_problem(fd, False) == "" else None
 
 
-def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params) -> bytes:
+def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device) -> bytes:
     offset = source.tell()            # where a buffered reader's caller stands, not the descriptor's
     reported = 0
 
@@ -757,22 +759,17 @@ def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, param
     path = getattr(source, "name", "")
     digest, native = _native.format_hash_file(
         fd, offset, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-        params.get("block_size", 8192), out_len, HASH_FILE_READERS, advance,
+        params.get("block_size", 8192), out_len, normalise_device(device), advance,
         cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
     source.seek(offset + native["bytes"])
     stats.bytes_in += native["bytes"]
     stats.read_s += native["read_s"]
-    cpu = stats.device("cpu")
-    cpu.jobs += 1
-    cpu.bytes += native["bytes"]
-    cpu.busy_s += native["hash_s"]
+    hashing = stats.device(native["device"])
+    hashing.jobs += 1
+    hashing.bytes += native["bytes"]
+    hashing.busy_s += native["hash_s"]
     stats.wall_s += native["wall_s"]
     return digest
-
-
-# Positional readers ahead of the hashing of a regular file: two keep a sponge fed from page cache
-# with a core left for the hashing; the tree hashes' leaves use the CPU pool, not these threads.
-HASH_FILE_READERS = 2
 
 
 def hash_file(name, path, length=None, **options) -> bytes:

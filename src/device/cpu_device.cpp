@@ -57,6 +57,10 @@ class CpuDevice final : public Device {
     context->update(data, len);
     context->finalize(out, out_len);
   }
+  void tree_leaves(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data,
+                   size_t num_leaves, uint8_t* out) const override {
+    hash::tree_leaves(hash_name, params, data, num_leaves, out);  // on the thread pool
+  }
 
  protected:
   VariantInfo default_variant(Algorithm algorithm, Mode mode) const override {

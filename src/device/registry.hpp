@@ -60,6 +60,9 @@ struct DeviceBackend {
   ENTRY(NS, tree_hash, void,                                                                              \
         (std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,     \
          uint8_t* out, size_t out_len, int device_index))                                                 \
+  ENTRY(NS, tree_leaves, void,                                                                            \
+        (std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t num_leaves, \
+         uint8_t* out, int device_index))                                                                 \
   /* The AEADs beyond GCM (Device::create_aead: GCM goes to create_gcm). */                               \
   ENTRY(NS, create_aead, std::unique_ptr<Aead>,                                                           \
         (const AeadName&, ByteSpan key, std::string_view variant, int device_index))
@@ -102,6 +105,10 @@ class IndexedDevice : public Device {
   void tree_hash(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data, size_t len,
                  uint8_t* out, size_t out_len) const override {
     calls_.tree_hash(hash_name, params, data, len, out, out_len, name().index);
+  }
+  void tree_leaves(std::string_view hash_name, const hash::HashParams& params, const uint8_t* data,
+                   size_t num_leaves, uint8_t* out) const override {
+    calls_.tree_leaves(hash_name, params, data, num_leaves, out, name().index);
   }
 
  protected:

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <future>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -146,29 +147,53 @@ uint64_t regular_file_len(int fd, bool output) {
   return static_cast<uint64_t>(status.st_size);
 }
 
+// One host buffer of `len` bytes: where `device` offers host memory of its own (CUDA's
+// page-locked memory: Device::alloc_host), that memory, so that a GPU copies straight from what
+// pread filled; else (no such device, or the memory refused: page-locked memory is a limited
+// resource) page-aligned ordinary memory, so that a file system may move whole pages. Slower
+// copies, same results.
+struct HostBuffer {
+  uint8_t* data = nullptr;
+  bool device_memory = false;  // from Device::alloc_host
+};
+
+HostBuffer allocate_host(uint64_t len, const Device* device) {
+  if (device != nullptr) {
+    try {
+      return {static_cast<uint8_t*>(device->alloc_host(len)), true};
+    } catch (const DeviceError&) {
+    }
+  }
+  void* p = nullptr;
+  if (::posix_memalign(&p, 4096, len) != 0) throw std::bad_alloc();
+  return {static_cast<uint8_t*>(p), false};
+}
+
+// Zeroes the buffer and gives it back.
+void release_host(HostBuffer buffer, uint64_t len, const Device* device) {
+  if (buffer.data == nullptr) return;
+  if (buffer.device_memory) return device->free_host(buffer.data, len);  // zeroes it
+  secure_zero(buffer.data, len);
+  std::free(buffer.data);
+}
+
 // The job buffers of one call: at most one pair per job in flight, handed out to workers and
 // taken back; zeroed (page-locked ones also unlocked) when the call ends, however it ends.
 class BufferPool {
  public:
-  struct Buffer {
-    uint8_t* data = nullptr;
-    bool device_memory = false;  // from Device::alloc_host
-  };
   struct Pair {
-    Buffer input, output;
+    HostBuffer input, output;
   };
 
-  // host_memory_device: the Device whose host memory the buffers are (Device::alloc_host), or
-  // nullptr for ordinary page-aligned memory. Where that memory is refused (page-locked memory
-  // is a limited resource), a buffer is ordinary memory: slower copies, same results.
+  // host_memory_device: the Device whose host memory the buffers are (allocate_host), or nullptr.
   BufferPool(uint64_t input_len, uint64_t output_len, const Device* host_memory_device)
       : input_len_(std::max<uint64_t>(input_len, 1)),
         output_len_(std::max<uint64_t>(output_len, 1)),
         device_(host_memory_device) {}
   ~BufferPool() {
     for (Pair& pair : all_) {
-      release_memory(pair.input, input_len_);
-      release_memory(pair.output, output_len_);
+      release_host(pair.input, input_len_, device_);
+      release_host(pair.output, output_len_, device_);
     }
   }
 
@@ -181,11 +206,11 @@ class BufferPool {
         return pair;
       }
     }
-    Pair pair{allocate(input_len_), {}};
+    Pair pair{allocate_host(input_len_, device_), {}};
     try {
-      pair.output = allocate(output_len_);
+      pair.output = allocate_host(output_len_, device_);
     } catch (...) {
-      release_memory(pair.input, input_len_);
+      release_host(pair.input, input_len_, device_);
       throw;
     }
     std::lock_guard lock(mutex_);
@@ -198,25 +223,6 @@ class BufferPool {
   }
 
  private:
-  Buffer allocate(uint64_t len) {
-    if (device_ != nullptr) {
-      try {
-        return {static_cast<uint8_t*>(device_->alloc_host(len)), true};
-      } catch (const DeviceError&) {
-      }
-    }
-    // Page-aligned, so that a file system may move whole pages.
-    void* p = nullptr;
-    if (::posix_memalign(&p, 4096, len) != 0) throw std::bad_alloc();
-    return {static_cast<uint8_t*>(p), false};
-  }
-  void release_memory(Buffer buffer, uint64_t len) {
-    if (buffer.data == nullptr) return;
-    if (buffer.device_memory) return device_->free_host(buffer.data, len);  // zeroes it
-    secure_zero(buffer.data, len);
-    std::free(buffer.data);
-  }
-
   uint64_t input_len_, output_len_;
   const Device* device_;
   std::mutex mutex_;
@@ -578,20 +584,21 @@ namespace {
 
 // Blocks of the file read ahead of the hashing: reader r reads blocks r, r + readers, ... each
 // into slot (block % slots) once the hashing thread has finished with the block that slot held;
-// the hashing thread takes them in order. The first error (a reader's, or the hashing thread
-// stopping) stops every reader; the destructor joins them and zeroes the buffers.
+// the hashing thread takes them in order. A slot's buffer is allocated by the first reader that
+// fills it (allocate_host: the leaf device's page-locked memory where it has some, so that a
+// GPU reads the block in place), so the readers allocate in parallel and the first blocks do not
+// wait for the last buffer. The first error (a reader's, or the hashing thread stopping) stops
+// every reader; the destructor joins them and zeroes the buffers.
 class BlockReader {
  public:
-  BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers)
+  BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers,
+              const Device* host_memory)
       : fd_(fd), first_offset_(first_offset), body_len_(body_len), block_len_(block_len),
         num_blocks_((body_len + block_len - 1) / block_len),
-        slots_(std::min<uint64_t>(num_blocks_, 2 * uint64_t{readers} + 1)), filled_(slots_, kNone) {
+        // Every reader a block in hand and two ready for the hashing thread.
+        slots_(std::min<uint64_t>(num_blocks_, uint64_t{readers} + 2)), host_memory_(host_memory),
+        buffers_(slots_), filled_(slots_, kNone) {
     try {
-      for (uint64_t i = 0; i < slots_; ++i) {
-        void* p = nullptr;
-        if (::posix_memalign(&p, 4096, block_len_) != 0) throw std::bad_alloc();
-        buffers_.push_back(static_cast<uint8_t*>(p));
-      }
       const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, num_blocks_));
       for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this, r, threads] { read_blocks(r, threads); });
     } catch (...) {
@@ -612,7 +619,7 @@ class BlockReader {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return error_ || filled_[block % slots_] == block; });
     if (error_) std::rethrow_exception(error_);
-    return buffers_[block % slots_];
+    return buffers_[block % slots_].data;
   }
   // The hashing thread is done with `block`: its slot may take the block `slots` later.
   void done(uint64_t block) {
@@ -634,8 +641,12 @@ class BlockReader {
         if (stopping_) return;
       }
       try {
+        // The slot is this reader's alone until it reports the block filled (the hashing thread
+        // and the reader of the slot's previous block are done with it).
+        HostBuffer& buffer = buffers_[block % slots_];
+        if (buffer.data == nullptr) buffer = allocate_host(block_len_, host_memory_);
         const auto start = std::chrono::steady_clock::now();
-        pread_exactly(fd_, buffers_[block % slots_], block_len(block), first_offset_ + block * block_len_);
+        pread_exactly(fd_, buffer.data, block_len(block), first_offset_ + block * block_len_);
         read_ns_ += static_cast<uint64_t>(seconds_since(start) * 1e9);
       } catch (...) {
         std::lock_guard lock(mutex_);
@@ -658,15 +669,13 @@ class BlockReader {
     }
     changed_.notify_all();
     for (std::thread& thread : threads_) thread.join();
-    for (uint8_t* buffer : buffers_) {
-      secure_zero(buffer, block_len_);
-      std::free(buffer);
-    }
+    for (HostBuffer& buffer : buffers_) release_host(buffer, block_len_, host_memory_);
   }
 
   const int fd_;
   const uint64_t first_offset_, body_len_, block_len_, num_blocks_, slots_;
-  std::vector<uint8_t*> buffers_;
+  const Device* const host_memory_;
+  std::vector<HostBuffer> buffers_;
   std::vector<uint64_t> filled_;  // the block each slot holds, kNone before its first
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -676,6 +685,58 @@ class BlockReader {
   std::atomic<uint64_t> read_ns_{0};
   std::vector<std::thread> threads_;
 };
+
+// The device that hashes a tree's leaves: options.devices' one device, or the CPU.
+const Device& leaf_device(const PipelineOptions& options) {
+  if (options.devices.size() > 1)
+    throw std::invalid_argument("hashing a file takes one device for a tree's leaves, got " +
+                                std::to_string(options.devices.size()));
+  return device(options.devices.empty() ? "cpu" : options.devices.front());
+}
+
+// Absorbs chaining values into a tree's final node on a thread of its own, one block's at a time
+// and in order, so that the serial absorb overlaps the next block's leaves (on a GPU: about 1%
+// of the leaves' bytes, but about 5 ms per GiB of KT128 on one core: docs/performance.md).
+class ChainingValueAbsorber {
+ public:
+  explicit ChainingValueAbsorber(hash::HashContext& node) : node_(node) {}
+  ~ChainingValueAbsorber() {
+    if (running_.valid()) running_.wait();
+  }
+  // The buffer that the next block's values may be written into (not the one being absorbed).
+  std::vector<uint8_t>& next_buffer(size_t len) {
+    std::vector<uint8_t>& buffer = buffers_[next_];
+    if (buffer.size() < len) buffer.resize(len);
+    return buffer;
+  }
+  // Starts absorbing `num_leaves` values from next_buffer(), after the previous block's.
+  void absorb(uint64_t num_leaves) {
+    finish();
+    const uint8_t* values = buffers_[next_].data();
+    running_ = std::async(std::launch::async,
+                          [this, values, num_leaves] { hash::absorb_chaining_values(node_, values, num_leaves); });
+    next_ ^= 1;
+  }
+  // Waits for the running absorb; rethrows its error.
+  void finish() {
+    if (running_.valid()) running_.get();
+  }
+
+ private:
+  hash::HashContext& node_;
+  std::vector<uint8_t> buffers_[2];
+  unsigned next_ = 0;
+  std::future<void> running_;
+};
+
+unsigned hash_file_readers(std::string_view device_name) {
+  // Hashing on the CPU, two readers keep a sponge (one core) or the leaves (the pool) fed from
+  // page cache with the cores left for the hashing; a GPU hashes leaves faster than one core
+  // reads, so every core reads (16 threads were the parallel-read ceiling, 53 GB/s, on an H200
+  // host's page cache: docs/performance.md, 2026-11-28).
+  if (!device_traits(device_name).is_gpu) return 2;
+  return std::max(2u, std::thread::hardware_concurrency());
+}
 
 }  // namespace
 
@@ -690,13 +751,19 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   } catch (const std::invalid_argument&) {
   }
   if (tree) context = hash::create_tree_hash(name, params);
+  // A sponge is serial: the calling thread hashes it, whatever the device.
+  const Device& leaves_on = leaf_device(tree ? options : PipelineOptions{});
+  if (readers == 0) readers = hash_file_readers(leaves_on.name().canonical);
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
   // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but
-  // the last), so that each block's leaves hash in parallel and only the tail is left over.
+  // the last), so that each block's leaves hash in parallel and only the tail is left over. A
+  // GPU takes blocks of its job length (a transfer that size runs near PCIe speed).
   const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
   const uint64_t unit = tree ? tree->leaf_len : 1;
-  const uint64_t block_len = std::max<uint64_t>(kHashFileBlockLen / unit, 1) * unit;
+  const uint64_t wanted_block_len =
+      std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
+  const uint64_t block_len = std::max<uint64_t>(wanted_block_len / unit, 1) * unit;
   double hash_s = 0;
   auto hash_timed = [&](auto&& work) {
     const auto began = std::chrono::steady_clock::now();
@@ -709,8 +776,10 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
     hash_timed([&] { context->update(head.data(), head_len); });
     secure_zero(head.data(), head_len);
   }
-  BlockReader reader(fd, offset + head_len, total - head_len, block_len, std::max(readers, 1u));
-  std::vector<uint8_t> chaining_values(tree ? block_len / unit * tree->chaining_value_len : 0);
+  const Device* host_memory = leaves_on.offers_host_memory() ? &leaves_on : nullptr;
+  BlockReader reader(fd, offset + head_len, total - head_len, block_len, std::max(readers, 1u), host_memory);
+  std::optional<ChainingValueAbsorber> absorber;
+  if (tree) absorber.emplace(*context);
   uint64_t done = head_len;
   for (uint64_t block = 0; block < reader.num_blocks(); ++block) {
     if (options.cancelled && options.cancelled()) throw engine::Cancelled();
@@ -719,17 +788,23 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
     hash_timed([&] {
       if (!tree) return context->update(data, len);
       const uint64_t leaves = len / unit;
-      hash::tree_leaves(name, params, data, leaves, chaining_values.data());
-      hash::absorb_chaining_values(*context, chaining_values.data(), leaves);
-      if (len > leaves * unit) context->update(data + leaves * unit, len - leaves * unit);  // the tail
+      std::vector<uint8_t>& values = absorber->next_buffer(leaves * tree->chaining_value_len);
+      leaves_on.tree_leaves(name, params, data, leaves, values.data());
+      absorber->absorb(leaves);
+      if (len > leaves * unit) {  // the tail: the last block's, after every leaf's value
+        absorber->finish();
+        context->update(data + leaves * unit, len - leaves * unit);
+      }
     });
     reader.done(block);
     done += len;
     if (options.progress) options.progress(done);
   }
+  if (absorber) hash_timed([&] { absorber->finish(); });
   std::vector<uint8_t> digest(out_len);
   context->finalize(digest.data(), out_len);
-  if (stats != nullptr) *stats = {total, seconds_since(start), reader.read_s(), hash_s};
+  if (stats != nullptr)
+    *stats = {total, seconds_since(start), reader.read_s(), hash_s, leaves_on.name().canonical};
   return digest;
 }
 

@@ -33,10 +33,10 @@
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
-//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, readers, progress,
-//                    cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s}): format.hpp's
-//     hash_file (a regular file's digest, read ahead by `readers` positional readers); progress gets bytes
-//     hashed; a read error is OSError naming input_name.
+//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, device, progress,
+//                    cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}):
+//     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers, a
+//     tree's leaves on `device`); progress gets bytes hashed; a read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
@@ -572,18 +572,19 @@ void register_format_bindings(nb::module_& m) {
   }
   m.def("format_hash_file",
         [](int fd, uint64_t offset, std::string_view name, nb::bytes customization, nb::bytes function_name,
-           size_t block_size, size_t out_len, unsigned readers, nb::handle progress, nb::handle cancelled,
-           const std::string& input_name) {
+           size_t block_size, size_t out_len, const std::string& device, nb::handle progress,
+           nb::handle cancelled, const std::string& input_name) {
           hash::HashParams params;
           params.customization.assign(customization.c_str(), customization.size());
           params.function_name.assign(function_name.c_str(), function_name.size());
           params.block_size = block_size;
           format::PipelineOptions options;
+          options.devices = {device};
           format::FileHashStats stats;
           std::vector<uint8_t> digest;
           try {
             run_released(options, progress, cancelled, [&] {
-              digest = format::hash_file(fd, offset, name, params, out_len, options, readers, &stats);
+              digest = format::hash_file(fd, offset, name, params, out_len, options, 0, &stats);
               return format::PipelineStats{};
             });
           } catch (const format::FileError& error) {
@@ -594,10 +595,11 @@ void register_format_bindings(nb::module_& m) {
           stats_out["wall_s"] = stats.wall_s;
           stats_out["read_s"] = stats.read_s;
           stats_out["hash_s"] = stats.hash_s;
+          stats_out["device"] = stats.device;
           return nb::make_tuple(to_bytes(digest), stats_out);
         },
         nb::arg("fd"), nb::arg("offset"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
-        nb::arg("block_size"), nb::arg("out_len"), nb::arg("readers"), nb::arg("progress").none(),
+        nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("progress").none(),
         nb::arg("cancelled").none(), nb::arg("input_name"));
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
   m.def("format_reserve_file",

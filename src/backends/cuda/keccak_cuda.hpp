@@ -71,6 +71,14 @@ void hash_many_device(std::string_view name, const uint8_t* d_data, const uint64
 void tree_hash(std::string_view name, const HashParams& params, const uint8_t* data, size_t len,
                uint8_t* out, size_t out_len, int device_index);
 
+// tree_leaves writes the chaining values of num_leaves whole leaves of tree hash `name` (host
+// memory: num_leaves * leaf_len bytes, hash::tree_shape) to out (num_leaves * chaining_value_len
+// bytes, host memory) on GPU device_index: hash::tree_leaves on the GPU, for a caller that
+// assembles the tree itself (format::hash_file, reading a file block by block). Page-locked data
+// is copied to the GPU in place.
+void tree_leaves(std::string_view name, const HashParams& params, const uint8_t* data, size_t num_leaves,
+                 uint8_t* out, int device_index);
+
 // tree_hash_device is the same over d_data in device memory (current device). It waits for the
 // work already queued on `stream` before reading d_data and returns with out (host memory)
 // written.

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <numeric>
@@ -285,7 +286,7 @@ struct Slot {
   PinnedBuffer host_in, host_meta, host_out;
   DeviceBuffer dev_in, dev_meta, dev_out;
   bool pending = false;  // work queued whose results the host has not collected yet
-  size_t first = 0;      // hash_many: first sorted position of the batch
+  size_t first = 0;      // hash_many: first sorted position of the batch; trees: first leaf
   size_t count = 0;      // messages or leaves in the batch
 };
 
@@ -407,7 +408,8 @@ void feed_node(hash::HashContext& node, const TreeInput& input, size_t begin, si
 }
 
 // hash_leaves_into hashes the whole leaves of input[begin, begin + range_len) (range_len a multiple
-// of leaf_len) on the GPU and absorbs their chaining values, in order, into the final node `node`.
+// of leaf_len) on the GPU and hands their chaining values, in order, to `take(cvs, first_leaf,
+// count)`: a tree's final node absorbs them (tree_hash), or they are copied out (tree_leaves).
 //
 // The final node's absorb is serial (one sponge over every chaining value: 4 MiB for a 1 GiB
 // KT128 tree, about 25 000 permutations on one core) and is what bounds a whole tree, so it is
@@ -420,8 +422,10 @@ void feed_node(hash::HashContext& node, const TreeInput& input, size_t begin, si
 // 2026-11-27). Host input is absorbed on a thread of its own, because this thread stages
 // segment k + 2 meanwhile (pageable input, copied into page-locked memory; page-locked input is
 // copied to the GPU in place).
+using ChainingValueSink = std::function<void(const uint8_t* cvs, uint64_t first_leaf, uint64_t count)>;
+
 void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t begin, size_t range_len,
-                      hash::HashContext& node, DeviceContext& context) {
+                      const ChainingValueSink& take, DeviceContext& context) {
   if (range_len == 0) return;
   const uint64_t num_leaves = range_len / shape.leaf_len;
   const uint64_t leaves_per_segment =
@@ -438,13 +442,13 @@ void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t beg
     check(cudaEventSynchronize(slot.done), "waiting for tree leaves");
     finish_absorb();
     const uint8_t* cvs = slot.host_out.data();
-    const uint64_t count = slot.count;
+    const uint64_t first_leaf = slot.first, count = slot.count;
     slot.pending = false;
     if (input.on_device) {
-      hash::absorb_chaining_values(node, cvs, count);
+      take(cvs, first_leaf, count);
       return;
     }
-    absorbing = std::async(std::launch::async, [&node, cvs, count] { hash::absorb_chaining_values(node, cvs, count); });
+    absorbing = std::async(std::launch::async, [&take, cvs, first_leaf, count] { take(cvs, first_leaf, count); });
     absorbing_slot = &slot;
   };
 
@@ -480,6 +484,7 @@ void hash_leaves_into(const TreeShape& shape, const TreeInput& input, size_t beg
                             slot.stream),
             "cudaMemcpyAsync (chaining values)");
       check(cudaEventRecord(slot.done, slot.stream), "cudaEventRecord");
+      slot.first = static_cast<size_t>(first_leaf);
       slot.count = static_cast<size_t>(count);
       slot.pending = true;
     }
@@ -501,7 +506,10 @@ void tree_hash_on(std::string_view name, const HashParams& params, hash::HashCon
   const size_t head = std::min(input.len, shape.head_len);
   const size_t leaves_len = (input.len - head) / shape.leaf_len * shape.leaf_len;
   feed_node(node, input, 0, head);
-  hash_leaves_into(shape, input, head, leaves_len, node, context);
+  hash_leaves_into(
+      shape, input, head, leaves_len,
+      [&node](const uint8_t* cvs, uint64_t, uint64_t count) { hash::absorb_chaining_values(node, cvs, count); },
+      context);
   feed_node(node, input, head + leaves_len, input.len - head - leaves_len);
   node.finalize(out, out_len);
 }
@@ -623,6 +631,27 @@ void tree_hash(std::string_view name, const HashParams& params, const uint8_t* d
   // Page-locked input (a pinned array, say) is copied to the GPU in place, at the PCIe rate;
   // pageable input goes through the slots' page-locked staging first.
   tree_hash_on(name, params, *node, TreeInput{data, len, false, is_page_locked(data, len)}, out, out_len, context);
+}
+
+void tree_leaves(std::string_view name, const HashParams& params, const uint8_t* data, size_t num_leaves,
+                 uint8_t* out, int device_index) {
+  create_final_node(name, params);  // a tree hash with valid parameters, checked before the GPU is touched
+  const TreeShape shape = hash::tree_shape(name, params);
+  if (num_leaves == 0) return;
+  if (data == nullptr || out == nullptr) throw std::invalid_argument("tree_leaves: data or out is null");
+  const size_t len = num_leaves * shape.leaf_len;
+  require_device_index(device_index);
+  DeviceGuard device(device_index);
+  DeviceContext& context = context_for(device_index);
+  std::lock_guard<std::mutex> lock(context.mutex);
+  context.reset();
+  const size_t cv_len = shape.chaining_value_len;
+  hash_leaves_into(
+      shape, TreeInput{data, len, false, is_page_locked(data, len)}, 0, len,
+      [out, cv_len](const uint8_t* cvs, uint64_t first_leaf, uint64_t count) {
+        std::memcpy(out + first_leaf * cv_len, cvs, count * cv_len);
+      },
+      context);
 }
 
 void tree_hash_device(std::string_view name, const HashParams& params, const uint8_t* d_data, size_t len,

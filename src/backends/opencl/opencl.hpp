@@ -42,6 +42,9 @@ void hash_many(std::string_view name, const uint8_t* const* messages, const size
                uint8_t* out, size_t out_len_each, int device_index);
 void tree_hash(std::string_view name, const hash::HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
                size_t out_len, int device_index);
+// The chaining values of num_leaves whole leaves at data (cuda::tree_leaves' rules).
+void tree_leaves(std::string_view name, const hash::HashParams& params, const uint8_t* data, size_t num_leaves,
+                 uint8_t* out, int device_index);
 
 // Device-resident timing of one cipher's CTR or ECB encryption kernel over `bytes` of random data
 // (docs/performance.md, bench/opencl_bench.py): the output is poisoned, one launch is checked

@@ -765,6 +765,27 @@ void hash_many(std::string_view name, const uint8_t* const* messages, const size
   digests.read(out, num_messages * out_len_each);
 }
 
+void tree_leaves(std::string_view name, const hash::HashParams& params, const uint8_t* data, size_t num_leaves,
+                 uint8_t* out, int device_index) {
+  hash::create_tree_hash(name, params);  // a tree hash with valid parameters (src/hash's errors)
+  const hash::TreeShape shape = hash::tree_shape(name, params);
+  if (num_leaves == 0) return;
+  Device& d = usable_device(device_index);
+  std::lock_guard lock(d.mutex);
+  const uint64_t leaves_per_chunk = std::max<uint64_t>(1, d.policy.chunk_bytes / shape.leaf_len);
+  const uint64_t first_chunk = std::min<uint64_t>(num_leaves, leaves_per_chunk);
+  Buffer leaves(d, first_chunk * shape.leaf_len), cvs(d, first_chunk * shape.chaining_value_len);
+  cl_kernel k = keccak_kernel(d, "gc_keccak_leaves");
+  for (uint64_t first = 0; first < num_leaves; first += leaves_per_chunk) {
+    const uint64_t n = std::min<uint64_t>(leaves_per_chunk, num_leaves - first);
+    leaves.write(data + first * shape.leaf_len, n * shape.leaf_len);
+    set_args(k, leaves, cl_ulong{shape.leaf_len}, cl_ulong{n}, cvs, static_cast<cl_uint>(shape.chaining_value_len),
+             cl_int{shape.rate}, cl_uint{shape.leaf_domain}, cl_int{shape.leaf_rounds});
+    launch(d, k, grid_items(d, n));
+    cvs.read(out + first * shape.chaining_value_len, n * shape.chaining_value_len);
+  }
+}
+
 void tree_hash(std::string_view name, const hash::HashParams& params, const uint8_t* data, size_t len, uint8_t* out,
                size_t out_len, int device_index) {
   const hash::TreeShape shape = hash::tree_shape(name, params);
@@ -773,24 +794,10 @@ void tree_hash(std::string_view name, const hash::HashParams& params, const uint
   node->update(data, head);
   const uint64_t num_leaves = (len - head) / shape.leaf_len;
   const uint64_t leaf_bytes_total = num_leaves * shape.leaf_len;
-  if (num_leaves > 0) {
-    Device& d = usable_device(device_index);
-    std::lock_guard lock(d.mutex);
-    const uint64_t leaves_per_chunk = std::max<uint64_t>(1, d.policy.chunk_bytes / shape.leaf_len);
-    const uint64_t first_chunk = std::min(num_leaves, leaves_per_chunk);
-    Buffer leaves(d, first_chunk * shape.leaf_len), cvs(d, first_chunk * shape.chaining_value_len);
-    std::vector<uint8_t> host_cvs(first_chunk * shape.chaining_value_len);
-    cl_kernel k = keccak_kernel(d, "gc_keccak_leaves");
-    for (uint64_t first = 0; first < num_leaves; first += leaves_per_chunk) {
-      const uint64_t n = std::min(leaves_per_chunk, num_leaves - first);
-      leaves.write(data + head + first * shape.leaf_len, n * shape.leaf_len);
-      set_args(k, leaves, cl_ulong{shape.leaf_len}, cl_ulong{n}, cvs, static_cast<cl_uint>(shape.chaining_value_len),
-               cl_int{shape.rate}, cl_uint{shape.leaf_domain}, cl_int{shape.leaf_rounds});
-      launch(d, k, grid_items(d, n));
-      cvs.read(host_cvs.data(), n * shape.chaining_value_len);
-      hash::absorb_chaining_values(*node, host_cvs.data(), n);
-    }
-  }
+  // The leaves' chaining values (32 or 64 bytes per leaf of 8 KiB or more: under 1% of the input).
+  std::vector<uint8_t> cvs(num_leaves * shape.chaining_value_len);
+  tree_leaves(name, params, data + head, num_leaves, cvs.data(), device_index);
+  hash::absorb_chaining_values(*node, cvs.data(), num_leaves);
   node->update(data + head + leaf_bytes_total, len - head - leaf_bytes_total);
   node->finalize(out, out_len);
 }
