@@ -51,11 +51,13 @@ def timed(command, env=None) -> tuple[float, str]:
     return time.perf_counter() - start, done.stderr
 
 
-def engine_seconds(stderr: str) -> float:
+def engine_stats(stderr: str) -> dict:
+    """The --stats JSON line: the engine's wall (first read to last write), its stage sums and
+    each device's jobs, bytes and stages; {} when there is none."""
     for line in reversed(stderr.splitlines()):
         if line.startswith("{"):
-            return json.loads(line)["wall_s"]
-    return float("nan")
+            return json.loads(line)
+    return {}
 
 
 def digest(path: str) -> str:
@@ -119,6 +121,7 @@ def main() -> int:
                                         source], env=baseline_env))
                 engine[f"{what}_baseline"] = []
         samples = {name: [] for name in commands}
+        engine_detail = {}
         for round_index in range(args.repeats):
             # Every other round in reverse order, so that load rising or falling during a round
             # does not favour the commands that come first.
@@ -129,7 +132,9 @@ def main() -> int:
                 if isinstance(result, tuple):
                     seconds, stderr = result
                     if name in engine:
-                        engine[name].append(engine_seconds(stderr))
+                        stats = engine_stats(stderr)
+                        engine[name].append(stats.get("wall_s", float("nan")))
+                        engine_detail.setdefault(name, []).append(stats)
                 else:
                     seconds = result
                 samples[name].append(seconds)
@@ -142,7 +147,8 @@ def main() -> int:
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": platform.node(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
             "dir": args.dir, "size_bytes": size, "device": args.device, "threads": args.threads,
-            "repeats": args.repeats, "samples_s": samples, "engine_wall_s": engine, "median_s": median,
+            "repeats": args.repeats, "samples_s": samples, "engine_wall_s": engine, "engine_stats": engine_detail,
+            "median_s": median,
             "median_gbps": {name: size / value / 1e9 for name, value in median.items()},
             "time_ratio_to_cp": {name: median[name] / median["cp"] for name in engine},
             "throughput_ratio_to_parallel_copy": {name: median["parallel_copy"] / median[name] for name in engine},
