@@ -472,8 +472,9 @@ struct FileHashStats {
 inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // The out_len-byte digest of hash `name` (hash.hpp) with `params` over the regular file open at
 // fd, from `offset` to its end (its length when the call starts; a file that shrinks meanwhile is
-// a FileError). `readers` threads pread blocks at their offsets ahead of the hashing, into reused
-// buffers zeroed at the end; 0 readers means the library's choice (two when the CPU hashes, every
+// a FileError). `readers` threads pread blocks (of about options.job_len bytes, rounded to whole
+// leaves; 0: kHashFileBlockLen, or the GPU's job length when larger) at their offsets ahead of the
+// hashing, into reused buffers zeroed at the end; 0 readers means the library's choice (two when the CPU hashes, every
 // core when a GPU hashes a tree's leaves). The calling thread hashes the blocks in order: a
 // sponge block by block on the CPU (it is serial, so no device helps it), a tree hash
 // (ParallelHash, KangarooTwelve) its head and tail on the final node and its whole leaves on the

@@ -868,8 +868,8 @@ class _HashJob:
             try:
                 # A regular file: the library's positional readers ahead of the hashing, a tree's
                 # leaves on the chosen device; a pipe: read here, hashed on a CPU worker.
-                return stream.hash_stream(self.name, source, length, read_size=READ_BLOCK_LEN, progress=bar,
-                                          device=self._device_for(total), **self.keywords)
+                return stream.hash_stream(self.name, source, length, progress=bar, device=self._device_for(total),
+                                          **self.keywords)
             finally:
                 bar.close()
 

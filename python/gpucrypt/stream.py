@@ -688,23 +688,28 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
 
 # ----------------------------------------------------------------------------- hashing
 
-def hash_stream(name, source, length=None, *, read_size=4 << 20, progress=None, cancel=None,
+def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, progress=None, cancel=None,
                 stats: Optional[StreamStats] = None, device: str = "cpu", **params) -> bytes:
     """Hash everything readable from ``source``. A regular file goes to the library's file
     reader (format.hpp hash_file: positional readers ahead of the hashing; a tree hash's leaves
     on ``device``: the CPU's thread pool, or a GPU reading the blocks in place) and is left at its
     end; anything else is read here, the calling thread reading the next block while a CPU worker
     hashes the previous one. A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU hashes it whatever
-    ``device`` says, as it does a tree read from a pipe. ``params`` as for ``gpucrypt.new``; XOFs
-    need ``length``."""
+    ``device`` says, as it does a tree read from a pipe. ``read_size``: the bytes of each read
+    (a regular file's blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job
+    length for a tree on a GPU; a stream's reads, default 4 MiB). ``params`` as for
+    ``gpucrypt.new``; XOFs need ``length``."""
     from gpucrypt.hashing import new
 
     hasher = new(name, **params)
     stats = stats if stats is not None else StreamStats()
     out_len = length if length is not None else hasher.digest_size
+    if read_size is not None:
+        _check_length(read_size, "read_size", minimum=1)
     fd = _positional_input(source)
     if fd is not None and out_len and set(params) <= {"customization", "function_name", "block_size"}:
-        return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device)
+        return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, read_size or 0)
+    read_size = read_size or STREAM_HASH_READ_SIZE
     reader = Reader(source)
     start = time.perf_counter()
 
@@ -737,6 +742,10 @@ def hash_stream(name, source, length=None, *, read_size=4 << 20, progress=None, 
     return hasher.digest(length) if (length is not None or hasher.digest_size == 0) else hasher.digest()
 
 
+# A stream's (a pipe's) reads while hashing: the calling thread reads the next while a worker hashes.
+STREAM_HASH_READ_SIZE = 4 << 20
+
+
 def _positional_input(source) -> Optional[int]:
     """The descriptor of `source` when it is a regular file the library can read by offset."""
     try:
@@ -746,7 +755,7 @@ def _positional_input(source) -> Optional[int]:
     return fd if _native.format_positional_problem(fd, False) == "" else None
 
 
-def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device) -> bytes:
+def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, block_len) -> bytes:
     offset = source.tell()            # where a buffered reader's caller stands, not the descriptor's
     reported = 0
 
@@ -759,7 +768,7 @@ def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, param
     path = getattr(source, "name", "")
     digest, native = _native.format_hash_file(
         fd, offset, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-        params.get("block_size", 8192), out_len, normalise_device(device), advance,
+        params.get("block_size", 8192), out_len, normalise_device(device), block_len, advance,
         cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
     source.seek(offset + native["bytes"])
     stats.bytes_in += native["bytes"]

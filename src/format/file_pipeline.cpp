@@ -757,12 +757,13 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
   // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but
-  // the last), so that each block's leaves hash in parallel and only the tail is left over. A
-  // GPU takes blocks of its job length (a transfer that size runs near PCIe speed).
+  // the last), so that each block's leaves hash in parallel and only the tail is left over.
+  // Blocks of options.job_len bytes, else kHashFileBlockLen or a GPU's job length (a transfer that
+  // size runs near PCIe speed), whichever is larger.
   const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
   const uint64_t unit = tree ? tree->leaf_len : 1;
   const uint64_t wanted_block_len =
-      std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
+      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / unit, 1) * unit;
   double hash_s = 0;
   auto hash_timed = [&](auto&& work) {

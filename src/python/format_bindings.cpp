@@ -33,10 +33,11 @@
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
-//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, device, progress,
-//                    cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}):
-//     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers, a
-//     tree's leaves on `device`); progress gets bytes hashed; a read error is OSError naming input_name.
+//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, device, block_len,
+//                    progress, cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}):
+//     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers in blocks
+//     of about block_len bytes, 0: the library's; a tree's leaves on `device`); progress gets bytes hashed; a
+//     read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
@@ -572,7 +573,7 @@ void register_format_bindings(nb::module_& m) {
   }
   m.def("format_hash_file",
         [](int fd, uint64_t offset, std::string_view name, nb::bytes customization, nb::bytes function_name,
-           size_t block_size, size_t out_len, const std::string& device, nb::handle progress,
+           size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, nb::handle progress,
            nb::handle cancelled, const std::string& input_name) {
           hash::HashParams params;
           params.customization.assign(customization.c_str(), customization.size());
@@ -580,6 +581,7 @@ void register_format_bindings(nb::module_& m) {
           params.block_size = block_size;
           format::PipelineOptions options;
           options.devices = {device};
+          options.job_len = block_len;
           format::FileHashStats stats;
           std::vector<uint8_t> digest;
           try {
@@ -599,7 +601,7 @@ void register_format_bindings(nb::module_& m) {
           return nb::make_tuple(to_bytes(digest), stats_out);
         },
         nb::arg("fd"), nb::arg("offset"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
-        nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("progress").none(),
+        nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
         nb::arg("cancelled").none(), nb::arg("input_name"));
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
   m.def("format_reserve_file",

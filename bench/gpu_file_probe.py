@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Where a GPU file command's time goes: start-up against the engine, and the engine's shape.
+
+    python3 bench/gpu_file_probe.py OUT.json [--device cuda:0] [--dir /dev/shm] [--encrypt-mib 4096]
+                                    [--hash-mib 16384] [--job-sizes-mib 4,8,16,32]
+                                    [--workers 3,6] [--hash-blocks-mib 16,32,64,128] [--repeats 2]
+
+A diagnostic for issue 30's GPU rows (docs/performance.md), not a target's benchmark: those are
+bench/file_bench.py and bench/hash_file_bench.py, which time the whole command.
+1. Start-up, in a fresh process, each step timed from the one before: the interpreter to
+   `import gpucrypt`, listing the devices, the first page-locked buffer (the CUDA context), the
+   pipeline's job buffers (12 x 16 MiB page-locked), then the first `fileformat.encrypt_file` of
+   the file on the device and a second one in the same process (no start-up left).
+2. In one process (context warm): `encrypt_file` with each job size, and with each number of
+   workers per GPU (GPUCRYPT_GPU_WORKERS, in a fresh process each), the engine's --stats beside.
+3. `stream.hash_file("kt128", FILE, device=)` with each block length (read_size), warm.
+Random data in files under --dir; every digest equals the CPU's, every encryption decrypts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_files import write_random_file  # noqa: E402 - bench/ is the script's folder
+
+STARTUP = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+import gpucrypt
+from gpucrypt import fileformat, stream
+marks = {"import_s": time.perf_counter() - t0}
+t = time.perf_counter(); gpucrypt.devices(); marks["devices_s"] = time.perf_counter() - t
+t = time.perf_counter(); first = stream.page_locked(1 << 20, [DEVICE]); marks["first_page_locked_s"] = time.perf_counter() - t
+t = time.perf_counter(); buffers = [stream.page_locked(16 << 20, [DEVICE]) for _ in range(12)]
+marks["job_buffers_s"] = time.perf_counter() - t
+del buffers, first
+key = os.urandom(32)
+for label in ("first_encrypt", "second_encrypt"):
+    stats = stream.StreamStats()
+    t = time.perf_counter()
+    fileformat.encrypt_file(PLAIN, OUT, key, device=DEVICE, stats=stats)
+    marks[label + "_s"] = time.perf_counter() - t
+    marks[label + "_engine_wall_s"] = stats.wall_s
+    os.unlink(OUT)
+print(json.dumps(marks))
+"""
+
+ENCRYPT = r"""
+import json, os, time
+from gpucrypt import fileformat, stream
+key = os.urandom(32)
+rows = []
+for job_size in JOB_SIZES:
+    for repeat in range(REPEATS):
+        stats = stream.StreamStats()
+        t = time.perf_counter()
+        fileformat.encrypt_file(PLAIN, OUT, key, device=DEVICE, job_size=job_size, stats=stats)
+        seconds = time.perf_counter() - t
+        if repeat == 0 and job_size == JOB_SIZES[0]:
+            fileformat.decrypt_file(OUT, OUT + ".back", key, device=DEVICE)
+            assert open(OUT + ".back", "rb").read(1 << 20) == open(PLAIN, "rb").read(1 << 20)
+            os.unlink(OUT + ".back")
+        os.unlink(OUT)
+        d = stats.as_dict()
+        rows.append({"job_size": job_size, "seconds": seconds, "engine_wall_s": d["wall_s"],
+                     "read_s": d["read_s"], "write_s": d["write_s"], "compute_s": d["compute_s"]})
+print(json.dumps(rows))
+"""
+
+HASH = r"""
+import json, time
+import gpucrypt
+from gpucrypt import stream
+rows = []
+expected = None
+for block in BLOCKS:
+    for repeat in range(REPEATS):
+        stats = stream.StreamStats()
+        t = time.perf_counter()
+        digest = stream.hash_file("kt128", PATH, 32, device=DEVICE, read_size=block, stats=stats)
+        seconds = time.perf_counter() - t
+        expected = expected or stream.hash_file("kt128", PATH, 32)
+        assert digest == expected, block
+        rows.append({"read_size": block, "seconds": seconds, "read_s": stats.read_s,
+                     "hash_s": stats.devices[DEVICE].busy_s, "wall_s": stats.wall_s})
+print(json.dumps(rows))
+"""
+
+
+def python(code: str, env=None, **names) -> object:
+    """Runs `code` in a fresh interpreter with NAME = repr(value) lines first; its last stdout line as JSON."""
+    prelude = "".join(f"{name} = {value!r}\n" for name, value in names.items())
+    done = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_json")
+    parser.add_argument("--device", default="cuda:0")
+    parser.add_argument("--dir", default="/dev/shm")
+    parser.add_argument("--encrypt-mib", type=int, default=4096)
+    parser.add_argument("--hash-mib", type=int, default=16384)
+    parser.add_argument("--job-sizes-mib", default="4,8,16,32")
+    parser.add_argument("--workers", default="2,3,6,12")
+    parser.add_argument("--hash-blocks-mib", default="16,32,64,128")
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    report = {"device": args.device, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "cpu_count": os.cpu_count()}
+    with tempfile.TemporaryDirectory(dir=args.dir, prefix="gpu-file-probe-") as work:
+        plain, out = os.path.join(work, "plain"), os.path.join(work, "out")
+        write_random_file(plain, args.encrypt_mib << 20)
+        names = {"DEVICE": args.device, "PLAIN": plain, "OUT": out}
+        report["startup"] = python(STARTUP, **names)
+        print("start-up", report["startup"], flush=True)
+        job_sizes = [int(x) << 20 for x in args.job_sizes_mib.split(",")]
+        report["encrypt_job_sizes"] = python(ENCRYPT, JOB_SIZES=job_sizes, REPEATS=args.repeats, **names)
+        for row in report["encrypt_job_sizes"]:
+            print("encrypt job", row, flush=True)
+        report["encrypt_workers"] = {}
+        for workers in args.workers.split(","):
+            env = dict(os.environ, GPUCRYPT_GPU_WORKERS=workers)
+            rows = python(ENCRYPT, env=env, JOB_SIZES=[0 or None], REPEATS=args.repeats, **names)
+            report["encrypt_workers"][workers] = rows
+            print("encrypt workers", workers, rows, flush=True)
+        os.unlink(plain)
+        path = os.path.join(work, "hash")
+        write_random_file(path, args.hash_mib << 20)
+        blocks = [int(x) << 20 for x in args.hash_blocks_mib.split(",")]
+        report["hash_blocks"] = python(HASH, BLOCKS=blocks, REPEATS=args.repeats, DEVICE=args.device, PATH=path)
+        for row in report["hash_blocks"]:
+            print("hash", row, flush=True)
+    with open(args.out_json, "w") as sink:
+        json.dump(report, sink, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
