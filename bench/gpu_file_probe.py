@@ -11,8 +11,9 @@ bench/file_bench.py and bench/hash_file_bench.py, which time the whole command.
    `import gpucrypt`, listing the devices, the first page-locked buffer (the CUDA context), the
    pipeline's job buffers (12 x 16 MiB page-locked), then the first `fileformat.encrypt_file` of
    the file on the device and a second one in the same process (no start-up left).
-2. In one process (context warm): `encrypt_file` with each job size, and with each number of
-   workers per GPU (GPUCRYPT_GPU_WORKERS, in a fresh process each), the engine's --stats beside.
+2. In one process (context warm): `encrypt_file` with each job size, with each number of
+   workers per GPU (GPUCRYPT_GPU_WORKERS, in a fresh process each), and with each job size from
+   ordinary instead of page-locked job buffers (GPUCRYPT_FILE_PAGE_LOCKED=0), the engine's stats beside.
 3. `stream.hash_file("kt128", FILE, device=)` with each block length (read_size), warm.
 Random data in files under --dir; every digest equals the CPU's, every encryption decrypts.
 """
@@ -130,9 +131,15 @@ def main() -> int:
         report["encrypt_workers"] = {}
         for workers in args.workers.split(","):
             env = dict(os.environ, GPUCRYPT_GPU_WORKERS=workers)
-            rows = python(ENCRYPT, env=env, JOB_SIZES=[0 or None], REPEATS=args.repeats, **names)
+            rows = python(ENCRYPT, env=env, JOB_SIZES=[None], REPEATS=args.repeats, **names)
             report["encrypt_workers"][workers] = rows
             print("encrypt workers", workers, rows, flush=True)
+        # Ordinary job buffers instead of the GPU's page-locked ones (GPUCRYPT_FILE_PAGE_LOCKED=0).
+        env = dict(os.environ, GPUCRYPT_FILE_PAGE_LOCKED="0")
+        report["encrypt_pageable_buffers"] = python(ENCRYPT, env=env, JOB_SIZES=job_sizes, REPEATS=args.repeats,
+                                                    **names)
+        for row in report["encrypt_pageable_buffers"]:
+            print("encrypt pageable job", row, flush=True)
         os.unlink(plain)
         path = os.path.join(work, "hash")
         write_random_file(path, args.hash_mib << 20)

@@ -229,6 +229,16 @@ class BufferPool {
   std::vector<Pair> all_, free_;
 };
 
+// The device whose host memory the job buffers are: host_memory_device's (a GPU's page-locked
+// memory, which it copies without staging), unless GPUCRYPT_FILE_PAGE_LOCKED=0 asks for ordinary
+// memory, a knob for measuring what the page-locked buffers cost and save on a new machine
+// (bench/gpu_file_probe.py), as GPUCRYPT_GPU_WORKERS is for the worker count.
+const Device* job_buffer_device(const std::vector<std::string>& devices) {
+  const char* text = std::getenv("GPUCRYPT_FILE_PAGE_LOCKED");
+  if (text != nullptr && std::string(text) == "0") return nullptr;
+  return host_memory_device(devices);
+}
+
 // Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
 // job's read, seal and write would take turns; with two, one job's I/O overlaps the other's
 // sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
@@ -279,7 +289,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
                              (options.direct_input ? 2 * kDirectIoAlign : 0);
   const uint64_t buffer_out = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? 0 : kTagLen * max_job_chunks);
 
-  BufferPool buffers(buffer_in, buffer_out, host_memory_device(options.devices));
+  BufferPool buffers(buffer_in, buffer_out, job_buffer_device(options.devices));
   IoTimes io;
   engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
