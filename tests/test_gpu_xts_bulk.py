@@ -1,7 +1,9 @@
-"""One long XTS data unit on the GPU (issue 34): the bulk path cuts it into 4 KiB pseudo-units
-(src/backends/cuda/xts_units.cu, enqueue_xts_bulk) and runs the rest through the bulk kernel.
-Checked byte for byte against pyca/cryptography's XTS and the CPU backend, both directions, for
-every CUDA AES variant, at lengths on and around the route's edges. Skipped without CUDA."""
+"""One long XTS data unit on the GPU (issue 34): the bulk kernel over one unit of 16 KiB to 16 MiB,
+whole blocks and ciphertext stealing, checked byte for byte against pyca/cryptography's XTS and
+the CPU backend, both directions, for every CUDA AES variant (host buffers and a CuPy array).
+The lengths are the edges of the 4 KiB pseudo-unit route tried on 2026-11-29 (docs/performance.md:
+run on an H200, correct, no faster through the public path, so not kept); they stay, so that a
+later schedule of long units is checked where it would split. Skipped without CUDA."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ if not any(d["kind"] == "cuda" for d in gpucrypt.devices()):
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes  # noqa: E402
 
 DEVICE = "cuda:0"
-PSEUDO_UNIT = 256 * 16  # kXtsPseudoUnitBlocks (device_internal.hpp) in bytes
+PSEUDO_UNIT = 256 * 16  # the pseudo-unit tried on 2026-11-29 (4 KiB), in bytes
 MIB = 1 << 20
 LENGTHS = [
     4 * PSEUDO_UNIT - 16,  # one block short of the route: the bulk kernel alone

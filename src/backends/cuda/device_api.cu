@@ -146,7 +146,7 @@ class DeviceCipherImpl final : public DeviceCipher {
         case Mode::xts: {
           uint8_t t0[16];
           host_tweak_->encrypt_block(iv.data(), t0);
-          enqueue_xts_bulk(*data_, direction_, load(t0), 0, src, dst, len, stream);
+          data_->xts(direction_, load(t0), 0, src, dst, len, stream);
           gpucrypt::secure_zero(t0, sizeof t0);
           return;
         }

@@ -30,18 +30,6 @@ std::unique_ptr<BlockEngine> make_host_engine(const CipherName& name, const uint
 
 inline gc_block load(const uint8_t* p) { return gc_block_load(p); }
 
-// Pseudo-unit size for one long XTS data unit: 256 blocks (4 KiB), the unit size at which the
-// units kernel measured 0.87-0.94x CTR on an H200 while the bulk kernel over one 16 MiB unit ran
-// at 0.36-0.45x (docs/performance.md, 2026-11-28 third session, "XTS over data units").
-inline constexpr uint64_t kXtsPseudoUnitBlocks = 256;
-// Below a few pseudo-units the bulk kernel alone is kept (one launch instead of three).
-inline constexpr uint64_t kXtsPseudoUnitMinBlocks = 4 * kXtsPseudoUnitBlocks;
-// XTS blocks [first_block, first_block + len / 16) of one data unit (KeyedCipher::xts's contract),
-// scheduled as pseudo-units through the units kernel where it is long enough; bit-identical to
-// KeyedCipher::xts. Tweaks depend only on public positions. Both the device-memory and the
-// host-memory paths call this (one place for the rule).
-void enqueue_xts_bulk(const KeyedCipher& data, Direction direction, gc_block encrypted_tweak, uint64_t first_block,
-                      const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream);
 // XTS over len / unit_len data units numbered first, first + 1, ... (the tweak of unit u is its
 // number as a 128-bit little-endian integer, IEEE 1619 / dm-crypt's plain64), enqueued on
 // `stream` over device memory: tweak_cipher (K2) enciphers the numbers, then one launch of data

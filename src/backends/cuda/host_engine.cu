@@ -329,7 +329,7 @@ class CudaEngine final : public BlockEngine {
     const gc_block t0 = load(encrypted_tweak);
     gpucrypt::secure_zero(encrypted_tweak, sizeof encrypted_tweak);
     run(in, out, len, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      enqueue_xts_bulk(*data_, direction, t0, offset / 16, s.device_in, s.device_out, take, s.stream);
+      data_->xts(direction, t0, offset / 16, s.device_in, s.device_out, take, s.stream);
     });
   }
 

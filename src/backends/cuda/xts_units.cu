@@ -3,15 +3,10 @@
 // come from the tweak key's ECB kernel over the numbers, in stream-ordered scratch, and then one
 // xts_units kernel (kernels.cuh) enciphers every unit.
 //
-// One long data unit (enqueue_xts_bulk) runs the same way: it is cut into pseudo-units of
-// kXtsPseudoUnitBlocks blocks whose start tweaks are T * alpha^(first_block + k * U), one
-// gc_xts_tweak_at each, and the units kernel enciphers them; the short rest goes to the bulk kernel.
-//
 // Constant-time position: the variant's (the kernels index and branch on lengths and unit
 // numbers only, which are public). The encrypted tweaks are zeroed before their scratch is freed.
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/device_internal.hpp"
-#include "core/counter.h"
 
 namespace gpucrypt::cuda {
 
@@ -33,59 +28,7 @@ __global__ void unit_numbers_kernel(gc_block* numbers, uint64_t first_low, uint6
   }
 }
 
-// Pseudo-unit k's start tweak: t0 * alpha^(first_block + k * unit_blocks). Positions are public,
-// so the work per thread does not depend on secret data.
-__global__ void pseudo_unit_tweaks_kernel(gc_block* tweaks, gc_block t0, uint64_t first_block, uint64_t unit_blocks,
-                                          uint64_t num_units) {
-  for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < num_units;
-       k += static_cast<uint64_t>(gridDim.x) * blockDim.x)
-    tweaks[k] = gc_xts_tweak_at(t0, first_block + k * unit_blocks);
-}
-
-// Stream-ordered scratch for num_units tweaks, zeroed before it is freed (the tweaks are E_K2 values).
-struct TweakScratch {
-  gc_block* p = nullptr;
-  size_t bytes;
-  cudaStream_t s;
-  TweakScratch(uint64_t num_units, cudaStream_t stream) : bytes(num_units * sizeof(gc_block)), s(stream) {
-    check_allocation(cudaMallocAsync(reinterpret_cast<void**>(&p), bytes, s), "cudaMallocAsync", bytes);
-  }
-  ~TweakScratch() {
-    cudaMemsetAsync(p, 0, bytes, s);
-    cudaFreeAsync(p, s);
-  }
-  TweakScratch(const TweakScratch&) = delete;
-  TweakScratch& operator=(const TweakScratch&) = delete;
-};
-
 }  // namespace
-
-void enqueue_xts_bulk(const KeyedCipher& data, Direction direction, gc_block encrypted_tweak, uint64_t first_block,
-                      const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
-  const uint64_t whole_blocks = len / 16;
-  const bool ragged = len % 16 != 0;
-  // The last full block and the partial block stay together in the bulk kernel (ciphertext stealing).
-  const uint64_t stealable = whole_blocks - (ragged ? 1 : 0);
-  const uint64_t num_pseudo_units = stealable / kXtsPseudoUnitBlocks;
-  if (whole_blocks < kXtsPseudoUnitMinBlocks || num_pseudo_units == 0) {
-    data.xts(direction, encrypted_tweak, first_block, in, out, len, stream);
-    return;
-  }
-  const uint64_t split_blocks = num_pseudo_units * kXtsPseudoUnitBlocks;
-  {
-    TweakScratch tweaks(num_pseudo_units, stream);
-    constexpr int kThreads = 256;
-    const uint64_t grid = (num_pseudo_units + kThreads - 1) / kThreads;
-    checked_launch("XTS pseudo-unit tweak launch", [&] {
-      pseudo_unit_tweaks_kernel<<<static_cast<unsigned>(grid < 65535 ? grid : 65535), kThreads, 0, stream>>>(
-          tweaks.p, encrypted_tweak, first_block, kXtsPseudoUnitBlocks, num_pseudo_units);
-    });
-    data.xts_units(direction, tweaks.p, kXtsPseudoUnitBlocks, in, out, split_blocks * 16, stream);
-  }
-  const size_t done = split_blocks * 16;
-  if (len > done)
-    data.xts(direction, encrypted_tweak, first_block + split_blocks, in + done, out + done, len - done, stream);
-}
 
 void enqueue_xts_units(const KeyedCipher& data, const KeyedCipher& tweak_cipher, Direction direction,
                        modes::XtsUnitNumber first, size_t unit_len, const uint8_t* in, uint8_t* out, size_t len,
