@@ -762,7 +762,7 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   }
   if (tree) context = hash::create_tree_hash(name, params);
   // A sponge is serial: the calling thread hashes it, whatever the device.
-  const Device& leaves_on = leaf_device(tree ? options : PipelineOptions{});
+  const Device& leaves_on = tree ? leaf_device(options) : device("cpu");
   if (readers == 0) readers = hash_file_readers(leaves_on.name().canonical);
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
