@@ -475,7 +475,7 @@ inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // a FileError). `readers` threads pread blocks (of about options.job_len bytes, rounded to whole
 // leaves; 0: kHashFileBlockLen, or the GPU's job length when larger) at their offsets ahead of the
 // hashing, into reused buffers zeroed at the end; 0 readers means the library's choice (two when the CPU hashes, every
-// core when a GPU hashes a tree's leaves). The calling thread hashes the blocks in order: a
+// core up to 16 when a GPU hashes a tree's leaves). The calling thread hashes the blocks in order: a
 // sponge block by block on the CPU (it is serial, so no device helps it), a tree hash
 // (ParallelHash, KangarooTwelve) its head and tail on the final node and its whole leaves on the
 // one device options.devices names (the CPU's thread pool when it names none: hash::tree_leaves,

@@ -739,13 +739,17 @@ class ChainingValueAbsorber {
   std::future<void> running_;
 };
 
+// Readers for a GPU's leaves: up to this many, one per core. Sixteen threads read 53-68 GB/s from
+// an H200 host's page cache (docs/performance.md, 2026-11-28/29), more than the host link carries;
+// each reader holds a page-locked block, so a host of many cores would pin more memory for nothing.
+constexpr unsigned kMaxGpuHashReaders = 16;
+
 unsigned hash_file_readers(std::string_view device_name) {
   // Hashing on the CPU, two readers keep a sponge (one core) or the leaves (the pool) fed from
   // page cache with the cores left for the hashing; a GPU hashes leaves faster than one core
-  // reads, so every core reads (16 threads were the parallel-read ceiling, 53 GB/s, on an H200
-  // host's page cache: docs/performance.md, 2026-11-28).
+  // reads, so every core reads, up to kMaxGpuHashReaders.
   if (!device_traits(device_name).is_gpu) return 2;
-  return std::max(2u, std::thread::hardware_concurrency());
+  return std::clamp(std::thread::hardware_concurrency(), 2u, kMaxGpuHashReaders);
 }
 
 }  // namespace
