@@ -212,6 +212,38 @@ def test_cli_full_disk_is_one_line(tmp_path, small_tmpfs):
     assert os.listdir(small_tmpfs) == []
 
 
+_WRITE_FAILS_MID_WAY = r"""
+import errno, os, resource, signal, sys
+from gpucrypt import fileformat
+plain, out, key = sys.argv[1], sys.argv[2], bytes.fromhex(sys.argv[3])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)        # EFBIG instead of the signal
+resource.setrlimit(resource.RLIMIT_FSIZE, (8 << 20, resource.RLIM_INFINITY))
+with open(plain, "rb") as src, open(out, "r+b") as dst:
+    try:
+        fileformat.encrypt_stream(src, dst, key, device="cpu", job_size=1 << 20)
+    except OSError as error:
+        print(errno.errorcode.get(error.errno), os.path.getsize(out))
+        sys.exit(0)
+print("no error")
+"""
+
+
+@pytest.mark.parametrize("writers", ["0", "1"])
+def test_a_write_failing_mid_way_fails_the_call_and_keeps_nothing(tmp_path, writers):
+    """A write refused after jobs were written (here the file-size limit, RLIMIT_FSIZE, at 8 MiB
+    of an existing 64 MiB output, which reserves nothing): the call fails with that error, on
+    the workers' writes (GPUCRYPT_FILE_WRITERS=0) and on the writer thread's (1) alike, and the
+    output is cut back to where this call started writing. A writer that lost the error, or
+    waited for a write that never comes, fails this test (or its timeout)."""
+    _write(tmp_path / "plain", os.urandom(32 << 20))
+    _write(tmp_path / "out", b"\xee" * (64 << 20))
+    done = subprocess.run([sys.executable, "-c", _WRITE_FAILS_MID_WAY, str(tmp_path / "plain"),
+                           str(tmp_path / "out"), KEY.hex()], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, GPUCRYPT_FILE_WRITERS=writers))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["EFBIG", "0"]
+
+
 def test_killed_mid_way_leaves_nothing(tmp_path):
     """SIGKILL while the pipeline runs: the output never appears (an anonymous temporary file)."""
     _write(tmp_path / "plain", os.urandom(1 << 20) * 256)
