@@ -53,6 +53,49 @@ for label in ("first_encrypt", "second_encrypt"):
 print(json.dumps(marks))
 """
 
+# The first run in a fresh process, taken apart: a small file first, then the big one twice, each
+# with the engine's stats and its per-job trace (GPUCRYPT_FILE_TRACE: when each job had its
+# buffers, had read, had sealed, had written), so that one-time costs (the first run whatever
+# its size) and per-run ones show apart.
+FIRST_RUNS = r"""
+import json, os, time
+t0 = time.perf_counter()
+from gpucrypt import fileformat, stream
+runs = []
+key = os.urandom(32)
+for label, path in (("small_first", SMALL), ("small_second", SMALL), ("big_first", PLAIN), ("big_second", PLAIN)):
+    stats = stream.StreamStats()
+    t = time.perf_counter()
+    fileformat.encrypt_file(path, OUT, key, device=DEVICE, stats=stats)
+    seconds = time.perf_counter() - t
+    os.unlink(OUT)
+    with open(TRACE) as lines:
+        trace = json.loads(lines.read().splitlines()[-1])
+    runs.append({"run": label, "seconds": seconds, "stats": stats.as_dict(), "trace": trace})
+print(json.dumps({"import_s": 0, "runs": runs}))
+"""
+
+
+def summarise_trace(trace: dict) -> dict:
+    """The first job's stages and the medians of the rest, from a GPUCRYPT_FILE_TRACE line."""
+    jobs = trace["jobs"]
+    if not jobs:
+        return {}
+    stages = ("buffers", "read", "sealed", "written")
+
+    def spans(job):
+        marks = job[1:]
+        return {stage: marks[i + 1] - marks[i] for i, stage in enumerate(stages)}
+
+    def median(values):
+        values = sorted(values)
+        return values[len(values) // 2] if values else 0.0
+
+    rest = [spans(job) for job in jobs[1:]]
+    return {"wall_s": trace["wall_s"], "jobs": len(jobs), "first_job_begun_s": jobs[0][1],
+            "first_job": spans(jobs[0]), "last_written_s": max(job[5] for job in jobs),
+            "median_job": {stage: median([r[stage] for r in rest]) for stage in stages}}
+
 ENCRYPT = r"""
 import json, os, time
 from gpucrypt import fileformat, stream
@@ -115,6 +158,10 @@ def main() -> int:
     parser.add_argument("--workers", default="2,3,6,12")
     parser.add_argument("--hash-blocks-mib", default="16,32,64,128")
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--first-run-variants", default="default,GPUCRYPT_FILE_WRITERS=0,CUDA_MODULE_LOADING=EAGER",
+                        help="environments of the first-run processes: 'default' or NAME=VALUE[+NAME=VALUE]")
+    parser.add_argument("--only", default="", help="comma-separated parts to run: startup,first_runs,job_sizes,"
+                        "workers,pageable,hash (default: all)")
     args = parser.parse_args()
     report = {"device": args.device, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "cpu_count": os.cpu_count()}
@@ -122,8 +169,33 @@ def main() -> int:
         plain, out = os.path.join(work, "plain"), os.path.join(work, "out")
         write_random_file(plain, args.encrypt_mib << 20)
         names = {"DEVICE": args.device, "PLAIN": plain, "OUT": out}
-        report["startup"] = python(STARTUP, **names)
-        print("start-up", report["startup"], flush=True)
+        parts = set(args.only.split(",")) if args.only else {"startup", "first_runs", "job_sizes", "workers",
+                                                             "pageable", "hash"}
+        if "startup" in parts:
+            report["startup"] = python(STARTUP, **names)
+            print("start-up", report["startup"], flush=True)
+        if "first_runs" in parts:
+            small = os.path.join(work, "small")
+            write_random_file(small, 64 << 20)
+            report["first_runs"] = {}
+            for variant in args.first_run_variants.split(","):
+                env = dict(os.environ)
+                if variant != "default":
+                    env.update(item.split("=", 1) for item in variant.split("+"))
+                trace = os.path.join(work, "trace.jsonl")
+                env["GPUCRYPT_FILE_TRACE"] = trace
+                result = python(FIRST_RUNS, env=env, SMALL=small, TRACE=trace, **names)
+                os.unlink(trace)
+                for run in result["runs"]:
+                    run["trace_summary"] = summarise_trace(run["trace"])
+                    print("first runs", variant, run["run"], round(run["seconds"], 3), run["trace_summary"],
+                          flush=True)
+                report["first_runs"][variant] = result["runs"]
+            os.unlink(small)
+        if not parts & {"job_sizes", "workers", "pageable", "hash"}:
+            with open(args.out_json, "w") as sink:
+                json.dump(report, sink, indent=1)
+            return 0
         job_sizes = [int(x) << 20 for x in args.job_sizes_mib.split(",")]
         report["encrypt_job_sizes"] = python(ENCRYPT, JOB_SIZES=job_sizes, REPEATS=args.repeats, **names)
         for row in report["encrypt_job_sizes"]:
