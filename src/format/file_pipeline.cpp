@@ -225,6 +225,14 @@ class BufferPool {
     std::lock_guard lock(mutex_);
     free_.push_back(pair);
   }
+  // Allocates up to `pairs` pairs now, before the workers ask (GPUCRYPT_FILE_PREALLOCATE=1, a
+  // measurement knob: whether page-locked allocations made by the first jobs, which take the GPU
+  // driver's lock beside their copies, cost the first run its time).
+  void allocate_now(size_t pairs) {
+    std::vector<Pair> taken;
+    while (taken.size() < pairs) taken.push_back(acquire());  // the free ones, then new ones
+    for (const Pair& pair : taken) release(pair);
+  }
 
  private:
   uint64_t input_len_, output_len_;
@@ -451,7 +459,13 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   IoTimes io;
   std::optional<OutputWriter> writer;  // before the scheduler: its workers hand writes to it
   if (out_fd >= 0 && writes_on_own_thread(options.devices)) writer.emplace(out_fd, buffers, io);
-  engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
+  const std::vector<engine::SchedulerDevice> workers = file_devices(options);
+  if (const char* text = std::getenv("GPUCRYPT_FILE_PREALLOCATE"); text != nullptr && std::string(text) == "1") {
+    size_t pairs = 0;
+    for (const engine::SchedulerDevice& device : workers) pairs += device.workers;
+    buffers.allocate_now(std::min<uint64_t>(pairs, (count + chunks_per_job - 1) / chunks_per_job));
+  }
+  engine::Scheduler scheduler(workers, detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
   uint64_t done_input = 0;
   try {
