@@ -27,7 +27,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <future>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -706,13 +705,26 @@ const Device& leaf_device(const PipelineOptions& options) {
 
 // Absorbs chaining values into a tree's final node on a thread of its own, one block's at a time
 // and in order, so that the serial absorb overlaps the next block's leaves (on a GPU: about 1%
-// of the leaves' bytes, but about 5 ms per GiB of KT128 on one core: docs/performance.md).
+// of the leaves' bytes, but about 5 ms per GiB of KT128 on one core: docs/performance.md). One
+// thread for the whole file, handed each block's values in turn: a thread per block would be
+// 1024 thread starts for 16 GiB. At most one block is handed over at a time (absorb waits for the
+// previous one), so the two buffers alternate and the one being absorbed is never written.
 class ChainingValueAbsorber {
  public:
-  explicit ChainingValueAbsorber(hash::HashContext& node) : node_(node) {}
+  explicit ChainingValueAbsorber(hash::HashContext& node) : node_(node), thread_([this] { run(); }) {}
+  // Stops the thread (dropping a block not yet started: the caller is throwing) and joins it,
+  // so that nothing reads the buffers or the node after the caller's frame is gone.
   ~ChainingValueAbsorber() {
-    if (running_.valid()) running_.wait();
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
   }
+  ChainingValueAbsorber(const ChainingValueAbsorber&) = delete;
+  ChainingValueAbsorber& operator=(const ChainingValueAbsorber&) = delete;
+
   // The buffer that the next block's values may be written into (not the one being absorbed).
   std::vector<uint8_t>& next_buffer(size_t len) {
     std::vector<uint8_t>& buffer = buffers_[next_];
@@ -722,21 +734,56 @@ class ChainingValueAbsorber {
   // Starts absorbing `num_leaves` values from next_buffer(), after the previous block's.
   void absorb(uint64_t num_leaves) {
     finish();
-    const uint8_t* values = buffers_[next_].data();
-    running_ = std::async(std::launch::async,
-                          [this, values, num_leaves] { hash::absorb_chaining_values(node_, values, num_leaves); });
+    {
+      std::lock_guard lock(mutex_);
+      block_ = Block{buffers_[next_].data(), num_leaves};
+    }
+    changed_.notify_all();
     next_ ^= 1;
   }
-  // Waits for the running absorb; rethrows its error.
+  // Waits for the block handed over last; rethrows an absorb's error (every time: the node is
+  // unusable after it, so nothing more may be absorbed).
   void finish() {
-    if (running_.valid()) running_.get();
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !block_; });
+    if (error_) std::rethrow_exception(error_);
   }
 
  private:
+  struct Block {
+    const uint8_t* values;
+    uint64_t num_leaves;
+  };
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [&] { return stopping_ || block_; });
+      if (stopping_) return;
+      const Block block = *block_;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        hash::absorb_chaining_values(node_, block.values, block.num_leaves);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (error && !error_) error_ = error;
+      block_.reset();  // cleared only now: finish() waits for the absorb, not for the hand-off
+      changed_.notify_all();
+    }
+  }
+
   hash::HashContext& node_;
   std::vector<uint8_t> buffers_[2];
   unsigned next_ = 0;
-  std::future<void> running_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Block> block_;  // handed over and not yet absorbed (or being absorbed)
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once everything it reads exists
 };
 
 // Readers for a GPU's leaves: up to this many, one per core. Sixteen threads read 53-68 GB/s from
