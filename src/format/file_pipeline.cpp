@@ -791,11 +791,11 @@ class ChainingValueAbsorber {
 // each reader holds a page-locked block, so a host of many cores would pin more memory for nothing.
 constexpr unsigned kMaxGpuHashReaders = 16;
 
-unsigned hash_file_readers(std::string_view device_name) {
+unsigned hash_file_readers(const DeviceTraits& leaf_device) {
   // Hashing on the CPU, two readers keep a sponge (one core) or the leaves (the pool) fed from
   // page cache with the cores left for the hashing; a GPU hashes leaves faster than one core
   // reads, so every core reads, up to kMaxGpuHashReaders.
-  if (!device_traits(device_name).is_gpu) return 2;
+  if (!leaf_device.is_gpu) return 2;
   return std::clamp(std::thread::hardware_concurrency(), 2u, kMaxGpuHashReaders);
 }
 
@@ -814,7 +814,8 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   if (tree) context = hash::create_tree_hash(name, params);
   // A sponge is serial: the calling thread hashes it, whatever the device.
   const Device& leaves_on = tree ? leaf_device(options) : device("cpu");
-  if (readers == 0) readers = hash_file_readers(leaves_on.name().canonical);
+  const DeviceTraits leaf_traits = leaves_on.traits();
+  if (readers == 0) readers = hash_file_readers(leaf_traits);
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
   // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but
@@ -824,7 +825,7 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
   const uint64_t unit = tree ? tree->leaf_len : 1;
   const uint64_t wanted_block_len =
-      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
+      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaf_traits.job_len);
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / unit, 1) * unit;
   double hash_s = 0;
   auto hash_timed = [&](auto&& work) {
