@@ -593,11 +593,12 @@ namespace {
 
 // Blocks of the file read ahead of the hashing: reader r reads blocks r, r + readers, ... each
 // into slot (block % slots) once the hashing thread has finished with the block that slot held;
-// the hashing thread takes them in order. A slot's buffer is allocated by the first reader that
-// fills it (allocate_host: the leaf device's page-locked memory where it has some, so that a
-// GPU reads the block in place), so the readers allocate in parallel and the first blocks do not
-// wait for the last buffer. The first error (a reader's, or the hashing thread stopping) stops
-// every reader; the destructor joins them and zeroes the buffers.
+// the hashing thread takes them in order. Every slot's buffer is allocated before the readers
+// start (allocate_host: the leaf device's page-locked memory where it has some, so that a GPU
+// reads the block in place; ordinary memory where it is refused): page-locked allocations
+// serialise on the driver, so readers allocating as they start only queued behind each other
+// and held back the first blocks. The first error (a reader's, or the hashing thread stopping)
+// stops every reader; the destructor joins them and zeroes the buffers.
 class BlockReader {
  public:
   BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers,
@@ -608,6 +609,7 @@ class BlockReader {
         slots_(std::min<uint64_t>(num_blocks_, uint64_t{readers} + 2)), host_memory_(host_memory),
         buffers_(slots_), filled_(slots_, kNone) {
     try {
+      for (HostBuffer& buffer : buffers_) buffer = allocate_host(block_len_, host_memory_);
       const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, num_blocks_));
       for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this, r, threads] { read_blocks(r, threads); });
     } catch (...) {
@@ -652,8 +654,7 @@ class BlockReader {
       try {
         // The slot is this reader's alone until it reports the block filled (the hashing thread
         // and the reader of the slot's previous block are done with it).
-        HostBuffer& buffer = buffers_[block % slots_];
-        if (buffer.data == nullptr) buffer = allocate_host(block_len_, host_memory_);
+        const HostBuffer& buffer = buffers_[block % slots_];
         const auto start = std::chrono::steady_clock::now();
         pread_exactly(fd_, buffer.data, block_len(block), first_offset_ + block * block_len_);
         read_ns_ += static_cast<uint64_t>(seconds_since(start) * 1e9);
