@@ -29,7 +29,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <future>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -786,11 +785,12 @@ namespace {
 
 // Blocks of the file read ahead of the hashing: reader r reads blocks r, r + readers, ... each
 // into slot (block % slots) once the hashing thread has finished with the block that slot held;
-// the hashing thread takes them in order. A slot's buffer is allocated by the first reader that
-// fills it (allocate_host: the leaf device's page-locked memory where it has some, so that a
-// GPU reads the block in place), so the readers allocate in parallel and the first blocks do not
-// wait for the last buffer. The first error (a reader's, or the hashing thread stopping) stops
-// every reader; the destructor joins them and zeroes the buffers.
+// the hashing thread takes them in order. Every slot's buffer is allocated before the readers
+// start (allocate_host: the leaf device's page-locked memory where it has some, so that a GPU
+// reads the block in place; ordinary memory where it is refused): page-locked allocations
+// serialise on the driver, so readers allocating as they start only queued behind each other
+// and held back the first blocks. The first error (a reader's, or the hashing thread stopping)
+// stops every reader; the destructor joins them and zeroes the buffers.
 class BlockReader {
  public:
   BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers,
@@ -801,6 +801,7 @@ class BlockReader {
         slots_(std::min<uint64_t>(num_blocks_, uint64_t{readers} + 2)), host_memory_(host_memory),
         buffers_(slots_), filled_(slots_, kNone) {
     try {
+      for (HostBuffer& buffer : buffers_) buffer = allocate_host(block_len_, host_memory_);
       const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, num_blocks_));
       for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this, r, threads] { read_blocks(r, threads); });
     } catch (...) {
@@ -845,8 +846,7 @@ class BlockReader {
       try {
         // The slot is this reader's alone until it reports the block filled (the hashing thread
         // and the reader of the slot's previous block are done with it).
-        HostBuffer& buffer = buffers_[block % slots_];
-        if (buffer.data == nullptr) buffer = allocate_host(block_len_, host_memory_);
+        const HostBuffer& buffer = buffers_[block % slots_];
         const auto start = std::chrono::steady_clock::now();
         pread_exactly(fd_, buffer.data, block_len(block), first_offset_ + block * block_len_);
         read_ns_ += static_cast<uint64_t>(seconds_since(start) * 1e9);
@@ -898,13 +898,26 @@ const Device& leaf_device(const PipelineOptions& options) {
 
 // Absorbs chaining values into a tree's final node on a thread of its own, one block's at a time
 // and in order, so that the serial absorb overlaps the next block's leaves (on a GPU: about 1%
-// of the leaves' bytes, but about 5 ms per GiB of KT128 on one core: docs/performance.md).
+// of the leaves' bytes, but about 5 ms per GiB of KT128 on one core: docs/performance.md). One
+// thread for the whole file, handed each block's values in turn: a thread per block would be
+// 1024 thread starts for 16 GiB. At most one block is handed over at a time (absorb waits for the
+// previous one), so the two buffers alternate and the one being absorbed is never written.
 class ChainingValueAbsorber {
  public:
-  explicit ChainingValueAbsorber(hash::HashContext& node) : node_(node) {}
+  explicit ChainingValueAbsorber(hash::HashContext& node) : node_(node), thread_([this] { run(); }) {}
+  // Stops the thread (dropping a block not yet started: the caller is throwing) and joins it,
+  // so that nothing reads the buffers or the node after the caller's frame is gone.
   ~ChainingValueAbsorber() {
-    if (running_.valid()) running_.wait();
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
   }
+  ChainingValueAbsorber(const ChainingValueAbsorber&) = delete;
+  ChainingValueAbsorber& operator=(const ChainingValueAbsorber&) = delete;
+
   // The buffer that the next block's values may be written into (not the one being absorbed).
   std::vector<uint8_t>& next_buffer(size_t len) {
     std::vector<uint8_t>& buffer = buffers_[next_];
@@ -914,21 +927,56 @@ class ChainingValueAbsorber {
   // Starts absorbing `num_leaves` values from next_buffer(), after the previous block's.
   void absorb(uint64_t num_leaves) {
     finish();
-    const uint8_t* values = buffers_[next_].data();
-    running_ = std::async(std::launch::async,
-                          [this, values, num_leaves] { hash::absorb_chaining_values(node_, values, num_leaves); });
+    {
+      std::lock_guard lock(mutex_);
+      block_ = Block{buffers_[next_].data(), num_leaves};
+    }
+    changed_.notify_all();
     next_ ^= 1;
   }
-  // Waits for the running absorb; rethrows its error.
+  // Waits for the block handed over last; rethrows an absorb's error (every time: the node is
+  // unusable after it, so nothing more may be absorbed).
   void finish() {
-    if (running_.valid()) running_.get();
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !block_; });
+    if (error_) std::rethrow_exception(error_);
   }
 
  private:
+  struct Block {
+    const uint8_t* values;
+    uint64_t num_leaves;
+  };
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      changed_.wait(lock, [&] { return stopping_ || block_; });
+      if (stopping_) return;
+      const Block block = *block_;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        hash::absorb_chaining_values(node_, block.values, block.num_leaves);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      if (error && !error_) error_ = error;
+      block_.reset();  // cleared only now: finish() waits for the absorb, not for the hand-off
+      changed_.notify_all();
+    }
+  }
+
   hash::HashContext& node_;
   std::vector<uint8_t> buffers_[2];
   unsigned next_ = 0;
-  std::future<void> running_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<Block> block_;  // handed over and not yet absorbed (or being absorbed)
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once everything it reads exists
 };
 
 // Readers for a GPU's leaves: up to this many, one per core. Sixteen threads read 53-68 GB/s from
@@ -936,11 +984,11 @@ class ChainingValueAbsorber {
 // each reader holds a page-locked block, so a host of many cores would pin more memory for nothing.
 constexpr unsigned kMaxGpuHashReaders = 16;
 
-unsigned hash_file_readers(std::string_view device_name) {
+unsigned hash_file_readers(const DeviceTraits& leaf_device) {
   // Hashing on the CPU, two readers keep a sponge (one core) or the leaves (the pool) fed from
   // page cache with the cores left for the hashing; a GPU hashes leaves faster than one core
   // reads, so every core reads, up to kMaxGpuHashReaders.
-  if (!device_traits(device_name).is_gpu) return 2;
+  if (!leaf_device.is_gpu) return 2;
   return std::clamp(std::thread::hardware_concurrency(), 2u, kMaxGpuHashReaders);
 }
 
@@ -959,7 +1007,8 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   if (tree) context = hash::create_tree_hash(name, params);
   // A sponge is serial: the calling thread hashes it, whatever the device.
   const Device& leaves_on = tree ? leaf_device(options) : device("cpu");
-  if (readers == 0) readers = hash_file_readers(leaves_on.name().canonical);
+  const DeviceTraits leaf_traits = leaves_on.traits();
+  if (readers == 0) readers = hash_file_readers(leaf_traits);
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
   // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but
@@ -969,7 +1018,7 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
   const uint64_t unit = tree ? tree->leaf_len : 1;
   const uint64_t wanted_block_len =
-      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
+      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaf_traits.job_len);
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / unit, 1) * unit;
   double hash_s = 0;
   auto hash_timed = [&](auto&& work) {
