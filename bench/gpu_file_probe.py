@@ -158,7 +158,7 @@ def main() -> int:
     parser.add_argument("--workers", default="2,3,6,12")
     parser.add_argument("--hash-blocks-mib", default="16,32,64,128")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--first-run-variants", default="default,GPUCRYPT_FILE_WRITERS=0,CUDA_MODULE_LOADING=EAGER,GPUCRYPT_FILE_PREALLOCATE=1",
+    parser.add_argument("--first-run-variants", default="default,CUDA_MODULE_LOADING=EAGER",
                         help="environments of the first-run processes: 'default' or NAME=VALUE[+NAME=VALUE]")
     parser.add_argument("--only", default="", help="comma-separated parts to run: startup,first_runs,job_sizes,"
                         "workers,pageable,hash (default: all)")

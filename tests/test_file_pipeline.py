@@ -228,18 +228,14 @@ print("no error")
 """
 
 
-@pytest.mark.parametrize("writers", ["0", "1"])
-def test_a_write_failing_mid_way_fails_the_call_and_keeps_nothing(tmp_path, writers):
+def test_a_write_failing_mid_way_fails_the_call_and_keeps_nothing(tmp_path):
     """A write refused after jobs were written (here the file-size limit, RLIMIT_FSIZE, at 8 MiB
-    of an existing 64 MiB output, which reserves nothing): the call fails with that error, on
-    the workers' writes (GPUCRYPT_FILE_WRITERS=0) and on the writer thread's (1) alike, and the
-    output is cut back to where this call started writing. A writer that lost the error, or
-    waited for a write that never comes, fails this test (or its timeout)."""
+    of an existing 64 MiB output, which reserves nothing): the call fails with that error, and
+    the output is cut back to where this call started writing."""
     _write(tmp_path / "plain", os.urandom(32 << 20))
     _write(tmp_path / "out", b"\xee" * (64 << 20))
     done = subprocess.run([sys.executable, "-c", _WRITE_FAILS_MID_WAY, str(tmp_path / "plain"),
-                           str(tmp_path / "out"), KEY.hex()], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, GPUCRYPT_FILE_WRITERS=writers))
+                           str(tmp_path / "out"), KEY.hex()], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["EFBIG", "0"]
 

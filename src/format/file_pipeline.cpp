@@ -4,9 +4,10 @@
 // Every chunk of a file has a computed offset in the plaintext and in the encrypted file
 // (Layout), so nothing forces reading, sealing and writing to take turns: each job of whole
 // chunks is read with pread at its own offset, sealed or opened on the device the scheduler
-// chose, and written with pwrite at its own offset, on that device's worker thread (or, when a GPU
-// takes part, handed to one writer thread: writes_on_own_thread), while the other workers do the
-// same with other jobs. The calling thread only submits jobs and retires
+// chose, and written with pwrite at its own offset, all on that device's worker thread, while the
+// other workers do the same with other jobs. (One writer thread for all jobs was measured on an
+// H200 host, 2026-11-29: no faster than the workers' own writes into one tmpfs file, whose lock
+// takes them one at a time either way; docs/performance.md.) The calling thread only submits jobs and retires
 // them in order (progress, cancellation, the first error in file order). This replaced a single
 // Python loop that read a job, handed it to the devices and wrote what came back: reading,
 // sealing and writing took turns on one thread (1.2 GB/s on a host whose engine does 40+).
@@ -32,7 +33,6 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -224,14 +224,6 @@ class BufferPool {
     std::lock_guard lock(mutex_);
     free_.push_back(pair);
   }
-  // Allocates up to `pairs` pairs now, before the workers ask (GPUCRYPT_FILE_PREALLOCATE=1, a
-  // measurement knob: whether page-locked allocations made by the first jobs, which take the GPU
-  // driver's lock beside their copies, cost the first run its time).
-  void allocate_now(size_t pairs) {
-    std::vector<Pair> taken;
-    while (taken.size() < pairs) taken.push_back(acquire());  // the free ones, then new ones
-    for (const Pair& pair : taken) release(pair);
-  }
 
  private:
   uint64_t input_len_, output_len_;
@@ -265,115 +257,6 @@ struct IoTimes {
     total += static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
-};
-
-// Where the output's writes run: GPUCRYPT_FILE_WRITERS=0 keeps them on the workers (each job
-// writes itself, as the CPU alone does best: its output is still in its cache), 1 gives them one
-// thread of their own. A measurement knob like GPUCRYPT_FILE_PAGE_LOCKED; unset, the rule of
-// writes_on_own_thread below.
-std::optional<bool> writer_thread_asked() {
-  const char* text = std::getenv("GPUCRYPT_FILE_WRITERS");
-  if (text == nullptr || *text == '\0') return std::nullopt;
-  return std::string(text) != "0";
-}
-
-// Buffered writes into one file take that file's lock one at a time (Linux: the inode's rwsem,
-// on tmpfs, ext4 and xfs alike), so six GPU workers writing their jobs wait for each other: on an
-// H200 host they spent 8 s summed in pwrite over a 1.9 s run that was write-bound (2026-11-29,
-// docs/performance.md). One writer takes the lock without handing it around, and the workers
-// go on reading and sealing meanwhile. With the CPU alone the workers are the CPU's own cores:
-// a job's output is written while still in that core's cache, and a third thread would only
-// take turns with them.
-bool writes_on_own_thread(const std::vector<std::string>& devices) {
-  if (const auto asked = writer_thread_asked()) return *asked;
-  return std::any_of(devices.begin(), devices.end(), [](const std::string& name) { return device_traits(name).is_gpu; });
-}
-
-// The output's writes on one thread of their own (writes_on_own_thread): workers hand over a
-// job's output buffer with its offset and go on; the pair goes back to the pool once written.
-// At most kMaxQueued writes wait (a worker handing over more waits), so the pool holds at most
-// that many pairs beyond the workers'. The first failed write's error is thrown to the next
-// worker that hands one over and by finish(); the writes queued after it are dropped (their
-// buffers still go back), since the call fails anyway.
-class OutputWriter {
- public:
-  static constexpr size_t kMaxQueued = 4;
-
-  OutputWriter(int fd, BufferPool& pool, IoTimes& io) : fd_(fd), pool_(pool), io_(io), thread_([this] { run(); }) {}
-  ~OutputWriter() {
-    {
-      std::lock_guard lock(mutex_);
-      closing_ = true;
-    }
-    changed_.notify_all();
-    thread_.join();  // the queued writes first: a caller that truncates afterwards truncates them too
-  }
-  OutputWriter(const OutputWriter&) = delete;
-  OutputWriter& operator=(const OutputWriter&) = delete;
-
-  void write(BufferPool::Pair pair, uint64_t len, uint64_t at) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || error_; });
-    if (error_) {
-      lock.unlock();
-      pool_.release(pair);
-      std::rethrow_exception(error_);
-    }
-    queue_.push_back({pair, len, at});
-    changed_.notify_all();
-  }
-
-  // Waits until every queued write is done; throws the first failed one's error.
-  void finish() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return queue_.empty() && !writing_; });
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  struct Write {
-    BufferPool::Pair pair;
-    uint64_t len, at;
-  };
-
-  void run() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      changed_.wait(lock, [&] { return !queue_.empty() || closing_; });
-      if (queue_.empty()) return;
-      const Write item = queue_.front();
-      queue_.pop_front();
-      writing_ = true;
-      const bool failed = static_cast<bool>(error_);
-      lock.unlock();
-      changed_.notify_all();  // room in the queue
-      std::exception_ptr error;
-      if (!failed) {
-        const auto started = std::chrono::steady_clock::now();
-        try {
-          pwrite_exactly(fd_, item.pair.output.data, item.len, item.at);
-        } catch (...) {
-          error = std::current_exception();
-        }
-        IoTimes::add(io_.write_ns, started);
-      }
-      pool_.release(item.pair);
-      lock.lock();
-      if (error && !error_) error_ = error;
-      writing_ = false;
-      changed_.notify_all();
-    }
-  }
-
-  const int fd_;
-  BufferPool& pool_;
-  IoTimes& io_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Write> queue_;
-  bool writing_ = false, closing_ = false;
-  std::exception_ptr error_;
-  std::thread thread_;  // last: started once the members it uses exist
 };
 
 // GPUCRYPT_FILE_TRACE=PATH: each call appends one JSON line to PATH with, per job, the seconds
@@ -456,15 +339,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   JobTrace trace((count + chunks_per_job - 1) / chunks_per_job);
   BufferPool buffers(buffer_in, buffer_out, job_buffer_device(options.devices));
   IoTimes io;
-  std::optional<OutputWriter> writer;  // before the scheduler: its workers hand writes to it
-  if (out_fd >= 0 && writes_on_own_thread(options.devices)) writer.emplace(out_fd, buffers, io);
-  const std::vector<engine::SchedulerDevice> workers = file_devices(options);
-  if (const char* text = std::getenv("GPUCRYPT_FILE_PREALLOCATE"); text != nullptr && std::string(text) == "1") {
-    size_t pairs = 0;
-    for (const engine::SchedulerDevice& device : workers) pairs += device.workers;
-    buffers.allocate_now(std::min<uint64_t>(pairs, (count + chunks_per_job - 1) / chunks_per_job));
-  }
-  engine::Scheduler scheduler(workers, detail::scheduling_of(options));
+  engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
   uint64_t done_input = 0;
   try {
@@ -483,10 +358,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
             struct Release {
               BufferPool& pool;
               BufferPool::Pair pair;
-              bool handed_over = false;  // to the writer, which gives it back once written
-              ~Release() {
-                if (!handed_over) pool.release(pair);
-              }
+              ~Release() { pool.release(pair); }
             } release{buffers, pair};
             auto started = std::chrono::steady_clock::now();
             const uint8_t* in_data = pair.input.data;
@@ -515,14 +387,9 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
             scheduler.record_run(device, run.variant, run.h2d_s, run.compute_s, run.d2h_s);
             trace.mark(job, JobTrace::sealed);
             if (out_fd < 0) return;  // authenticate only
-            if (writer) {
-              release.handed_over = true;
-              writer->write(pair, out_len, out_offset + out_at);
-            } else {
-              started = std::chrono::steady_clock::now();
-              pwrite_exactly(out_fd, pair.output.data, out_len, out_offset + out_at);
-              IoTimes::add(io.write_ns, started);
-            }
+            started = std::chrono::steady_clock::now();
+            pwrite_exactly(out_fd, pair.output.data, out_len, out_offset + out_at);
+            IoTimes::add(io.write_ns, started);
             trace.mark(job, JobTrace::written);
           },
           [&, in_at, in_len] {
@@ -531,10 +398,8 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
           });
     }
     scheduler.drain();
-    if (writer) writer->finish();
   } catch (DecryptionError& failure) {
     scheduler.stop();
-    writer.reset();  // the authenticated jobs' queued writes done before the caller cuts the output back
     failure.released_len = plain_at(failure.chunk_index, 0).first - plain_at(first, 0).first;
     throw;
   }
