@@ -241,20 +241,19 @@ BatchResult run_batch_aeads_apart(const BatchPlan& plan, const Device& target,
                                   const std::function<BatchResult(const BatchPlan&)>& executor) {
   if (!has_per_message_aeads(plan)) return executor(plan);
   const auto start = Clock::now();
-  const BatchPlan rest = without_per_message_aeads(plan);
   // The Aeads first: a variant the device lacks is refused before anything runs.
   std::vector<std::string> aead_variants(plan.suites.size());
   const AeadRequests work = per_message_aeads(plan, target, aead_variants);
   BatchResult result;
-  if (rest.groups.empty()) {
+  if (work.requests.size() == plan.requests.size()) {  // nothing for the executor
     result.reset(plan);
     result.device = target.name().canonical;
     result.executor = target.traits().is_gpu ? "generic" : "cpu";
   } else if (plan.owns_output()) {
-    result = executor(rest);
+    result = executor(without_per_message_aeads(plan));
   } else {
     const KeptOutputs kept(plan, work.requests);
-    result = executor(rest);
+    result = executor(without_per_message_aeads(plan));
     kept.restore();  // before the opens below: one that fails then leaves its range as it was
   }
   for (size_t s = 0; s < aead_variants.size(); ++s)
