@@ -14,11 +14,13 @@ import json
 import os
 import pathlib
 import random
+from array import array
 
 import pytest
 
 import gpucrypt
 from gpucrypt import InvalidTag, _native
+from gpucrypt.batch import BatchError, open_packed, seal_packed
 
 from vector_files import PEER_DIR
 
@@ -238,12 +240,150 @@ def test_many_messages_batched(device):
         aead.encrypt_many(nonces[:2], messages[:3])
 
 
-def test_batch_refuses_gcm_siv_naming_the_batched_call():
-    """Batch plans ciphers and GCM; a GCM-SIV request is refused saying what seals many such messages
-    (before: "unknown cipher 'aes-256-gcm-siv'", as if the name were wrong)."""
-    batch = gpucrypt.Batch(device="cpu")
-    with pytest.raises(ValueError, match=r"Batch runs ciphers and GCM, not aes-256-gcm-siv: .*encrypt_many"):
-        batch.add("aes-256-gcm-siv", bytes(32), b"data", iv=bytes(12))
+def _wycheproof_tests():
+    if not WYCHEPROOF.is_file():
+        pytest.skip(f"{WYCHEPROOF} is not here (no ../shared)")
+    document = json.loads(WYCHEPROOF.read_text(encoding="utf-8"))
+    return [t for group in document["testGroups"] for t in group["tests"]]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batch_rfc_8452_and_wycheproof(device):
+    """Every RFC 8452 appendix C vector and all 202 Wycheproof cases in one Batch (seals and opens
+    of both key sizes, among GCM and CTR requests): each valid case seals to its bytes and opens; each
+    invalid one fails that request only (InvalidTag in its place, no plaintext)."""
+    batch = gpucrypt.Batch(device=device)
+    expected = {}   # request index -> bytes, or None for a failed open
+    for key, nonce, aad, plaintext, sealed in ((bytes.fromhex(x) for x in case) for case in RFC_8452_C):
+        expected[batch.add(name_for(key), key, plaintext, iv=nonce, aad=aad)] = sealed
+        expected[batch.add(name_for(key), key, sealed, iv=nonce, aad=aad, decrypt=True)] = plaintext
+    for t in _wycheproof_tests():
+        key, nonce, aad, msg, ct, tag = (bytes.fromhex(t[k]) for k in ("key", "iv", "aad", "msg", "ct", "tag"))
+        if t["result"] == "valid":
+            expected[batch.add(name_for(key), key, msg, iv=nonce, aad=aad)] = ct + tag
+            expected[batch.add(name_for(key), key, ct + tag, iv=nonce, aad=aad, decrypt=True)] = msg
+        else:
+            expected[batch.add(name_for(key), key, ct + tag, iv=nonce, aad=aad, decrypt=True)] = None
+        # Cipher and GCM requests between them: the same run takes them to the device's batch engine.
+        expected[batch.add("aes-128-ctr", key[:16], msg, iv=bytes(16))] = \
+            gpucrypt.Cipher("aes-128-ctr", key[:16], bytes(16), device="cpu").encrypt(msg)
+        expected[batch.add("aes-128-gcm", key[:16], msg, iv=nonce, aad=aad)] = \
+            gpucrypt.AEAD("aes-128-gcm", key[:16], device="cpu").encrypt(nonce, msg, aad)
+    results = batch.run(raise_on_error=False)
+    assert len(results) == len(expected)
+    failed = [i for i, value in expected.items() if value is None]
+    assert len(failed) == 66
+    for index, value in expected.items():
+        if value is None:
+            assert isinstance(results[index], InvalidTag), index
+            assert f"request {index} (aes-" in str(results[index]) and "-gcm-siv decrypt)" in str(results[index])
+        else:
+            assert results[index] == value, index
+    assert batch.stats["variants"]["aes-256-gcm-siv encrypt"] and batch.stats["num_requests"] == len(expected)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", NAMES)
+def test_batch_differential_against_pyca(device, name):
+    """Random keys (some shared), nonces, AAD and lengths through Batch.add and add_many, against
+    pyca's AESGCMSIV (or, without it, the library's own one-shot AEAD on the CPU); tampered messages
+    fail alone, and run() raises BatchError naming the first with every other result in place."""
+    rng = random.Random(f"batch {name} {device}")
+    key_len = int(name.split("-")[1]) // 8
+    try:
+        reference_class = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead").AESGCMSIV
+        reference_class(bytes(key_len)).encrypt(bytes(12), b"", None)
+
+        def reference(key, nonce, data, aad):
+            return reference_class(key).encrypt(nonce, data, aad or None)
+    except Exception:  # noqa: BLE001 - pyca without GCM-SIV (OpenSSL < 3.2): the library's one-shot call
+        def reference(key, nonce, data, aad):
+            return gpucrypt.AEAD(name, key, device="cpu").encrypt(nonce, data, aad)
+    keys = [rng.randbytes(key_len) for _ in range(3)]
+    lengths = [0, 1, 15, 16, 17, 255, 4096, 4097] + [rng.randrange(0, 70000) for _ in range(6)]
+    batch = gpucrypt.Batch(device=device)
+    cases = []
+    for length in lengths:
+        key, nonce, data = rng.choice(keys), rng.randbytes(12), rng.randbytes(length)
+        aad = rng.randbytes(rng.choice([0, 1, 16, 17, 100]))
+        cases.append((batch.add(name, key, bytearray(data), iv=nonce, aad=aad), reference(key, nonce, data, aad)))
+        batch.add("aes-256-cbc", bytes(32), data, iv=bytes(16))   # a cipher between the AEAD requests
+    sealed = batch.run()
+    for index, want in cases:
+        assert sealed[index] == want, index
+
+    # add_many: one key, many nonces, one AAD; then open them, two tampered.
+    key, aad = keys[0], b"shared header"
+    nonces = [rng.randbytes(12) for _ in lengths]
+    messages = [rng.randbytes(length) for length in lengths]
+    first = batch.add_many(name, key, messages, nonces, aad=aad)
+    assert list(first) == list(range(len(lengths)))
+    many = batch.run()
+    assert many == [reference(key, n, m, aad) for n, m in zip(nonces, messages)]
+    tampered = list(many)
+    for index in (3, 9):
+        bad = bytearray(tampered[index])
+        bad[rng.randrange(len(bad))] ^= 1 << rng.randrange(8)
+        tampered[index] = bytes(bad)
+    batch.add("aes-256-gcm", bytes(32), bytes(20), iv=bytes(12), decrypt=True)   # a GCM open that fails too
+    opened = batch.add_many(name, key, tampered, nonces, aad=aad, decrypt=True)
+    with pytest.raises(gpucrypt.InvalidTag) as failure:
+        batch.run()
+    error = failure.value
+    assert isinstance(error, BatchError) and error.index == 0 and set(error.errors) == {0, 1 + 3, 1 + 9}
+    assert "(3 of 15 requests failed)" in str(error)
+    for position, index in enumerate(opened):
+        if position in (3, 9):
+            assert isinstance(error.results[index], InvalidTag)
+        else:
+            assert error.results[index] == messages[position]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_batch_refusals_and_buffers(device):
+    """The AEAD's own rules when a request is added (naming the request), nothing of the cipher
+    options; the data is read, never written (a bytearray comes back unchanged), and the packed
+    calls keep a failed open's range of the caller's output as it was."""
+    batch = gpucrypt.Batch(device=device)
+    with pytest.raises(ValueError, match=r"request 0 \(aes-256-gcm-siv seal\): aes-256-gcm-siv nonce must be 12 bytes, got 16"):
+        batch.add("aes-256-gcm-siv", bytes(32), b"data", iv=bytes(16))
+    with pytest.raises(ValueError, match=r"aes-256-gcm-siv needs a 32-byte key, got 16 bytes"):
+        batch.add("aes-256-gcm-siv", bytes(16), b"data", iv=bytes(12))
+    with pytest.raises(ValueError, match=r"aes-128-gcm-siv tag length must be 16 bytes, got 12"):
+        batch.add("aes-128-gcm-siv", bytes(16), b"data", iv=bytes(12), tag_length=12)
+    with pytest.raises(ValueError, match=r"aes-128-gcm-siv: padding applies to ECB and CBC only"):
+        batch.add("aes-128-gcm-siv", bytes(16), b"data", iv=bytes(12), padding=True)
+    with pytest.raises(ValueError, match=r"aes-128-gcm-siv: unit_len/first_unit are for XTS"):
+        batch.add("aes-128-gcm-siv", bytes(16), b"data", unit_len=512)
+    with pytest.raises(ValueError, match=r"RFC 8452 defines GCM-SIV for AES-128 and AES-256 only"):
+        batch.add("aes-192-gcm-siv", bytes(24), b"data", iv=bytes(12))
+    assert len(batch) == 0
+
+    key, nonce = bytes(range(32)), bytes(12)
+    data = bytearray(b"in place? no: the batch writes new outputs" * 10)
+    before = bytes(data)
+    batch.add("aes-256-gcm-siv", key, data, iv=nonce)
+    (sealed,) = batch.run()
+    assert bytes(data) == before
+    sealed_buffer = bytearray(sealed)
+    batch.add("aes-256-gcm-siv", key, sealed_buffer, iv=nonce, decrypt=True)
+    assert batch.run() == [before] and sealed_buffer == sealed
+    assert batch.add("aes-256-gcm-siv", key, sealed[:15], iv=nonce, decrypt=True) == 0  # shorter than its tag
+    (short,) = batch.run(raise_on_error=False)
+    assert isinstance(short, InvalidTag)
+
+    # The packed calls take any AEAD too: a failed open writes nothing into the caller's buffer.
+    lengths = array("Q", [len(before), len(before)])
+    good_and_bad = bytearray(sealed) + bytearray(sealed)
+    good_and_bad[-1] ^= 1
+    out = bytearray(b"\xaa" * (2 * len(before)))
+    output, status, variant, _ = open_packed("aes-256-gcm-siv", key, nonce * 2, 12, bytes(good_and_bad),
+                                                      array("Q", [len(sealed)] * 2), out, device=device)
+    assert status == b"\x00\x01" and variant
+    assert bytes(out[:len(before)]) == before and bytes(out[len(before):]) == b"\xaa" * len(before)
+    output, variant, _ = seal_packed("aes-256-gcm-siv", key, nonce * 2, 12, before * 2, lengths,
+                                              device=device)
+    assert bytes(output) == sealed * 2
 
 
 def test_every_listed_aead_parses_to_itself():

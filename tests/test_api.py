@@ -489,9 +489,28 @@ def test_one_device_name_parser_for_every_entry_point():
                 b.run()
 
 
+def test_modes_lists_the_library_modes_by_rule():
+    """gpucrypt.modes(): the library's modes in its order, filtered by its rules, which the CLI's
+    enc list and the differential suites read (a new mode joins them with no list to edit)."""
+    from gpucrypt import _native
+    from gpucrypt.cli import PADDED_MODES, RAW_MODES
+    rules = _native.mode_rules()
+    assert gpucrypt.modes() == list(rules) == ["ecb", "cbc", "cfb", "ofb", "ctr", "xts", "gcm"]
+    assert gpucrypt.modes(aead=True) == ["gcm"]
+    assert gpucrypt.modes(aead=False) == ["ecb", "cbc", "cfb", "ofb", "ctr", "xts"]
+    assert gpucrypt.modes(stream=True) == list(RAW_MODES) == ["ecb", "cbc", "cfb", "ofb", "ctr"]
+    assert gpucrypt.modes(whole_blocks=True) == list(PADDED_MODES) == ["ecb", "cbc"]
+    assert gpucrypt.modes(stream=True, parallel_encrypt=False) == ["cbc", "cfb", "ofb"]
+    assert gpucrypt.modes(keystream=True, parallel_decrypt=False) == ["ofb"]
+    with pytest.raises(TypeError, match="modes\\(\\) has no rule 'streaming' \\(rules: aead, stream, keystream"):
+        gpucrypt.modes(streaming=True)
+
+
 def test_mode_rules_match_what_the_modes_do():
-    """The library's mode rules (cipher.hpp mode_is_keystream, mode_needs_whole_blocks), which
-    Python's KEYSTREAM_MODES and padding defaults read, checked against each mode's behaviour:
+    """The library's mode rules (cipher.hpp mode_is_aead, mode_is_stream, mode_is_keystream,
+    mode_needs_whole_blocks), which Python's lists and padding defaults read, checked against each
+    mode's behaviour: an AEAD mode is AEAD's, not Cipher's; a stream mode runs through StreamCipher
+    and another is refused there;
     a keystream mode leaks ct1 ^ ct2 == pt1 ^ pt2 (at least of the first block) under one key and IV; a whole-block mode refuses
     17 bytes without padding and pads by default."""
     from gpucrypt import _native
@@ -501,10 +520,23 @@ def test_mode_rules_match_what_the_modes_do():
     iv = os.urandom(16)
     first, second = os.urandom(64), os.urandom(64)
     for mode, rule in rules.items():
-        if mode == "gcm":
-            continue   # an AEAD: AEAD(), not Cipher
         name = f"aes-256-{mode}"
         key = os.urandom(64 if mode == "xts" else 32)
+        # aead: AEAD takes the mode and Cipher refuses it; stream: the stream engine takes it.
+        if rule["aead"]:
+            assert gpucrypt.AEAD(name, key).encrypt(bytes(12), b"x")
+            with pytest.raises(ValueError, match="AEAD"):
+                gpucrypt.Cipher(name, key, iv=bytes(12))
+        if rule["stream"]:
+            stream = gpucrypt.stream.StreamCipher(name, key, None if mode == "ecb" else iv, devices="cpu")
+            with stream:
+                stream.update(bytes(32))
+                stream.finalize()
+        else:
+            with pytest.raises(ValueError, match=r"streams are for ECB/CBC/CFB/OFB/CTR;"):
+                gpucrypt.stream.StreamCipher(name, key, bytes(12) if rule["aead"] else iv, devices="cpu")
+        if rule["aead"]:
+            continue   # the rest is Cipher's
         assert _native.parse_cipher_name(name)["keystream"] == rule["keystream"]
         one = gpucrypt.Cipher(name, key, padding=False if rule["whole_blocks"] else None)
         ct1, ct2 = one.encrypt(first, iv=None if mode == "ecb" else iv), one.encrypt(second, iv=None if mode == "ecb" else iv)

@@ -41,6 +41,21 @@ def test_many_messages_batched_on_cuda():
     cpu_suite.test_many_messages_batched(DEVICE)
 
 
+def test_batch_vectors_on_cuda():
+    """The vectors through Batch: GCM-SIV per message through the GPU's AEAD, the GCM and CTR
+    requests between them on the batch kernels, in one run."""
+    cpu_suite.test_batch_rfc_8452_and_wycheproof(DEVICE)
+
+
+@pytest.mark.parametrize("name", cpu_suite.NAMES)
+def test_batch_differential_on_cuda(name):
+    cpu_suite.test_batch_differential_against_pyca(DEVICE, name)
+
+
+def test_batch_refusals_and_buffers_on_cuda():
+    cpu_suite.test_batch_refusals_and_buffers(DEVICE)
+
+
 @pytest.mark.parametrize("name", cpu_suite.NAMES)
 def test_against_cpu(name):
     rng = random.Random(name)

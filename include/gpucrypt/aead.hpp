@@ -54,6 +54,10 @@ std::vector<std::string> list_aeads();
 void check_aead_arguments(const AeadName& name, uint64_t nonce_len, uint64_t aad_len, uint64_t data_len,
                           size_t tag_len);
 
+// check_aead_key: the name's key length, as the error every entry point raises
+// (std::invalid_argument "aes-256-gcm-siv needs a 32-byte key, got 16 bytes").
+void check_aead_key(const AeadName& name, size_t key_len);
+
 // create_aead: the keyed AEAD `name` on `device` ("cpu", "cuda:N", "opencl:N"; "auto" is resolved
 // by the caller), `variant` "" for the device's default for the construction. Checks the key's
 // length first.

@@ -1,5 +1,5 @@
 // batch.hpp: the batch engine: many independent messages, any mix of ciphers, modes, directions,
-// key sizes, lengths and keys (AEAD and Keccak hashes too), described once and run in one call.
+// key sizes, lengths and keys (any AEAD and Keccak hashes too), described once and run in one call.
 //
 // A BatchPlan is plain data: three packed byte buffers (input, output, small parameters) and
 // arrays of fixed-size records that index them. Nothing in it points at a caller's object, so the
@@ -29,22 +29,31 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpucrypt/aead.hpp"
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::engine {
 
-// What one request does. seal/open are AEAD (GCM): seal writes ciphertext || tag, open reads
-// ciphertext || tag and writes the plaintext only if the tag verifies (the tag is checked over the
-// ciphertext first; a failed open writes no byte of its output on any executor).
+// What one request does. seal/open are AEAD (any name gpucrypt/aead.hpp lists): seal writes
+// ciphertext || tag, open reads ciphertext || tag and writes the plaintext only if the tag verifies
+// (the tag is checked over the ciphertext first; a failed open writes no byte of its output on any
+// executor).
 enum class Operation : uint8_t { encrypt, decrypt, seal, open, hash };
 
 // Suite: everything that requests of one group share apart from key, IV, AAD and data.
 struct Suite {
   Operation operation = Operation::encrypt;
-  CipherName cipher{};           // every operation but hash
+  CipherName cipher{};           // every operation but hash (seal/open: aead.cipher(), see below)
+  // seal/open: the AEAD. Set either this (parse_aead_name: "aes-256-gcm-siv") or, for GCM, only
+  // `cipher` ("aes-256-gcm"); BatchBuilder::add_suite fills in the other. The backends' batch
+  // executors plan ciphers, GCM and hashes; a request of another construction runs through the
+  // device's Aead (Device::create_aead), one message at a time: over the thread pool on the CPU,
+  // each with its own kernels on a GPU (Device::run_batch's CPU and CUDA overrides, and the
+  // generic executor, take those requests apart; src/device/batch_run.cpp).
+  AeadName aead{};
   bool pkcs7 = false;            // ECB/CBC with PKCS#7 padding (encrypt/decrypt only)
-  uint8_t tag_len = 16;          // seal/open: 4..16
+  uint8_t tag_len = 16;          // seal/open: the AEAD's tag lengths (GCM 4..16, GCM-SIV 16)
   std::string hash_name;         // hash: canonical name (hash::hash_info)
   hash::HashParams hash_params;  // hash: cSHAKE N/S, ParallelHash B, KangarooTwelve C
   uint64_t hash_out_len = 0;     // hash: digest bytes
@@ -58,7 +67,7 @@ struct Suite {
   bool same_as(const Suite& other) const;
   // The first unit's number of a data-unit request (its IV, little-endian).
   static uint64_t first_unit_of(const uint8_t iv[16]);
-  std::string describe() const;  // "aes-256-gcm open", "sha3-256", for messages
+  std::string describe() const;  // "aes-256-gcm-siv open", "sha3-256", for messages
 };
 
 inline constexpr uint32_t kNoKey = UINT32_MAX;
@@ -71,7 +80,7 @@ struct BatchRequest {
   uint64_t input_len = 0;      // includes PKCS#7 padding for padded encryption
   uint64_t output_offset = 0;  // plan.output
   uint64_t output_len = 0;     // bytes reserved; BatchResult::output_len says how many are valid
-  uint64_t iv_offset = 0;      // plan.params: IV, initial counter block, XTS tweak or GCM nonce
+  uint64_t iv_offset = 0;      // plan.params: IV, initial counter block, XTS tweak or AEAD nonce
   uint64_t aad_offset = 0;     // plan.params
   uint64_t aad_len = 0;
   uint32_t iv_len = 0;
@@ -139,6 +148,8 @@ struct BatchPlan {
   const uint8_t* aad_of(const BatchRequest& r) const { return params.data() + r.aad_offset; }
   const uint8_t* key_of(const KeySlot& k) const { return key_bytes.data() + k.offset; }
   uint64_t total_input_len() const;
+  // Whether `output` is the plan's own (the gather form, or build_packed without an output).
+  bool owns_output() const { return owned_output.size() > 0 && output.data() == owned_output.data(); }
 };
 
 enum class RequestStatus : uint8_t {

@@ -176,6 +176,12 @@ bool mode_is_parallel(Mode mode, Direction direction);
 bool mode_is_keystream(Mode mode);
 // mode_needs_whole_blocks: ECB and CBC take whole 16-byte blocks (PKCS#7 padding makes them).
 bool mode_needs_whole_blocks(Mode mode);
+// mode_is_aead: GCM, which authenticates: create_gcm / create_aead take it, create_cipher_stream
+// and the stream engine (gpucrypt/transform.hpp) do not.
+bool mode_is_aead(Mode mode);
+// mode_is_stream: whether input of any length goes through one key and IV in pieces (the stream
+// engine, `gpucrypt enc`): ECB, CBC, CFB, OFB, CTR; not GCM (an AEAD) nor XTS (one data unit).
+bool mode_is_stream(Mode mode);
 // Every mode, in the order the names list them ("ecb", "cbc", ..., "gcm").
 std::vector<Mode> list_modes();
 void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,

@@ -135,8 +135,10 @@ class Device {
   virtual std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant) const;
 
   // run_batch: runs a whole plan with this device's batch executor. The default is the generic
-  // executor (each request through create_cipher_stream / create_gcm here), for backends that
-  // have no batch kernels yet.
+  // executor (each request through create_cipher_stream / create_aead here), for backends that
+  // have no batch kernels yet. An override with its own executor takes the plan's AEADs beyond
+  // GCM apart first (registry::run_batch_aeads_apart, src/device: they run per message through
+  // create_aead), so that its executor plans ciphers, GCM and hashes only.
   virtual engine::BatchResult run_batch(const engine::BatchPlan& plan) const;
 
   // hash_many: num_messages messages of one sequential Keccak-family hash (sha3-*, shake*,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from gpucrypt_entry import VERSION as __version__  # stated there, where `gpucrypt --version` reads it
 
 from gpucrypt._errors import AlreadyFinalized, DeviceError, InvalidTag, KeystreamReuseError, SelfTestError
-from gpucrypt.cipher import AEAD, Cipher, CipherContext, aeads
+from gpucrypt.cipher import AEAD, Cipher, CipherContext, aeads, modes
 from gpucrypt.hashing import (HashObject, hash, hash_many, hash_name, new, sha3_224, sha3_256, sha3_384, sha3_512,
                               shake_128, shake_256)
 from gpucrypt.info import constant_time_variant, devices, variants
@@ -70,6 +70,7 @@ __all__ = [
     "hash",
     "hash_many",
     "hash_name",
+    "modes",
     "new",
     "selftest",
     "sha3_224",

@@ -6,7 +6,7 @@ the outputs in the order they were added. The native engine (include/gpucrypt/ba
 messages into one buffer, expands each distinct key once and groups alike messages, so the
 per-message cost is a record, not a call; see docs/engine.md for the design and the numbers.
 
-Failures of individual messages (a GCM tag that does not verify, bad PKCS#7 padding) do not stop
+Failures of individual messages (an AEAD tag that does not verify, bad PKCS#7 padding) do not stop
 the others: ``run(raise_on_error=True)`` raises the first one, in request order, after the whole
 batch ran, with every result attached; ``run(raise_on_error=False)`` returns the exception object
 (``InvalidTag`` or ``ValueError``) in that message's place.
@@ -33,27 +33,30 @@ _NAME_CACHE: dict = {}
 
 
 def _parse(name):
+    """A request's name taken apart, cached: the cipher parser's dict for a cipher or GCM name
+    (``aead`` True for GCM), and for an AEAD of another construction (``aes-256-gcm-siv``) its
+    canonical name with ``aead`` True."""
     info = _NAME_CACHE.get(name)
     if info is None:
         if not isinstance(name, str):
             raise TypeError(f"a cipher name is a str such as 'aes-256-gcm', not {type(name).__name__}")
         try:
-            info = _native.parse_cipher_name(name)
-        except ValueError:
-            if _is_aead_name(name):  # an AEAD beyond GCM: not a cipher the batch engine plans
-                raise ValueError(f"Batch runs ciphers and GCM, not {name}: seal many {name} messages with "
-                                 f"gpucrypt.encrypt_many or AEAD({name!r}, key).encrypt_many") from None
-            raise
+            info = dict(_native.parse_cipher_name(name))
+        except ValueError as cipher_error:
+            try:
+                aead = _native.aead_info(name)
+            except ValueError as aead_error:
+                # An AEAD's shape with a rule broken ("aes-192-gcm-siv": RFC 8452 defines it for
+                # AES-128 and AES-256 only) says so; any other name gets the cipher parser's forms.
+                if "not an AEAD name" in str(aead_error):
+                    raise cipher_error from None
+                raise
+            info = {"canonical": aead["canonical"], "mode": aead["construction"], "whole_blocks": False,
+                    "aead": True}
+        else:
+            info["aead"] = info["mode"] == "gcm"
         _NAME_CACHE[name] = info
     return info
-
-
-def _is_aead_name(name) -> bool:
-    try:
-        _native.aead_info(name)
-    except ValueError:
-        return False
-    return True
 
 
 class BatchError(Exception):
@@ -117,9 +120,12 @@ class Batch:
 
     def add(self, name, key, data, iv=None, decrypt=False, aad=None, tag_length=16, padding=None,
             variant=None, *, unit_len=None, first_unit=None) -> int:
-        """A cipher request (``aes-128-cbc``, ``camellia-256-ctr``, ...) or an AEAD request
-        (``aes-256-gcm``: ``iv`` is the nonce, encrypt returns ciphertext || tag, decrypt takes
-        it). ECB and CBC use PKCS#7 padding unless ``padding=False``; other modes take none.
+        """A cipher request (``aes-128-cbc``, ``camellia-256-ctr``, ...) or an AEAD request (any
+        name ``gpucrypt.aeads()`` lists, ``aes-256-gcm``, ``aes-256-gcm-siv``: ``iv`` is the nonce,
+        encrypt returns ciphertext || tag, decrypt takes it; ``aad`` and ``tag_length`` by the
+        AEAD's rules). ECB and CBC use PKCS#7 padding unless ``padding=False``; other modes take none.
+        GCM runs on the device's batch engine; another AEAD through the device's AEAD, one message
+        at a time (over the thread pool on the CPU), in the same ``run``.
 
         XTS over many data units (``Cipher.encrypt_units``' rule): ``unit_len=4096,
         first_unit=N`` makes ``data`` ``len(data) // unit_len`` units, unit ``u`` under the tweak
@@ -138,7 +144,7 @@ class Batch:
     def add_many(self, name, key, messages: Sequence, ivs: Optional[Sequence] = None, decrypt=False, aad=None,
                  tag_length=16, padding=None, variant=None) -> range:
         """Many requests of one cipher and key in one call: ``add`` for each message, with
-        ``ivs[i]`` (nonces for GCM; None for ECB) as its IV and one ``aad`` for all. Returns the
+        ``ivs[i]`` (nonces for an AEAD; None for ECB) as its IV and one ``aad`` for all. Returns the
         requests' indices. Checked and referenced like ``add``'s, at a fraction of the cost of a
         Python loop over ``add`` (one native call for the whole list)."""
         spec, description = _cipher_suite(name, decrypt, aad, tag_length, padding, variant)
@@ -216,18 +222,17 @@ class Batch:
 def _cipher_suite(name, decrypt, aad, tag_length, padding, variant, unit_len=None):
     """The native suite spec of a cipher or AEAD request, checked, and its description."""
     info = _parse(name)
-    mode = info["mode"]
-    if unit_len is not None and mode != "xts":
+    if unit_len is not None and info["mode"] != "xts":
         raise ValueError(f"{info['canonical']}: unit_len/first_unit are for XTS data units")
-    aead = mode == "gcm"
+    aead = info["aead"]
     if padding is None:
         padding = info["whole_blocks"]   # the library's rule (cipher.hpp mode_needs_whole_blocks)
     elif padding and not info["whole_blocks"]:
         raise ValueError(f"{info['canonical']}: padding applies to ECB and CBC only")
     if aad is not None and not aead:
-        raise ValueError(f"{info['canonical']}: aad is for AEAD (GCM) requests only")
-    if aead and (not isinstance(tag_length, int) or not 4 <= tag_length <= 16):
-        raise ValueError(f"tag_length must be 4..16 bytes, got {tag_length!r}")
+        raise ValueError(f"{info['canonical']}: aad is for AEAD requests only")
+    if aead:   # 4..16 here; the AEAD's own rule (GCM-SIV: 16) when the native suite is added
+        tag_length = _check_tag_length(tag_length)
     operation = ("open" if decrypt else "seal") if aead else ("decrypt" if decrypt else "encrypt")
     spec = (operation, info["canonical"], bool(padding), tag_length if aead else 16, 0,
             variant or "", b"", b"", 8192, unit_len or 0)
@@ -306,15 +311,9 @@ def _aead_many(seal, name, key, nonces, messages, aad, tag_length, device, varia
         except TypeError:
             _packed(messages, "message")   # names the item that is not bytes-like
             raise
-    elif info["construction"] != "gcm":
-        # The GPU batch engine packs GCM only; another AEAD runs each message through its GPU kernels.
-        aead = _native.create_aead(name, key, variant or "", target)
-        run = aead.seal if seal else aead.open
-        out = [run(nonce, b"" if aad is None else aad, _bytes_like(message, f"message {index}"), tag_length)
-               for index, (nonce, message) in enumerate(zip(nonces, messages))]
-        status = bytes(_STATUS_AUTH_FAILED if o is None else _STATUS_OK for o in out)
-        out = [b"" if o is None else o for o in out]
     else:
+        # The batch engine: GCM on the GPU's batch kernels, another AEAD through the device's own
+        # AEAD one message at a time (src/device/batch_run.cpp).
         packed_messages = _packed(messages, "message")
         lengths = _byte_lengths(messages, len(packed_messages))
         packed, status, _, _ = _native.aead_packed(

@@ -29,12 +29,31 @@ from gpucrypt._buffers import writable_out as _writable_out
 from gpucrypt._errors import AlreadyFinalized, InvalidTag, KeystreamReuseError
 from gpucrypt.info import fixed_device, resolve_device
 
-__all__ = ["AEAD", "aeads", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN", "KEYSTREAM_MODES"]
+__all__ = ["AEAD", "aeads", "modes", "Cipher", "CipherContext", "BLOCK_LEN", "GCM_MAX_PLAINTEXT_LEN",
+           "KEYSTREAM_MODES"]
 
 BLOCK_LEN = 16
-# Modes whose ciphertext is plaintext XOR a keystream fixed by (key, IV): one IV, one message
-# (the library's rule, cipher.hpp mode_is_keystream).
-KEYSTREAM_MODES = tuple(mode for mode, rules in _native.mode_rules().items() if rules["keystream"])
+# Every mode with the library's rules for it (cipher.hpp: mode_is_aead, mode_is_stream, ...).
+_MODE_RULES = _native.mode_rules()
+
+
+def modes(**rules) -> list:
+    """Every mode the cipher names take (``"ecb"``, ..., ``"gcm"``), in the library's order; with
+    keyword filters, the modes whose rules have those values. The rules (include/gpucrypt/cipher.hpp):
+    ``aead`` (GCM: ``AEAD`` takes it, ``Cipher`` does not), ``stream`` (input of any length in
+    pieces under one key and IV: the stream engine and ``gpucrypt enc``; not GCM, not XTS's one
+    data unit), ``keystream`` (one IV, one message: CTR, OFB, CFB), ``whole_blocks`` (ECB, CBC:
+    PKCS#7 padding by default), ``parallel_encrypt`` / ``parallel_decrypt`` (a message can be cut
+    at any block and its pieces run independently). ``modes(aead=False)`` are ``Cipher``'s modes."""
+    known = next(iter(_MODE_RULES.values())).keys()
+    for rule in rules:
+        if rule not in known:
+            raise TypeError(f"modes() has no rule {rule!r} (rules: {', '.join(known)})")
+    return [mode for mode, have in _MODE_RULES.items() if all(have[rule] == value for rule, value in rules.items())]
+
+
+# Modes whose ciphertext is plaintext XOR a keystream fixed by (key, IV): one IV, one message.
+KEYSTREAM_MODES = tuple(modes(keystream=True))
 # GCM's 32-bit block counter allows 2^32 - 2 blocks of data per (key, nonce) (SP 800-38D 5.2.1.1).
 GCM_MAX_PLAINTEXT_LEN = (2**32 - 2) * BLOCK_LEN
 _HOST_BUFFERS = (bytes, bytearray)   # never GPU arrays: skip the (slower) GPU-array probe

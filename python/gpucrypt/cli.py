@@ -38,7 +38,10 @@ READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bo
 RAW_BLOCK_LEN = 16
 RAW_ALGORITHMS = ("aes", "camellia", "sc2000")
 RAW_KEY_BITS = (128, 192, 256)
-RAW_MODES = ("ecb", "cbc", "cfb", "ofb", "ctr")
+# The modes that take input of any length in pieces under one key and IV (the library's rule,
+# cipher.hpp mode_is_stream): what 'openssl enc' offers too; not GCM (an AEAD), not XTS (one data unit).
+RAW_MODES = tuple(gpucrypt.modes(stream=True))
+PADDED_MODES = tuple(gpucrypt.modes(whole_blocks=True))   # PKCS#7 unless -nopad
 # openssl's short spellings, all CBC.
 RAW_ALIASES = {f"{algorithm}{bits}": f"{algorithm}-{bits}-cbc"
                for algorithm in ("aes", "camellia") for bits in RAW_KEY_BITS}
@@ -782,7 +785,7 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
     else:
         iv = _parse_hex(hex_iv, RAW_BLOCK_LEN, "-iv")
 
-    padded = mode in ("ecb", "cbc")
+    padded = mode in PADDED_MODES
     cipher = gpucrypt.Cipher(name, key, iv=iv, device=device,
                              padding=(not nopad) if padded else None, variant=variant)
     with _open_input(input_path) as source, \

@@ -58,9 +58,7 @@ std::unique_ptr<GcmCipher> create_gcm(const CipherName& name, ByteSpan key,
 std::unique_ptr<Aead> create_aead(std::string_view name, ByteSpan key, std::string_view variant,
                                   std::string_view device) {
   const AeadName aead = parse_aead_name(name);
-  if (key.size() != aead.key_len)
-    throw std::invalid_argument(aead.canonical + " needs a " + std::to_string(aead.key_len) + "-byte key, got " +
-                                std::to_string(key.size()) + " bytes");
+  check_aead_key(aead, key.size());
   return gpucrypt::device(device).create_aead(aead, key, variant);
 }
 

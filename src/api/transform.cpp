@@ -3,6 +3,7 @@
 #include "gpucrypt/transform.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -51,9 +52,15 @@ void check_variant_on(const std::string& device_name, const CipherName& name, co
 // The refusals both share (before any job runs) and the plan.
 JobPlan plan_jobs(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
                   const TransformOptions& options) {
-  if (name.mode == Mode::gcm || name.mode == Mode::xts)
-    throw std::invalid_argument(name.canonical + ": streams are for ECB/CBC/CFB/OFB/CTR; use AEAD or the file "
-                                "format for GCM and Cipher for an XTS data unit");
+  if (!modes::is_stream(name.mode)) {
+    std::string stream_modes;  // "ECB/CBC/CFB/OFB/CTR", as the modes' names are written in prose
+    for (Mode mode : list_modes())
+      if (modes::is_stream(mode))
+        for (char c : (stream_modes.empty() ? "" : "/") + std::string(mode_name(mode)))
+          stream_modes += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    throw std::invalid_argument(name.canonical + ": streams are for " + stream_modes +
+                                "; use AEAD or the file format for GCM and Cipher for an XTS data unit");
+  }
   // Key, IV and variant errors, here: the CPU's stream checks all three (with the variant, when
   // the CPU is among the devices); every other device checks the variant against its own list.
   const bool cpu_chosen = std::find(options.devices.begin(), options.devices.end(), "cpu") != options.devices.end();

@@ -159,6 +159,12 @@ void check_aead_arguments(const AeadName& name, uint64_t nonce_len, uint64_t aad
                                 " per message");
 }
 
+void check_aead_key(const AeadName& name, size_t key_len) {
+  if (key_len != name.key_len)
+    throw std::invalid_argument(name.canonical + " needs a " + std::to_string(name.key_len) + "-byte key, got " +
+                                std::to_string(key_len) + " bytes");
+}
+
 namespace cpu {
 
 std::unique_ptr<Aead> create_aead(const AeadName& name, ByteSpan key, std::string_view variant) {

@@ -99,6 +99,8 @@ void secure_zero(void* p, size_t len) {
 bool mode_is_parallel(Mode mode, Direction direction) { return modes::is_parallel(mode, direction); }
 bool mode_is_keystream(Mode mode) { return modes::is_keystream(mode); }
 bool mode_needs_whole_blocks(Mode mode) { return modes::needs_whole_blocks(mode); }
+bool mode_is_aead(Mode mode) { return modes::is_aead(mode); }
+bool mode_is_stream(Mode mode) { return modes::is_stream(mode); }
 std::vector<Mode> list_modes() {
   return {Mode::ecb, Mode::cbc, Mode::cfb, Mode::ofb, Mode::ctr, Mode::xts, Mode::gcm};
 }

@@ -43,7 +43,7 @@ class CpuDevice final : public Device {
     return cpu::create_aead(aead, key, variant);
   }
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
-    return cpu::run_batch(plan);
+    return run_batch_aeads_apart(plan, *this, [](const engine::BatchPlan& rest) { return cpu::run_batch(rest); });
   }
 
   void hash_many(std::string_view hash_name, const uint8_t* const* messages, const size_t* lens,

@@ -81,9 +81,13 @@ class CudaDevice final : public IndexedDevice {
   }
 
   // The batch kernels; a plan they cannot run (a variant they lack) goes to the generic executor.
+  // They plan ciphers, GCM and hashes: other AEADs (GCM-SIV) are taken apart first and run per
+  // message through this device's Aead (batch_run.cpp), so cuda_batch.cu never sees them.
   engine::BatchResult run_batch(const engine::BatchPlan& plan) const override {
-    if (auto result = cuda::run_batch(plan, name().index)) return std::move(*result);
-    return engine::run_batch_generic(plan, name().canonical);
+    return run_batch_aeads_apart(plan, *this, [this](const engine::BatchPlan& rest) {
+      if (auto result = cuda::run_batch(rest, name().index)) return std::move(*result);
+      return engine::run_batch_generic(rest, name().canonical);
+    });
   }
 
  private:

@@ -12,6 +12,14 @@
 
 namespace gpucrypt::registry {
 
+// run_batch_aeads_apart: `plan` on `device` (batch_run.cpp): `executor`, the backend's batch executor,
+// runs what it plans (ciphers, GCM, hashes), and each request of another AEAD construction goes
+// through the device's Aead (Device::create_aead): over the thread pool on the host's CPU, one
+// message after another on a GPU. A plan without such requests is the executor's alone. The CPU
+// and CUDA Devices' run_batch call it; the generic executor runs every AEAD itself.
+engine::BatchResult run_batch_aeads_apart(const engine::BatchPlan& plan, const Device& device,
+                                          const std::function<engine::BatchResult(const engine::BatchPlan&)>& executor);
+
 // One backend: a device kind and the factory of its devices. A backend this build lacks is still
 // registered (absent_backend), so that its names parse and its errors say why it is missing.
 struct DeviceBackend {

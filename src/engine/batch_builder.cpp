@@ -44,9 +44,19 @@ size_t BatchBuilder::size() const { return plan_.requests.size(); }
 uint64_t BatchBuilder::packed_output_len() const { return output_cursor_; }
 
 uint32_t BatchBuilder::add_suite(const Suite& requested) {
-  for (size_t i = 0; i < plan_.suites.size(); ++i)
-    if (plan_.suites[i].same_as(requested)) return static_cast<uint32_t>(i);
   Suite suite = requested;
+  if (is_aead_operation(suite.operation)) {
+    // The AEAD by its name, or GCM by its cipher name alone; the other field follows from it.
+    if (suite.aead.canonical.empty()) {
+      if (suite.cipher.mode != Mode::gcm) throw std::invalid_argument(suite.cipher.canonical + " is not an AEAD");
+      suite.aead = parse_aead_name(suite.cipher.canonical);
+    } else {
+      suite.aead = parse_aead_name(suite.aead.canonical);
+    }
+    suite.cipher = suite.aead.cipher();
+  }
+  for (size_t i = 0; i < plan_.suites.size(); ++i)
+    if (plan_.suites[i].same_as(suite)) return static_cast<uint32_t>(i);
   if (suite.operation == Operation::hash) {
     const hash::HashInfo& info = hash::hash_info(suite.hash_name);
     suite.hash_name = info.name;
@@ -61,15 +71,14 @@ uint32_t BatchBuilder::add_suite(const Suite& requested) {
     // Parameters and the variant are checked by building one context now, not per message.
     hash::create_hash(suite.hash_name, suite.hash_params, suite.variant);
   } else {
-    const bool is_gcm = suite.cipher.mode == Mode::gcm;
-    if (is_cipher_operation(suite.operation) && is_gcm)
+    const bool aead = is_aead_operation(suite.operation);
+    if (!aead && suite.cipher.mode == Mode::gcm)
       throw std::invalid_argument(suite.cipher.canonical + " is an AEAD: add it with seal/open (aad, tag)");
-    if (is_aead_operation(suite.operation) && !is_gcm)
-      throw std::invalid_argument(suite.cipher.canonical + " is not an AEAD");
-    if (suite.pkcs7 && suite.cipher.mode != Mode::ecb && suite.cipher.mode != Mode::cbc)
-      throw std::invalid_argument(suite.cipher.canonical + ": padding applies to ECB and CBC only");
-    if (is_aead_operation(suite.operation) && (suite.tag_len < 4 || suite.tag_len > 16))
-      throw std::invalid_argument("GCM tag length must be 4..16 bytes, got " + std::to_string(suite.tag_len));
+    if (suite.pkcs7 && (aead || (suite.cipher.mode != Mode::ecb && suite.cipher.mode != Mode::cbc)))
+      throw std::invalid_argument((aead ? suite.aead.canonical : suite.cipher.canonical) +
+                                  ": padding applies to ECB and CBC only");
+    // The AEAD's tag rule, with its error (its shortest nonce stands in for the requests' own).
+    if (aead) check_aead_arguments(suite.aead, suite.aead.nonce_min, 0, 0, suite.tag_len);
     if (suite.xts_unit_len != 0) {
       if (suite.cipher.mode != Mode::xts)
         throw std::invalid_argument(suite.cipher.canonical + ": data units are an XTS operation");
@@ -126,6 +135,16 @@ uint32_t BatchBuilder::add_common(uint32_t suite_index, ByteSpan key, ByteSpan i
   uint64_t input_len = data_len;
   if (suite.operation == Operation::hash) {
     if (!key.empty() || !iv.empty() || !aad.empty()) fail("a hash takes no key, IV or AAD");
+  } else if (is_per_message_aead(suite)) {
+    try {  // the AEAD's own rules (gpucrypt/aead.hpp); an open shorter than its tag fails when run
+      check_aead_key(suite.aead, key.size());
+      const uint64_t message_len =
+          suite.operation == Operation::seal ? data_len : data_len - std::min<uint64_t>(data_len, suite.tag_len);
+      check_aead_arguments(suite.aead, iv.size(), aad.size(), message_len, suite.tag_len);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+    r.key = intern_key(suite, key);
   } else {
     const CipherName& name = suite.cipher;
     try {  // the rules every entry point checks (block_engine.hpp), with this request's name

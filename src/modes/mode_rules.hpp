@@ -1,6 +1,7 @@
 // mode_rules.hpp: what the library needs to know about a mode, stated once: which modes split
-// (is_parallel), where a piece starts (range_iv), which leak under a reused IV (is_keystream) and
-// which take whole blocks only (needs_whole_blocks, check_whole_blocks). Used by the CPU
+// (is_parallel), where a piece starts (range_iv), which leak under a reused IV (is_keystream),
+// which authenticate (is_aead), which take input of any length in pieces (is_stream) and which take
+// whole blocks only (needs_whole_blocks, check_whole_blocks). Used by the CPU
 // thread-pool splitter (cipher_stream.cpp), the CPU batch executor's tasks, the batch builder and
 // the stream engine's jobs (src/api/transform.cpp: transform_range, TransformStream); cipher.hpp is
 // their public door, and _native exposes them (parse_cipher_name's keys, mode_rules, range_iv).
@@ -53,6 +54,16 @@ inline void range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, cons
 // under one key and IV leak the XOR of their plaintexts (CFB: of the first blocks, and onward while
 // they agree): the modes whose IV a Cipher object hands out only once (Python's KeystreamReuseError).
 constexpr bool is_keystream(Mode mode) { return mode == Mode::ctr || mode == Mode::ofb || mode == Mode::cfb; }
+
+// is_aead: GCM: the mode authenticates the message (a tag), so it is an AEAD (AEAD and Batch's
+// seal/open take it; Cipher, the stream engine and `gpucrypt enc` do not).
+constexpr bool is_aead(Mode mode) { return mode == Mode::gcm; }
+
+// is_stream: whether input of any length goes through one key and IV in consecutive pieces, each
+// enciphered as it arrives (the stream engine's transform and StreamCipher, `gpucrypt enc`): every
+// mode but an AEAD (GCM: its tag follows the whole message, its plaintext only the tag) and XTS (one
+// data unit of at most 16 MiB, enciphered whole, since ciphertext stealing places its tail).
+constexpr bool is_stream(Mode mode) { return !is_aead(mode) && mode != Mode::xts; }
 
 // needs_whole_blocks: ECB and CBC (without padding) take whole 16-byte blocks only; the other
 // modes take any length (XTS: its own data-unit rule, xts_check_data_unit).

@@ -36,8 +36,8 @@ bool Suite::same_as(const Suite& o) const {
            hash_params.function_name == o.hash_params.function_name &&
            hash_params.customization == o.hash_params.customization &&
            hash_params.block_size == o.hash_params.block_size;
-  return cipher.canonical == o.cipher.canonical && pkcs7 == o.pkcs7 && xts_unit_len == o.xts_unit_len &&
-         (!is_aead_operation(operation) || tag_len == o.tag_len);
+  if (is_aead_operation(operation)) return aead.canonical == o.aead.canonical && tag_len == o.tag_len;
+  return cipher.canonical == o.cipher.canonical && pkcs7 == o.pkcs7 && xts_unit_len == o.xts_unit_len;
 }
 
 uint64_t Suite::first_unit_of(const uint8_t iv[16]) {
@@ -48,6 +48,7 @@ uint64_t Suite::first_unit_of(const uint8_t iv[16]) {
 
 std::string Suite::describe() const {
   if (operation == Operation::hash) return hash_name;
+  if (is_aead_operation(operation) && !aead.canonical.empty()) return aead.canonical + " " + std::string(operation_name(operation));
   return cipher.canonical + " " + std::string(operation_name(operation));
 }
 
@@ -169,7 +170,7 @@ void BatchResult::reset(const BatchPlan& plan) {
 }
 
 void wipe_failed_outputs(const BatchPlan& plan, BatchResult& result) {
-  const bool owned_output = plan.owned_output.size() > 0 && plan.output.data() == plan.owned_output.data();
+  const bool owned_output = plan.owns_output();
   for (size_t i = 0; i < plan.requests.size(); ++i) {
     if (result.status[i] == RequestStatus::ok) continue;
     const BatchRequest& r = plan.requests[i];

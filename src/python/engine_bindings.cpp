@@ -2,7 +2,7 @@
 // Plumbing only: Python objects in, a BatchPlan built and run with the GIL released, bytes out.
 // module.cpp's NB_MODULE calls register_engine_bindings(m).
 //
-//   Batch(): add_suite((operation, name, pkcs7, tag_len, hash_out_len, variant, function_name,
+//   Batch(): add_suite((operation, name (an AEAD name for seal/open), pkcs7, tag_len, hash_out_len, variant, function_name,
 //     customization, block_size, xts_unit_len)) -> suite index; add(suite, key, iv, aad, data) -> request index
 //     (checked now; key/IV/AAD None when absent); add_many(suite, key, ivs, aad, messages) -> the
 //     first request's index (one key, a sequence of IVs or None, one AAD); run(device, executor="") -> (outputs:
@@ -10,7 +10,7 @@
 //     status[i] is 0 ok, 1 authentication failed, 2 invalid padding.
 //   aead_packed(name, key, seal, nonces, nonce_len, data, lengths, aad, tag_len, variant, device,
 //               out) -> (output, status: bytes, variant: str, info: dict)
-//     Many AEAD messages under one key, already packed back to back in `data` (lengths: native
+//     Many messages of any AEAD under one key, already packed back to back in `data` (lengths: native
 //     uint64 array); the outputs are packed back to back into `out` (a writable buffer, or None
 //     for a new bytes object). The gpucrypt file format's chunks go through here.
 //   wipe(buffer): zeroes a writable buffer (staging buffers, bytearray keys).
@@ -90,6 +90,7 @@ Suite parse_suite(nb::handle spec, Views& views) {
   suite.operation = parse_operation(nb::cast<std::string_view>(t[0]));
   const auto name = nb::cast<std::string_view>(t[1]);
   if (suite.operation == Operation::hash) suite.hash_name = std::string(name);
+  else if (suite.operation == Operation::seal || suite.operation == Operation::open) suite.aead = parse_aead_name(name);
   else suite.cipher = parse_cipher_name(name);
   suite.pkcs7 = nb::cast<bool>(t[2]);
   suite.tag_len = static_cast<uint8_t>(nb::cast<unsigned>(t[3]));
@@ -259,7 +260,7 @@ nb::tuple aead_packed(std::string_view name, nb::handle key, bool seal, nb::hand
   builder.reserve(num_messages);
   Suite suite;
   suite.operation = seal ? Operation::seal : Operation::open;
-  suite.cipher = parse_cipher_name(name);
+  suite.aead = parse_aead_name(name);
   suite.tag_len = static_cast<uint8_t>(tag_len);
   suite.variant = std::string(variant);
   const uint32_t suite_index = builder.add_suite(suite);

@@ -353,11 +353,13 @@ NB_MODULE(_native, m) {
     d["whole_blocks"] = mode_needs_whole_blocks(n.mode);
     return d;
   });
-  // Every mode with its rules (cipher.hpp), for Python's lists (cipher.KEYSTREAM_MODES).
+  // Every mode with its rules (cipher.hpp), for Python's lists (gpucrypt.modes(), cipher.KEYSTREAM_MODES).
   m.def("mode_rules", [] {
     nb::dict rules;
     for (Mode mode : list_modes()) {
       nb::dict r;
+      r["aead"] = mode_is_aead(mode);
+      r["stream"] = mode_is_stream(mode);
       r["keystream"] = mode_is_keystream(mode);
       r["whole_blocks"] = mode_needs_whole_blocks(mode);
       r["parallel_encrypt"] = mode_is_parallel(mode, Direction::encrypt);

@@ -86,4 +86,12 @@ inline std::filesystem::path vectors_dir_or_default(int argc, char** argv) {
   return argc > 1 ? std::filesystem::path(argv[1]) : std::filesystem::path("tests/vectors");
 }
 
+// random_bytes: n bytes from a test's own seeded generator (a failure repeats on the next run).
+template <class Generator>
+std::vector<uint8_t> random_bytes(Generator& generator, size_t n) {
+  std::vector<uint8_t> bytes(n);
+  for (auto& b : bytes) b = static_cast<uint8_t>(generator());
+  return bytes;
+}
+
 }  // namespace gpucrypt::test_support

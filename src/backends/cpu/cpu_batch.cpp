@@ -31,6 +31,7 @@
 #include "backends/cpu/vaes_gcm.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
+#include "plan/batch_plan.hpp"
 #include "core/counter.h"
 #include "modes/modes.hpp"
 #include "modes/ciphers.hpp"
@@ -436,6 +437,8 @@ std::unique_ptr<SuiteRunner> portable(const Suite& suite, const VariantInfo& v) 
 std::unique_ptr<SuiteRunner> make_runner(const Suite& suite) {
   using namespace gpucrypt::modes;
   if (suite.operation == Operation::hash) return std::make_unique<HashRunner>(suite);
+  if (engine::is_per_message_aead(suite))  // the CPU Device's run_batch runs these (device/batch_run.cpp)
+    throw std::logic_error(suite.describe() + " is not planned by the CPU batch executor");
   const VariantInfo& v = cpu::select_variant_for(suite.cipher, suite.variant);
 #if defined(GPUCRYPT_WITH_OPENSSL)
   if (v.name.ends_with("_openssl")) {
