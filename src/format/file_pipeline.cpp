@@ -17,6 +17,7 @@
 //
 // Constant-time: as format.cpp; branches and offsets depend on lengths and chunk indices only.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include <condition_variable>
 #include <exception>
 #include <future>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -586,6 +588,314 @@ uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& opt
 
 uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities, const PipelineOptions& options) {
   return open_fd_with(in_fd, out_fd, detail::header_identities_check(identities), options);
+}
+
+// ---- between descriptors read and written in order --------------------------------------------
+
+namespace {
+
+// Waits up to timeout_ms (-1: without end) for `events` on fd; false when the time ran out or a
+// signal came (the caller polls its cancellation and asks again).
+bool poll_for(int fd, short events, int timeout_ms) {
+  pollfd request{fd, events, 0};
+  const int ready = ::poll(&request, 1, timeout_ms);
+  if (ready < 0 && errno != EINTR) throw FileError(errno, events == POLLOUT, "waiting on a descriptor (poll)");
+  return ready > 0;
+}
+
+// How long a blocked read or write waits between looks at the cancellation.
+constexpr int kCancelPollMs = 100;
+
+// An input read in order: the bytes the caller read before (already_read) first, then read(2)
+// from fd, retrying EINTR and waiting for a non-blocking descriptor with poll; `stop` is polled
+// while it waits (true: engine::Cancelled). A read returning nothing ends it: fd is never read
+// after that (a terminal's Ctrl-D).
+class StreamInput {
+ public:
+  StreamInput(int fd, ByteSpan already_read, bool input_ended, std::function<bool()> stop)
+      : fd_(fd), pending_(already_read), ended_(input_ended), stop_(std::move(stop)) {
+    struct stat status {};
+    if (!ended_ && ::fstat(fd, &status) == 0) {
+      streaming_ = !S_ISREG(status.st_mode) && !S_ISBLK(status.st_mode);
+      // A 1 MiB pipe (64 KiB by default), so that a fast producer runs ahead of our reads by
+      // whole jobs; refused past /proc/sys/fs/pipe-max-size: the pipe keeps its size.
+      if (S_ISFIFO(status.st_mode)) (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+    }
+  }
+
+  bool ended() const { return ended_ && pending_.empty(); }
+  // Not a regular file or block device: a producer that may be slow.
+  bool streaming() const { return streaming_ && pending_.empty() && !ended_; }
+  double read_s() const { return read_s_; }
+
+  // Whether input (or its end) is waiting within timeout_ms.
+  bool waiting(int timeout_ms) {
+    if (!streaming()) return true;
+    return poll_for(fd_, POLLIN, timeout_ms);
+  }
+
+  // Up to buffer.size() bytes, at least one unless the input ended.
+  size_t read_some(MutableByteSpan buffer) {
+    if (!pending_.empty()) {
+      const size_t n = std::min(buffer.size(), pending_.size());
+      std::memcpy(buffer.data(), pending_.data(), n);
+      pending_ = pending_.subspan(n);
+      return n;
+    }
+    if (ended_ || buffer.empty()) return 0;
+    const auto began = std::chrono::steady_clock::now();
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer.data(), std::min<size_t>(buffer.size(), 1u << 30));
+      if (n > 0) {
+        read_s_ += seconds_since(began);
+        return static_cast<size_t>(n);
+      }
+      if (n == 0) {
+        ended_ = true;
+        read_s_ += seconds_since(began);
+        return 0;
+      }
+      if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) throw FileError(errno, false, "reading the input");
+      if (stop_ && stop_()) throw engine::Cancelled();
+      if (errno != EINTR) poll_for(fd_, POLLIN, kCancelPollMs);
+    }
+  }
+
+  // Waits (polling `stop`) until input or its end is waiting.
+  void wait() {
+    while (!waiting(kCancelPollMs))
+      if (stop_ && stop_()) throw engine::Cancelled();
+  }
+
+ private:
+  int fd_;
+  ByteSpan pending_;
+  bool ended_;
+  bool streaming_ = false;
+  std::function<bool()> stop_;
+  double read_s_ = 0;
+};
+
+// write(2) of every byte, retrying EINTR and short counts, waiting for a non-blocking descriptor.
+void write_all(int fd, ByteSpan bytes, const std::function<bool()>& stop) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), std::min<size_t>(bytes.size(), 1u << 30));
+    if (n > 0) {
+      bytes = bytes.subspan(static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) throw FileError(ENOSPC, true, "writing the output");
+    if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) throw FileError(errno, true, "writing the output");
+    if (stop && stop()) throw engine::Cancelled();
+    if (errno != EINTR) poll_for(fd, POLLOUT, kCancelPollMs);
+  }
+}
+
+FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_read, bool input_ended,
+                  const StreamWriter& write, ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  StreamInput input(in_fd, already_read, input_ended, options.cancelled);
+  FileRun run;
+  double write_s = 0;
+  uint64_t input_done = 0;
+  std::optional<BufferPool> buffers;  // before the stream: its workers use the buffers until it stops
+  std::map<uint64_t, std::pair<BufferPool::Pair, uint64_t>> in_flight;  // job id -> (buffers, input length)
+  PipelineOptions stream_options = options;
+  stream_options.progress = nullptr;  // ours counts input bytes, as seal_file's
+  ChunkStream stream(operation, payload_key, chunk_len, stream_options,
+                     [&](uint64_t job_id, uint64_t, uint64_t output_len) {
+                       auto job = in_flight.extract(job_id);
+                       const auto [pair, input_len] = job.mapped();
+                       if (write) {
+                         const auto began = std::chrono::steady_clock::now();
+                         write(ByteSpan(pair.output.data, output_len));
+                         write_s += seconds_since(began);
+                       }
+                       run.output_len += output_len;
+                       buffers->release(pair);
+                       input_done += input_len;
+                       if (options.progress) options.progress(input_done);
+                     });
+  const uint64_t unit = stream.input_unit_len();
+  const uint64_t job_len = stream.chunks_per_job() * unit;
+  buffers.emplace(job_len, stream.output_capacity(job_len), job_buffer_device(options.devices));
+  for (uint64_t job_id = 0;; ++job_id) {
+    const BufferPool::Pair pair = buffers->acquire();
+    uint64_t filled = 0;
+    while (filled < job_len && !input.ended()) {
+      if (!input.waiting(kStreamIdleMs)) {  // a slow producer
+        if (filled > 0 && filled % unit == 0) break;  // the whole chunks so far go on now
+        stream.drain();                                // and what is done reaches the consumer
+        input.wait();
+      }
+      filled += input.read_some(MutableByteSpan(pair.input.data + filled, job_len - filled));
+    }
+    const bool at_end = input.ended();
+    in_flight.emplace(job_id, std::pair{pair, filled});
+    run.input_len += filled;
+    stream.submit(job_id, ByteSpan(pair.input.data, filled), MutableByteSpan(pair.output.data, stream.output_capacity(filled)),
+                  at_end);
+    if (at_end) break;
+  }
+  stream.drain();
+  run.stats = stream.stats();
+  run.stats.read_s = input.read_s();
+  run.stats.write_s = write_s;
+  run.stats.wall_s = seconds_since(start);
+  return run;
+}
+
+// The hashing of hash_stream_fd: a reader thread fills blocks ahead of the hashing thread.
+class StreamBlockReader {
+ public:
+  StreamBlockReader(int fd, ByteSpan already_read, bool input_ended, uint64_t block_len)
+      : input_(fd, already_read, input_ended, [this] { return stopping(); }), block_len_(block_len) {
+    for (auto& block : blocks_) block.data.resize(block_len_);
+    thread_ = std::thread([this] { read_blocks(); });
+  }
+  ~StreamBlockReader() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    for (auto& block : blocks_) secure_zero(block.data.data(), block.data.size());
+  }
+
+  // The next block in order (len 0: the input ended), waiting with `cancelled` polled.
+  ByteSpan next(const std::function<bool()>& cancelled) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      Block& block = blocks_[taken_ % kBlocks];
+      if (taken_ < filled_) return ByteSpan(block.data.data(), block.len);
+      if (error_) std::rethrow_exception(error_);
+      if (ended_) return {};
+      changed_.wait_for(lock, std::chrono::milliseconds(kCancelPollMs));
+      if (cancelled) {
+        lock.unlock();
+        if (cancelled()) throw engine::Cancelled();
+        lock.lock();
+      }
+    }
+  }
+  // The block next() gave is hashed: its buffer may be filled again.
+  void done() {
+    {
+      std::lock_guard lock(mutex_);
+      ++taken_;
+    }
+    changed_.notify_all();
+  }
+  double read_s() const { return input_.read_s(); }
+
+ private:
+  static constexpr unsigned kBlocks = 3;
+  struct Block {
+    std::vector<uint8_t> data;
+    uint64_t len = 0;
+  };
+
+  bool stopping() {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
+
+  void read_blocks() {
+    try {
+      for (;;) {
+        {
+          std::unique_lock lock(mutex_);
+          changed_.wait(lock, [this] { return stopping_ || filled_ - taken_ < kBlocks; });
+          if (stopping_) return;
+        }
+        Block& block = blocks_[filled_ % kBlocks];
+        uint64_t len = 0;
+        while (len < block_len_ && !input_.ended()) {
+          input_.wait();  // so that a stop is seen while a slow producer has nothing for us
+          len += input_.read_some(MutableByteSpan(block.data.data() + len, block_len_ - len));
+        }
+        std::lock_guard lock(mutex_);
+        block.len = len;
+        if (len > 0) ++filled_;
+        if (input_.ended()) {
+          ended_ = true;
+          break;
+        }
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    changed_.notify_all();
+  }
+
+  StreamInput input_;
+  uint64_t block_len_;
+  Block blocks_[kBlocks];
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t filled_ = 0, taken_ = 0;
+  bool ended_ = false, stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: it starts once the rest exists
+};
+
+}  // namespace
+
+namespace {
+StreamWriter descriptor_writer(int out_fd, const PipelineOptions& options) {
+  if (out_fd < 0) return nullptr;
+  return [out_fd, &options](ByteSpan bytes) { write_all(out_fd, bytes, options.cancelled); };
+}
+}  // namespace
+
+FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int out_fd, ByteSpan payload_key,
+                       uint32_t chunk_len, const PipelineOptions& options) {
+  return seal_stream_fd(in_fd, already_read, input_ended, descriptor_writer(out_fd, options), payload_key, chunk_len,
+                        options);
+}
+
+FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int out_fd, ByteSpan payload_key,
+                       uint32_t chunk_len, const PipelineOptions& options) {
+  return open_stream_fd(in_fd, already_read, input_ended, descriptor_writer(out_fd, options), payload_key, chunk_len,
+                        options);
+}
+
+FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
+                       ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  return stream_fd(ChunkStream::Operation::seal, in_fd, already_read, input_ended, write, payload_key, chunk_len,
+                   options);
+}
+
+FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
+                       ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  return stream_fd(ChunkStream::Operation::open, in_fd, already_read, input_ended, write, payload_key, chunk_len,
+                   options);
+}
+
+std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
+                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
+                                    FileHashStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<hash::HashContext> context = hash::create_hash(name, params);  // checks name and parameters
+  StreamBlockReader reader(fd, already_read, input_ended, options.job_len ? options.job_len : kHashStreamBlockLen);
+  uint64_t done = 0;
+  double hash_s = 0;
+  for (;;) {
+    const ByteSpan block = reader.next(options.cancelled);
+    if (block.empty()) break;
+    const auto began = std::chrono::steady_clock::now();
+    context->update(block.data(), block.size());
+    hash_s += seconds_since(began);
+    reader.done();
+    done += block.size();
+    if (options.progress) options.progress(done);
+  }
+  std::vector<uint8_t> digest(out_len);
+  context->finalize(digest.data(), out_len);
+  if (stats != nullptr) *stats = {done, seconds_since(start), reader.read_s(), hash_s, "cpu"};
+  return digest;
 }
 
 // ---- hashing a regular file -----------------------------------------------------------------------
