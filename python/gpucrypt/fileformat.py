@@ -337,7 +337,6 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
 def _open_header(header: Header, material) -> bytes:
     """Authenticate the header; return the payload key. Version 2: the file key from the first
     stanza the material opens (recipients.KeySet.unwrap), then the MAC under it."""
-    import hmac
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
         file_key = recipients.key_set(material).unwrap(header.stanzas)
@@ -443,8 +442,9 @@ def _descriptor_of(stream_object) -> Optional[int]:
     """The descriptor of a file object that is only its descriptor (io.FileIO, or a buffered
     reader or writer over one): what the library may read or write directly. Others that have a
     fileno() (a gzip file, a wrapper that transforms) are read and written through their methods."""
-    raw = getattr(stream_object, "raw", stream_object)
-    if not isinstance(raw, io.FileIO) or raw.closed:
+    kind = type(stream_object)         # exactly these: a subclass or a proxy may do more than write
+    raw = stream_object.raw if kind in (io.BufferedReader, io.BufferedWriter, io.BufferedRandom) else stream_object
+    if type(raw) is not io.FileIO or raw.closed:
         return None
     return raw.fileno()
 
@@ -479,6 +479,29 @@ def _stream_descriptor(operation, source, src, dst, key, chunk_size, options, pr
                     cancelled, name if isinstance(name, str) else "", "")
 
 
+def _fill(src: BinaryIO, view: memoryview, unit: int) -> int:
+    """Reads into `view` until it is full or the input ends; returns the bytes read. With the
+    source's readinto where it has one, else read() in requests of at most `unit` bytes (a chunk:
+    what a source allocates per request stays bounded). Short reads are retried."""
+    readinto = getattr(src, "readinto", None)
+    filled = 0
+    while filled < len(view):
+        if readinto is not None:
+            try:
+                count = readinto(view[filled:])
+            except (NotImplementedError, io.UnsupportedOperation):
+                readinto = None
+                continue
+        else:
+            block = src.read(min(unit, len(view) - filled))
+            count = len(block)
+            view[filled:filled + count] = block
+        if count == 0:
+            break
+        filled += count or 0        # None: a non-blocking source with nothing yet
+    return filled
+
+
 def _stream_in_memory(operation, src, dst, key, chunk_size, options, progress, cancelled):
     """A source with no descriptor (io.BytesIO, a generator's wrapper): read here, a job at a
     time, into the library's ChunkStream, which writes what retires through `write_all`."""
@@ -503,13 +526,14 @@ def _stream_in_memory(operation, src, dst, key, chunk_size, options, progress, c
     failure = None
     try:
         while failure is None:
-            data = _read_full(src, job_len)
-            at_end = len(data) < job_len
+            data = bytearray(job_len)
+            data_len = _fill(src, memoryview(data), chunks.input_unit_len)
+            at_end = data_len < job_len
             # Opening, a source that gives more after its end makes the last chunk not final.
             trailing = operation == "open" and at_end and bool(_read_full(src, 1))
-            buffers[job_id] = (data, bytearray(chunks.output_capacity(len(data))))
-            read += len(data)
-            failure = chunks.submit(job_id, data, buffers[job_id][1], at_end, trailing)
+            buffers[job_id] = (memoryview(data)[:data_len], bytearray(chunks.output_capacity(data_len)))
+            read += data_len
+            failure = chunks.submit(job_id, buffers[job_id][0], buffers[job_id][1], at_end, trailing)
             job_id += 1
             if at_end:
                 break

@@ -754,6 +754,7 @@ void register_format_bindings(nb::module_& m) {
   m.attr("FORMAT_NONCE_LEN") = format::kNonceLen;
   m.attr("FORMAT_KEY_LEN") = format::kKeyLen;
   m.attr("FORMAT_DEFAULT_CHUNK_LEN") = format::kDefaultChunkLen;
+  m.attr("FORMAT_HASH_STREAM_BLOCK_LEN") = format::kHashStreamBlockLen;
   m.attr("FORMAT_MIN_CHUNK_LEN") = format::kMinChunkLen;
   m.attr("FORMAT_MAX_CHUNK_LEN") = format::kMaxChunkLen;
   // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.
