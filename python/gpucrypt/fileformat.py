@@ -438,13 +438,20 @@ def _per_chunk(progress: Progress, unit_len: int):
     return advance
 
 
+def _raw_of(stream_object):
+    """The raw file under a buffered reader or writer, or the object itself; exactly these types:
+    a subclass or a proxy may do more than read or write."""
+    buffered = type(stream_object) in (io.BufferedReader, io.BufferedWriter, io.BufferedRandom)
+    return stream_object.raw if buffered else stream_object
+
+
 def _descriptor_of(stream_object) -> Optional[int]:
-    """The descriptor of a file object that is only its descriptor (io.FileIO, or a buffered
-    reader or writer over one): what the library may read or write directly. Others that have a
-    fileno() (a gzip file, a wrapper that transforms) are read and written through their methods."""
-    kind = type(stream_object)         # exactly these: a subclass or a proxy may do more than write
-    raw = stream_object.raw if kind in (io.BufferedReader, io.BufferedWriter, io.BufferedRandom) else stream_object
-    if type(raw) is not io.FileIO or raw.closed:
+    """The descriptor of a file object that is only its descriptor (io.FileIO, a raw file saying
+    `reads_its_descriptor` such as the CLI's terminal, or a buffered reader or writer over one):
+    what the library may read or write directly. Others with a fileno() (a gzip file, a wrapper
+    that transforms) are read and written through their methods."""
+    raw = _raw_of(stream_object)
+    if not (type(raw) is io.FileIO or getattr(raw, "reads_its_descriptor", False)) or raw.closed:
         return None
     return raw.fileno()
 
@@ -456,10 +463,9 @@ def _descriptor_source(src: BinaryIO) -> Optional[tuple[int, bytes, bool]]:
     if fd is None:
         return None
     read1 = getattr(src, "read1", None)
-    if read1 is None:
-        return fd, b"", False
-    buffered = read1()             # what a buffered reader holds (or its one next read)
-    return fd, buffered, not buffered
+    buffered = read1() if read1 is not None else None   # what a buffered reader holds (or its next read)
+    ended = buffered == b"" or getattr(_raw_of(src), "at_end", False)
+    return fd, buffered or b"", ended
 
 
 def _stream_descriptor(operation, source, src, dst, key, chunk_size, options, progress, cancelled):

@@ -719,22 +719,33 @@ FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_
   const uint64_t unit = stream.input_unit_len();
   const uint64_t job_len = stream.chunks_per_job() * unit;
   buffers.emplace(job_len, stream.output_capacity(job_len), job_buffer_device(options.devices));
+  // A slow producer's part of a chunk read after its whole ones: the start of the next job.
+  std::vector<uint8_t> carried;
+  carried.reserve(unit);
+  struct WipeCarried {
+    std::vector<uint8_t>& bytes;
+    ~WipeCarried() { secure_zero(bytes.data(), bytes.capacity()); }
+  } wipe_carried{carried};
   for (uint64_t job_id = 0;; ++job_id) {
     const BufferPool::Pair pair = buffers->acquire();
-    uint64_t filled = 0;
+    std::memcpy(pair.input.data, carried.data(), carried.size());
+    uint64_t filled = carried.size();
+    carried.clear();
     while (filled < job_len && !input.ended()) {
       if (!input.waiting(kStreamIdleMs)) {  // a slow producer
-        if (filled > 0 && filled % unit == 0) break;  // the whole chunks so far go on now
-        stream.drain();                                // and what is done reaches the consumer
+        if (filled >= unit) break;          // the whole chunks so far go on now
+        stream.drain();                     // and what is done reaches the consumer
         input.wait();
       }
       filled += input.read_some(MutableByteSpan(pair.input.data + filled, job_len - filled));
     }
     const bool at_end = input.ended();
-    in_flight.emplace(job_id, std::pair{pair, filled});
-    run.input_len += filled;
-    stream.submit(job_id, ByteSpan(pair.input.data, filled), MutableByteSpan(pair.output.data, stream.output_capacity(filled)),
-                  at_end);
+    const uint64_t job_input = at_end ? filled : filled / unit * unit;  // (a full job is whole units)
+    carried.assign(pair.input.data + job_input, pair.input.data + filled);
+    in_flight.emplace(job_id, std::pair{pair, job_input});
+    run.input_len += job_input;
+    stream.submit(job_id, ByteSpan(pair.input.data, job_input),
+                  MutableByteSpan(pair.output.data, stream.output_capacity(job_input)), at_end);
     if (at_end) break;
   }
   stream.drain();
