@@ -14,7 +14,9 @@ unwrapped here, by gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hy
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
 pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
-streams through its ChunkStream fed from a Python reading loop, data in memory through
+descriptors through its streaming sibling (seal_stream_fd/open_stream_fd: read(2) and write(2) in
+order around a ChunkStream), file objects with no descriptor through the same ChunkStream fed by a
+plain loop here, data in memory through
 seal_body/open_body on the caller's buffers (encrypt_buffer/decrypt_buffer), and an MPI rank's
 chunk range through seal_chunks/open_chunks at the offsets of Layout; by default on a
 constant-time AES variant on every device. The payload key is held in a bytearray that is
@@ -597,22 +599,12 @@ def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: Bina
     worker_devices, share = workers
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    done = 0
     unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
-
-    def advance(input_done):
-        """Called as each job retires, in order: progress() once per chunk, as the stream path does."""
-        nonlocal done
-        while done < input_done:
-            step = min(unit_len, input_done - done)
-            done += step
-            progress(step)
-
     input_name = src.name if isinstance(getattr(src, "name", None), str) else ""
     key = _PayloadKey(payload_key)
     del payload_key
     options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-               advance if progress is not None else None, cancel.is_set if cancel is not None else None,
+               _per_chunk(progress, unit_len), cancel.is_set if cancel is not None else None,
                input_name, "")
     start = time.perf_counter()
     try:

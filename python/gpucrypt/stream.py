@@ -1,9 +1,9 @@
-"""The stream engine: host data of any size through a bounded pipeline of device workers.
+"""The stream engine's Python facade: host data of any size through the library's bounded pipeline
+of device workers (include/gpucrypt/scheduler.hpp, transform.hpp, format.hpp).
 
 Data is cut into jobs (a group of chunks, a few MiB); each job goes to a worker thread bound to
 one device (``cpu``, ``cuda:0``, ``cuda:1``, ...), which processes it in one native call with the
-GIL released; results come back in input order. The calling thread reads input and writes
-output, so reading, computing and writing overlap. At most ``depth`` jobs are in flight, so memory
+GIL released; results come back in input order. At most ``depth`` jobs are in flight, so memory
 stays bounded whatever the input size (back-pressure: a fast reader waits for the workers).
 
 Device split (``cpu_share``): ``"auto"`` gives each job to the device expected to finish it

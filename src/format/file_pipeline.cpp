@@ -759,9 +759,11 @@ FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_
 // The hashing of hash_stream_fd: a reader thread fills blocks ahead of the hashing thread.
 class StreamBlockReader {
  public:
-  StreamBlockReader(int fd, ByteSpan already_read, bool input_ended, uint64_t block_len)
-      : input_(fd, already_read, input_ended, [this] { return stopping(); }), block_len_(block_len) {
-    for (auto& block : blocks_) block.data.resize(block_len_);
+  // The first block is first_len bytes when that is not 0 (a tree hash's head), the others block_len.
+  StreamBlockReader(int fd, ByteSpan already_read, bool input_ended, uint64_t first_len, uint64_t block_len)
+      : input_(fd, already_read, input_ended, [this] { return stopping(); }), first_len_(first_len),
+        block_len_(block_len) {
+    for (auto& block : blocks_) block.data.resize(std::max(first_len_, block_len_));
     thread_ = std::thread([this] { read_blocks(); });
   }
   ~StreamBlockReader() {
@@ -821,10 +823,11 @@ class StreamBlockReader {
           if (stopping_) return;
         }
         Block& block = blocks_[filled_ % kBlocks];
+        const uint64_t wanted = filled_ == 0 && first_len_ > 0 ? first_len_ : block_len_;
         uint64_t len = 0;
-        while (len < block_len_ && !input_.ended()) {
+        while (len < wanted && !input_.ended()) {
           input_.wait();  // so that a stop is seen while a slow producer has nothing for us
-          len += input_.read_some(MutableByteSpan(block.data.data() + len, block_len_ - len));
+          len += input_.read_some(MutableByteSpan(block.data.data() + len, wanted - len));
         }
         std::lock_guard lock(mutex_);
         block.len = len;
@@ -842,7 +845,7 @@ class StreamBlockReader {
   }
 
   StreamInput input_;
-  uint64_t block_len_;
+  uint64_t first_len_, block_len_;
   Block blocks_[kBlocks];
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -883,30 +886,6 @@ FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const
                        ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
   return stream_fd(ChunkStream::Operation::open, in_fd, already_read, input_ended, write, payload_key, chunk_len,
                    options);
-}
-
-std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
-                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
-                                    FileHashStats* stats) {
-  const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<hash::HashContext> context = hash::create_hash(name, params);  // checks name and parameters
-  StreamBlockReader reader(fd, already_read, input_ended, options.job_len ? options.job_len : kHashStreamBlockLen);
-  uint64_t done = 0;
-  double hash_s = 0;
-  for (;;) {
-    const ByteSpan block = reader.next(options.cancelled);
-    if (block.empty()) break;
-    const auto began = std::chrono::steady_clock::now();
-    context->update(block.data(), block.size());
-    hash_s += seconds_since(began);
-    reader.done();
-    done += block.size();
-    if (options.progress) options.progress(done);
-  }
-  std::vector<uint8_t> digest(out_len);
-  context->finalize(digest.data(), out_len);
-  if (stats != nullptr) *stats = {done, seconds_since(start), reader.read_s(), hash_s, "cpu"};
-  return digest;
 }
 
 // ---- hashing a regular file -----------------------------------------------------------------------
@@ -1060,6 +1039,72 @@ class ChainingValueAbsorber {
   std::future<void> running_;
 };
 
+// A digest fed in order: a sponge block by block on the CPU (it is serial, so no device helps
+// it); a tree hash (ParallelHash, KangarooTwelve) its head to its final node, then blocks of whole
+// leaves (but the last) on one device (leaf_device), each block's chaining values absorbed on a
+// thread of their own while the next block's leaves hash, the last block's tail after them. The
+// digest is create_hash's for the same bytes. What hash_file and hash_stream_fd share.
+class BlockHasher {
+ public:
+  BlockHasher(std::string_view name, const hash::HashParams& params, const PipelineOptions& options)
+      : name_(name), params_(params), context_(hash::create_hash(name, params)) {  // checks name and parameters
+    try {
+      tree_ = hash::tree_shape(name, params);  // only the tree hashes have one
+    } catch (const std::invalid_argument&) {
+    }
+    if (tree_) {
+      context_ = hash::create_tree_hash(name, params);
+      absorber_.emplace(*context_);
+    }
+    leaves_on_ = tree_ ? &leaf_device(options) : &device("cpu");
+  }
+
+  const Device& leaves_on() const { return *leaves_on_; }
+  uint64_t head_len() const { return tree_ ? tree_->head_len : 0; }
+  uint64_t unit() const { return tree_ ? tree_->leaf_len : 1; }  // blocks but the last are whole units
+  double hash_s() const { return hash_s_; }
+
+  // The head (head_len() bytes, or the whole input when it is shorter).
+  void head(const uint8_t* data, uint64_t len) {
+    timed([&] { context_->update(data, len); });
+  }
+  void block(const uint8_t* data, uint64_t len) {
+    timed([&] {
+      if (!tree_) return context_->update(data, len);
+      const uint64_t leaves = len / tree_->leaf_len;
+      std::vector<uint8_t>& values = absorber_->next_buffer(leaves * tree_->chaining_value_len);
+      leaves_on_->tree_leaves(name_, params_, data, leaves, values.data());
+      absorber_->absorb(leaves);
+      if (len > leaves * tree_->leaf_len) {  // the tail: the last block's, after every leaf's value
+        absorber_->finish();
+        context_->update(data + leaves * tree_->leaf_len, len - leaves * tree_->leaf_len);
+      }
+    });
+  }
+  std::vector<uint8_t> finish(size_t out_len) {
+    if (absorber_) timed([&] { absorber_->finish(); });
+    std::vector<uint8_t> digest(out_len);
+    context_->finalize(digest.data(), out_len);
+    return digest;
+  }
+
+ private:
+  template <typename Work>
+  void timed(Work&& work) {
+    const auto began = std::chrono::steady_clock::now();
+    work();
+    hash_s_ += seconds_since(began);
+  }
+
+  std::string name_;
+  hash::HashParams params_;
+  std::unique_ptr<hash::HashContext> context_;
+  std::optional<hash::TreeShape> tree_;
+  const Device* leaves_on_ = nullptr;
+  double hash_s_ = 0;
+  std::optional<ChainingValueAbsorber> absorber_;  // last: it finishes before the node goes
+};
+
 // Readers for a GPU's leaves: up to this many, one per core. Sixteen threads read 53-68 GB/s from
 // an H200 host's page cache (docs/performance.md, 2026-11-28/29), more than the host link carries;
 // each reader holds a page-locked block, so a host of many cores would pin more memory for nothing.
@@ -1079,15 +1124,8 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
                                size_t out_len, const PipelineOptions& options, unsigned readers,
                                FileHashStats* stats) {
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<hash::HashContext> context = hash::create_hash(name, params);  // checks name and parameters
-  std::optional<hash::TreeShape> tree;
-  try {
-    tree = hash::tree_shape(name, params);  // only the tree hashes have one
-  } catch (const std::invalid_argument&) {
-  }
-  if (tree) context = hash::create_tree_hash(name, params);
-  // A sponge is serial: the calling thread hashes it, whatever the device.
-  const Device& leaves_on = tree ? leaf_device(options) : device("cpu");
+  BlockHasher hasher(name, params, options);
+  const Device& leaves_on = hasher.leaves_on();
   if (readers == 0) readers = hash_file_readers(leaves_on.name().canonical);
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
@@ -1095,52 +1133,58 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   // the last), so that each block's leaves hash in parallel and only the tail is left over.
   // Blocks of options.job_len bytes, else kHashFileBlockLen or a GPU's job length (a transfer that
   // size runs near PCIe speed), whichever is larger.
-  const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
-  const uint64_t unit = tree ? tree->leaf_len : 1;
+  const uint64_t head_len = std::min<uint64_t>(hasher.head_len(), total);
+  const uint64_t unit = hasher.unit();
   const uint64_t wanted_block_len =
       options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / unit, 1) * unit;
-  double hash_s = 0;
-  auto hash_timed = [&](auto&& work) {
-    const auto began = std::chrono::steady_clock::now();
-    work();
-    hash_s += seconds_since(began);
-  };
   if (head_len > 0) {
     std::vector<uint8_t> head(head_len);
     pread_exactly(fd, head.data(), head_len, offset);
-    hash_timed([&] { context->update(head.data(), head_len); });
+    hasher.head(head.data(), head_len);
     secure_zero(head.data(), head_len);
   }
   const Device* host_memory = leaves_on.offers_host_memory() ? &leaves_on : nullptr;
   BlockReader reader(fd, offset + head_len, total - head_len, block_len, std::max(readers, 1u), host_memory);
-  std::optional<ChainingValueAbsorber> absorber;
-  if (tree) absorber.emplace(*context);
   uint64_t done = head_len;
   for (uint64_t block = 0; block < reader.num_blocks(); ++block) {
     if (options.cancelled && options.cancelled()) throw engine::Cancelled();
     const uint8_t* data = reader.wait(block);
     const uint64_t len = reader.block_len(block);
-    hash_timed([&] {
-      if (!tree) return context->update(data, len);
-      const uint64_t leaves = len / unit;
-      std::vector<uint8_t>& values = absorber->next_buffer(leaves * tree->chaining_value_len);
-      leaves_on.tree_leaves(name, params, data, leaves, values.data());
-      absorber->absorb(leaves);
-      if (len > leaves * unit) {  // the tail: the last block's, after every leaf's value
-        absorber->finish();
-        context->update(data + leaves * unit, len - leaves * unit);
-      }
-    });
+    hasher.block(data, len);
     reader.done(block);
     done += len;
     if (options.progress) options.progress(done);
   }
-  if (absorber) hash_timed([&] { absorber->finish(); });
-  std::vector<uint8_t> digest(out_len);
-  context->finalize(digest.data(), out_len);
+  std::vector<uint8_t> digest = hasher.finish(out_len);
   if (stats != nullptr)
-    *stats = {total, seconds_since(start), reader.read_s(), hash_s, leaves_on.name().canonical};
+    *stats = {total, seconds_since(start), reader.read_s(), hasher.hash_s(), leaves_on.name().canonical};
+  return digest;
+}
+
+std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
+                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
+                                    FileHashStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  BlockHasher hasher(name, params, options);
+  const uint64_t wanted_block_len = options.job_len ? options.job_len : kHashStreamBlockLen;
+  const uint64_t block_len = std::max<uint64_t>(wanted_block_len / hasher.unit(), 1) * hasher.unit();
+  StreamBlockReader reader(fd, already_read, input_ended, hasher.head_len(), block_len);
+  uint64_t done = 0;
+  for (bool first = true;; first = false) {
+    const ByteSpan block = reader.next(options.cancelled);
+    if (block.empty()) break;
+    if (first && hasher.head_len() > 0)
+      hasher.head(block.data(), block.size());
+    else
+      hasher.block(block.data(), block.size());
+    reader.done();
+    done += block.size();
+    if (options.progress) options.progress(done);
+  }
+  std::vector<uint8_t> digest = hasher.finish(out_len);
+  if (stats != nullptr)
+    *stats = {done, seconds_since(start), reader.read_s(), hasher.hash_s(), hasher.leaves_on().name().canonical};
   return digest;
 }
 
