@@ -829,13 +829,14 @@ class StreamBlockReader {
           input_.wait();  // so that a stop is seen while a slow producer has nothing for us
           len += input_.read_some(MutableByteSpan(block.data.data() + len, wanted - len));
         }
-        std::lock_guard lock(mutex_);
-        block.len = len;
-        if (len > 0) ++filled_;
-        if (input_.ended()) {
-          ended_ = true;
-          break;
+        {
+          std::lock_guard lock(mutex_);
+          block.len = len;
+          if (len > 0) ++filled_;
+          ended_ = input_.ended();
         }
+        changed_.notify_all();
+        if (ended_) break;
       }
     } catch (...) {
       std::lock_guard lock(mutex_);
