@@ -64,7 +64,6 @@ SALT_LEN = 32
 MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
 TAG_LEN = _native.FORMAT_TAG_LEN          # 16
-NONCE_LEN = _native.FORMAT_NONCE_LEN      # 12
 
 DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
 MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
@@ -816,18 +815,9 @@ def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, ca
         worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    native_progress = None
-    if progress is not None:
-        reported = 0
-
-        def native_progress(done):
-            nonlocal reported
-            if done > reported:        # a job of only an empty final chunk adds nothing
-                progress(done - reported)
-                reported = done
     cancelled = cancel.is_set if cancel is not None else None
     return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-            native_progress, cancelled)
+            stream._increments(progress), cancelled)
 
 
 def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int, bytes_out: int,

@@ -540,8 +540,9 @@ def _increments(progress):
 
     def advance(done):
         nonlocal reported
-        progress(done - reported)
-        reported = done
+        if done > reported:        # (a job of only an empty final chunk adds nothing)
+            progress(done - reported)
+            reported = done
     return advance
 
 
