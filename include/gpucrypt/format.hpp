@@ -448,8 +448,8 @@ PipelineStats open_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64
 
 // A whole file with a raw 32-byte key (kdf 2) between descriptors, from each one's current offset:
 // by seal_file / open_file when both are regular files (the output not open for appending), and
-// then both descriptors are left just after what was read and written; else by seal_stream /
-// open_stream, reading to the end of input. Returns the plaintext length. Errors as those
+// then both descriptors are left just after what was read and written; else by seal_stream_fd /
+// open_stream_fd (below), reading to the end of input. Returns the plaintext length. Errors as those
 // functions'; a read or write failure is FileError. Neither descriptor is closed.
 uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefaultChunkLen,
                  const PipelineOptions& options = {});

@@ -506,42 +506,40 @@ void seek_to(int fd, uint64_t offset, bool output) {
     throw FileError(errno, output, output ? "writing the output (seeking)" : "reading the input (seeking)");
 }
 
-// POSIX reads and writes for the streaming path, retried on EINTR and short writes.
-StreamReader fd_reader(int fd) {
-  return [fd](MutableByteSpan buffer) -> size_t {
+// A whole header read with read(2), retried on EINTR and short reads (the stream path's header).
+std::vector<uint8_t> read_header_from(int fd) {
+  return detail::read_header([fd](MutableByteSpan buffer) -> size_t {
     for (;;) {
       const ssize_t n = ::read(fd, buffer.data(), buffer.size());
       if (n >= 0) return static_cast<size_t>(n);
-      if (errno != EINTR) throw FileError(errno, false, "reading the input");
+      if (errno != EINTR) throw FileError(errno, false, "reading the input (its header)");
     }
-  };
+  });
 }
 
-StreamWriter fd_writer(int fd) {
-  return [fd](ByteSpan bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw FileError(errno, true, "writing the output");
-      }
-      bytes = bytes.subspan(static_cast<size_t>(n));
-    }
-  };
+void write_header(int fd, ByteSpan bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw FileError(n < 0 ? errno : ENOSPC, true, "writing the output (its header)");
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
 }
 
 // seal_fd / open_fd with any header (pipeline_internal.hpp): by offset between regular files, else
-// streamed.
+// streamed (seal_stream_fd / open_stream_fd).
 uint64_t seal_fd_with(int in_fd, int out_fd, const detail::MakeHeader& make_header, uint32_t chunk_len,
                       const PipelineOptions& options) {
   const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
-  if (!in_at || !out_at)
-    return detail::seal_stream_with(make_header, chunk_len, fd_reader(in_fd), fd_writer(out_fd), options);
   uint8_t payload_key[kKeyLen];
   detail::WipeOnExit wipe{payload_key};
   const std::vector<uint8_t> header = make_header(payload_key);
-  const FileRun run = seal_file(in_fd, *in_at, out_fd, *out_at, header, ByteSpan(payload_key, kKeyLen), chunk_len,
-                                options);
+  const ByteSpan key(payload_key, kKeyLen);
+  if (!in_at || !out_at) {
+    write_header(out_fd, header);
+    return seal_stream_fd(in_fd, {}, false, out_fd, key, chunk_len, options).input_len;
+  }
+  const FileRun run = seal_file(in_fd, *in_at, out_fd, *out_at, header, key, chunk_len, options);
   seek_to(in_fd, *in_at + run.input_len, false);
   seek_to(out_fd, *out_at + run.output_len, true);
   return run.input_len;
@@ -549,7 +547,15 @@ uint64_t seal_fd_with(int in_fd, int out_fd, const detail::MakeHeader& make_head
 
 uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_header, const PipelineOptions& options) {
   const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
-  if (!in_at || !out_at) return detail::open_stream_with(check_header, fd_reader(in_fd), fd_writer(out_fd), options);
+  uint8_t payload_key[kKeyLen];
+  detail::WipeOnExit wipe{payload_key};
+  const ByteSpan key(payload_key, kKeyLen);
+  if (!in_at || !out_at) {
+    // A short header is check_header's to refuse; a whole one followed by nothing is the stream's
+    // (the final chunk is missing).
+    const OpenedHeader opened = check_header(read_header_from(in_fd), payload_key);
+    return open_stream_fd(in_fd, {}, false, out_fd, key, opened.chunk_len, options).output_len;
+  }
   uint64_t read_at = *in_at;
   const std::vector<uint8_t> header = detail::read_header([in_fd, &read_at](MutableByteSpan buffer) -> size_t {
     for (;;) {
@@ -560,12 +566,9 @@ uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_he
       return static_cast<size_t>(n);
     }
   });
-  uint8_t payload_key[kKeyLen];
-  detail::WipeOnExit wipe{payload_key};
   const OpenedHeader opened = check_header(header, payload_key);
   const uint64_t body_at = *in_at + opened.header_len;
-  const FileRun run = open_file(in_fd, body_at, out_fd, *out_at, ByteSpan(payload_key, kKeyLen), opened.chunk_len,
-                                options);
+  const FileRun run = open_file(in_fd, body_at, out_fd, *out_at, key, opened.chunk_len, options);
   seek_to(in_fd, body_at + run.input_len, false);
   seek_to(out_fd, *out_at + run.output_len, true);
   return run.output_len;
