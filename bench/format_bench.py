@@ -111,9 +111,8 @@ def file_copy_ceiling(source, target, device, repeats, record):
     def copy_file():
         with open(source, "rb") as src, open(target, "wb") as dst, \
                 stream.BufferPool(job_len, page_locked=page_locked) as pool:
-            reader, buffer = stream.Reader(src), pool.acquire()
-            while not reader.at_eof:
-                n = reader.fill(memoryview(buffer), fileformat.DEFAULT_CHUNK_SIZE)
+            buffer = pool.acquire()
+            while n := src.readinto(buffer):
                 fileformat.write_all(dst, memoryview(buffer)[:n])
             dst.flush()
             os.fsync(dst.fileno())
@@ -128,11 +127,10 @@ def stream_copy_ceiling(plaintext, device, repeats, record):
     job_len, page_locked = staging_of(device)
 
     def copy_through():
-        reader, sink = stream.Reader(io.BytesIO(plaintext)), io.BytesIO()
+        source, sink = io.BytesIO(plaintext), io.BytesIO()
         with stream.BufferPool(job_len, page_locked=page_locked) as pool:
             buffer = pool.acquire()
-            while not reader.at_eof:
-                n = reader.fill(memoryview(buffer), fileformat.DEFAULT_CHUNK_SIZE)
+            while n := source.readinto(buffer):
                 sink.write(memoryview(buffer)[:n])
         return sink.getvalue()
 

@@ -169,6 +169,30 @@ def _run_on_terminal(args, answer):
         os.close(terminal)
 
 
+def test_typed_input_is_sealed_as_it_comes_and_one_ctrl_d_ends_it(work):
+    """stdin on a terminal goes to the library's stream reader: a typed line is sealed and
+    written while the terminal waits for more (a slow producer), and the first Ctrl-D ends the
+    input (a terminal's end of file is one empty read; a second read would wait for another)."""
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen([*COMMAND, "encrypt", *key(work), "--chunk-size", "16"], stdin=terminal,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.write(controller, b"attack at dawn, attack at dusk\n")   # a whole 16-byte chunk and 15 bytes
+        seen, deadline = b"", time.monotonic() + 30
+        while len(seen) < 80 + 16 + 16 and time.monotonic() < deadline:   # the header, the whole chunk sealed
+            if select.select([process.stdout], [], [], 0.5)[0]:
+                seen += os.read(process.stdout.fileno(), 4096)
+        assert len(seen) == 80 + 32, "the typed chunk was not written while the terminal waits"
+        os.write(controller, b"\x04")                           # Ctrl-D, once
+        rest, errors = process.communicate(timeout=30)
+        assert process.returncode == 0, errors
+        typed = gpucrypt.fileformat.decrypt_buffer(seen + rest, bytes.fromhex(KEY_HEX))
+        assert typed == b"attack at dawn, attack at dusk\n"
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+
 def test_overwrite_is_asked_on_a_terminal(work):
     target = work / "existing"
     target.write_bytes(b"precious")

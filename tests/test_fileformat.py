@@ -18,6 +18,7 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 import zlib
 from pathlib import Path
 
@@ -1060,3 +1061,42 @@ def test_scrypt_that_cannot_have_its_memory_is_a_format_error_not_a_crash():
     assert done.returncode == 0, done.stderr
     assert re.search(r"FormatError: scrypt work factor 2\^21 needs .*(more than this process could allocate|is available)",
                      done.stdout), done.stdout
+
+
+def _pipe_fed_with(data: bytes):
+    """A pipe's read end (a buffered file object) that a thread fills with `data`, then closes."""
+    read_end, write_end = os.pipe()
+
+    def feed():
+        with os.fdopen(write_end, "wb") as sink:
+            sink.write(data)
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return os.fdopen(read_end, "rb")
+
+
+def test_pipes_are_the_library_s_to_read_and_write_and_only_authenticated_plaintext_comes_out(tmp_path):
+    """A pipe in and a pipe out go through the library's stream reader and writer (seal_stream_fd /
+    open_stream_fd): the same file as from memory; a tampered chunk leaves the output holding only
+    the chunks before it (released_len), and nothing of the bad chunk."""
+    chunk = 1024
+    plaintext = os.urandom(50 * chunk + 7)
+    sealed_path = tmp_path / "sealed"
+    with _pipe_fed_with(plaintext) as source, open(sealed_path, "wb") as sealed:
+        assert fileformat.encrypt_stream(source, sealed, KEY, chunk_size=chunk, device="cpu") == len(plaintext)
+    blob = sealed_path.read_bytes()
+    assert fileformat.decrypt_buffer(blob, KEY) == plaintext
+    tampered = bytearray(blob)
+    tampered[HEADER_LEN + 7 * (chunk + TAG_LEN) + 3] ^= 1      # chunk 7
+    read_end, write_end = os.pipe()
+    with _pipe_fed_with(bytes(tampered)) as source, os.fdopen(write_end, "wb") as out, \
+            os.fdopen(read_end, "rb") as consumer:
+        received = []
+        reader = threading.Thread(target=lambda: received.append(consumer.read()), daemon=True)
+        reader.start()
+        with pytest.raises(DecryptionError) as failure:
+            fileformat.decrypt_stream(source, out, KEY, device="cpu", job_size=3 * (chunk + TAG_LEN))
+        out.close()
+        reader.join(30)
+    assert (failure.value.chunk_index, failure.value.released_len) == (7, 7 * chunk)
+    assert received == [plaintext[:7 * chunk]]

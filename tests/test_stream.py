@@ -2,8 +2,8 @@
 
 Correctness: StreamCipher against gpucrypt.Cipher and pyca/cryptography over random splits of
 the input; files against a decoder written from the spec with pyca (test_fileformat.spec_decrypt).
-Pipeline behaviour with stand-in devices (order, back-pressure, CPU share, adaptation,
-cancellation, errors). Reliability: SIGKILL mid-run leaves no output file and an intact input;
+(The scheduler's order, back-pressure, CPU share, adaptation, cancellation and errors are
+tests/cpp/test_scheduler.cpp's.) Reliability: SIGKILL mid-run leaves no output file and an intact input;
 a full disk, an interrupt or a cancellation leaves nothing; results stay right while other
 processes load every core; memory stays bounded; keys and staging buffers are zeroed.
 """
@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher as PycaCipher, algorit
 
 import gpucrypt
 from gpucrypt import fileformat, stream
-from gpucrypt.stream import Cancelled, Pipeline, StreamCipher, StreamStats
+from gpucrypt.stream import Cancelled, StreamCipher, StreamStats
 from test_batch import CFB, OFB
 from test_fileformat import spec_decrypt
 
@@ -192,84 +192,6 @@ def test_page_locked_falls_back_to_bytearray_without_cuda(monkeypatch):
     assert isinstance(buffer, bytearray) and len(buffer) == 100
     with stream.BufferPool(32, page_locked=True) as pool:
         assert len(pool.acquire()) == 32
-
-
-# ----------------------------------------------------------------------------- the pipeline itself
-
-def _run_pipeline(devices, jobs, work, **options):
-    results, in_flight, peak = [], [0], [0]
-
-    def counted_work(device, job):
-        return work(device, job)
-
-    def done(job, result):
-        in_flight[0] -= 1
-        results.append((job, result))
-
-    with Pipeline(counted_work, devices, on_result=done, **options) as pipeline:
-        for job in jobs:
-            pipeline.submit(job, 1000)
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-    return results, peak[0], pipeline.stats
-
-
-def test_pipeline_keeps_order_under_random_delays():
-    rng = random.Random(5)
-    delays = [rng.random() * 0.004 for _ in range(200)]
-    results, peak, stats = _run_pipeline(["cpu", "cuda:0", "cuda:1"], range(200),
-                                         lambda device, job: (time.sleep(delays[job]), (job, device))[1], depth=6)
-    assert [job for job, _ in results] == list(range(200))
-    assert all(result[0] == job for job, result in results)
-    assert peak <= 6
-    assert sum(d.jobs for d in stats.devices.values()) == 200
-    assert len({result[1] for _, result in results}) == 3       # every device took work
-
-
-def test_fixed_cpu_share_splits_bytes():
-    results, _, stats = _run_pipeline(["cuda:0", "cpu"], range(400), lambda device, job: device,
-                                      cpu_share=0.25, depth=8)
-    shares = stats.shares()
-    assert abs(shares["cpu"] - 0.25) < 0.01 and abs(shares["cuda:0"] - 0.75) < 0.01
-
-
-def test_auto_share_follows_throughput():
-    """A device that slows down (another process loading it) gets proportionally fewer jobs."""
-    def work(device, job):
-        time.sleep(0.004 if device == "cuda:0" else 0.0005)
-    _, _, stats = _run_pipeline(["cuda:0", "cpu"], range(300), work, cpu_share="auto", depth=4)
-    assert stats.devices["cpu"].jobs > 3 * stats.devices["cuda:0"].jobs
-
-
-def test_worker_error_is_raised_in_order_and_stops_the_rest():
-    seen = []
-
-    def work(device, job):
-        if job == 5:
-            raise RuntimeError("boom at 5")
-        return job
-
-    with pytest.raises(RuntimeError, match="boom at 5"):
-        with Pipeline(work, ["cpu"], on_result=lambda job, result: seen.append(job), depth=3) as pipeline:
-            for job in range(100):
-                pipeline.submit(job, 1)
-    assert seen == [0, 1, 2, 3, 4]
-
-
-def test_pipeline_cancellation():
-    cancel = threading.Event()
-    seen = []
-
-    def done(job, result):
-        seen.append(job)
-        if job == 10:
-            cancel.set()
-
-    with pytest.raises(Cancelled):
-        with Pipeline(lambda d, j: j, ["cpu"], on_result=done, cancel=cancel) as pipeline:
-            for job in range(1000):
-                pipeline.submit(job, 1)
-    assert 10 <= len(seen) < 1000
 
 
 @pytest.mark.parametrize("device, devices, share, expected", [
@@ -750,16 +672,39 @@ def test_hashing_a_regular_file_stops_when_cancelled(tmp_path):
         stream.hash_stream("sha3-256", source, progress=lambda _: cancel.set(), cancel=cancel)
 
 
-def test_pipes_still_hash_through_the_python_reader():
+@pytest.mark.parametrize("name", ["sha3-256", "kt128"])
+def test_pipes_hash_through_the_library_stream_reader(name):
+    """A pipe is the library's to read (format.hpp hash_stream_fd), after what the buffered reader
+    already holds: the digest is the in-memory one, the stats count every byte."""
     read_end, write_end = os.pipe()
     data = os.urandom(3 * 65536 + 5)
     writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
     writer.start()
     with os.fdopen(read_end, "rb") as source:
+        assert source.peek(1)          # the reader holds some of the pipe before the library reads it
         stats = StreamStats()
-        assert stream.hash_stream("sha3-256", source, stats=stats) == hashlib.sha3_256(data).digest()
+        progress = []
+        digest = stream.hash_stream(name, source, 32, stats=stats, progress=progress.append)
     writer.join()
-    assert stats.devices["cpu"].jobs >= 1
+    assert digest == gpucrypt.hash(name, data, 32)
+    assert stats.bytes_in == sum(progress) == len(data) and stats.devices["cpu"].jobs == 1
+
+
+def test_hashing_a_stalled_pipe_stops_when_cancelled():
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"x" * 100)    # then nothing more, and the pipe stays open
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    try:
+        with os.fdopen(read_end, "rb", buffering=0) as source, pytest.raises(Cancelled):
+            stream.hash_stream("sha3-256", source, cancel=cancel)
+    finally:
+        os.close(write_end)
+
+
+def test_in_memory_sources_hash_here():
+    data = os.urandom(100000)
+    assert stream.hash_stream("sha3-256", io.BytesIO(data), read_size=4096) == hashlib.sha3_256(data).digest()
 
 
 @pytest.mark.parametrize("name", ["aes-256-cbc", "aes-128-cfb", "aes-128-ofb"])

@@ -448,8 +448,8 @@ PipelineStats open_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64
 
 // A whole file with a raw 32-byte key (kdf 2) between descriptors, from each one's current offset:
 // by seal_file / open_file when both are regular files (the output not open for appending), and
-// then both descriptors are left just after what was read and written; else by seal_stream /
-// open_stream, reading to the end of input. Returns the plaintext length. Errors as those
+// then both descriptors are left just after what was read and written; else by seal_stream_fd /
+// open_stream_fd (below), reading to the end of input. Returns the plaintext length. Errors as those
 // functions'; a read or write failure is FileError. Neither descriptor is closed.
 uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefaultChunkLen,
                  const PipelineOptions& options = {});
@@ -462,13 +462,51 @@ uint64_t seal_fd(int in_fd, int out_fd, const std::vector<std::string>& recipien
 uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities,
                  const PipelineOptions& options = {});
 
-// ---- hashing a regular file with the same positional reader (src/format/file_pipeline.cpp) --------
-
 struct FileHashStats {
   uint64_t bytes = 0;                         // hashed
   double wall_s = 0, read_s = 0, hash_s = 0;  // read_s: in pread, summed over the readers
   std::string device;                         // what hashed: a tree's leaf device, "cpu" for a sponge
 };
+
+// ---- between descriptors read and written in order (src/format/file_pipeline.cpp) -----------------
+
+// The chunks after a header between descriptors that are read and written in order: pipes, FIFOs,
+// sockets, terminals, character devices (a regular file works too, read from its offset to its
+// end). The calling thread reads the input with read(2) into reused job buffers (page-locked where
+// a GPU takes part), hands whole jobs to a ChunkStream and writes what retires, in order, with
+// write(2) to out_fd (-1: nowhere, authenticate only). `already_read`: input the caller read past
+// the header before the call (a buffered reader's bytes), taken first; `input_ended`: the caller
+// saw the input end, so in_fd is not read again (a terminal's Ctrl-D is one empty read).
+// A slow producer: when an input that is not a regular file has had nothing waiting for
+// kStreamIdleMs, every job in flight is written out first, and the whole chunks read so far go on
+// as a job of their own, so its consumer never waits for a job to fill. Reads and writes retry
+// EINTR (polling options.cancelled) and short counts; a non-blocking descriptor is waited for with
+// poll. options.progress gets the INPUT bytes done so far (as seal_file). Returns the bytes read
+// (already_read included) and written, and the stats with read_s / write_s. A read or write error
+// is FileError; opening, only authenticated plaintext is written, and an authentication failure is
+// DecryptionError after the chunks before it were written (released_len).
+inline constexpr int kStreamIdleMs = 5;
+FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int out_fd, ByteSpan payload_key,
+                       uint32_t chunk_len, const PipelineOptions& options = {});
+FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int out_fd, ByteSpan payload_key,
+                       uint32_t chunk_len, const PipelineOptions& options = {});
+// The same writing the output through `write` (on the calling thread, in order; empty: nowhere).
+FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
+                       ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options = {});
+FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
+                       ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options = {});
+
+// The digest of everything readable from fd (after `already_read`, as above) with hash `name` on
+// the CPU: a reader thread reads blocks of options.job_len bytes (0: kHashStreamBlockLen) ahead of
+// the calling thread, which hashes them in order, calls options.progress with the bytes hashed so
+// far and polls options.cancelled (also while the input is slow). Errors as hash_file's.
+inline constexpr uint64_t kHashStreamBlockLen = 4 << 20;
+std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
+                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options = {},
+                                    FileHashStats* stats = nullptr);
+
+// ---- hashing a regular file with the same positional reader (src/format/file_pipeline.cpp) --------
+
 inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // The out_len-byte digest of hash `name` (hash.hpp) with `params` over the regular file open at
 // fd, from `offset` to its end (its length when the call starts; a file that shrinks meanwhile is

@@ -257,9 +257,14 @@ class _TerminalInput(io.RawIOBase):
     returns nothing, and the next read waits for more typing: a reader that asks again after a
     short read (the stream engine does) would need a second Ctrl-D."""
 
+    # fileformat/stream: its bytes are its descriptor's, read(2) by read(2), so the library may read
+    # the descriptor itself (it too never reads again after an empty read); `at_end` says whether
+    # the Ctrl-D came already.
+    reads_its_descriptor = True
+
     def __init__(self, fd: int):
         super().__init__()
-        self._fd, self._at_end = fd, False
+        self._fd, self.at_end = fd, False
 
     def readable(self):
         return True
@@ -268,10 +273,10 @@ class _TerminalInput(io.RawIOBase):
         return self._fd
 
     def readinto(self, buffer):
-        if self._at_end:
+        if self.at_end:
             return 0
         data = os.read(self._fd, len(buffer))
-        self._at_end = not data
+        self.at_end = not data
         buffer[:len(data)] = data
         return len(data)
 

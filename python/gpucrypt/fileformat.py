@@ -14,7 +14,9 @@ unwrapped here, by gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hy
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
 pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
-streams through its ChunkStream fed from a Python reading loop, data in memory through
+descriptors through its streaming sibling (seal_stream_fd/open_stream_fd: read(2) and write(2) in
+order around a ChunkStream), file objects with no descriptor through the same ChunkStream fed by a
+plain loop here, data in memory through
 seal_body/open_body on the caller's buffers (encrypt_buffer/decrypt_buffer), and an MPI rank's
 chunk range through seal_chunks/open_chunks at the offsets of Layout; by default on a
 constant-time AES variant on every device. The payload key is held in a bytearray that is
@@ -62,7 +64,6 @@ SALT_LEN = 32
 MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
 TAG_LEN = _native.FORMAT_TAG_LEN          # 16
-NONCE_LEN = _native.FORMAT_NONCE_LEN      # 12
 
 DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
 MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
@@ -337,7 +338,6 @@ def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -
 def _open_header(header: Header, material) -> bytes:
     """Authenticate the header; return the payload key. Version 2: the file key from the first
     stanza the material opens (recipients.KeySet.unwrap), then the MAC under it."""
-    import hmac
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
         file_key = recipients.key_set(material).unwrap(header.stanzas)
@@ -386,85 +386,168 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     """Seals or opens every chunk readable from `src` after its header, writing the output to
     `dst`; returns (bytes read, bytes written).
 
-    The chunks run on the library's ChunkStream (include/gpucrypt/format.hpp): this thread reads
-    jobs of whole chunks into staging buffers and writes what retires, in order, while the
-    devices seal or open the jobs with no Python in their way. Each device runs a constant-time
-    AES unless `variant` names another. Opening, only authenticated plaintext is written: a
-    failure raises DecryptionError after the chunks before it were written (decrypt_stream says why).
+    A source with a descriptor (a pipe, FIFO, device, socket, stdin) is the library's to read
+    (format.hpp seal_stream_fd / open_stream_fd: read(2) in order into reused, page-locked where a
+    GPU takes part, job buffers; the idle flush for a slow producer); it writes to `dst`'s
+    descriptor itself, or hands each piece to `dst` here when it has none. Any other source (in
+    memory) is read here, job by job, into the library's ChunkStream. Each device runs a
+    constant-time AES unless `variant` names another. Opening, only authenticated plaintext is
+    written: a failure raises DecryptionError after the chunks before it were written.
     """
     from gpucrypt import stream
     worker_devices, share = workers   # stream.resolve_devices' answer
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
+    options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "")
+    cancelled = cancel.is_set if cancel is not None else None
     key = _PayloadKey(payload_key)
     del payload_key
-    jobs = {}                       # job id -> (input buffer, output buffer, input length)
-    read = written = 0
-
-    def retire(job_id, num_chunks, output_len):
-        nonlocal written
-        data, out, input_len = jobs.pop(job_id)
-        began = time.perf_counter()
-        write_all(dst, memoryview(out)[:output_len])
-        stats.write_s += time.perf_counter() - began
-        stats.bytes_out += output_len
-        written += output_len
-        in_pool.release(data)
-        out_pool.release(out)
-        if progress is not None:    # per chunk, in input bytes
-            for _ in range(num_chunks):
-                length = min(unit_len, input_len)
-                input_len -= length
-                if length:
-                    progress(length)
-
-    def check(failure):
-        if failure is not None:
-            message, chunk_index, released_len = failure
-            raise DecryptionError(message, chunk_index, released_len)
-
-    def write_out():
-        """The input is waiting on a slow producer: write every job in flight, and flush."""
-        check(chunks.drain())
-        flush = getattr(dst, "flush", None)
-        if flush is not None:
-            flush()
-
     start = time.perf_counter()
     try:
-        chunks = _native.FormatStream(operation, key.key, chunk_size, worker_devices,
-                                      stream.native_cpu_share(share), job_size or 0, variant or "",
-                                      retire, cancel.is_set if cancel is not None else None)
+        source = _descriptor_source(src)
+        if source is not None:
+            read, written, native, failure = _stream_descriptor(operation, source, src, dst, key.key, chunk_size,
+                                                                options, progress, cancelled)
+        else:
+            read, written, native, failure = _stream_in_memory(operation, src, dst, key.key, chunk_size, options,
+                                                               progress, cancelled)
     finally:
         key.close()
-    unit_len = chunks.input_unit_len
-    job_len = chunks.chunks_per_job * unit_len
-    reader = stream.Reader(src, idle=write_out)
-    pinned = stream.has_gpu(worker_devices)  # page-locked staging when a GPU takes part
+        stats.wall_s += time.perf_counter() - start
+    stream.add_native_stats(stats, native)
+    stats.read_s += native.get("read_s", 0.0)
+    stats.write_s += native.get("write_s", 0.0)
+    stats.bytes_in += read
+    stats.bytes_out += written
+    if failure is not None:
+        raise DecryptionError(*failure)
+    return read, written
+
+
+def _per_chunk(progress: Progress, unit_len: int):
+    """A native progress (input bytes done so far) as `progress(n)` once per chunk, or None."""
+    if progress is None:
+        return None
+    done = 0
+
+    def advance(input_done):
+        nonlocal done
+        while done < input_done:
+            step = min(unit_len, input_done - done)
+            done += step
+            progress(step)
+    return advance
+
+
+def _raw_of(stream_object):
+    """The raw file under a buffered reader or writer, or the object itself; exactly these types:
+    a subclass or a proxy may do more than read or write."""
+    buffered = type(stream_object) in (io.BufferedReader, io.BufferedWriter, io.BufferedRandom)
+    return stream_object.raw if buffered else stream_object
+
+
+def _descriptor_of(stream_object) -> Optional[int]:
+    """The descriptor of a file object that is only its descriptor (io.FileIO, a raw file saying
+    `reads_its_descriptor` such as the CLI's terminal, or a buffered reader or writer over one):
+    what the library may read or write directly. Others with a fileno() (a gzip file, a wrapper
+    that transforms) are read and written through their methods."""
+    raw = _raw_of(stream_object)
+    if not (type(raw) is io.FileIO or getattr(raw, "reads_its_descriptor", False)) or raw.closed:
+        return None
+    return raw.fileno()
+
+
+def _descriptor_source(src: BinaryIO) -> Optional[tuple[int, bytes, bool]]:
+    """(descriptor, bytes already buffered past the header, whether the input already ended) for
+    a source the library reads itself, else None."""
+    fd = _descriptor_of(src)
+    if fd is None:
+        return None
+    read1 = getattr(src, "read1", None)
+    buffered = read1() if read1 is not None else None   # what a buffered reader holds (or its next read)
+    ended = buffered == b"" or getattr(_raw_of(src), "at_end", False)
+    return fd, buffered or b"", ended
+
+
+def _stream_descriptor(operation, source, src, dst, key, chunk_size, options, progress, cancelled):
+    in_fd, buffered, ended = source
+    if getattr(dst, "discards_output", False):   # decrypt --check: authenticate, keep nothing
+        out = -1
+    else:
+        out = _descriptor_of(dst)
+        if out is None:
+            out = lambda piece: write_all(dst, piece)   # noqa: E731
+        else:
+            dst.flush()                  # the header, or what the caller wrote before
+    unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
+    name = getattr(src, "name", "")
+    function = _native.format_seal_stream_fd if operation == "seal" else _native.format_open_stream_fd
+    return function(in_fd, buffered, ended, out, key, chunk_size, *options, _per_chunk(progress, unit_len),
+                    cancelled, name if isinstance(name, str) else "", "")
+
+
+def _fill(src: BinaryIO, view: memoryview, unit: int) -> int:
+    """Reads into `view` until it is full or the input ends; returns the bytes read. With the
+    source's readinto where it has one, else read() in requests of at most `unit` bytes (a chunk:
+    what a source allocates per request stays bounded). Short reads are retried."""
+    readinto = getattr(src, "readinto", None)
+    filled = 0
+    while filled < len(view):
+        if readinto is not None:
+            try:
+                count = readinto(view[filled:])
+            except (NotImplementedError, io.UnsupportedOperation):
+                readinto = None
+                continue
+        else:
+            block = src.read(min(unit, len(view) - filled))
+            count = len(block)
+            view[filled:filled + count] = block
+        if count == 0:
+            break
+        filled += count or 0        # None: a non-blocking source with nothing yet
+    return filled
+
+
+def _stream_in_memory(operation, src, dst, key, chunk_size, options, progress, cancelled):
+    """A source with no descriptor (io.BytesIO, a generator's wrapper): read here, a job at a
+    time, into the library's ChunkStream, which writes what retires through `write_all`."""
+    buffers = {}            # job id -> (input, output)
+    written = 0
+    unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
+    advance = _per_chunk(progress, unit_len)
+    done = 0
+
+    def retire(job_id, num_chunks, output_len):
+        nonlocal written, done
+        data, out = buffers.pop(job_id)
+        write_all(dst, memoryview(out)[:output_len])
+        written += output_len
+        done += len(data)
+        if advance is not None:
+            advance(done)
+
+    chunks = _native.FormatStream(operation, key, chunk_size, *options, retire, cancelled)
+    job_len = chunks.chunks_per_job * chunks.input_unit_len
+    read = job_id = 0
+    failure = None
     try:
-        with stream.BufferPool(job_len, page_locked=pinned) as in_pool, \
-                stream.BufferPool(chunks.output_capacity(job_len), page_locked=pinned) as out_pool:
-            job_id = 0
-            while not reader.at_eof:
-                data = in_pool.acquire()
-                began = time.perf_counter()
-                data_len = reader.fill(memoryview(data), unit_len)
-                stats.read_s += time.perf_counter() - began
-                # Only the end of the input makes a chunk final (before it, fill returns whole
-                # chunks only); the library decides what the last job's tail is (format.hpp).
-                trailing = operation == "open" and reader.at_eof and bool(reader.read(1))
-                out = out_pool.acquire()
-                jobs[job_id] = (data, out, data_len)
-                stats.bytes_in += data_len
-                read += data_len
-                check(chunks.submit(job_id, memoryview(data)[:data_len], out, reader.at_eof, trailing))
-                job_id += 1
-            check(chunks.drain())
+        while failure is None:
+            data = bytearray(job_len)
+            data_len = _fill(src, memoryview(data), chunks.input_unit_len)
+            at_end = data_len < job_len
+            # Opening, a source that gives more after its end makes the last chunk not final.
+            trailing = operation == "open" and at_end and bool(_read_full(src, 1))
+            buffers[job_id] = (memoryview(data)[:data_len], bytearray(chunks.output_capacity(data_len)))
+            read += data_len
+            failure = chunks.submit(job_id, buffers[job_id][0], buffers[job_id][1], at_end, trailing)
+            job_id += 1
+            if at_end:
+                break
+        failure = failure or chunks.drain()
     finally:
         chunks.stop()
-        stream.add_native_stats(stats, chunks.stats())
-        stats.wall_s += time.perf_counter() - start
-    return read, written
+    return read, written, chunks.stats(), failure
 
 
 def _positional_fds(src: BinaryIO, dst: BinaryIO, direct_io: bool = False) -> Optional[tuple[int, int, int, int]]:
@@ -515,22 +598,12 @@ def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: Bina
     worker_devices, share = workers
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    done = 0
     unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
-
-    def advance(input_done):
-        """Called as each job retires, in order: progress() once per chunk, as the stream path does."""
-        nonlocal done
-        while done < input_done:
-            step = min(unit_len, input_done - done)
-            done += step
-            progress(step)
-
     input_name = src.name if isinstance(getattr(src, "name", None), str) else ""
     key = _PayloadKey(payload_key)
     del payload_key
     options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-               advance if progress is not None else None, cancel.is_set if cancel is not None else None,
+               _per_chunk(progress, unit_len), cancel.is_set if cancel is not None else None,
                input_name, "")
     start = time.perf_counter()
     try:
@@ -742,18 +815,9 @@ def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, ca
         worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    native_progress = None
-    if progress is not None:
-        reported = 0
-
-        def native_progress(done):
-            nonlocal reported
-            if done > reported:        # a job of only an empty final chunk adds nothing
-                progress(done - reported)
-                reported = done
     cancelled = cancel.is_set if cancel is not None else None
     return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-            native_progress, cancelled)
+            stream._increments(progress), cancelled)
 
 
 def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int, bytes_out: int,

@@ -1,9 +1,9 @@
-"""The stream engine: host data of any size through a bounded pipeline of device workers.
+"""The stream engine's Python facade: host data of any size through the library's bounded pipeline
+of device workers (include/gpucrypt/scheduler.hpp, transform.hpp, format.hpp).
 
 Data is cut into jobs (a group of chunks, a few MiB); each job goes to a worker thread bound to
 one device (``cpu``, ``cuda:0``, ``cuda:1``, ...), which processes it in one native call with the
-GIL released; results come back in input order. The calling thread reads input and writes
-output, so reading, computing and writing overlap. At most ``depth`` jobs are in flight, so memory
+GIL released; results come back in input order. At most ``depth`` jobs are in flight, so memory
 stays bounded whatever the input size (back-pressure: a fast reader waits for the workers).
 
 Device split (``cpu_share``): ``"auto"`` gives each job to the device expected to finish it
@@ -26,14 +26,10 @@ See docs/engine.md.
 from __future__ import annotations
 
 import io
-import os
-import select
-import stat
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
@@ -44,7 +40,7 @@ from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devi
 from gpucrypt.info import device_traits, is_gpu
 
 __all__ = [
-    "Cancelled", "StreamStats", "DeviceStats", "Pipeline", "BufferPool", "Reader", "StreamCipher", "transform",
+    "Cancelled", "StreamStats", "DeviceStats", "BufferPool", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
     "normalise_device",
     "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
@@ -59,7 +55,7 @@ DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PC
 
 
 class Cancelled(Exception):
-    """The work was cancelled (``cancel`` event set, or ``Pipeline.cancel()``)."""
+    """The work was cancelled (the ``cancel`` event was set)."""
 
 
 # ----------------------------------------------------------------------------- devices and variants
@@ -201,114 +197,7 @@ def add_native_stats(stats: StreamStats, native: dict) -> None:
                 record.stages[stage] = record.stages.get(stage, 0.0) + numbers[stage]
 
 
-# ----------------------------------------------------------------------------- pipeline
-
-class _Slot:
-    __slots__ = ("job", "num_bytes", "result", "error")
-
-    def __init__(self, job, num_bytes):
-        self.job, self.num_bytes = job, num_bytes
-        self.result = self.error = None
-
-
-class Pipeline:
-    """Ordered, bounded work on device worker threads.
-
-    ``work(device, job)`` runs in the worker bound to ``device`` and returns the job's result;
-    ``on_result(job, result)`` runs in the calling thread, in submission order. ``submit`` blocks
-    while ``depth`` jobs are in flight (retiring finished ones meanwhile); ``drain`` retires all.
-    An exception from a worker is raised by ``submit``/``drain`` when its job's turn comes; on
-    any exception, leaving the ``with`` block stops the workers (a job already inside a native
-    call finishes first) and drops the queued ones.
-
-    The scheduling is the library's (``include/gpucrypt/scheduler.hpp`` through ``_native.Scheduler``):
-    the worker threads, the device choice and the in-order retiring are the same code that runs
-    the file format in memory; this class keeps the Python side (jobs, results, errors, stats).
-    """
-
-    def __init__(self, work: Callable, devices: Sequence[str], *, on_result: Callable,
-                 cpu_share: Union[str, float] = "auto", depth: Optional[int] = None,
-                 cancel: Optional[threading.Event] = None, stats: Optional[StreamStats] = None,
-                 gpu_workers: int = 0):
-        # gpu_workers 0: each GPU's own worker count (its traits: three, so that one job's copy to
-        # the GPU, another's kernels and a third's copy back run at once and hide each call's
-        # fixed costs; measured on two H200s, bench/stream_bench.py).
-        if not devices:
-            raise ValueError("a pipeline needs at least one device")
-        self._work, self._on_result = work, on_result
-        self._cancel = cancel if cancel is not None else threading.Event()
-        self.stats = stats if stats is not None else StreamStats()
-        self._slots: dict = {}
-        self._next_id = 0
-        self._stats_added = False
-        for d in devices:
-            self.stats.device(d)
-        share = native_cpu_share(cpu_share)
-        # The native scheduler holds its callbacks for its lifetime: through a weak reference, so
-        # that a pipeline nobody closed is still freed (and its workers stopped) when dropped.
-        this = weakref.ref(self)
-
-        def run(job_id, device):
-            pipeline = this()
-            if pipeline is not None:
-                pipeline._run(job_id, device)
-
-        def retire(job_id):
-            pipeline = this()
-            if pipeline is not None:
-                pipeline._retire(job_id)
-
-        self._scheduler = _native.Scheduler(list(devices), share, gpu_workers, depth or 0, run, retire,
-                                            self._cancel.is_set)
-
-    # -- calling thread
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def submit(self, job, num_bytes: int) -> None:
-        job_id = self._next_id
-        self._next_id += 1
-        self._slots[job_id] = _Slot(job, num_bytes)
-        self._scheduler.submit(job_id, num_bytes)
-
-    def drain(self) -> None:
-        self._scheduler.drain()
-
-    def _retire(self, job_id: int) -> None:
-        slot = self._slots.pop(job_id)
-        if slot.error is not None:
-            raise slot.error
-        self._on_result(slot.job, slot.result)
-
-    def close(self) -> None:
-        """Stops the workers; queued jobs are dropped. Safe to call twice."""
-        self._scheduler.stop()
-        if not self._stats_added:  # the scheduler's figures, once, when its work is over
-            add_native_stats(self.stats, self._scheduler.stats())
-            self._stats_added = True
-        self._slots.clear()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, traceback):
-        try:
-            if exc_type is None:
-                self.drain()
-        finally:
-            self.close()
-        return False
-
-    # -- workers
-
-    def _run(self, job_id: int, device: str) -> None:
-        slot = self._slots[job_id]
-        try:
-            slot.result = self._work(device, slot.job)
-        except BaseException as error:  # handed to the calling thread, in order
-            slot.error = error
-
+# ----------------------------------------------------------------------------- host buffers
 
 def page_locked(size: int, devices: Sequence[str] = ()):
     """A writable buffer of ``size`` bytes in host memory that a GPU copies straight from and to
@@ -404,101 +293,6 @@ def default_job_size(devices: Sequence[str]) -> int:
     """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
     the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
     return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
-
-
-# ----------------------------------------------------------------------------- reading
-
-def _widen_pipe(fd: int) -> None:
-    """Asks for a 1 MiB pipe buffer (Linux F_SETPIPE_SZ; 64 KiB by default), so that a fast producer
-    runs ahead of our reads by whole jobs' worth. Refused (an unprivileged process past
-    /proc/sys/fs/pipe-max-size, another system): the pipe keeps its size."""
-    import fcntl
-    try:
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-    except OSError:
-        pass
-
-
-class Reader:
-    """Fills staging buffers from a binary source, so that a job always makes progress.
-
-    Regular files are read with ``readinto`` a whole buffer at a time. Pipes, sockets and
-    terminals are read a unit (a chunk) at a time, and a buffer is handed on as soon as no more
-    input is waiting after a whole unit, so a slow producer's data is processed (and its output
-    written) without waiting for a full job. Sources without ``readinto`` are read with ``read``
-    in requests of at most one unit. Short reads are retried; a read returning nothing is the
-    end of the input (``at_eof``). ``idle()``, when given, is called before a read of a pipe
-    that would wait for input: the stream engine uses it to write out every finished job first,
-    so that the consumer of a slow producer's data never waits for the next job to fill."""
-
-    def __init__(self, source, idle: Optional[Callable[[], None]] = None):
-        self.source = source
-        self.idle = idle
-        self.at_eof = False
-        self._readinto = getattr(source, "readinto", None)
-        self._pipe_fd = None
-        try:
-            fd = source.fileno()
-            mode = os.fstat(fd).st_mode
-            if not (stat.S_ISREG(mode) or stat.S_ISBLK(mode)):
-                self._pipe_fd = fd
-                if stat.S_ISFIFO(mode):
-                    _widen_pipe(fd)
-        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
-            pass
-
-    # How long a pipe may be empty before its producer counts as slow (and the jobs in flight are
-    # written out, and a partial job submitted). With no grace at all, a fast producer (`cat big |`)
-    # that had not yet refilled the pipe's 64 KiB cut 1 GiB into 14,000-16,000 jobs, each followed
-    # by a drain of the whole pipeline (2.4-3.4 s against 0.6 s from the file, 2026-11-28). A few
-    # milliseconds is below what a person or a slow network notices.
-    PIPE_GRACE_S = 0.005
-
-    def _input_waiting(self, timeout: float = 0.0) -> bool:
-        try:
-            return bool(select.select([self._pipe_fd], [], [], timeout)[0])
-        except (OSError, ValueError):
-            return True
-
-    def _read_range(self, view: memoryview, begin: int, end: int, unit: int) -> int:
-        position = begin
-        while position < end:
-            if self.idle is not None and self._pipe_fd is not None and not self._input_waiting(self.PIPE_GRACE_S):
-                self.idle()
-            count = None
-            if self._readinto is not None:
-                try:
-                    count = self._readinto(view[position:end])
-                except (NotImplementedError, io.UnsupportedOperation, AttributeError):
-                    self._readinto = None
-                    continue
-                if count is None:       # non-blocking source with nothing yet
-                    continue
-            else:
-                block = self.source.read(min(end - position, unit))
-                count = len(block)
-                view[position:position + count] = block
-            if count == 0:
-                self.at_eof = True
-                break
-            position += count
-        return position - begin
-
-    def fill(self, view: memoryview, unit: int) -> int:
-        """Reads into ``view``: until it is full, the input ends, or (pipes) no more input is
-        waiting after a whole number of units. Returns the bytes read."""
-        filled = 0
-        by_unit = self._pipe_fd is not None or self._readinto is None
-        while filled < len(view) and not self.at_eof:
-            end = min(len(view), filled + unit) if by_unit else len(view)
-            filled += self._read_range(view, filled, end, unit)
-            if self._pipe_fd is not None and not self.at_eof and filled < len(view) and \
-                    not self._input_waiting(self.PIPE_GRACE_S):
-                break
-        return filled
-
-    def read(self, size: int) -> bytes:
-        return self.source.read(size)
 
 
 class MemorySource(io.RawIOBase):
@@ -693,8 +487,8 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
     """Hash everything readable from ``source``. A regular file goes to the library's file
     reader (format.hpp hash_file: positional readers ahead of the hashing; a tree hash's leaves
     on ``device``: the CPU's thread pool, or a GPU reading the blocks in place) and is left at its
-    end; anything else is read here, the calling thread reading the next block while a CPU worker
-    hashes the previous one. A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU hashes it whatever
+    end; a pipe, FIFO, device or stdin to the library's stream hasher (format.hpp hash_stream_fd: a
+    reader thread ahead of the hashing); a source with no descriptor (in memory) is read here. A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU hashes it whatever
     ``device`` says, as it does a tree read from a pipe. ``read_size``: the bytes of each read
     (a regular file's blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job
     length for a tree on a GPU; a stream's reads, default 4 MiB). ``params`` as for
@@ -709,41 +503,57 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
     fd = _positional_input(source)
     if fd is not None and out_len and set(params) <= {"customization", "function_name", "block_size"}:
         return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, read_size or 0)
-    read_size = read_size or STREAM_HASH_READ_SIZE
-    reader = Reader(source)
+    from gpucrypt.fileformat import _descriptor_source
+    native_params = set(params) <= {"customization", "function_name", "block_size"}
+    described = _descriptor_source(source) if out_len and native_params else None
     start = time.perf_counter()
-
-    def work(device, job):
-        buffer, count = job
-        hasher.update(memoryview(buffer)[:count])
-        return count
-
-    def done(job, count):
-        pool.release(job[0])
+    if described is not None:     # a pipe, FIFO, device or stdin: the library reads it (hash_stream_fd)
+        fd, buffered, ended = described
+        path = getattr(source, "name", "")
+        digest, native = _native.format_hash_stream_fd(
+            fd, buffered, ended, name, bytes(params.get("customization", b"")),
+            bytes(params.get("function_name", b"")), params.get("block_size", 8192), out_len, read_size or 0,
+            _increments(progress), cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
+        _add_hash_stats(stats, native)
+        return digest
+    # In memory (no descriptor): read and hashed here, block by block.
+    read_size = read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN
+    while True:
+        if cancel is not None and cancel.is_set():
+            raise Cancelled("hashing cancelled")
+        block = source.read(read_size)
+        if not block:
+            break
+        hasher.update(block)
+        stats.bytes_in += len(block)
         if progress is not None:
-            progress(count)
-
-    with BufferPool(read_size) as pool, Pipeline(work, ["cpu"], on_result=done, depth=3, cancel=cancel,
-                                                  stats=stats) as pipeline:
-        while True:
-            buffer = pool.acquire()
-            t0 = time.perf_counter()
-            count = reader.fill(memoryview(buffer), read_size)
-            stats.read_s += time.perf_counter() - t0
-            if count:
-                stats.bytes_in += count
-                pipeline.submit((buffer, count), count)
-            else:
-                pool.release(buffer)
-            if reader.at_eof:
-                break
-        pipeline.drain()
-    stats.wall_s = time.perf_counter() - start
+            progress(len(block))
+    stats.wall_s += time.perf_counter() - start
     return hasher.digest(length) if (length is not None or hasher.digest_size == 0) else hasher.digest()
 
 
-# A stream's (a pipe's) reads while hashing: the calling thread reads the next while a worker hashes.
-STREAM_HASH_READ_SIZE = 4 << 20
+def _increments(progress):
+    """A native progress (bytes done so far) as `progress(n)` with the bytes since its last call."""
+    if progress is None:
+        return None
+    reported = 0
+
+    def advance(done):
+        nonlocal reported
+        if done > reported:        # (a job of only an empty final chunk adds nothing)
+            progress(done - reported)
+            reported = done
+    return advance
+
+
+def _add_hash_stats(stats: StreamStats, native: dict) -> None:
+    stats.bytes_in += native["bytes"]
+    stats.read_s += native["read_s"]
+    hashing = stats.device(native["device"])
+    hashing.jobs += 1
+    hashing.bytes += native["bytes"]
+    hashing.busy_s += native["hash_s"]
+    stats.wall_s += native["wall_s"]
 
 
 def _positional_input(source) -> Optional[int]:
@@ -757,27 +567,13 @@ def _positional_input(source) -> Optional[int]:
 
 def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, block_len) -> bytes:
     offset = source.tell()            # where a buffered reader's caller stands, not the descriptor's
-    reported = 0
-
-    def advance(done):
-        nonlocal reported
-        if progress is not None:
-            progress(done - reported)
-        reported = done
-
     path = getattr(source, "name", "")
     digest, native = _native.format_hash_file(
         fd, offset, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-        params.get("block_size", 8192), out_len, normalise_device(device), block_len, advance,
+        params.get("block_size", 8192), out_len, normalise_device(device), block_len, _increments(progress),
         cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
     source.seek(offset + native["bytes"])
-    stats.bytes_in += native["bytes"]
-    stats.read_s += native["read_s"]
-    hashing = stats.device(native["device"])
-    hashing.jobs += 1
-    hashing.bytes += native["bytes"]
-    hashing.busy_s += native["hash_s"]
-    stats.wall_s += native["wall_s"]
+    _add_hash_stats(stats, native)
     return digest
 
 

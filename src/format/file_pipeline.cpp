@@ -19,6 +19,7 @@
 //
 // Constant-time: as format.cpp; branches and offsets depend on lengths and chunk indices only.
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <map>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -560,42 +562,40 @@ void seek_to(int fd, uint64_t offset, bool output) {
     throw FileError(errno, output, output ? "writing the output (seeking)" : "reading the input (seeking)");
 }
 
-// POSIX reads and writes for the streaming path, retried on EINTR and short writes.
-StreamReader fd_reader(int fd) {
-  return [fd](MutableByteSpan buffer) -> size_t {
+// A whole header read with read(2), retried on EINTR and short reads (the stream path's header).
+std::vector<uint8_t> read_header_from(int fd) {
+  return detail::read_header([fd](MutableByteSpan buffer) -> size_t {
     for (;;) {
       const ssize_t n = ::read(fd, buffer.data(), buffer.size());
       if (n >= 0) return static_cast<size_t>(n);
-      if (errno != EINTR) throw FileError(errno, false, "reading the input");
+      if (errno != EINTR) throw FileError(errno, false, "reading the input (its header)");
     }
-  };
+  });
 }
 
-StreamWriter fd_writer(int fd) {
-  return [fd](ByteSpan bytes) {
-    while (!bytes.empty()) {
-      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        throw FileError(errno, true, "writing the output");
-      }
-      bytes = bytes.subspan(static_cast<size_t>(n));
-    }
-  };
+void write_header(int fd, ByteSpan bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw FileError(n < 0 ? errno : ENOSPC, true, "writing the output (its header)");
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
 }
 
 // seal_fd / open_fd with any header (pipeline_internal.hpp): by offset between regular files, else
-// streamed.
+// streamed (seal_stream_fd / open_stream_fd).
 uint64_t seal_fd_with(int in_fd, int out_fd, const detail::MakeHeader& make_header, uint32_t chunk_len,
                       const PipelineOptions& options) {
   const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
-  if (!in_at || !out_at)
-    return detail::seal_stream_with(make_header, chunk_len, fd_reader(in_fd), fd_writer(out_fd), options);
   uint8_t payload_key[kKeyLen];
   detail::WipeOnExit wipe{payload_key};
   const std::vector<uint8_t> header = make_header(payload_key);
-  const FileRun run = seal_file(in_fd, *in_at, out_fd, *out_at, header, ByteSpan(payload_key, kKeyLen), chunk_len,
-                                options);
+  const ByteSpan key(payload_key, kKeyLen);
+  if (!in_at || !out_at) {
+    write_header(out_fd, header);
+    return seal_stream_fd(in_fd, {}, false, out_fd, key, chunk_len, options).input_len;
+  }
+  const FileRun run = seal_file(in_fd, *in_at, out_fd, *out_at, header, key, chunk_len, options);
   seek_to(in_fd, *in_at + run.input_len, false);
   seek_to(out_fd, *out_at + run.output_len, true);
   return run.input_len;
@@ -603,7 +603,15 @@ uint64_t seal_fd_with(int in_fd, int out_fd, const detail::MakeHeader& make_head
 
 uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_header, const PipelineOptions& options) {
   const auto in_at = positional_offset(in_fd, false), out_at = positional_offset(out_fd, true);
-  if (!in_at || !out_at) return detail::open_stream_with(check_header, fd_reader(in_fd), fd_writer(out_fd), options);
+  uint8_t payload_key[kKeyLen];
+  detail::WipeOnExit wipe{payload_key};
+  const ByteSpan key(payload_key, kKeyLen);
+  if (!in_at || !out_at) {
+    // A short header is check_header's to refuse; a whole one followed by nothing is the stream's
+    // (the final chunk is missing).
+    const OpenedHeader opened = check_header(read_header_from(in_fd), payload_key);
+    return open_stream_fd(in_fd, {}, false, out_fd, key, opened.chunk_len, options).output_len;
+  }
   uint64_t read_at = *in_at;
   const std::vector<uint8_t> header = detail::read_header([in_fd, &read_at](MutableByteSpan buffer) -> size_t {
     for (;;) {
@@ -614,12 +622,9 @@ uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_he
       return static_cast<size_t>(n);
     }
   });
-  uint8_t payload_key[kKeyLen];
-  detail::WipeOnExit wipe{payload_key};
   const OpenedHeader opened = check_header(header, payload_key);
   const uint64_t body_at = *in_at + opened.header_len;
-  const FileRun run = open_file(in_fd, body_at, out_fd, *out_at, ByteSpan(payload_key, kKeyLen), opened.chunk_len,
-                                options);
+  const FileRun run = open_file(in_fd, body_at, out_fd, *out_at, key, opened.chunk_len, options);
   seek_to(in_fd, body_at + run.input_len, false);
   seek_to(out_fd, *out_at + run.output_len, true);
   return run.output_len;
@@ -642,6 +647,305 @@ uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& opt
 
 uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities, const PipelineOptions& options) {
   return open_fd_with(in_fd, out_fd, detail::header_identities_check(identities), options);
+}
+
+// ---- between descriptors read and written in order --------------------------------------------
+
+namespace {
+
+// Waits up to timeout_ms (-1: without end) for `events` on fd; false when the time ran out or a
+// signal came (the caller polls its cancellation and asks again).
+bool poll_for(int fd, short events, int timeout_ms) {
+  pollfd request{fd, events, 0};
+  const int ready = ::poll(&request, 1, timeout_ms);
+  if (ready < 0 && errno != EINTR) throw FileError(errno, events == POLLOUT, "waiting on a descriptor (poll)");
+  return ready > 0;
+}
+
+// How long a blocked read or write waits between looks at the cancellation.
+constexpr int kCancelPollMs = 100;
+
+// An input read in order: the bytes the caller read before (already_read) first, then read(2)
+// from fd, retrying EINTR and waiting for a non-blocking descriptor with poll; `stop` is polled
+// while it waits (true: engine::Cancelled). A read returning nothing ends it: fd is never read
+// after that (a terminal's Ctrl-D).
+class StreamInput {
+ public:
+  StreamInput(int fd, ByteSpan already_read, bool input_ended, std::function<bool()> stop)
+      : fd_(fd), pending_(already_read), ended_(input_ended), stop_(std::move(stop)) {
+    struct stat status {};
+    if (!ended_ && ::fstat(fd, &status) == 0) {
+      streaming_ = !S_ISREG(status.st_mode) && !S_ISBLK(status.st_mode);
+      // A 1 MiB pipe (64 KiB by default), so that a fast producer runs ahead of our reads by
+      // whole jobs; refused past /proc/sys/fs/pipe-max-size: the pipe keeps its size.
+      if (S_ISFIFO(status.st_mode)) (void)::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+    }
+  }
+
+  bool ended() const { return ended_ && pending_.empty(); }
+  // Not a regular file or block device: a producer that may be slow.
+  bool streaming() const { return streaming_ && pending_.empty() && !ended_; }
+  double read_s() const { return read_s_; }
+
+  // Whether input (or its end) is waiting within timeout_ms.
+  bool waiting(int timeout_ms) {
+    if (!streaming()) return true;
+    return poll_for(fd_, POLLIN, timeout_ms);
+  }
+
+  // Up to buffer.size() bytes, at least one unless the input ended.
+  size_t read_some(MutableByteSpan buffer) {
+    if (!pending_.empty()) {
+      const size_t n = std::min(buffer.size(), pending_.size());
+      std::memcpy(buffer.data(), pending_.data(), n);
+      pending_ = pending_.subspan(n);
+      return n;
+    }
+    if (ended_ || buffer.empty()) return 0;
+    const auto began = std::chrono::steady_clock::now();
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer.data(), std::min<size_t>(buffer.size(), 1u << 30));
+      if (n > 0) {
+        read_s_ += seconds_since(began);
+        return static_cast<size_t>(n);
+      }
+      if (n == 0) {
+        ended_ = true;
+        read_s_ += seconds_since(began);
+        return 0;
+      }
+      if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) throw FileError(errno, false, "reading the input");
+      if (stop_ && stop_()) throw engine::Cancelled();
+      if (errno != EINTR) poll_for(fd_, POLLIN, kCancelPollMs);
+    }
+  }
+
+  // Waits (polling `stop`) until input or its end is waiting.
+  void wait() {
+    while (!waiting(kCancelPollMs))
+      if (stop_ && stop_()) throw engine::Cancelled();
+  }
+
+ private:
+  int fd_;
+  ByteSpan pending_;
+  bool ended_;
+  bool streaming_ = false;
+  std::function<bool()> stop_;
+  double read_s_ = 0;
+};
+
+// write(2) of every byte, retrying EINTR and short counts, waiting for a non-blocking descriptor.
+void write_all(int fd, ByteSpan bytes, const std::function<bool()>& stop) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), std::min<size_t>(bytes.size(), 1u << 30));
+    if (n > 0) {
+      bytes = bytes.subspan(static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) throw FileError(ENOSPC, true, "writing the output");
+    if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) throw FileError(errno, true, "writing the output");
+    if (stop && stop()) throw engine::Cancelled();
+    if (errno != EINTR) poll_for(fd, POLLOUT, kCancelPollMs);
+  }
+}
+
+FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_read, bool input_ended,
+                  const StreamWriter& write, ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  StreamInput input(in_fd, already_read, input_ended, options.cancelled);
+  FileRun run;
+  double write_s = 0;
+  uint64_t input_done = 0;
+  std::optional<BufferPool> buffers;  // before the stream: its workers use the buffers until it stops
+  std::map<uint64_t, std::pair<BufferPool::Pair, uint64_t>> in_flight;  // job id -> (buffers, input length)
+  PipelineOptions stream_options = options;
+  stream_options.progress = nullptr;  // ours counts input bytes, as seal_file's
+  ChunkStream stream(operation, payload_key, chunk_len, stream_options,
+                     [&](uint64_t job_id, uint64_t, uint64_t output_len) {
+                       auto job = in_flight.extract(job_id);
+                       const auto [pair, input_len] = job.mapped();
+                       if (write) {
+                         const auto began = std::chrono::steady_clock::now();
+                         write(ByteSpan(pair.output.data, output_len));
+                         write_s += seconds_since(began);
+                       }
+                       run.output_len += output_len;
+                       buffers->release(pair);
+                       input_done += input_len;
+                       if (options.progress) options.progress(input_done);
+                     });
+  const uint64_t unit = stream.input_unit_len();
+  const uint64_t job_len = stream.chunks_per_job() * unit;
+  buffers.emplace(job_len, stream.output_capacity(job_len), job_buffer_device(options.devices));
+  // A slow producer's part of a chunk read after its whole ones: the start of the next job.
+  std::vector<uint8_t> carried;
+  carried.reserve(unit);
+  struct WipeCarried {
+    std::vector<uint8_t>& bytes;
+    ~WipeCarried() { secure_zero(bytes.data(), bytes.capacity()); }
+  } wipe_carried{carried};
+  for (uint64_t job_id = 0;; ++job_id) {
+    const BufferPool::Pair pair = buffers->acquire();
+    std::memcpy(pair.input.data, carried.data(), carried.size());
+    uint64_t filled = carried.size();
+    carried.clear();
+    while (filled < job_len && !input.ended()) {
+      if (!input.waiting(kStreamIdleMs)) {  // a slow producer
+        if (filled >= unit) break;          // the whole chunks so far go on now
+        stream.drain();                     // and what is done reaches the consumer
+        input.wait();
+      }
+      filled += input.read_some(MutableByteSpan(pair.input.data + filled, job_len - filled));
+    }
+    const bool at_end = input.ended();
+    const uint64_t job_input = at_end ? filled : filled / unit * unit;  // (a full job is whole units)
+    carried.assign(pair.input.data + job_input, pair.input.data + filled);
+    in_flight.emplace(job_id, std::pair{pair, job_input});
+    run.input_len += job_input;
+    stream.submit(job_id, ByteSpan(pair.input.data, job_input),
+                  MutableByteSpan(pair.output.data, stream.output_capacity(job_input)), at_end);
+    if (at_end) break;
+  }
+  stream.drain();
+  run.stats = stream.stats();
+  run.stats.read_s = input.read_s();
+  run.stats.write_s = write_s;
+  run.stats.wall_s = seconds_since(start);
+  return run;
+}
+
+// The hashing of hash_stream_fd: a reader thread fills blocks ahead of the hashing thread.
+class StreamBlockReader {
+ public:
+  // The first block is first_len bytes when that is not 0 (a tree hash's head), the others block_len.
+  StreamBlockReader(int fd, ByteSpan already_read, bool input_ended, uint64_t first_len, uint64_t block_len)
+      : input_(fd, already_read, input_ended, [this] { return stopping(); }), first_len_(first_len),
+        block_len_(block_len) {
+    for (auto& block : blocks_) block.data.resize(std::max(first_len_, block_len_));
+    thread_ = std::thread([this] { read_blocks(); });
+  }
+  ~StreamBlockReader() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    for (auto& block : blocks_) secure_zero(block.data.data(), block.data.size());
+  }
+
+  // The next block in order (len 0: the input ended), waiting with `cancelled` polled.
+  ByteSpan next(const std::function<bool()>& cancelled) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      Block& block = blocks_[taken_ % kBlocks];
+      if (taken_ < filled_) return ByteSpan(block.data.data(), block.len);
+      if (error_) std::rethrow_exception(error_);
+      if (ended_) return {};
+      changed_.wait_for(lock, std::chrono::milliseconds(kCancelPollMs));
+      if (cancelled) {
+        lock.unlock();
+        if (cancelled()) throw engine::Cancelled();
+        lock.lock();
+      }
+    }
+  }
+  // The block next() gave is hashed: its buffer may be filled again.
+  void done() {
+    {
+      std::lock_guard lock(mutex_);
+      ++taken_;
+    }
+    changed_.notify_all();
+  }
+  double read_s() const { return input_.read_s(); }
+
+ private:
+  static constexpr unsigned kBlocks = 3;
+  struct Block {
+    std::vector<uint8_t> data;
+    uint64_t len = 0;
+  };
+
+  bool stopping() {
+    std::lock_guard lock(mutex_);
+    return stopping_;
+  }
+
+  void read_blocks() {
+    try {
+      for (;;) {
+        {
+          std::unique_lock lock(mutex_);
+          changed_.wait(lock, [this] { return stopping_ || filled_ - taken_ < kBlocks; });
+          if (stopping_) return;
+        }
+        Block& block = blocks_[filled_ % kBlocks];
+        const uint64_t wanted = filled_ == 0 && first_len_ > 0 ? first_len_ : block_len_;
+        uint64_t len = 0;
+        while (len < wanted && !input_.ended()) {
+          input_.wait();  // so that a stop is seen while a slow producer has nothing for us
+          len += input_.read_some(MutableByteSpan(block.data.data() + len, wanted - len));
+        }
+        {
+          std::lock_guard lock(mutex_);
+          block.len = len;
+          if (len > 0) ++filled_;
+          ended_ = input_.ended();
+        }
+        changed_.notify_all();
+        if (ended_) break;
+      }
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    changed_.notify_all();
+  }
+
+  StreamInput input_;
+  uint64_t first_len_, block_len_;
+  Block blocks_[kBlocks];
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t filled_ = 0, taken_ = 0;
+  bool ended_ = false, stopping_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: it starts once the rest exists
+};
+
+}  // namespace
+
+namespace {
+StreamWriter descriptor_writer(int out_fd, const PipelineOptions& options) {
+  if (out_fd < 0) return nullptr;
+  return [out_fd, &options](ByteSpan bytes) { write_all(out_fd, bytes, options.cancelled); };
+}
+}  // namespace
+
+FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int out_fd, ByteSpan payload_key,
+                       uint32_t chunk_len, const PipelineOptions& options) {
+  return seal_stream_fd(in_fd, already_read, input_ended, descriptor_writer(out_fd, options), payload_key, chunk_len,
+                        options);
+}
+
+FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int out_fd, ByteSpan payload_key,
+                       uint32_t chunk_len, const PipelineOptions& options) {
+  return open_stream_fd(in_fd, already_read, input_ended, descriptor_writer(out_fd, options), payload_key, chunk_len,
+                        options);
+}
+
+FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
+                       ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  return stream_fd(ChunkStream::Operation::seal, in_fd, already_read, input_ended, write, payload_key, chunk_len,
+                   options);
+}
+
+FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
+                       ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+  return stream_fd(ChunkStream::Operation::open, in_fd, already_read, input_ended, write, payload_key, chunk_len,
+                   options);
 }
 
 // ---- hashing a regular file -----------------------------------------------------------------------
@@ -844,6 +1148,72 @@ class ChainingValueAbsorber {
   std::thread thread_;  // last: started once everything it reads exists
 };
 
+// A digest fed in order: a sponge block by block on the CPU (it is serial, so no device helps
+// it); a tree hash (ParallelHash, KangarooTwelve) its head to its final node, then blocks of whole
+// leaves (but the last) on one device (leaf_device), each block's chaining values absorbed on a
+// thread of their own while the next block's leaves hash, the last block's tail after them. The
+// digest is create_hash's for the same bytes. What hash_file and hash_stream_fd share.
+class BlockHasher {
+ public:
+  BlockHasher(std::string_view name, const hash::HashParams& params, const PipelineOptions& options)
+      : name_(name), params_(params), context_(hash::create_hash(name, params)) {  // checks name and parameters
+    try {
+      tree_ = hash::tree_shape(name, params);  // only the tree hashes have one
+    } catch (const std::invalid_argument&) {
+    }
+    if (tree_) {
+      context_ = hash::create_tree_hash(name, params);
+      absorber_.emplace(*context_);
+    }
+    leaves_on_ = tree_ ? &leaf_device(options) : &device("cpu");
+  }
+
+  const Device& leaves_on() const { return *leaves_on_; }
+  uint64_t head_len() const { return tree_ ? tree_->head_len : 0; }
+  uint64_t unit() const { return tree_ ? tree_->leaf_len : 1; }  // blocks but the last are whole units
+  double hash_s() const { return hash_s_; }
+
+  // The head (head_len() bytes, or the whole input when it is shorter).
+  void head(const uint8_t* data, uint64_t len) {
+    timed([&] { context_->update(data, len); });
+  }
+  void block(const uint8_t* data, uint64_t len) {
+    timed([&] {
+      if (!tree_) return context_->update(data, len);
+      const uint64_t leaves = len / tree_->leaf_len;
+      std::vector<uint8_t>& values = absorber_->next_buffer(leaves * tree_->chaining_value_len);
+      leaves_on_->tree_leaves(name_, params_, data, leaves, values.data());
+      absorber_->absorb(leaves);
+      if (len > leaves * tree_->leaf_len) {  // the tail: the last block's, after every leaf's value
+        absorber_->finish();
+        context_->update(data + leaves * tree_->leaf_len, len - leaves * tree_->leaf_len);
+      }
+    });
+  }
+  std::vector<uint8_t> finish(size_t out_len) {
+    if (absorber_) timed([&] { absorber_->finish(); });
+    std::vector<uint8_t> digest(out_len);
+    context_->finalize(digest.data(), out_len);
+    return digest;
+  }
+
+ private:
+  template <typename Work>
+  void timed(Work&& work) {
+    const auto began = std::chrono::steady_clock::now();
+    work();
+    hash_s_ += seconds_since(began);
+  }
+
+  std::string name_;
+  hash::HashParams params_;
+  std::unique_ptr<hash::HashContext> context_;
+  std::optional<hash::TreeShape> tree_;
+  const Device* leaves_on_ = nullptr;
+  double hash_s_ = 0;
+  std::optional<ChainingValueAbsorber> absorber_;  // last: it finishes before the node goes
+};
+
 // Readers for a GPU's leaves: up to this many, one per core. Sixteen threads read 53-68 GB/s from
 // an H200 host's page cache (docs/performance.md, 2026-11-28/29), more than the host link carries;
 // each reader holds a page-locked block, so a host of many cores would pin more memory for nothing.
@@ -863,69 +1233,67 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
                                size_t out_len, const PipelineOptions& options, unsigned readers,
                                FileHashStats* stats) {
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<hash::HashContext> context = hash::create_hash(name, params);  // checks name and parameters
-  std::optional<hash::TreeShape> tree;
-  try {
-    tree = hash::tree_shape(name, params);  // only the tree hashes have one
-  } catch (const std::invalid_argument&) {
-  }
-  if (tree) context = hash::create_tree_hash(name, params);
-  // A sponge is serial: the calling thread hashes it, whatever the device.
-  const Device& leaves_on = tree ? leaf_device(options) : device("cpu");
-  const DeviceTraits leaf_traits = leaves_on.traits();
-  if (readers == 0) readers = hash_file_readers(leaf_traits);
+  BlockHasher hasher(name, params, options);
+  const Device& leaves_on = hasher.leaves_on();
+  if (readers == 0) readers = hash_file_readers(leaves_on.traits());
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
   // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but
   // the last), so that each block's leaves hash in parallel and only the tail is left over.
   // Blocks of options.job_len bytes, else kHashFileBlockLen or a GPU's job length (a transfer that
   // size runs near PCIe speed), whichever is larger.
-  const uint64_t head_len = tree ? std::min<uint64_t>(tree->head_len, total) : 0;
-  const uint64_t unit = tree ? tree->leaf_len : 1;
+  const uint64_t head_len = std::min<uint64_t>(hasher.head_len(), total);
+  const uint64_t unit = hasher.unit();
   const uint64_t wanted_block_len =
-      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaf_traits.job_len);
+      options.job_len ? options.job_len : std::max<uint64_t>(kHashFileBlockLen, leaves_on.traits().job_len);
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / unit, 1) * unit;
-  double hash_s = 0;
-  auto hash_timed = [&](auto&& work) {
-    const auto began = std::chrono::steady_clock::now();
-    work();
-    hash_s += seconds_since(began);
-  };
   if (head_len > 0) {
     std::vector<uint8_t> head(head_len);
     pread_exactly(fd, head.data(), head_len, offset);
-    hash_timed([&] { context->update(head.data(), head_len); });
+    hasher.head(head.data(), head_len);
     secure_zero(head.data(), head_len);
   }
   const Device* host_memory = leaves_on.offers_host_memory() ? &leaves_on : nullptr;
   BlockReader reader(fd, offset + head_len, total - head_len, block_len, std::max(readers, 1u), host_memory);
-  std::optional<ChainingValueAbsorber> absorber;
-  if (tree) absorber.emplace(*context);
   uint64_t done = head_len;
   for (uint64_t block = 0; block < reader.num_blocks(); ++block) {
     if (options.cancelled && options.cancelled()) throw engine::Cancelled();
     const uint8_t* data = reader.wait(block);
     const uint64_t len = reader.block_len(block);
-    hash_timed([&] {
-      if (!tree) return context->update(data, len);
-      const uint64_t leaves = len / unit;
-      std::vector<uint8_t>& values = absorber->next_buffer(leaves * tree->chaining_value_len);
-      leaves_on.tree_leaves(name, params, data, leaves, values.data());
-      absorber->absorb(leaves);
-      if (len > leaves * unit) {  // the tail: the last block's, after every leaf's value
-        absorber->finish();
-        context->update(data + leaves * unit, len - leaves * unit);
-      }
-    });
+    hasher.block(data, len);
     reader.done(block);
     done += len;
     if (options.progress) options.progress(done);
   }
-  if (absorber) hash_timed([&] { absorber->finish(); });
-  std::vector<uint8_t> digest(out_len);
-  context->finalize(digest.data(), out_len);
+  std::vector<uint8_t> digest = hasher.finish(out_len);
   if (stats != nullptr)
-    *stats = {total, seconds_since(start), reader.read_s(), hash_s, leaves_on.name().canonical};
+    *stats = {total, seconds_since(start), reader.read_s(), hasher.hash_s(), leaves_on.name().canonical};
+  return digest;
+}
+
+std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
+                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
+                                    FileHashStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  BlockHasher hasher(name, params, options);
+  const uint64_t wanted_block_len = options.job_len ? options.job_len : kHashStreamBlockLen;
+  const uint64_t block_len = std::max<uint64_t>(wanted_block_len / hasher.unit(), 1) * hasher.unit();
+  StreamBlockReader reader(fd, already_read, input_ended, hasher.head_len(), block_len);
+  uint64_t done = 0;
+  for (bool first = true;; first = false) {
+    const ByteSpan block = reader.next(options.cancelled);
+    if (block.empty()) break;
+    if (first && hasher.head_len() > 0)
+      hasher.head(block.data(), block.size());
+    else
+      hasher.block(block.data(), block.size());
+    reader.done();
+    done += block.size();
+    if (options.progress) options.progress(done);
+  }
+  std::vector<uint8_t> digest = hasher.finish(out_len);
+  if (stats != nullptr)
+    *stats = {done, seconds_since(start), reader.read_s(), hasher.hash_s(), hasher.leaves_on().name().canonical};
   return digest;
 }
 

@@ -38,6 +38,13 @@
 //     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers in blocks
 //     of about block_len bytes, 0: the library's; a tree's leaves on `device`); progress gets bytes hashed; a
 //     read error is OSError naming input_name.
+//   format_seal_stream_fd / format_open_stream_fd(in_fd, already_read, input_ended, out, payload_key, chunk_len,
+//     devices, cpu_share, job_len, variant, progress, cancelled, input_name, output_name): format.hpp's
+//     seal_stream_fd / open_stream_fd (pipes, FIFOs, devices, sockets: read(2) in order; `out` a descriptor
+//     written with write(2), -1 for nowhere, or a callable taking each piece of output as a memoryview, in
+//     order) -> as format_seal_file.
+//   format_hash_stream_fd(fd, already_read, input_ended, name, customization, function_name, block_size, out_len,
+//     block_len, progress, cancelled, input_name) -> as format_hash_file: format.hpp's hash_stream_fd.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
@@ -287,6 +294,58 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
       run = sealing ? format::seal_file(in_fd, in_offset, out_fd, out_offset, header_view->span(), key_view.span(),
                                         chunk_len, options)
                     : format::open_file(in_fd, in_offset, out_fd, out_offset, key_view.span(), chunk_len, options);
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
+    } catch (const format::FileError& error) {
+      file_error.emplace(error);
+    }
+    return run.stats;
+  });
+  if (file_error) raise_file_error(*file_error, input_name, output_name);
+  nb::dict stats = stats_dict(run.stats);
+  stats["read_s"] = run.stats.read_s;
+  stats["write_s"] = run.stats.write_s;
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
+  return nb::make_tuple(run.input_len, run.output_len, stats, failed);
+}
+
+// format_seal_stream_fd / format_open_stream_fd: format.hpp's seal_stream_fd / open_stream_fd with
+// the GIL released; returns as run_file.
+nb::tuple run_stream_fd(bool sealing, int in_fd, nb::handle already_read, bool input_ended, nb::handle out,
+                        nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
+                        uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
+                        const std::string& input_name, const std::string& output_name) {
+  BufferView key_view(payload_key), before(already_read);
+  auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  std::optional<format::DecryptionError> failure;
+  std::optional<format::FileError> file_error;
+  format::FileRun run;
+  run.stats = run_released(options, progress, cancelled, [&] {
+    try {
+      // `out`: a descriptor (-1: nowhere), or a Python callable taking each piece as a memoryview
+      // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
+      if (nb::isinstance<nb::int_>(out)) {
+        const int out_fd = nb::cast<int>(out);
+        run = sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
+                                               options)
+                      : format::open_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
+                                               options);
+        return run.stats;
+      }
+      const format::StreamWriter write = [out](ByteSpan bytes) {
+        nb::gil_scoped_acquire gil;
+        PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
+                                                 static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
+        if (view == nullptr) throw nb::python_error();
+        nb::object piece = nb::steal(view);
+        out(piece);
+        piece.attr("release")();  // the buffer is reused: nothing may keep a view of it
+      };
+      run = sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
+                                             options)
+                    : format::open_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
+                                             options);
     } catch (const format::DecryptionError& error) {
       failure.emplace(error);
     } catch (const format::FileError& error) {
@@ -571,6 +630,52 @@ void register_format_bindings(nb::module_& m) {
           nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
           nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   }
+  for (const bool sealing : {true, false}) {
+    m.def(sealing ? "format_seal_stream_fd" : "format_open_stream_fd",
+          [sealing](int in_fd, nb::handle already_read, bool input_ended, nb::handle out, nb::handle payload_key,
+                    uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                    std::string variant, nb::handle progress, nb::handle cancelled, const std::string& input_name,
+                    const std::string& output_name) {
+            return run_stream_fd(sealing, in_fd, already_read, input_ended, out, payload_key, chunk_len,
+                                 std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled,
+                                 input_name, output_name);
+          },
+          nb::arg("in_fd"), nb::arg("already_read"), nb::arg("input_ended"), nb::arg("out"), nb::arg("payload_key"),
+          nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
+          nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
+  }
+  m.def("format_hash_stream_fd",
+        [](int fd, nb::handle already_read, bool input_ended, std::string_view name, nb::bytes customization,
+           nb::bytes function_name, size_t block_size, size_t out_len, uint64_t block_len, nb::handle progress,
+           nb::handle cancelled, const std::string& input_name) {
+          hash::HashParams params;
+          params.customization.assign(customization.c_str(), customization.size());
+          params.function_name.assign(function_name.c_str(), function_name.size());
+          params.block_size = block_size;
+          BufferView before(already_read);
+          format::PipelineOptions options;
+          options.job_len = block_len;
+          format::FileHashStats stats;
+          std::vector<uint8_t> digest;
+          try {
+            run_released(options, progress, cancelled, [&] {
+              digest = format::hash_stream_fd(fd, before.span(), input_ended, name, params, out_len, options, &stats);
+              return format::PipelineStats{};
+            });
+          } catch (const format::FileError& error) {
+            raise_file_error(error, input_name, input_name);
+          }
+          nb::dict stats_out;
+          stats_out["bytes"] = stats.bytes;
+          stats_out["wall_s"] = stats.wall_s;
+          stats_out["read_s"] = stats.read_s;
+          stats_out["hash_s"] = stats.hash_s;
+          stats_out["device"] = stats.device;
+          return nb::make_tuple(to_bytes(digest), stats_out);
+        },
+        nb::arg("fd"), nb::arg("already_read"), nb::arg("input_ended"), nb::arg("name"), nb::arg("customization"),
+        nb::arg("function_name"), nb::arg("block_size"), nb::arg("out_len"), nb::arg("block_len"),
+        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"));
   m.def("format_hash_file",
         [](int fd, uint64_t offset, std::string_view name, nb::bytes customization, nb::bytes function_name,
            size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, nb::handle progress,
@@ -649,6 +754,7 @@ void register_format_bindings(nb::module_& m) {
   m.attr("FORMAT_NONCE_LEN") = format::kNonceLen;
   m.attr("FORMAT_KEY_LEN") = format::kKeyLen;
   m.attr("FORMAT_DEFAULT_CHUNK_LEN") = format::kDefaultChunkLen;
+  m.attr("FORMAT_HASH_STREAM_BLOCK_LEN") = format::kHashStreamBlockLen;
   m.attr("FORMAT_MIN_CHUNK_LEN") = format::kMinChunkLen;
   m.attr("FORMAT_MAX_CHUNK_LEN") = format::kMaxChunkLen;
   // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.

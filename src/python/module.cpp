@@ -35,7 +35,6 @@ void register_tree_bindings(nb::module_& m);
 void register_format_bindings(nb::module_& m);
 void register_file_output_bindings(nb::module_& m);
 void register_transform_bindings(nb::module_& m);
-void register_scheduler_bindings(nb::module_& m);
 }  // namespace gpucrypt::python
 
 namespace {
@@ -282,7 +281,6 @@ NB_MODULE(_native, m) {
   gpucrypt::python::register_engine_bindings(m);
   gpucrypt::python::register_speed_bindings(m);
   gpucrypt::python::register_tree_bindings(m);
-  gpucrypt::python::register_scheduler_bindings(m);
   gpucrypt::python::register_format_bindings(m);
   gpucrypt::python::register_file_output_bindings(m);
   gpucrypt::python::register_transform_bindings(m);

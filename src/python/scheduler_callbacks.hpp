@@ -1,6 +1,6 @@
 // scheduler_callbacks.hpp: Python callbacks around the C++ scheduler (include/gpucrypt/scheduler.hpp),
 // one rule for the bindings that run it with the GIL released (format_bindings.cpp,
-// scheduler_bindings.cpp).
+// transform_bindings.cpp).
 //
 // A callback runs with the GIL taken back. A Python exception it raises is kept here and the
 // scheduler is stopped with engine::Cancelled; once the blocking call has returned (GIL held

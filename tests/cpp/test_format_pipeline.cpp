@@ -4,10 +4,12 @@
 // small jobs are in flight; a tampered chunk yields DecryptionError for it, its released_len, and
 // zeros after the authenticated prefix; bad lengths and overlapping buffers are refused. The
 // streaming ChunkStream writes the same files and reads them back, job by job.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpucrypt/format.hpp"
@@ -415,6 +418,110 @@ void direct_input_reads_the_same_files() {
   }
 }
 
+// seal_stream_fd / open_stream_fd / hash_stream_fd: a pipe fed by a slow producer in odd-sized
+// pieces (the first bytes handed over as already read, the read end non-blocking: EAGAIN waits in
+// poll) seals to a file that opens back through a pipe; a tampered chunk leaves the output holding
+// only the authenticated prefix; the pipe's digest is the in-memory one.
+int temp_fd(const char* what) {
+  char path[] = "/tmp/gpucrypt-stream-fd-XXXXXX";
+  const int fd = ::mkstemp(path);
+  check(fd >= 0, what);
+  ::unlink(path);
+  return fd;
+}
+
+// A pipe whose write end a thread feeds `bytes` from `skip` on, in pieces with pauses; the read end
+// non-blocking. join() before reading the result.
+struct FedPipe {
+  int read_fd = -1;
+  std::thread feeder;
+  FedPipe(const std::vector<uint8_t>& bytes, size_t skip) {
+    int fds[2];
+    check(::pipe(fds) == 0, "pipe");
+    read_fd = fds[0];
+    ::fcntl(read_fd, F_SETFL, ::fcntl(read_fd, F_GETFL) | O_NONBLOCK);
+    feeder = std::thread([&bytes, skip, write_fd = fds[1]] {
+      std::mt19937 rng(unsigned(bytes.size()));
+      for (size_t at = skip; at < bytes.size();) {
+        const size_t n = std::min<size_t>(bytes.size() - at, 1 + rng() % 3000);
+        const ssize_t written = ::write(write_fd, bytes.data() + at, n);
+        if (written > 0) at += size_t(written);
+        if (rng() % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(8));  // past kStreamIdleMs
+      }
+      ::close(write_fd);
+    });
+  }
+  ~FedPipe() {
+    if (feeder.joinable()) feeder.join();
+    ::close(read_fd);
+  }
+};
+
+std::vector<uint8_t> file_bytes(int fd) {
+  std::vector<uint8_t> bytes(size_t(::lseek(fd, 0, SEEK_END)));
+  check(::pread(fd, bytes.data(), bytes.size(), 0) == ssize_t(bytes.size()), "reading back");
+  return bytes;
+}
+
+void streams_between_descriptors() {
+  uint8_t payload_key[format::kKeyLen];
+  std::memset(payload_key, 9, sizeof payload_key);
+  const ByteSpan key(payload_key, format::kKeyLen);
+  for (size_t len : {size_t(0), size_t(5), size_t(4 * kChunkLen), size_t(37 * kChunkLen + 3), size_t(200000)}) {
+    const auto plaintext = random_bytes(len, unsigned(len) + 21);
+    const std::string name = "stream_fd, " + std::to_string(len) + " bytes";
+    const size_t ahead = std::min<size_t>(len, 10);
+    const int sealed = temp_fd("sealed");
+    std::vector<uint64_t> progress;
+    format::PipelineOptions options = small_jobs();
+    options.progress = [&](uint64_t done) { progress.push_back(done); };
+    {
+      FedPipe input(plaintext, ahead);
+      const format::FileRun run = format::seal_stream_fd(input.read_fd, ByteSpan(plaintext.data(), ahead), false, sealed,
+                                                         key, kChunkLen, options);
+      check(run.input_len == len && progress.size() >= 1 && progress.back() == len, name + ": sealed every byte");
+    }
+    const auto body = file_bytes(sealed);
+    const format::Layout layout{kChunkLen, len};
+    check(body.size() == layout.file_len() - format::kHeaderLen, name + ": the body's length");
+    const int opened = temp_fd("opened");
+    {
+      FedPipe input(body, 0);
+      const format::FileRun run = format::open_stream_fd(input.read_fd, {}, false, opened, key, kChunkLen, small_jobs());
+      check(run.output_len == len && file_bytes(opened) == plaintext, name + ": opened back through a pipe");
+    }
+    if (len > 2 * kChunkLen) {
+      auto tampered = body;
+      tampered[(kChunkLen + format::kTagLen) * 2 + 1] ^= 1;  // chunk 2
+      check(::ftruncate(opened, 0) == 0 && ::lseek(opened, 0, SEEK_SET) == 0, "emptying the output");
+      FedPipe input(tampered, 0);
+      bool failed = false;
+      try {
+        format::open_stream_fd(input.read_fd, {}, false, opened, key, kChunkLen, small_jobs());
+      } catch (const format::DecryptionError& error) {
+        failed = error.chunk_index == 2 && error.released_len == 2 * kChunkLen;
+      }
+      const auto out = file_bytes(opened);
+      check(failed && out == std::vector<uint8_t>(plaintext.begin(), plaintext.begin() + 2 * kChunkLen),
+            name + ": a tampered chunk leaves only the authenticated prefix written");
+    }
+    {
+      FedPipe input(plaintext, ahead);
+      auto context = hash::create_hash("kt128", {});
+      context->update(plaintext.data(), len);
+      std::vector<uint8_t> expected(32);
+      context->finalize(expected.data(), 32);
+      format::PipelineOptions blocks;
+      blocks.job_len = 1000;
+      format::FileHashStats stats;
+      const auto digest = format::hash_stream_fd(input.read_fd, ByteSpan(plaintext.data(), ahead), false, "kt128", {},
+                                                 32, blocks, &stats);
+      check(digest == expected && stats.bytes == len, name + ": hash_stream_fd's digest");
+    }
+    ::close(sealed), ::close(opened);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -427,6 +534,7 @@ int main() {
   chunk_stream_matches_the_buffer_pipeline();
   known_answer_check();
   streams_through_callbacks();
+  streams_between_descriptors();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
