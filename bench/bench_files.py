@@ -79,3 +79,18 @@ def write_and_print(out_json: str, result: dict, samples: dict, median: dict, si
         json.dump(result, sink, indent=1)
     for name, value in median.items():
         print(f"{name:22s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s   min {min(samples[name]):7.3f} s")
+
+
+def time_shell_rounds(commands: dict, rounds: int) -> dict:
+    """Seconds of each shell pipeline (bash -o pipefail) per round, the commands interleaved in
+    every round so that a noisy machine slows them alike: {name: [seconds, ...]}."""
+    import subprocess
+    import time
+    samples: dict = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, line in commands.items():
+            start = time.perf_counter()
+            subprocess.run(["bash", "-o", "pipefail", "-c", line], check=True)
+            samples[name].append(time.perf_counter() - start)
+    return samples
+

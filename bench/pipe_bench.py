@@ -14,10 +14,14 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import statistics
 import subprocess
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_files import time_shell_rounds  # noqa: E402 - bench/ is the script's folder
 
 
 def main() -> None:
@@ -46,12 +50,7 @@ def main() -> None:
             "age -r": f"cat {data} | age -r {recipient} > /dev/null",
             "openssl enc -aes-256-ctr": f"cat {data} | openssl enc -aes-256-ctr -K {key_hex} -iv {iv_hex} > /dev/null",
         }
-        samples: dict = {name: [] for name in commands}
-        for _ in range(args.rounds):
-            for name, line in commands.items():
-                start = time.perf_counter()
-                subprocess.run(["bash", "-o", "pipefail", "-c", line], check=True)
-                samples[name].append(time.perf_counter() - start)
+        samples = time_shell_rounds(commands, args.rounds)
     finally:
         shutil.rmtree(work)
     ours = samples["gpucrypt encrypt"]

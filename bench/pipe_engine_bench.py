@@ -18,10 +18,14 @@ import filecmp
 import json
 import os
 import shutil
+import sys
 import statistics
 import subprocess
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_files import time_shell_rounds  # noqa: E402 - bench/ is the script's folder
 
 
 def main() -> None:
@@ -49,12 +53,7 @@ def main() -> None:
             commands[f"encrypt {label}"] = f"cat {data} | {python} -m gpucrypt encrypt --key-file {key} --device cpu > {out}"
             commands[f"decrypt {label}"] = f"cat {sealed} | {python} -m gpucrypt decrypt --key-file {key} --device cpu > {out}"
             commands[f"hash kt128 {label}"] = f"cat {data} | {python} -m gpucrypt hash -a kt128 > {out}.digest"
-        samples: dict = {name: [] for name in commands}
-        for _ in range(args.rounds):
-            for name, line in commands.items():
-                start = time.perf_counter()
-                subprocess.run(["bash", "-o", "pipefail", "-c", line], check=True)
-                samples[name].append(time.perf_counter() - start)
+        samples = time_shell_rounds(commands, args.rounds)
         # What the last round's decrypts wrote is the plaintext; the digests agree.
         for label in installs:
             assert filecmp.cmp(os.path.join(work, f"out-{label}"), data, shallow=False), label

@@ -274,6 +274,17 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   throw nb::python_error();
 }
 
+// What run_file and run_stream_fd return: (input length, output length, stats with the I/O
+// times, None or the authentication failure as (message, chunk index, released length)).
+nb::tuple file_run_result(const format::FileRun& run, const std::optional<format::DecryptionError>& failure) {
+  nb::dict stats = stats_dict(run.stats);
+  stats["read_s"] = run.stats.read_s;
+  stats["write_s"] = run.stats.write_s;
+  nb::object failed = nb::none();
+  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
+  return nb::make_tuple(run.input_len, run.output_len, stats, failed);
+}
+
 // format_seal_file / format_open_file: format.hpp's seal_file / open_file with the GIL released.
 // Returns (input_len, output_len, stats dict, None or the authentication failure as
 // (message, chunk_index, released_len)). progress(input bytes done), cancelled() as seal_body's.
@@ -302,12 +313,7 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
     return run.stats;
   });
   if (file_error) raise_file_error(*file_error, input_name, output_name);
-  nb::dict stats = stats_dict(run.stats);
-  stats["read_s"] = run.stats.read_s;
-  stats["write_s"] = run.stats.write_s;
-  nb::object failed = nb::none();
-  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
-  return nb::make_tuple(run.input_len, run.output_len, stats, failed);
+  return file_run_result(run, failure);
 }
 
 // format_seal_stream_fd / format_open_stream_fd: format.hpp's seal_stream_fd / open_stream_fd with
@@ -354,12 +360,7 @@ nb::tuple run_stream_fd(bool sealing, int in_fd, nb::handle already_read, bool i
     return run.stats;
   });
   if (file_error) raise_file_error(*file_error, input_name, output_name);
-  nb::dict stats = stats_dict(run.stats);
-  stats["read_s"] = run.stats.read_s;
-  stats["write_s"] = run.stats.write_s;
-  nb::object failed = nb::none();
-  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
-  return nb::make_tuple(run.input_len, run.output_len, stats, failed);
+  return file_run_result(run, failure);
 }
 
 // format_seal_file_chunks / format_open_file_chunks: chunks [first, first + count) of a file of
