@@ -274,6 +274,17 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   throw nb::python_error();
 }
 
+// What format_hash_file and format_hash_stream_fd return: (digest, stats dict).
+nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::FileHashStats& stats) {
+  nb::dict stats_out;
+  stats_out["bytes"] = stats.bytes;
+  stats_out["wall_s"] = stats.wall_s;
+  stats_out["read_s"] = stats.read_s;
+  stats_out["hash_s"] = stats.hash_s;
+  stats_out["device"] = stats.device;
+  return nb::make_tuple(to_bytes(digest), stats_out);
+}
+
 // What run_file and run_stream_fd return: (input length, output length, stats with the I/O
 // times, None or the authentication failure as (message, chunk index, released length)).
 nb::tuple file_run_result(const format::FileRun& run, const std::optional<format::DecryptionError>& failure) {
@@ -666,13 +677,7 @@ void register_format_bindings(nb::module_& m) {
           } catch (const format::FileError& error) {
             raise_file_error(error, input_name, input_name);
           }
-          nb::dict stats_out;
-          stats_out["bytes"] = stats.bytes;
-          stats_out["wall_s"] = stats.wall_s;
-          stats_out["read_s"] = stats.read_s;
-          stats_out["hash_s"] = stats.hash_s;
-          stats_out["device"] = stats.device;
-          return nb::make_tuple(to_bytes(digest), stats_out);
+          return hash_run_result(digest, stats);
         },
         nb::arg("fd"), nb::arg("already_read"), nb::arg("input_ended"), nb::arg("name"), nb::arg("customization"),
         nb::arg("function_name"), nb::arg("block_size"), nb::arg("out_len"), nb::arg("block_len"),
@@ -698,13 +703,7 @@ void register_format_bindings(nb::module_& m) {
           } catch (const format::FileError& error) {
             raise_file_error(error, input_name, input_name);
           }
-          nb::dict stats_out;
-          stats_out["bytes"] = stats.bytes;
-          stats_out["wall_s"] = stats.wall_s;
-          stats_out["read_s"] = stats.read_s;
-          stats_out["hash_s"] = stats.hash_s;
-          stats_out["device"] = stats.device;
-          return nb::make_tuple(to_bytes(digest), stats_out);
+          return hash_run_result(digest, stats);
         },
         nb::arg("fd"), nb::arg("offset"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
         nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
