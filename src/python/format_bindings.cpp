@@ -285,9 +285,27 @@ nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::File
   return nb::make_tuple(to_bytes(digest), stats_out);
 }
 
-// What run_file and run_stream_fd return: (input length, output length, stats with the I/O
-// times, None or the authentication failure as (message, chunk index, released length)).
-nb::tuple file_run_result(const format::FileRun& run, const std::optional<format::DecryptionError>& failure) {
+// run_file's and run_stream_fd's common part: `work` (returning the FileRun) with the GIL
+// released; FileError raised as OSError naming the user's paths; returns (input length, output
+// length, stats with the I/O times, None or the authentication failure as (message, chunk index,
+// released length)).
+template <typename Work>
+nb::tuple run_file_released(format::PipelineOptions& options, nb::handle progress, nb::handle cancelled,
+                            const std::string& input_name, const std::string& output_name, Work&& work) {
+  std::optional<format::DecryptionError> failure;
+  std::optional<format::FileError> file_error;
+  format::FileRun run;
+  run.stats = run_released(options, progress, cancelled, [&] {
+    try {
+      run = work();
+    } catch (const format::DecryptionError& error) {
+      failure.emplace(error);
+    } catch (const format::FileError& error) {
+      file_error.emplace(error);
+    }
+    return run.stats;
+  });
+  if (file_error) raise_file_error(*file_error, input_name, output_name);
   nb::dict stats = stats_dict(run.stats);
   stats["read_s"] = run.stats.read_s;
   stats["write_s"] = run.stats.write_s;
@@ -308,23 +326,11 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
   if (sealing) header_view.emplace(header);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   options.direct_input = direct_input;
-  std::optional<format::DecryptionError> failure;
-  std::optional<format::FileError> file_error;
-  format::FileRun run;
-  run.stats = run_released(options, progress, cancelled, [&] {
-    try {
-      run = sealing ? format::seal_file(in_fd, in_offset, out_fd, out_offset, header_view->span(), key_view.span(),
-                                        chunk_len, options)
-                    : format::open_file(in_fd, in_offset, out_fd, out_offset, key_view.span(), chunk_len, options);
-    } catch (const format::DecryptionError& error) {
-      failure.emplace(error);
-    } catch (const format::FileError& error) {
-      file_error.emplace(error);
-    }
-    return run.stats;
+  return run_file_released(options, progress, cancelled, input_name, output_name, [&] {
+    return sealing ? format::seal_file(in_fd, in_offset, out_fd, out_offset, header_view->span(), key_view.span(),
+                                       chunk_len, options)
+                   : format::open_file(in_fd, in_offset, out_fd, out_offset, key_view.span(), chunk_len, options);
   });
-  if (file_error) raise_file_error(*file_error, input_name, output_name);
-  return file_run_result(run, failure);
 }
 
 // format_seal_stream_fd / format_open_stream_fd: format.hpp's seal_stream_fd / open_stream_fd with
@@ -335,43 +341,30 @@ nb::tuple run_stream_fd(bool sealing, int in_fd, nb::handle already_read, bool i
                         const std::string& input_name, const std::string& output_name) {
   BufferView key_view(payload_key), before(already_read);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
-  std::optional<format::DecryptionError> failure;
-  std::optional<format::FileError> file_error;
-  format::FileRun run;
-  run.stats = run_released(options, progress, cancelled, [&] {
-    try {
-      // `out`: a descriptor (-1: nowhere), or a Python callable taking each piece as a memoryview
-      // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
-      if (nb::isinstance<nb::int_>(out)) {
-        const int out_fd = nb::cast<int>(out);
-        run = sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
-                                               options)
-                      : format::open_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
-                                               options);
-        return run.stats;
-      }
-      const format::StreamWriter write = [out](ByteSpan bytes) {
-        nb::gil_scoped_acquire gil;
-        PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
-                                                 static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
-        if (view == nullptr) throw nb::python_error();
-        nb::object piece = nb::steal(view);
-        out(piece);
-        piece.attr("release")();  // the buffer is reused: nothing may keep a view of it
-      };
-      run = sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
-                                             options)
-                    : format::open_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
-                                             options);
-    } catch (const format::DecryptionError& error) {
-      failure.emplace(error);
-    } catch (const format::FileError& error) {
-      file_error.emplace(error);
+  return run_file_released(options, progress, cancelled, input_name, output_name, [&] {
+    // `out`: a descriptor (-1: nowhere), or a Python callable taking each piece as a memoryview
+    // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
+    if (nb::isinstance<nb::int_>(out)) {
+      const int out_fd = nb::cast<int>(out);
+      return sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
+                                              options)
+                     : format::open_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
+                                              options);
     }
-    return run.stats;
+    const format::StreamWriter write = [out](ByteSpan bytes) {
+      nb::gil_scoped_acquire gil;
+      PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
+                                               static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
+      if (view == nullptr) throw nb::python_error();
+      nb::object piece = nb::steal(view);
+      out(piece);
+      piece.attr("release")();  // the buffer is reused: nothing may keep a view of it
+    };
+    return sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
+                                            options)
+                   : format::open_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
+                                            options);
   });
-  if (file_error) raise_file_error(*file_error, input_name, output_name);
-  return file_run_result(run, failure);
 }
 
 // format_seal_file_chunks / format_open_file_chunks: chunks [first, first + count) of a file of
