@@ -1027,9 +1027,9 @@ _HASH_EPILOG = (
 @click.option("-w", "--warn", is_flag=True, help="With -c: warn about each improperly formatted line.")
 @click.option("--device", default="auto", show_default=True,
               help="cpu, auto, cuda[:N] or opencl[:N]. Sponge hashes (sha3, shake, keccak, cshake) are serial "
-                   "and stream through the stream engine's CPU worker on every setting; on cuda[:N] or "
-                   "opencl[:N], parallelhash and kt hash a file's leaves on that device (the file is mapped "
-                   "into memory); auto does so on the first GPU (CUDA, else OpenCL) for files of 2 GiB and more, where the "
+                   "and run on one CPU core on every setting; on cuda[:N] or opencl[:N], parallelhash and kt "
+                   "hash a regular file's leaves on that device (the library's readers read it in blocks "
+                   "straight into the device's host memory; a pipe's leaves hash on the CPU); auto does so on the first GPU (CUDA, else OpenCL) for files of 2 GiB and more, where the "
                    "GPU's start-up pays off.")
 @click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
 @click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")

@@ -38,6 +38,8 @@ import gpucrypt
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
+from gpucrypt._buffers import descriptor_of as _descriptor_of
+from gpucrypt._buffers import descriptor_source as _descriptor_source
 
 # `gpucrypt inspect` loads this module to read a header, and its whole start-up is meant to stay
 # under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
@@ -437,36 +439,6 @@ def _per_chunk(progress: Progress, unit_len: int):
             done += step
             progress(step)
     return advance
-
-
-def _raw_of(stream_object):
-    """The raw file under a buffered reader or writer, or the object itself; exactly these types:
-    a subclass or a proxy may do more than read or write."""
-    buffered = type(stream_object) in (io.BufferedReader, io.BufferedWriter, io.BufferedRandom)
-    return stream_object.raw if buffered else stream_object
-
-
-def _descriptor_of(stream_object) -> Optional[int]:
-    """The descriptor of a file object that is only its descriptor (io.FileIO, a raw file saying
-    `reads_its_descriptor` such as the CLI's terminal, or a buffered reader or writer over one):
-    what the library may read or write directly. Others with a fileno() (a gzip file, a wrapper
-    that transforms) are read and written through their methods."""
-    raw = _raw_of(stream_object)
-    if not (type(raw) is io.FileIO or getattr(raw, "reads_its_descriptor", False)) or raw.closed:
-        return None
-    return raw.fileno()
-
-
-def _descriptor_source(src: BinaryIO) -> Optional[tuple[int, bytes, bool]]:
-    """(descriptor, bytes already buffered past the header, whether the input already ended) for
-    a source the library reads itself, else None."""
-    fd = _descriptor_of(src)
-    if fd is None:
-        return None
-    read1 = getattr(src, "read1", None)
-    buffered = read1() if read1 is not None else None   # what a buffered reader holds (or its next read)
-    ended = buffered == b"" or getattr(_raw_of(src), "at_end", False)
-    return fd, buffered or b"", ended
 
 
 def _stream_descriptor(operation, source, src, dst, key, chunk_size, options, progress, cancelled):

@@ -34,6 +34,7 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
+from gpucrypt._buffers import descriptor_source as _descriptor_source
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
@@ -503,7 +504,6 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
     fd = _positional_input(source)
     if fd is not None and out_len and set(params) <= {"customization", "function_name", "block_size"}:
         return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, read_size or 0)
-    from gpucrypt.fileformat import _descriptor_source
     native_params = set(params) <= {"customization", "function_name", "block_size"}
     described = _descriptor_source(source) if out_len and native_params else None
     start = time.perf_counter()
