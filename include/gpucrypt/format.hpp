@@ -196,6 +196,8 @@ struct HeaderFields {
   uint32_t chunk_len = 0;
   size_t header_len = 0;     // where the chunks start; the header MAC is its last 32 bytes
   std::vector<Stanza> stanzas;  // version 2, in file order
+  ByteSpan salt;             // inside `data`: the header's random salt (both versions)
+  ByteSpan mac;              // inside `data`: the header MAC, its last 32 bytes
 };
 // FormatError naming the first problem: not a gpucrypt file, cut short, an unknown version, suite,
 // key derivation or stanza type, a chunk length or a stanza length out of bounds, a scrypt work
@@ -208,6 +210,33 @@ HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n);
 // whose body is not its type's length; FormatError for none or too many.
 std::vector<uint8_t> build_v2_header(uint32_t chunk_len, const std::vector<HeaderFields::Stanza>& stanzas,
                                      ByteSpan file_key, uint8_t payload_key[kKeyLen]);
+
+// What a caller holds to build or open a header of either version, for callers that choose the
+// version at run time (Python's fileformat): a passphrase or a raw key (version 1), or, version 2,
+// the file key a stanza gave (`file_key`: the caller unwraps the stanzas itself, Python's
+// recipients.py through pyca) or, building, a `wrap` that wraps a fresh file key in stanzas.
+struct HeaderSecret {
+  enum class Kind { none, passphrase, key, file_key };
+  Kind kind = Kind::none;
+  ByteSpan bytes;
+  // Version 2, building: the stanzas around `file_key` (type, body), each body its type's length.
+  std::function<std::vector<std::pair<uint8_t, std::vector<uint8_t>>>(ByteSpan file_key)> wrap;
+};
+// A fresh header and its payload key: version 2 when secret.wrap is set (a fresh random file key
+// wrapped by it, after the work factor's range check, since a scrypt stanza runs at it; then
+// build_v2_header), else version 1 for a passphrase (check_scrypt_memory(scrypt_log2n, available)
+// before scrypt; build_header_with_passphrase) or a key (build_header_with_key). `salt`: version
+// 1's, as there ("" draws one). FormatError for a kind that builds nothing.
+std::vector<uint8_t> build_header(const HeaderSecret& secret, int scrypt_log2n, uint32_t chunk_len, ByteSpan salt,
+                                  std::optional<int64_t> available, uint8_t payload_key[kKeyLen]);
+// Authenticates a header of either version (`header` may go on past it; parse_header with
+// max_scrypt_log2n first) and writes its payload key: version 1 with a passphrase
+// (check_scrypt_memory(log2n, available) before scrypt) or a key, a mismatch named
+// (open_header_with_passphrase / _with_key), and with neither the FormatError that identities
+// cannot open it; version 2 with the file key a stanza gave (open_v2_header). DecryptionError for
+// a wrong secret or a modified header.
+OpenedHeader open_header(ByteSpan header, const HeaderSecret& secret, int max_scrypt_log2n,
+                         std::optional<int64_t> available, uint8_t payload_key[kKeyLen]);
 
 // Streaming encryption with a raw key: header() first, then update() as data arrives, finish()
 // once. Each call appends the file's next bytes to `out`. Memory: one chunk.
@@ -381,6 +410,10 @@ uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter&
                      uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {});
 uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write,
                      const PipelineOptions& options = {});
+// A file's header from `read`, and not a byte past it (header_len_known says how far to read as
+// version 2's stanzas arrive; short reads retried): what open_stream reads first. Shorter than
+// the header when the input ends inside it (parse_header names that).
+std::vector<uint8_t> read_header(const StreamReader& read);
 
 // A whole file in memory with a raw 32-byte key (kdf 2): header (fresh salt) + seal_body into
 // `out` (at least Layout{chunk_len, plaintext.size()}.file_len() bytes); returns the file length.

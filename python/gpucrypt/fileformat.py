@@ -7,10 +7,11 @@ chunks sealed with AES-256-GCM under a per-file key from HKDF-SHA256; each chunk
 index and a last-chunk flag, and the last chunk is always shorter than a full one (possibly
 empty), so truncation, reordering, duplication and appended data all fail authentication.
 
-The headers are the library's (format.hpp): its one parser (parse_header), version 1's headers for a
-key or a passphrase (scrypt, HKDF-SHA256, HMAC-SHA256 through OpenSSL) and version 2's layout, key
-schedule and MAC (build_v2_header / open_v2_header); only version 2's recipient stanzas are wrapped and
-unwrapped here, by gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
+The headers are the library's (format.hpp): its one reader and parser (read_header, parse_header),
+and building and opening either version (build_header / open_header: version 1's for a key or a
+passphrase, with scrypt's memory check, HKDF-SHA256 and HMAC-SHA256 through OpenSSL; version 2's layout,
+file key, key schedule and MAC); only version 2's recipient stanzas are wrapped and unwrapped here, by
+gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
 nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
 pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
@@ -193,10 +194,7 @@ def check_scrypt_memory(log2n: int) -> None:
     """FormatError naming the memory needed when scrypt at 2^log2n cannot fit in the memory
     available now; called before the passphrase is asked for and before anything is allocated
     (the library's rule, format.hpp check_scrypt_memory, which its own scrypt checks too)."""
-    try:
-        _native.format_check_scrypt_memory(log2n, _available_memory_len())
-    except ValueError as error:
-        raise FormatError(str(error)) from None
+    _native.format_check_scrypt_memory(log2n, _available_memory_len())
 
 
 def _scrypt(passphrase: Passphrase, salt: bytes, log2n: int) -> bytes:
@@ -204,34 +202,15 @@ def _scrypt(passphrase: Passphrase, salt: bytes, log2n: int) -> bytes:
     library's one scrypt (format.hpp, OpenSSL), which version 1's header calls itself; version 2's
     scrypt stanza (gpucrypt.recipients) comes here."""
     check_scrypt_memory(log2n)
-    try:
-        return _native.format_scrypt(passphrase._secret, salt, log2n)
-    except ValueError as error:   # OpenSSL could not have the memory (a limit the check cannot see)
-        raise FormatError(str(error)) from None
+    return _native.format_scrypt(passphrase._secret, salt, log2n)   # FormatError where OpenSSL had not the memory
 
 
-def _v1_secret(material) -> tuple:
-    """(the secret, whether it is a passphrase) of version 1 key material; FormatError for
-    recipients' identities, which open only version 2."""
+def _secret(material) -> dict:
+    """Version 1's key material as the library's header calls take it (a recipients.KeySet gives none:
+    version 2's secret is the file key its stanzas wrap)."""
     if isinstance(material, Passphrase):
-        return material._secret, True
-    if isinstance(material, bytes):
-        return material, False
-    raise FormatError("this file (format version 1) was encrypted with a passphrase or a key file, not to "
-                      "recipients: identities cannot open it")
-
-
-def _read_full(src: BinaryIO, size: int) -> bytes:
-    """Read `size` bytes, or fewer only at end of input (pipes and sockets return short reads)."""
-    parts = []
-    remaining = size
-    while remaining > 0:
-        block = src.read(remaining)
-        if not block:
-            break
-        parts.append(block)
-        remaining -= len(block)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+        return {"passphrase": material._secret}
+    return {"key": material} if isinstance(material, bytes) else {}
 
 
 def write_all(dst: BinaryIO, data) -> None:
@@ -255,48 +234,30 @@ def write_all(dst: BinaryIO, data) -> None:
         view = view[written:]
 
 
-def _check_chunk_size(chunk_size: int) -> None:
-    """The library's chunk-length rule (format.hpp check_chunk_len), as a FormatError."""
-    try:
-        _native.format_check_chunk_len(chunk_size)
-    except ValueError as error:
-        raise FormatError(str(error)) from None
+# The library's chunk-length rule (format.hpp check_chunk_len): FormatError naming the bounds.
+_check_chunk_size = _native.format_check_chunk_len
 
 
-def _header_len_known(data) -> tuple[int, bool]:
-    """(the header length as far as `data`, a prefix of the file, tells it; whether that is final):
-    what read_header reads next. Version 1 is 80 bytes; version 2 grows stanza by stanza."""
-    return _native.format_header_len_known(data)
-
-
-def parse_header(data: bytes, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:
-    """Parse and bounds-check a header (`data` may go on past it) with the library's one parser
-    (format.hpp parse_header); FormatError names the first problem found."""
-    try:
-        fields = _native.format_parse_header(data, max_scrypt_log2n)
-    except ValueError as error:
-        raise FormatError(str(error)) from None
+def _header(fields: dict) -> Header:
     stanzas = ()
     if fields["stanzas"]:
         from gpucrypt import recipients
         stanzas = tuple(recipients.Stanza(kind, body) for kind, body in fields["stanzas"])
-    prefix_len = fields["header_len"] - MAC_LEN
     return Header(version=fields["version"], suite_id=fields["suite"], kdf=fields["kdf"],
-                  scrypt_log2n=fields["scrypt_log2n"], chunk_size=fields["chunk_len"],
-                  salt=bytes(data[16:_HEADER_PREFIX_LEN]), mac=bytes(data[prefix_len:fields["header_len"]]),
-                  prefix=bytes(data[:prefix_len]), stanzas=stanzas)
+                  scrypt_log2n=fields["scrypt_log2n"], chunk_size=fields["chunk_len"], salt=fields["salt"],
+                  mac=fields["mac"], prefix=fields["prefix"], stanzas=stanzas)
+
+
+def parse_header(data, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:
+    """Parse and bounds-check a header (`data`, any bytes-like, may go on past it) with the library's
+    one parser (format.hpp parse_header); FormatError names the first problem found."""
+    return _header(_native.format_parse_header(data, max_scrypt_log2n))
 
 
 def read_header(src: BinaryIO, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Header:
     """Read and parse the header at the current position of `src` (not authenticated yet),
-    reading no byte past it: `src` is left where the chunks start."""
-    data = _read_full(src, _HEADER_PREFIX_LEN)
-    while True:
-        needed, final = _header_len_known(data)
-        more = _read_full(src, needed - len(data)) if needed > len(data) else b""
-        data += more
-        if final or len(data) < needed:
-            return parse_header(data, max_scrypt_log2n)
+    reading no byte past it (format.hpp read_header): `src` is left where the chunks start."""
+    return _header(_native.format_read_header(src.read, max_scrypt_log2n))
 
 
 def _extra_header_len(material) -> int:
@@ -307,76 +268,46 @@ def _extra_header_len(material) -> int:
     return _HEADER_PREFIX_LEN + recipients.key_set(material).stanza_len() + MAC_LEN - HEADER_LEN
 
 
-def _build_header(suite: _Suite, material, chunk_size: int, scrypt_log2n: int) -> tuple[Header, bytes]:
-    """A fresh header (random salt) and the payload key it leads to: version 1 for a passphrase
-    or a key, version 2 for a recipients.KeySet (recipient stanzas around a random file key)."""
-    from gpucrypt import recipients
-    if isinstance(material, recipients.KeySet):
-        if not 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
-            raise FormatError(f"scrypt work factor must be 1..{MAX_SCRYPT_LOG2N} (log2 N), got {scrypt_log2n}")
-        file_key = os.urandom(KEY_LEN)
-        stanzas = [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]
-        payload_key = bytearray(KEY_LEN)
-        try:   # the layout, salt, key schedule and MAC are the library's (format.hpp build_v2_header)
-            header = _native.format_build_v2_header(chunk_size, stanzas, file_key, payload_key)
-            return parse_header(header), bytes(payload_key)
-        finally:
-            _native.wipe(payload_key)
-    # Version 1: the library builds it (format.hpp build_header_with_key / _with_passphrase).
-    secret, passphrase = _v1_secret(material)
-    if passphrase and 1 <= scrypt_log2n <= MAX_SCRYPT_LOG2N:
-        check_scrypt_memory(scrypt_log2n)   # (out-of-range factors: the library's message)
+def _build_header(material, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, bytearray]:
+    """A fresh header and the payload key it leads to, in a bytearray the caller wipes: the library's
+    (format.hpp build_header): version 1 for a passphrase or a key, version 2 for a recipients.KeySet,
+    which wraps the library's fresh file key in its stanzas."""
+    wrap = None
+    if not _secret(material):
+        wrap = lambda file_key: [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]  # noqa: E731
     payload_key = bytearray(KEY_LEN)
     try:
-        header = _native.format_build_header_v1(secret, passphrase, scrypt_log2n, chunk_size, payload_key,
-                                                os.urandom(SALT_LEN))
-        return parse_header(header), bytes(payload_key)
-    except ValueError as error:
-        raise FormatError(str(error)) from None
-    finally:
+        return _native.format_build_header(payload_key, chunk_size, scrypt_log2n, os.urandom(SALT_LEN), _available_memory_len(),
+                                           **_secret(material), wrap=wrap), payload_key
+    except BaseException:
         _native.wipe(payload_key)
+        raise
 
 
-def _open_header(header: Header, material) -> bytes:
-    """Authenticate the header; return the payload key. Version 2: the file key from the first
-    stanza the material opens (recipients.KeySet.unwrap), then the MAC under it."""
+def _open_header(header: Header, material, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> bytearray:
+    """Authenticate the header; return the payload key in a bytearray the caller wipes (format.hpp
+    open_header). Version 2: with the file key from the first stanza the material opens
+    (recipients.KeySet.unwrap, pyca)."""
+    secret = _secret(material)
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
-        file_key = recipients.key_set(material).unwrap(header.stanzas)
-        payload_key = bytearray(KEY_LEN)
-        try:   # the key schedule and the MAC check (constant time) are the library's (open_v2_header)
-            failure = _native.format_open_v2_header(header.prefix + header.mac, file_key, payload_key)
-            if failure is not None:
-                raise DecryptionError(failure)
-            return bytes(payload_key)
-        finally:
-            _native.wipe(payload_key)
-    secret, passphrase = _v1_secret(material)
-    if passphrase and header.kdf == "scrypt":
-        check_scrypt_memory(header.scrypt_log2n)
+        secret = {"file_key": recipients.key_set(material).unwrap(header.stanzas)}
     payload_key = bytearray(KEY_LEN)
     try:
-        # The library checks the kind of secret against the header's and the MAC (format.hpp). The
-        # work factor passed parse_header's limit already, so the header's own is the bound here.
-        failure = _native.format_open_header_v1(header.prefix + header.mac, secret, passphrase,
-                                                max(header.scrypt_log2n, 1), payload_key)
-        if failure is not None:
-            raise DecryptionError(failure)
-        return bytes(payload_key)
-    except DecryptionError:
-        raise
-    except ValueError as error:
-        raise FormatError(str(error)) from None
-    finally:
+        _native.format_open_header(header.prefix + header.mac, payload_key, max_scrypt_log2n, _available_memory_len(),
+                                   **secret)
+    except BaseException:
         _native.wipe(payload_key)
+        raise
+    return payload_key
 
 
 class _PayloadKey:
     """The payload key in a bytearray that close() zeroes (the native stream keeps its own copy,
     which it wipes when it goes)."""
 
-    def __init__(self, payload_key: bytes):
-        self.key = bytearray(payload_key)
+    def __init__(self, payload_key: bytearray):
+        self.key = payload_key
 
     def close(self):
         _native.wipe(self.key)
@@ -509,7 +440,7 @@ def _stream_in_memory(operation, src, dst, key, chunk_size, options, progress, c
             data_len = _fill(src, memoryview(data), chunks.input_unit_len)
             at_end = data_len < job_len
             # Opening, a source that gives more after its end makes the last chunk not final.
-            trailing = operation == "open" and at_end and bool(_read_full(src, 1))
+            trailing = operation == "open" and at_end and bool(src.read(1))
             buffers[job_id] = (memoryview(data)[:data_len], bytearray(chunks.output_capacity(data_len)))
             read += data_len
             failure = chunks.submit(job_id, buffers[job_id][0], buffers[job_id][1], at_end, trailing)
@@ -632,16 +563,15 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
         raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
     stats = stats if stats is not None else stream.StreamStats()
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
-    header, payload_key = _build_header(_SUITES_BY_NAME[suite], _normalise_key_material(key_material),
-                                        chunk_size, scrypt_log2n)
+    header, payload_key = _build_header(_normalise_key_material(key_material), chunk_size, scrypt_log2n)
     fds = _positional_fds(src, dst, direct_io)
     if fds is not None:
-        plaintext_len, _ = _run_file_pipeline("seal", fds, src, dst, header=header.prefix + header.mac,
+        plaintext_len, _ = _run_file_pipeline("seal", fds, src, dst, header=header,
                                               payload_key=payload_key, chunk_size=chunk_size, workers=workers,
                                               variant=variant, job_size=job_size, cancel=cancel, stats=stats,
                                               progress=progress, direct_io=direct_io)
         return plaintext_len
-    write_all(dst, header.prefix + header.mac)
+    write_all(dst, header)
     plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, workers=workers, variant=variant,
                                       job_size=job_size, cancel=cancel, stats=stats, progress=progress)
     return plaintext_len
@@ -670,7 +600,7 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
     workers = stream.resolve_devices(device, devices, cpu_share)   # before a prompt for a passphrase
     material = key_material(header) if callable(key_material) else key_material
-    payload_key = _open_header(header, _normalise_key_material(material))
+    payload_key = _open_header(header, _normalise_key_material(material), max_scrypt_log2n)
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
@@ -831,12 +761,10 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     file_len = encrypted_len(len(source), chunk_size, material)
     _check_out_len(target, file_len, "the encrypted file")
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target)
-    header, payload_key = _build_header(_SUITES_BY_NAME[suite], material, chunk_size, scrypt_log2n)
-    key = bytearray(payload_key)
-    del payload_key
+    header, key = _build_header(material, chunk_size, scrypt_log2n)
     start = time.perf_counter()
     try:
-        result, native_stats = _native.format_seal_body(key, header.prefix + header.mac, chunk_size, source, target,
+        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target,
                                                         *pipeline)
     finally:
         _native.wipe(key)
@@ -862,13 +790,13 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     """
     source = _as_source(data)
     target = _writable_out(out)
-    header = parse_header(bytes(source[:_header_len_known(source)[0]]), max_scrypt_log2n)
+    header = parse_header(source, max_scrypt_log2n)
     if header.kdf == "scrypt":
         check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel,
                                 source[header.length:], target)
     material = key_material(header) if callable(key_material) else key_material
-    key = bytearray(_open_header(header, _normalise_key_material(material)))
+    key = _open_header(header, _normalise_key_material(material), max_scrypt_log2n)
     start = time.perf_counter()
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.

@@ -498,9 +498,8 @@ def run_encrypt(input_path, output_path, key_material: Callable, *, chunk_size: 
     """This rank's part of encrypting `input_path` into `output_path` (gpucrypt encrypt --mpi).
     `key_material()` is called on rank 0 only (it may prompt or read a key file)."""
     def setup():
-        suite = fileformat._SUITES_BY_NAME["aes-256-gcm"]
         header, payload_key = fileformat._build_header(
-            suite, fileformat._normalise_key_material(key_material()), chunk_size, scrypt_log2n)
+            fileformat._normalise_key_material(key_material()), chunk_size, scrypt_log2n)
         return header, chunk_size, payload_key
 
     _run_file_job("encrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
@@ -516,8 +515,9 @@ def run_decrypt(input_path, output_path, key_material: Callable, *, max_scrypt_l
         with fileformat._failures_naming(input_path):   # "wrong passphrase or key for PATH (...)"
             with open(input_path, "rb") as source:
                 header = fileformat.read_header(source, max_scrypt_log2n)
-            payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)))
-        return header, header.chunk_size, payload_key
+            payload_key = fileformat._open_header(header, fileformat._normalise_key_material(key_material(header)),
+                                                  max_scrypt_log2n)
+        return header.prefix + header.mac, header.chunk_size, payload_key
 
     _run_file_job("decrypt", input_path, output_path, setup, device, variant, round_size, show_stats, stats_json,
                   overwrite)
@@ -538,7 +538,7 @@ def _run_file_job(what, input_path, output_path, setup, device, variant, round_s
             header, chunk_len, payload_key = setup()
             # The header's bytes go to every rank: where the chunks start (any length in version 2),
             # and what rank 0 writes first when encrypting.
-            return output.create(input_path), header.prefix + header.mac, chunk_len, payload_key
+            return output.create(input_path), header, chunk_len, payload_key
 
         plan, failure = None, None
         if ctx.rank == 0:

@@ -324,6 +324,8 @@ HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n) {
     }
     fields.kdf = "recipients";
     fields.header_len = mac_offset + detail::kMacLen;
+    fields.salt = data.subspan(kSaltOffset, kSaltLen);
+    fields.mac = data.subspan(mac_offset, detail::kMacLen);
     return fields;
   }
   if (n < kHeaderLen)
@@ -343,6 +345,8 @@ HeaderFields parse_header(ByteSpan data, int max_scrypt_log2n) {
   fields.chunk_len = load_be32(data.data() + 12);
   check_chunk_len(fields.chunk_len);
   fields.header_len = kHeaderLen;
+  fields.salt = data.subspan(kSaltOffset, kSaltLen);
+  fields.mac = data.subspan(kPrefixLen, kHeaderLen - kPrefixLen);
   return fields;
 }
 
@@ -442,6 +446,56 @@ std::vector<uint8_t> build_header_with_passphrase(ByteSpan passphrase, int scryp
 uint32_t open_header_with_passphrase(ByteSpan header, ByteSpan passphrase, int max_scrypt_log2n,
                                      uint8_t payload_key[kKeyLen]) {
   return open_header_v1(header, passphrase, true, max_scrypt_log2n, payload_key);
+}
+
+std::vector<uint8_t> build_header(const HeaderSecret& secret, int scrypt_log2n, uint32_t chunk_len, ByteSpan salt,
+                                  std::optional<int64_t> available, uint8_t payload_key[kKeyLen]) {
+  using Kind = HeaderSecret::Kind;
+  const bool scrypt_runs = secret.wrap || secret.kind == Kind::passphrase;
+  if (scrypt_runs && (scrypt_log2n < 1 || scrypt_log2n > kMaxScryptLog2n))
+    throw FormatError("scrypt work factor must be 1.." + std::to_string(kMaxScryptLog2n) + " (log2 N), got " +
+                      std::to_string(scrypt_log2n));
+  if (secret.wrap) {
+#if defined(GPUCRYPT_WITH_OPENSSL)
+    uint8_t file_key[kKeyLen];
+    struct Wipe {
+      uint8_t* key;
+      ~Wipe() { secure_zero(key, kKeyLen); }
+    } wipe{file_key};
+    if (RAND_bytes(file_key, int(kKeyLen)) != 1) throw std::runtime_error("RAND_bytes failed (OpenSSL)");
+    const auto wrapped = secret.wrap(ByteSpan(file_key, kKeyLen));
+    std::vector<HeaderFields::Stanza> stanzas;
+    for (const auto& [type, body] : wrapped) stanzas.push_back({type, ByteSpan(body)});
+    return build_v2_header(chunk_len, stanzas, ByteSpan(file_key, kKeyLen), payload_key);
+#else
+    throw std::runtime_error("format version 2 needs OpenSSL (this build has none)");
+#endif
+  }
+  if (secret.kind == Kind::passphrase) {
+    check_scrypt_memory(scrypt_log2n, available);
+    return build_header_with_passphrase(secret.bytes, scrypt_log2n, chunk_len, payload_key, salt);
+  }
+  if (secret.kind == Kind::key) return build_header_with_key(secret.bytes, chunk_len, payload_key, salt);
+  throw FormatError("a header is built for a passphrase, a key or recipients");
+}
+
+OpenedHeader open_header(ByteSpan header, const HeaderSecret& secret, int max_scrypt_log2n,
+                         std::optional<int64_t> available, uint8_t payload_key[kKeyLen]) {
+  using Kind = HeaderSecret::Kind;
+  const HeaderFields fields = parse_header(header, max_scrypt_log2n);
+  const ByteSpan whole = header.first(fields.header_len);
+  if (fields.version == kVersionRecipients && secret.kind == Kind::file_key) {
+    open_v2_header(whole, secret.bytes, payload_key);
+    return {fields.chunk_len, fields.header_len};
+  }
+  if (fields.version == kVersionKey && secret.kind != Kind::passphrase && secret.kind != Kind::key)
+    throw FormatError("this file (format version 1) was encrypted with a passphrase or a key file, not to "
+                      "recipients: identities cannot open it");
+  if (secret.kind == Kind::passphrase && fields.kdf == "scrypt") check_scrypt_memory(fields.scrypt_log2n, available);
+  // Version 2 with a passphrase or a key: open_header_v1 names the mismatch.
+  const uint32_t chunk_len = open_header_v1(whole, secret.bytes, secret.kind == Kind::passphrase,
+                                            max_scrypt_log2n, payload_key);
+  return {chunk_len, fields.header_len};
 }
 
 void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[kKeyLen]) {

@@ -520,6 +520,8 @@ uint64_t open_stream_with(const CheckHeader& check_header, const StreamReader& r
 
 }  // namespace detail
 
+std::vector<uint8_t> read_header(const StreamReader& read) { return detail::read_header(read); }
+
 uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write, uint32_t chunk_len,
                      const PipelineOptions& options) {
   return detail::seal_stream_with(detail::header_with_key(key, chunk_len), chunk_len, read, write, options);

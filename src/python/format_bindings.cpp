@@ -478,103 +478,133 @@ class PyChunkStream {
   std::optional<format::ChunkStream> stream_;       // last: its workers stop before the rest goes
 };
 
+// A parsed header as Python's fileformat.Header takes it (format_parse_header, format_read_header).
+nb::dict header_dict(ByteSpan data, int max_scrypt_log2n) {
+  const format::HeaderFields fields = format::parse_header(data, max_scrypt_log2n);
+  const auto bytes_of = [](ByteSpan span) { return nb::bytes(reinterpret_cast<const char*>(span.data()), span.size()); };
+  nb::list stanzas;
+  for (const auto& stanza : fields.stanzas) stanzas.append(nb::make_tuple(int(stanza.type), bytes_of(stanza.body)));
+  nb::dict out;
+  out["version"] = fields.version;
+  out["suite"] = fields.suite;
+  out["kdf"] = fields.kdf;
+  out["scrypt_log2n"] = fields.scrypt_log2n;
+  out["chunk_len"] = fields.chunk_len;
+  out["header"] = bytes_of(data.first(fields.header_len));
+  out["prefix"] = bytes_of(data.first(fields.header_len - fields.mac.size()));
+  out["salt"] = bytes_of(fields.salt);
+  out["mac"] = bytes_of(fields.mac);
+  out["stanzas"] = stanzas;
+  return out;
+}
+
+// The one secret of format_build_header / format_open_header: the first of passphrase, key and
+// file_key given (None: not given), its buffer held in `view` for as long as the secret is used.
+format::HeaderSecret header_secret(nb::handle passphrase, nb::handle key, nb::handle file_key,
+                                   std::optional<BufferView>& view) {
+  using Kind = format::HeaderSecret::Kind;
+  format::HeaderSecret secret;
+  for (const auto& [given, kind] : {std::pair{passphrase, Kind::passphrase}, std::pair{key, Kind::key},
+                                    std::pair{file_key, Kind::file_key}}) {
+    if (given.is_none()) continue;
+    view.emplace(given);
+    secret.kind = kind;
+    secret.bytes = view->span();
+    break;
+  }
+  return secret;
+}
+
 }  // namespace
 
 void register_format_bindings(nb::module_& m) {
-  // The one header parser (format.hpp parse_header): a dict of the fields, stanzas as (type, body).
+  // format::FormatError and DecryptionError as gpucrypt.fileformat's classes (a DecryptionError of
+  // the header has chunk_index None), so that Python re-raises nothing; both are ValueErrors.
+  nb::register_exception_translator([](const std::exception_ptr& thrown, void*) {
+    try {
+      std::rethrow_exception(thrown);
+    } catch (const format::DecryptionError& error) {
+      nb::object chunk_index = error.chunk_index == UINT64_MAX ? nb::none() : nb::cast(error.chunk_index);
+      nb::object raised = nb::module_::import_("gpucrypt.fileformat").attr("DecryptionError")(
+          std::string(error.what()), chunk_index, error.released_len);
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(raised.ptr())), raised.ptr());
+    } catch (const format::FormatError& error) {
+      PyErr_SetString(nb::module_::import_("gpucrypt.fileformat").attr("FormatError").ptr(), error.what());
+    }
+  });
+  // The one header parser (format.hpp parse_header) and reader (read_header: `read(n)` is a Python
+  // file's read, None or b"" at its end): a dict of the fields, with the header's bytes ("header",
+  // "prefix": what the MAC covers, "mac", "salt") and the stanzas as (type, body).
   m.def(
       "format_parse_header",
       [](nb::handle data, int max_scrypt_log2n) {
         BufferView view(data);
-        const format::HeaderFields fields = format::parse_header(view.span(), max_scrypt_log2n);
-        nb::list stanzas;
-        for (const auto& stanza : fields.stanzas)
-          stanzas.append(nb::make_tuple(int(stanza.type), nb::bytes(reinterpret_cast<const char*>(stanza.body.data()),
-                                                                    stanza.body.size())));
-        nb::dict out;
-        out["version"] = fields.version;
-        out["suite"] = fields.suite;
-        out["kdf"] = fields.kdf;
-        out["scrypt_log2n"] = fields.scrypt_log2n;
-        out["chunk_len"] = fields.chunk_len;
-        out["header_len"] = fields.header_len;
-        out["stanzas"] = stanzas;
-        return out;
+        return header_dict(view.span(), max_scrypt_log2n);
       },
       nb::arg("data"), nb::arg("max_scrypt_log2n"));
-  // Version 2's whole header around the stanzas Python's recipients.py wrapped the file key in
-  // (format.hpp build_v2_header: the layout, a fresh salt, the key schedule and MAC).
   m.def(
-      "format_build_v2_header",
-      [](uint32_t chunk_len, const std::vector<std::pair<uint8_t, nb::bytes>>& stanzas, nb::handle file_key,
-         nb::handle payload_key) {
-        BufferView key_view(file_key), key_out(payload_key, true);
-        if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
-        std::vector<format::HeaderFields::Stanza> spans;
-        for (const auto& [type, body] : stanzas)
-          spans.push_back({type, ByteSpan(reinterpret_cast<const uint8_t*>(body.c_str()), body.size())});
-        return to_bytes(format::build_v2_header(chunk_len, spans, key_view.span(), key_out.data()));
+      "format_read_header",
+      [](nb::handle read, int max_scrypt_log2n) {
+        const std::vector<uint8_t> header = format::read_header([read](MutableByteSpan buffer) -> size_t {
+          nb::object block = read(buffer.size());
+          if (block.is_none()) return 0;
+          BufferView view(block);
+          const size_t n = std::min(view.size(), buffer.size());
+          std::memcpy(buffer.data(), view.data(), n);
+          return n;
+        });
+        return header_dict(header, max_scrypt_log2n);
       },
-      nb::arg("chunk_len"), nb::arg("stanzas"), nb::arg("file_key"), nb::arg("payload_key"));
+      nb::arg("read"), nb::arg("max_scrypt_log2n"));
+  // Either version's header (format.hpp build_header / open_header) for a passphrase, a raw key or,
+  // version 2, stanzas: building, `wrap(file_key)` returns them as [(type, body)] (Python's
+  // recipients.py); opening, `file_key` is what a stanza gave. The payload key goes into the
+  // caller's 32-byte writable buffer, which the caller wipes. `available`: the memory scrypt may
+  // have (None: unknown).
   m.def(
-      "format_open_v2_header",
-      [](nb::handle header, nb::handle file_key, nb::handle payload_key) -> std::optional<std::string> {
-        BufferView header_view(header), key_view(file_key), key_out(payload_key, true);
+      "format_build_header",
+      [](nb::handle payload_key, uint32_t chunk_len, int scrypt_log2n, nb::handle salt,
+         std::optional<int64_t> available, nb::handle passphrase, nb::handle key, nb::handle wrap) {
+        BufferView key_out(payload_key, true);
         if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
-        try {
-          format::open_v2_header(header_view.span(), key_view.span(), key_out.data());
-        } catch (const format::DecryptionError& error) {
-          return std::string(error.what());
-        }
-        return std::nullopt;
-      },
-      nb::arg("header"), nb::arg("file_key"), nb::arg("payload_key"));
-  m.def(
-      "format_header_len_known",
-      [](nb::handle data) {
-        BufferView view(data);
-        return format::header_len_known(view.span());
-      },
-      nb::arg("data"));
-  // Version 1 headers (a raw key, or a passphrase through scrypt): the payload key goes into the
-  // caller's 32-byte writable buffer, which the caller wipes. Opening returns None, or the message
-  // when the key or passphrase is wrong; other problems raise ValueError.
-  m.def(
-      "format_build_header_v1",
-      [](nb::handle secret, bool passphrase, int scrypt_log2n, uint32_t chunk_len, nb::handle payload_key,
-         nb::handle salt) {
-        BufferView secret_view(secret), key_out(payload_key, true), salt_view(salt);
-        if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
+        std::optional<BufferView> secret_view, salt_view;
+        format::HeaderSecret secret = header_secret(passphrase, key, nb::none(), secret_view);
+        if (!salt.is_none()) salt_view.emplace(salt);
+        const ByteSpan salt_span = salt_view ? salt_view->span() : ByteSpan();
         std::vector<uint8_t> header;
-        {
+        if (!wrap.is_none()) {  // the stanzas are Python's: the GIL stays held
+          secret.wrap = [wrap](ByteSpan file_key) {
+            std::vector<std::pair<uint8_t, std::vector<uint8_t>>> stanzas;
+            for (nb::handle stanza : wrap(nb::bytes(reinterpret_cast<const char*>(file_key.data()), file_key.size()))) {
+              BufferView body(stanza[1]);
+              stanzas.emplace_back(nb::cast<uint8_t>(stanza[0]), std::vector<uint8_t>(body.data(), body.data() + body.size()));
+            }
+            return stanzas;
+          };
+          header = format::build_header(secret, scrypt_log2n, chunk_len, salt_span, available, key_out.data());
+        } else {
           nb::gil_scoped_release release;  // scrypt: about a second at the default work factor
-          header = passphrase
-                       ? format::build_header_with_passphrase(secret_view.span(), scrypt_log2n, chunk_len, key_out.data(),
-                                                              salt_view.span())
-                       : format::build_header_with_key(secret_view.span(), chunk_len, key_out.data(), salt_view.span());
+          header = format::build_header(secret, scrypt_log2n, chunk_len, salt_span, available, key_out.data());
         }
         return to_bytes(header);
       },
-      nb::arg("secret"), nb::arg("passphrase"), nb::arg("scrypt_log2n"), nb::arg("chunk_len"), nb::arg("payload_key"),
-      nb::arg("salt"));
+      nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("scrypt_log2n"), nb::arg("salt").none(),
+      nb::arg("available").none(), nb::arg("passphrase").none() = nb::none(), nb::arg("key").none() = nb::none(),
+      nb::arg("wrap").none() = nb::none());
   m.def(
-      "format_open_header_v1",
-      [](nb::handle header, nb::handle secret, bool passphrase, int max_scrypt_log2n,
-         nb::handle payload_key) -> std::optional<std::string> {
-        BufferView header_view(header), secret_view(secret), key_out(payload_key, true);
+      "format_open_header",
+      [](nb::handle header, nb::handle payload_key, int max_scrypt_log2n, std::optional<int64_t> available,
+         nb::handle passphrase, nb::handle key, nb::handle file_key) {
+        BufferView header_view(header), key_out(payload_key, true);
         if (key_out.size() != format::kKeyLen) throw std::invalid_argument("payload_key: 32 writable bytes");
+        std::optional<BufferView> secret_view;
+        const format::HeaderSecret secret = header_secret(passphrase, key, file_key, secret_view);
         nb::gil_scoped_release release;  // scrypt
-        try {
-          if (passphrase)
-            format::open_header_with_passphrase(header_view.span(), secret_view.span(), max_scrypt_log2n, key_out.data());
-          else
-            format::open_header_with_key(header_view.span(), secret_view.span(), key_out.data());
-        } catch (const format::DecryptionError& error) {
-          return std::string(error.what());
-        }
-        return std::nullopt;
+        return format::open_header(header_view.span(), secret, max_scrypt_log2n, available, key_out.data()).header_len;
       },
-      nb::arg("header"), nb::arg("secret"), nb::arg("passphrase"), nb::arg("max_scrypt_log2n"), nb::arg("payload_key"));
+      nb::arg("header"), nb::arg("payload_key"), nb::arg("max_scrypt_log2n"), nb::arg("available").none(),
+      nb::arg("passphrase").none() = nb::none(), nb::arg("key").none() = nb::none(),
+      nb::arg("file_key").none() = nb::none());
   m.def(
       "format_scrypt",
       [](nb::handle passphrase, nb::handle salt, int log2n) {
@@ -714,7 +744,7 @@ void register_format_bindings(nb::module_& m) {
         nb::arg("fd"), nb::arg("length"), nb::arg("name"));
   // The layout's length rules (format.hpp), so that Python does not restate them.
   m.def("format_check_chunk_len", [](int64_t chunk_len) {
-    if (chunk_len < 0) throw std::invalid_argument("chunk size " + std::to_string(chunk_len) + " is negative");
+    if (chunk_len < 0) throw format::FormatError("chunk size " + std::to_string(chunk_len) + " is negative");
     format::check_chunk_len(static_cast<uint64_t>(chunk_len));
   }, nb::arg("chunk_len"));
   m.def("format_file_len", [](uint64_t plaintext_len, uint64_t chunk_len) {
