@@ -1,5 +1,5 @@
-"""The file format between regular files by positional I/O (format.hpp seal_file / open_file,
-fileformat._run_file_pipeline): what `gpucrypt encrypt FILE -o OUT` runs.
+"""The file format between regular files by positional I/O (format.hpp seal_file / open_file, chosen
+by seal_ends / open_ends for fileformat's file objects): what `gpucrypt encrypt FILE -o OUT` runs.
 
 Every file written here is checked with the independent decoder of tests/test_fileformat.py
 (spec_decrypt, pyca/cryptography only); failure paths use real parts: a full tmpfs, FIFOs,
@@ -50,18 +50,34 @@ def test_round_trip_follows_the_spec(tmp_path, length, job_size):
     assert (tmp_path / "opened").read_bytes() == plaintext
 
 
-def test_regular_files_take_the_positional_path_and_pipes_stream(tmp_path):
-    plain = _write(tmp_path / "plain", b"x" * 1000)
+def test_regular_files_take_the_positional_path_and_pipes_stream(tmp_path, monkeypatch):
+    taken = []                         # what the library chose, call by call (the real call, recorded)
+    real = _native.format_seal_ends
+
+    def recording(*args, **kwargs):
+        result = real(*args, **kwargs)
+        taken.append(result[4])
+        return result
+
+    monkeypatch.setattr(_native, "format_seal_ends", recording)
+    plaintext = b"x" * 1000
+    plain = _write(tmp_path / "plain", plaintext)
     with open(plain, "rb") as src, open(tmp_path / "out", "wb") as dst:
         dst.write(b"prefix")
-        fds = fileformat._positional_fds(src, dst)
-        assert fds is not None and fds[1] == 0 and fds[3] == 6   # the buffered prefix was flushed first
+        fileformat.encrypt_stream(src, dst, KEY, chunk_size=CHUNK, device="cpu")
+        assert src.tell() == len(plaintext) and dst.tell() == (tmp_path / "out").stat().st_size
+    sealed = (tmp_path / "out").read_bytes()
+    assert sealed[:6] == b"prefix" and spec_decrypt(sealed[6:], key=KEY) == plaintext   # the prefix was flushed first
     read_end, write_end = os.pipe()
-    with os.fdopen(read_end, "rb") as src, open(tmp_path / "out2", "wb") as dst:
-        assert fileformat._positional_fds(src, dst) is None
+    os.write(write_end, plaintext)
     os.close(write_end)
+    with os.fdopen(read_end, "rb") as src, open(tmp_path / "out2", "wb") as dst:
+        fileformat.encrypt_stream(src, dst, KEY, chunk_size=CHUNK, device="cpu")
     with open(plain, "rb") as src, open(tmp_path / "out3", "ab") as dst:
-        assert fileformat._positional_fds(src, dst) is None   # O_APPEND: pwrite would land at the end
+        fileformat.encrypt_stream(src, dst, KEY, chunk_size=CHUNK, device="cpu")   # O_APPEND: pwrite would land at the end
+    assert taken == [True, False, False]
+    for name in ("out2", "out3"):
+        assert spec_decrypt((tmp_path / name).read_bytes(), key=KEY) == plaintext
 
 
 def test_output_at_an_offset_and_input_after_its_start(tmp_path):

@@ -487,6 +487,35 @@ PipelineStats open_file_chunks(int in_fd, uint64_t in_offset, int out_fd, uint64
 uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefaultChunkLen,
                  const PipelineOptions& options = {});
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options = {});
+// A caller's file objects as the library takes them (Python's fileformat): the input's descriptor,
+// the offset its reader stands at (-1: not seekable), what it already read past that offset (a
+// buffered reader's bytes) and whether the input already ended; the output's descriptor and offset
+// (-1: not seekable), or, with no descriptor (fd -1), `write` taking each piece, or `discard`:
+// nowhere (authenticate only).
+struct InputEnd {
+  int fd = -1;
+  int64_t offset = -1;
+  ByteSpan already_read;
+  bool ended = false;
+};
+struct OutputEnd {
+  int fd = -1;
+  int64_t offset = -1;
+  StreamWriter write;
+  bool discard = false;
+};
+// The chunks between them (sealing: `header` first) by the file pipeline when the input is a
+// regular file at a known offset and the output is one too (not appending) or nowhere (seal_file /
+// open_file, as ends_by_offset says; both descriptors are then left just after what was read and
+// written, the output after the authenticated plaintext when opening fails, and a buffered caller
+// follows them), else by the streaming path (seal_stream_fd / open_stream_fd from already_read).
+// options.direct_input: std::invalid_argument unless by the file pipeline. Errors as those
+// functions' (a DecryptionError after the chunks before it were written).
+bool ends_by_offset(const InputEnd& in, const OutputEnd& out);
+FileRun seal_ends(const InputEnd& in, const OutputEnd& out, ByteSpan header, ByteSpan payload_key, uint32_t chunk_len,
+                  const PipelineOptions& options = {});
+FileRun open_ends(const InputEnd& in, const OutputEnd& out, ByteSpan payload_key, uint32_t chunk_len,
+                  const PipelineOptions& options = {});
 // The same to recipients / with identities (format version 2: build_header_for_recipients,
 // open_header_with_identities), on the same two paths: the header is made or checked first, so a
 // bad recipient, a wrong identity or a damaged header fails before anything is written.

@@ -313,19 +313,21 @@ class _PayloadKey:
         _native.wipe(self.key)
 
 
-def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: BinaryIO, dst: BinaryIO, *,
-                   workers: tuple, variant, job_size, cancel, stats: stream.StreamStats,
-                   progress: Progress) -> tuple[int, int]:
-    """Seals or opens every chunk readable from `src` after its header, writing the output to
-    `dst`; returns (bytes read, bytes written).
+def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[bytes], payload_key: bytearray,
+                chunk_size: int, *, workers: tuple, variant, job_size, cancel, stats: stream.StreamStats,
+                progress: Progress, direct_io: bool) -> tuple[int, int]:
+    """Seals (`header` first) or opens every chunk readable from `src` into `dst`; returns (bytes
+    read, bytes written).
 
-    A source with a descriptor (a pipe, FIFO, device, socket, stdin) is the library's to read
-    (format.hpp seal_stream_fd / open_stream_fd: read(2) in order into reused, page-locked where a
-    GPU takes part, job buffers; the idle flush for a slow producer); it writes to `dst`'s
-    descriptor itself, or hands each piece to `dst` here when it has none. Any other source (in
-    memory) is read here, job by job, into the library's ChunkStream. Each device runs a
-    constant-time AES unless `variant` names another. Opening, only authenticated plaintext is
-    written: a failure raises DecryptionError after the chunks before it were written.
+    File objects over descriptors are the library's (format.hpp seal_ends / open_ends): by its file
+    pipeline (positional reads and writes on its worker threads) between regular files at known
+    offsets, which both files are then left after (on an authentication failure, the output after the
+    authenticated plaintext); else by its streaming path (pipes, FIFOs, devices, sockets, stdin:
+    read(2) in order after what a buffered reader holds), writing to `dst`'s descriptor, or to `dst`
+    here when it has none. A source with no descriptor (in memory) is read here, job by job, into
+    the library's ChunkStream. Each device runs a constant-time AES unless `variant` names another.
+    Opening, only authenticated plaintext is written: a failure raises DecryptionError after the
+    chunks before it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
     """
     from gpucrypt import stream
     worker_devices, share = workers   # stream.resolve_devices' answer
@@ -333,17 +335,21 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
         job_size = _check_length(job_size, "job_size", minimum=1)
     options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "")
     cancelled = cancel.is_set if cancel is not None else None
+    advance = _per_chunk(progress, chunk_size + (TAG_LEN if operation == "open" else 0))
     key = _PayloadKey(payload_key)
     del payload_key
     start = time.perf_counter()
     try:
+        in_offset = _offset(src)          # before a buffered reader's bytes are taken
         source = _descriptor_source(src)
-        if source is not None:
-            read, written, native, failure = _stream_descriptor(operation, source, src, dst, key.key, chunk_size,
-                                                                options, progress, cancelled)
-        else:
+        if source is None and not direct_io:
+            write_all(dst, header or b"")
             read, written, native, failure = _stream_in_memory(operation, src, dst, key.key, chunk_size, options,
-                                                               progress, cancelled)
+                                                               advance, cancelled)
+        else:                             # (no descriptor with direct_io: the library refuses it)
+            read, written, native, failure = _run_ends(operation, src, dst, in_offset, source or (-1, b"", False),
+                                                       header, key.key, chunk_size, options, advance, cancelled,
+                                                       direct_io)
     finally:
         key.close()
         stats.wall_s += time.perf_counter() - start
@@ -355,6 +361,38 @@ def _stream_chunks(operation: str, payload_key: bytes, chunk_size: int, src: Bin
     if failure is not None:
         raise DecryptionError(*failure)
     return read, written
+
+
+def _offset(file: BinaryIO) -> int:
+    """Where a seekable file object stands; -1 when it is not seekable."""
+    try:
+        return file.tell() if file.seekable() else -1
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
+        return -1
+
+
+def _run_ends(operation, src, dst, in_offset, source, header, key, chunk_size, options, advance, cancelled, direct_io):
+    """One native call (format_seal_ends / format_open_ends) that chooses the file pipeline or the
+    streaming path; when the file pipeline ran, `src` and `dst` follow their descriptors."""
+    in_fd, buffered, ended = source
+    out, out_offset = None, -1   # None: nowhere (decrypt --check: authenticate, keep nothing)
+    if not getattr(dst, "discards_output", False):
+        out = _descriptor_of(dst)
+        if out is None:
+            out = lambda piece: write_all(dst, piece)   # noqa: E731
+        else:
+            dst.flush()          # what the caller wrote before (a header): the descriptor's offset is then real
+            out_offset = _offset(dst)
+    name = getattr(src, "name", "")
+    function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
+    read, written, native, failure, by_offset = function(
+        in_fd, in_offset, buffered, ended, out, out_offset, header, key, chunk_size, *options, advance, cancelled,
+        name if isinstance(name, str) else "", "", direct_input=direct_io)
+    if by_offset:   # the library left both descriptors after what it read and wrote
+        src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
+        if isinstance(out, int):
+            dst.seek(os.lseek(out, 0, os.SEEK_CUR))
+    return read, written, native, failure
 
 
 def _per_chunk(progress: Progress, unit_len: int):
@@ -370,23 +408,6 @@ def _per_chunk(progress: Progress, unit_len: int):
             done += step
             progress(step)
     return advance
-
-
-def _stream_descriptor(operation, source, src, dst, key, chunk_size, options, progress, cancelled):
-    in_fd, buffered, ended = source
-    if getattr(dst, "discards_output", False):   # decrypt --check: authenticate, keep nothing
-        out = -1
-    else:
-        out = _descriptor_of(dst)
-        if out is None:
-            out = lambda piece: write_all(dst, piece)   # noqa: E731
-        else:
-            dst.flush()                  # the header, or what the caller wrote before
-    unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
-    name = getattr(src, "name", "")
-    function = _native.format_seal_stream_fd if operation == "seal" else _native.format_open_stream_fd
-    return function(in_fd, buffered, ended, out, key, chunk_size, *options, _per_chunk(progress, unit_len),
-                    cancelled, name if isinstance(name, str) else "", "")
 
 
 def _fill(src: BinaryIO, view: memoryview, unit: int) -> int:
@@ -412,13 +433,11 @@ def _fill(src: BinaryIO, view: memoryview, unit: int) -> int:
     return filled
 
 
-def _stream_in_memory(operation, src, dst, key, chunk_size, options, progress, cancelled):
+def _stream_in_memory(operation, src, dst, key, chunk_size, options, advance, cancelled):
     """A source with no descriptor (io.BytesIO, a generator's wrapper): read here, a job at a
     time, into the library's ChunkStream, which writes what retires through `write_all`."""
     buffers = {}            # job id -> (input, output)
     written = 0
-    unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
-    advance = _per_chunk(progress, unit_len)
     done = 0
 
     def retire(job_id, num_chunks, output_len):
@@ -453,88 +472,6 @@ def _stream_in_memory(operation, src, dst, key, chunk_size, options, progress, c
     return read, written, chunks.stats(), failure
 
 
-def _positional_fds(src: BinaryIO, dst: BinaryIO, direct_io: bool = False) -> Optional[tuple[int, int, int, int]]:
-    """(input fd, input position, output fd, output position) when both ends are regular files
-    the library can read and write by offset (format.hpp seal_file / open_file), else None: pipes,
-    FIFOs, devices, sockets, in-memory streams and outputs open for appending stream instead.
-    A destination with `discards_output` (decrypt --check) is output fd -1: nothing is written.
-    The output's buffered bytes (a header) are flushed first, so that its position is real.
-    With direct_io, ValueError where there are none: direct I/O reads a regular file by offset."""
-    fds = _positional_fds_or_none(src, dst)
-    if fds is None and direct_io:
-        raise ValueError("direct I/O reads a regular file by offset; the input or the output here is a stream "
-                         "(a pipe, a device or stdin/stdout)")
-    return fds
-
-
-def _positional_fds_or_none(src: BinaryIO, dst: BinaryIO) -> Optional[tuple[int, int, int, int]]:
-    discard = getattr(dst, "discards_output", False)   # decrypt --check: authenticate, keep nothing
-    try:
-        in_fd, out_fd = src.fileno(), (-1 if discard else dst.fileno())
-    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
-        return None
-    try:
-        # The library's rule (format.hpp positional_problem): regular files, no appending output.
-        if _native.format_positional_problem(in_fd, False):
-            return None
-        if discard:
-            return (in_fd, src.tell(), -1, 0) if src.seekable() else None
-        if _native.format_positional_problem(out_fd, True) or not (src.seekable() and dst.seekable()):
-            return None
-        dst.flush()
-        return in_fd, src.tell(), out_fd, dst.tell()
-    except OSError:
-        return None
-
-
-def _run_file_pipeline(operation: str, fds: tuple[int, int, int, int], src: BinaryIO, dst: BinaryIO, *,
-                       header: bytes, payload_key: bytes, chunk_size: int, workers: tuple, variant, job_size,
-                       cancel, stats: stream.StreamStats, progress: Progress,
-                       direct_io: bool = False) -> tuple[int, int]:
-    """Seals or opens between two regular files with no Python per job: the library's file pipeline
-    (format.hpp seal_file / open_file) reads and writes each job at its computed offset on the
-    devices' worker threads. Returns (bytes read, bytes written); both files are left positioned
-    after what was read / written. Opening, only authenticated plaintext reaches `dst`, and on a
-    failure `dst` is cut back to the authenticated prefix before DecryptionError is raised."""
-    from gpucrypt import stream
-    in_fd, in_offset, out_fd, out_offset = fds
-    worker_devices, share = workers
-    if job_size is not None:
-        job_size = _check_length(job_size, "job_size", minimum=1)
-    unit_len = chunk_size + (TAG_LEN if operation == "open" else 0)
-    input_name = src.name if isinstance(getattr(src, "name", None), str) else ""
-    key = _PayloadKey(payload_key)
-    del payload_key
-    options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-               _per_chunk(progress, unit_len), cancel.is_set if cancel is not None else None,
-               input_name, "")
-    start = time.perf_counter()
-    try:
-        if operation == "seal":
-            read, written, native, failure = _native.format_seal_file(
-                in_fd, in_offset, out_fd, out_offset, header, key.key, chunk_size, *options, direct_input=direct_io)
-        else:
-            read, written, native, failure = _native.format_open_file(
-                in_fd, in_offset, out_fd, out_offset, key.key, chunk_size, *options, direct_input=direct_io)
-    finally:
-        key.close()
-        stats.wall_s += time.perf_counter() - start
-    stream.add_native_stats(stats, native)
-    stats.read_s += native["read_s"]
-    stats.write_s += native["write_s"]
-    if failure is not None:
-        message, chunk_index, released_len = failure
-        if out_fd >= 0:
-            dst.seek(out_offset + released_len)
-        raise DecryptionError(message, chunk_index, released_len)
-    stats.bytes_in += read
-    stats.bytes_out += written
-    src.seek(in_offset + read)
-    if out_fd >= 0:
-        dst.seek(out_offset + written)
-    return read, written
-
-
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
                    chunk_size: int = DEFAULT_CHUNK_SIZE, device: str = "auto", progress: Progress = None,
                    scrypt_log2n: int = DEFAULT_SCRYPT_LOG2N, suite: str = "aes-256-gcm",
@@ -564,16 +501,8 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     stats = stats if stats is not None else stream.StreamStats()
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
     header, payload_key = _build_header(_normalise_key_material(key_material), chunk_size, scrypt_log2n)
-    fds = _positional_fds(src, dst, direct_io)
-    if fds is not None:
-        plaintext_len, _ = _run_file_pipeline("seal", fds, src, dst, header=header,
-                                              payload_key=payload_key, chunk_size=chunk_size, workers=workers,
-                                              variant=variant, job_size=job_size, cancel=cancel, stats=stats,
-                                              progress=progress, direct_io=direct_io)
-        return plaintext_len
-    write_all(dst, header)
-    plaintext_len, _ = _stream_chunks("seal", payload_key, chunk_size, src, dst, workers=workers, variant=variant,
-                                      job_size=job_size, cancel=cancel, stats=stats, progress=progress)
+    plaintext_len, _ = _run_chunks("seal", src, dst, header, payload_key, chunk_size, workers=workers, variant=variant,
+                                   job_size=job_size, cancel=cancel, stats=stats, progress=progress, direct_io=direct_io)
     return plaintext_len
 
 
@@ -604,16 +533,9 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
-    fds = _positional_fds(src, dst, direct_io)
-    if fds is not None:
-        _, plaintext_len = _run_file_pipeline("open", fds, src, dst, header=b"", payload_key=payload_key,
-                                              chunk_size=header.chunk_size, workers=workers, variant=variant,
-                                              job_size=job_size, cancel=cancel, stats=stats, progress=progress,
-                                              direct_io=direct_io)
-        return plaintext_len
-    _, plaintext_len = _stream_chunks("open", payload_key, header.chunk_size, src, dst, workers=workers,
-                                      variant=variant, job_size=job_size, cancel=cancel, stats=stats,
-                                      progress=progress)
+    _, plaintext_len = _run_chunks("open", src, dst, None, payload_key, header.chunk_size, workers=workers,
+                                   variant=variant, job_size=job_size, cancel=cancel, stats=stats, progress=progress,
+                                   direct_io=direct_io)
     return plaintext_len
 
 

@@ -577,7 +577,7 @@ void write_header(int fd, ByteSpan bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw FileError(n < 0 ? errno : ENOSPC, true, "writing the output (its header)");
+    if (n <= 0) throw FileError(n < 0 ? errno : ENOSPC, true, "writing the output's header");
     bytes = bytes.subspan(static_cast<size_t>(n));
   }
 }
@@ -630,6 +630,39 @@ uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_he
   return run.output_len;
 }
 
+// seal_ends / open_ends: by the file pipeline when both ends allow it (ends_by_offset), else streamed.
+FileRun run_ends(bool sealing, const InputEnd& in, const OutputEnd& out, ByteSpan header, ByteSpan payload_key,
+                 uint32_t chunk_len, const PipelineOptions& options) {
+  FileRun run;
+  const int out_fd = out.discard ? -1 : out.fd;
+  if (ends_by_offset(in, out)) {
+    const uint64_t in_at = static_cast<uint64_t>(in.offset), out_at = out.discard ? 0 : static_cast<uint64_t>(out.offset);
+    try {
+      run = sealing ? seal_file(in.fd, in_at, out_fd, out_at, header, payload_key, chunk_len, options)
+                    : open_file(in.fd, in_at, out_fd, out_at, payload_key, chunk_len, options);
+    } catch (const DecryptionError& error) {
+      if (out_fd >= 0) seek_to(out_fd, out_at + error.released_len, true);
+      throw;
+    }
+    seek_to(in.fd, in_at + run.input_len, false);
+    if (out_fd >= 0) seek_to(out_fd, out_at + run.output_len, true);
+    return run;
+  }
+  if (options.direct_input)
+    throw std::invalid_argument("direct I/O reads a regular file by offset; the input or the output here is a stream "
+                                "(a pipe, a device or stdin/stdout)");
+  if (out.discard || out_fd >= 0) {
+    if (sealing && out_fd >= 0) write_header(out_fd, header);
+    run = sealing ? seal_stream_fd(in.fd, in.already_read, in.ended, out_fd, payload_key, chunk_len, options)
+                  : open_stream_fd(in.fd, in.already_read, in.ended, out_fd, payload_key, chunk_len, options);
+    return run;
+  }
+  if (sealing && out.write) out.write(header);
+  run = sealing ? seal_stream_fd(in.fd, in.already_read, in.ended, out.write, payload_key, chunk_len, options)
+                : open_stream_fd(in.fd, in.already_read, in.ended, out.write, payload_key, chunk_len, options);
+  return run;
+}
+
 }  // namespace
 
 uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len, const PipelineOptions& options) {
@@ -643,6 +676,21 @@ uint64_t seal_fd(int in_fd, int out_fd, const std::vector<std::string>& recipien
 
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options) {
   return open_fd_with(in_fd, out_fd, detail::header_key_check(key), options);
+}
+
+bool ends_by_offset(const InputEnd& in, const OutputEnd& out) {
+  const bool output_by_offset = out.discard || (out.fd >= 0 && out.offset >= 0 && positional_problem(out.fd, true).empty());
+  return in.fd >= 0 && in.offset >= 0 && positional_problem(in.fd, false).empty() && output_by_offset;
+}
+
+FileRun seal_ends(const InputEnd& in, const OutputEnd& out, ByteSpan header, ByteSpan payload_key, uint32_t chunk_len,
+                  const PipelineOptions& options) {
+  return run_ends(true, in, out, header, payload_key, chunk_len, options);
+}
+
+FileRun open_ends(const InputEnd& in, const OutputEnd& out, ByteSpan payload_key, uint32_t chunk_len,
+                  const PipelineOptions& options) {
+  return run_ends(false, in, out, {}, payload_key, chunk_len, options);
 }
 
 uint64_t open_fd(int in_fd, int out_fd, const std::vector<std::string>& identities, const PipelineOptions& options) {

@@ -38,11 +38,12 @@
 //     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers in blocks
 //     of about block_len bytes, 0: the library's; a tree's leaves on `device`); progress gets bytes hashed; a
 //     read error is OSError naming input_name.
-//   format_seal_stream_fd / format_open_stream_fd(in_fd, already_read, input_ended, out, payload_key, chunk_len,
-//     devices, cpu_share, job_len, variant, progress, cancelled, input_name, output_name): format.hpp's
-//     seal_stream_fd / open_stream_fd (pipes, FIFOs, devices, sockets: read(2) in order; `out` a descriptor
-//     written with write(2), -1 for nowhere, or a callable taking each piece of output as a memoryview, in
-//     order) -> as format_seal_file.
+//   format_seal_ends / format_open_ends(in_fd, in_offset, already_read, input_ended, out, out_offset, header,
+//     payload_key, chunk_len, devices, cpu_share, job_len, variant, progress, cancelled, input_name, output_name,
+//     direct_input): format.hpp's seal_ends / open_ends, which choose the file pipeline (regular files at
+//     known offsets, -1: not seekable) or the streaming path (pipes, FIFOs, devices, sockets: read(2) in order
+//     from already_read); `out` a descriptor, None for nowhere, or a callable taking each piece of output as a
+//     memoryview, in order -> as format_seal_file, and whether the file pipeline ran.
 //   format_hash_stream_fd(fd, already_read, input_ended, name, customization, function_name, block_size, out_len,
 //     block_len, progress, cancelled, input_name) -> as format_hash_file: format.hpp's hash_stream_fd.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
@@ -333,25 +334,30 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
   });
 }
 
-// format_seal_stream_fd / format_open_stream_fd: format.hpp's seal_stream_fd / open_stream_fd with
-// the GIL released; returns as run_file.
-nb::tuple run_stream_fd(bool sealing, int in_fd, nb::handle already_read, bool input_ended, nb::handle out,
-                        nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
-                        uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
-                        const std::string& input_name, const std::string& output_name) {
+// format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends with the GIL released;
+// returns as run_file, and whether the file pipeline ran (both descriptors then stand after what was
+// read and written, which a Python file object over them follows).
+nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended,
+                   nb::handle out, int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
+                   std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                   nb::handle progress, nb::handle cancelled, const std::string& input_name,
+                   const std::string& output_name, bool direct_input) {
   BufferView key_view(payload_key), before(already_read);
+  std::optional<BufferView> header_view;
+  if (sealing) header_view.emplace(header);
+  const ByteSpan header_span = sealing ? header_view->span() : ByteSpan();
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
-  return run_file_released(options, progress, cancelled, input_name, output_name, [&] {
-    // `out`: a descriptor (-1: nowhere), or a Python callable taking each piece as a memoryview
-    // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
-    if (nb::isinstance<nb::int_>(out)) {
-      const int out_fd = nb::cast<int>(out);
-      return sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
-                                              options)
-                     : format::open_stream_fd(in_fd, before.span(), input_ended, out_fd, key_view.span(), chunk_len,
-                                              options);
-    }
-    const format::StreamWriter write = [out](ByteSpan bytes) {
+  options.direct_input = direct_input;
+  const format::InputEnd in{in_fd, in_offset, before.span(), input_ended};
+  // `out`: None for nowhere, a descriptor, or a Python callable taking each piece as a memoryview
+  // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
+  format::OutputEnd to;
+  to.discard = out.is_none();
+  if (nb::isinstance<nb::int_>(out)) {
+    to.fd = nb::cast<int>(out);
+    to.offset = out_offset;
+  } else if (!to.discard) {
+    to.write = [out](ByteSpan bytes) {
       nb::gil_scoped_acquire gil;
       PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
                                                static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
@@ -360,11 +366,13 @@ nb::tuple run_stream_fd(bool sealing, int in_fd, nb::handle already_read, bool i
       out(piece);
       piece.attr("release")();  // the buffer is reused: nothing may keep a view of it
     };
-    return sealing ? format::seal_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
-                                            options)
-                   : format::open_stream_fd(in_fd, before.span(), input_ended, write, key_view.span(), chunk_len,
-                                            options);
+  }
+  const bool positional = format::ends_by_offset(in, to);
+  nb::tuple result = run_file_released(options, progress, cancelled, input_name, output_name, [&] {
+    return sealing ? format::seal_ends(in, to, header_span, key_view.span(), chunk_len, options)
+                   : format::open_ends(in, to, key_view.span(), chunk_len, options);
   });
+  return nb::make_tuple(result[0], result[1], result[2], result[3], positional);
 }
 
 // format_seal_file_chunks / format_open_file_chunks: chunks [first, first + count) of a file of
@@ -666,18 +674,21 @@ void register_format_bindings(nb::module_& m) {
           nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   }
   for (const bool sealing : {true, false}) {
-    m.def(sealing ? "format_seal_stream_fd" : "format_open_stream_fd",
-          [sealing](int in_fd, nb::handle already_read, bool input_ended, nb::handle out, nb::handle payload_key,
-                    uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
-                    std::string variant, nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                    const std::string& output_name) {
-            return run_stream_fd(sealing, in_fd, already_read, input_ended, out, payload_key, chunk_len,
-                                 std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled,
-                                 input_name, output_name);
+    m.def(sealing ? "format_seal_ends" : "format_open_ends",
+          [sealing](int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended, nb::handle out,
+                    int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
+                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    nb::handle progress, nb::handle cancelled, const std::string& input_name,
+                    const std::string& output_name, bool direct_input) {
+            return run_ends(sealing, in_fd, in_offset, already_read, input_ended, out, out_offset, header, payload_key,
+                            chunk_len, std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled,
+                            input_name, output_name, direct_input);
           },
-          nb::arg("in_fd"), nb::arg("already_read"), nb::arg("input_ended"), nb::arg("out"), nb::arg("payload_key"),
+          nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
+          nb::arg("out").none(), nb::arg("out_offset"), nb::arg("header").none(), nb::arg("payload_key"),
           nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
-          nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
+          nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
+          nb::arg("direct_input") = false);
   }
   m.def("format_hash_stream_fd",
         [](int fd, nb::handle already_read, bool input_ended, std::string_view name, nb::bytes customization,
