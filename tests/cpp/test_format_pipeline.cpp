@@ -522,6 +522,120 @@ void streams_between_descriptors() {
   }
 }
 
+
+// build_header / open_header (either version for what the caller holds, Python's one call each): a
+// key's and a passphrase's header open with the same secret only, naming a mismatch; version 2
+// around the stanzas `wrap` returns opens with the file key it was handed; a work factor out of range
+// and scrypt's memory are refused before any work.
+template <typename Error, typename F>
+std::string thrown(F&& f) {
+  try {
+    f();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+void headers_of_either_version() {
+  using Kind = format::HeaderSecret::Kind;
+  const std::vector<uint8_t> passphrase_bytes{'p', 'w'};
+  const format::HeaderSecret key{Kind::key, kKey, {}}, passphrase{Kind::passphrase, passphrase_bytes, {}};
+  uint8_t built[format::kKeyLen], opened[format::kKeyLen];
+  for (const auto* secret : {&key, &passphrase}) {
+    const std::string name = secret == &key ? "a key's header" : "a passphrase's header";
+    const auto header = format::build_header(*secret, 1, kChunkLen, {}, std::nullopt, built);
+    const format::OpenedHeader at = format::open_header(header, *secret, 22, std::nullopt, opened);
+    check(at.chunk_len == kChunkLen && at.header_len == format::kHeaderLen && std::memcmp(built, opened, 32) == 0,
+          name + ": opens with its secret to the same payload key");
+    const auto& other = secret == &key ? passphrase : key;
+    check(thrown<format::FormatError>([&] { format::open_header(header, other, 22, std::nullopt, opened); })
+                  .find("but a") != std::string::npos,
+          name + ": the other kind of secret is named");
+    check(thrown<format::FormatError>([&] { format::open_header(header, {}, 22, std::nullopt, opened); })
+                  .find("identities cannot open it") != std::string::npos,
+          name + ": no version 1 secret");
+    auto tampered = header;
+    tampered[20] ^= 1;  // the salt
+    check(!thrown<format::DecryptionError>([&] { format::open_header(tampered, *secret, 22, std::nullopt, opened); })
+               .empty(),
+          name + ": a modified header fails its MAC");
+  }
+  check(thrown<format::FormatError>([&] { format::build_header(passphrase, 23, kChunkLen, {}, std::nullopt, built); })
+                .find("must be 1..22") != std::string::npos,
+        "a work factor out of range");
+  check(thrown<format::FormatError>([&] { format::build_header(passphrase, 12, kChunkLen, {}, int64_t(1), built); })
+                .find("needs 4 MiB of memory") != std::string::npos,
+        "scrypt's memory is checked first");
+  std::vector<uint8_t> file_key;
+  format::HeaderSecret recipients;
+  recipients.wrap = [&](ByteSpan fresh) {
+    file_key.assign(fresh.begin(), fresh.end());
+    return std::vector<std::pair<uint8_t, std::vector<uint8_t>>>{{2, std::vector<uint8_t>(64, 0x33)}};  // key-file
+  };
+  const auto header = format::build_header(recipients, 1, kChunkLen, {}, std::nullopt, built);
+  const format::HeaderSecret unwrapped{Kind::file_key, file_key, {}};
+  const format::OpenedHeader at = format::open_header(header, unwrapped, 22, std::nullopt, opened);
+  check(file_key.size() == 32 && header[8] == 2 && at.header_len == header.size() && std::memcmp(built, opened, 32) == 0,
+        "version 2: opens with the file key its stanzas wrap");
+  auto wrong = file_key;
+  wrong[0] ^= 1;
+  const format::HeaderSecret wrong_key{Kind::file_key, wrong, {}};
+  check(!thrown<format::DecryptionError>([&] { format::open_header(header, wrong_key, 22, std::nullopt, opened); })
+             .empty(),
+        "version 2: another file key fails the MAC");
+}
+
+// seal_ends / open_ends: regular files at offsets take the file pipeline and are left after what
+// was read and written; a pipe streams; nowhere authenticates only; direct I/O is refused off the
+// file pipeline.
+void ends_choose_their_path() {
+  const auto plaintext = random_bytes(9 * kChunkLen + 5, 77);
+  const std::vector<uint8_t> header(format::kHeaderLen, 0x48);
+  const format::Layout layout{kChunkLen, plaintext.size()};
+  const int plain = temp_fd("plain"), sealed = temp_fd("sealed"), opened = temp_fd("opened");
+  check(::pwrite(plain, "abc", 3, 0) == 3 && ::pwrite(plain, plaintext.data(), plaintext.size(), 3) == ssize_t(plaintext.size()),
+        "writing the input");
+  const format::InputEnd in{plain, 3, {}, false};
+  format::OutputEnd out;
+  out.fd = sealed, out.offset = 5;
+  check(format::ends_by_offset(in, out), "regular files at offsets go by offset");
+  const format::FileRun run = format::seal_ends(in, out, header, kKey, kChunkLen, small_jobs());
+  check(run.input_len == plaintext.size() && ::lseek(plain, 0, SEEK_CUR) == off_t(3 + plaintext.size()) &&
+            ::lseek(sealed, 0, SEEK_CUR) == off_t(5 + layout.file_len()),
+        "seal_ends: both descriptors stand after what was read and written");
+  format::OutputEnd to;
+  to.fd = opened, to.offset = 0;
+  const format::FileRun back =
+      format::open_ends({sealed, off_t(5 + format::kHeaderLen), {}, false}, to, kKey, kChunkLen, small_jobs());
+  check(back.output_len == plaintext.size() && file_bytes(opened) == plaintext, "open_ends: the plaintext back");
+  format::OutputEnd nowhere;
+  nowhere.discard = true;
+  check(format::open_ends({sealed, off_t(5 + format::kHeaderLen), {}, false}, nowhere, kKey, kChunkLen).output_len ==
+            plaintext.size(),
+        "open_ends: nowhere authenticates the whole file");
+  std::vector<uint8_t> streamed;
+  format::OutputEnd writer;
+  writer.write = [&](ByteSpan bytes) { streamed.insert(streamed.end(), bytes.begin(), bytes.end()); };
+  {
+    FedPipe input(plaintext, 0);
+    const format::InputEnd piped{input.read_fd, -1, {}, false};
+    check(!format::ends_by_offset(piped, out), "a pipe streams");
+    format::seal_ends(piped, writer, header, kKey, kChunkLen, small_jobs());
+  }
+  const auto body = file_bytes(sealed);
+  check(streamed == std::vector<uint8_t>(body.begin() + 5, body.end()), "the stream writes the same file, header first");
+  format::PipelineOptions direct = small_jobs();
+  direct.direct_input = true;
+  {
+    FedPipe input(plaintext, 0);
+    check(throws_invalid_argument([&] {
+            format::seal_ends({input.read_fd, -1, {}, false}, writer, header, kKey, kChunkLen, direct);
+          }),
+          "direct I/O is refused on a stream");
+  }
+  ::close(plain), ::close(sealed), ::close(opened);
+}
 }  // namespace
 
 int main() {
@@ -535,6 +649,8 @@ int main() {
   known_answer_check();
   streams_through_callbacks();
   streams_between_descriptors();
+  headers_of_either_version();
+  ends_choose_their_path();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
