@@ -24,9 +24,9 @@
 //     the buffers are held (buffer protocol) from submit until retire(job_id, num_chunks, output_len), which
 //     runs on the calling thread with the GIL, in order.
 //   format_seal_file(in_fd, in_offset, out_fd, out_offset, header, payload_key, chunk_len, devices, cpu_share,
-//                    job_len, variant, progress, cancelled, input_name, output_name) and
-//   format_open_file(in_fd, body_offset, out_fd, out_offset, payload_key, chunk_len, ...same...):
-//     format.hpp's seal_file / open_file between regular files -> (input_len, output_len, stats dict
+//                    job_len, variant, progress, cancelled, input_name, output_name) (the tests' way to the
+//                    library's own refusals; Python's files go through format_seal_ends / format_open_ends):
+//     format.hpp's seal_file between regular files -> (input_len, output_len, stats dict
 //     with read_s / write_s, None or the authentication failure tuple); progress gets input bytes; a
 //     read or write error is OSError naming input_name or output_name; direct_input=True reads the input
 //     with O_DIRECT (format.hpp PipelineOptions::direct_input).
@@ -286,7 +286,7 @@ nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::File
   return nb::make_tuple(to_bytes(digest), stats_out);
 }
 
-// run_file's and run_stream_fd's common part: `work` (returning the FileRun) with the GIL
+// run_file's and the ends' (format_seal_ends / format_open_ends) common part: `work` (returning the FileRun) with the GIL
 // released; FileError raised as OSError naming the user's paths; returns (input length, output
 // length, stats with the I/O times, None or the authentication failure as (message, chunk index,
 // released length)).
@@ -644,19 +644,6 @@ void register_format_bindings(nb::module_& m) {
         nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"),
         nb::arg("output_name"), nb::arg("direct_input") = false);
-  m.def("format_open_file",
-        [](int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offset, nb::handle payload_key, uint32_t chunk_len,
-           std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name,
-           bool direct_input) {
-          return run_file(false, in_fd, body_offset, out_fd, out_offset, nb::none(), payload_key, chunk_len,
-                          std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled, input_name,
-                          output_name, direct_input);
-        },
-        nb::arg("in_fd"), nb::arg("body_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
-        nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
-        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
-        nb::arg("direct_input") = false);
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_file_chunks" : "format_open_file_chunks",
           [sealing](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle payload_key,
