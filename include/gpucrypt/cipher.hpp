@@ -86,6 +86,10 @@ std::string cuda_unavailable_reason();
 // Why OpenCL is unavailable: no headers at build time, no ICD loader, platform or device ("" when
 // at least one OpenCL device is listed).
 std::string opencl_unavailable_reason();
+// Every backend of the registry, in its order, as (kind, why no device of it works here; "" when
+// one does): what `gpucrypt info` reports without naming a backend, so a new one is listed with
+// no change there.
+std::vector<std::pair<std::string, std::string>> backend_unavailable_reasons();
 
 class DeviceError : public std::runtime_error {
  public:

@@ -506,20 +506,21 @@ def _input_size(stream: BinaryIO) -> Optional[int]:
 def info(as_json):
     """List backends, devices and implementation variants."""
     devices, variants = gpucrypt.devices(), gpucrypt.variants()
+    # The library lists every backend and why it has no device here ("" when it has one), so no
+    # backend is named in this file.
+    reasons = gpucrypt._native.backend_unavailable_reasons()
     if as_json:
         click.echo(json.dumps({"devices": devices, "variants": variants,
-                               "cuda_unavailable_reason": gpucrypt._native.cuda_unavailable_reason(),
-                               "opencl_unavailable_reason": gpucrypt._native.opencl_unavailable_reason()},
+                               **{f"{kind}_unavailable_reason": why for kind, why in reasons}},
                               indent=2, default=str))
         return
     click.echo("Devices:")
     for device in devices:
         extras = ", ".join(f"{key}={value}" for key, value in device.items() if key not in ("name", "kind"))
         click.echo(f"  {device.get('name', '?'):<10} {device.get('kind', ''):<6} {extras}".rstrip())
-    if not any(device.get("kind") == "cuda" for device in devices):
-        click.echo(f"  (no CUDA device: {gpucrypt._native.cuda_unavailable_reason()})")
-    if not any(device.get("kind") == "opencl" for device in devices):
-        click.echo(f"  (no OpenCL device: {gpucrypt._native.opencl_unavailable_reason()})")
+    for kind, why in reasons:
+        if why:
+            click.echo(f"  (no {kind} device: {why})")
     click.echo("Variants:")
     click.echo(f"  {'name':<24} {'backend':<8} {'algorithm':<10} constant-time")
     for variant in sorted(variants, key=lambda v: (str(v.get("algorithm")), str(v.get("name")))):

@@ -38,7 +38,7 @@ from typing import Callable, Optional
 import click
 
 import gpucrypt
-from gpucrypt import _native, checksums, fileformat, stream
+from gpucrypt import _native, checksums, fileformat, info, stream
 
 __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE",
            "leaves_report_to_rank_0"]
@@ -194,13 +194,13 @@ def _parse_fault(text: Optional[str], rank: int) -> Optional[tuple]:
 
 def _rank_device(requested: Optional[str], local_rank: int) -> str:
     """auto or a bare kind (cuda, opencl): this node's device number local_rank mod their number
-    (auto: stream.cuda_devices(), the GPUs of the library's device policy, or the CPU without one;
+    (auto: info.auto_gpus(), the GPUs of the library's device policy, or the CPU without one;
     a kind: that kind's devices); cpu or cuda:N: as named."""
     requested = (requested or "auto").strip().lower()
     if requested != "auto" and (":" in requested or not _is_gpu_kind(requested)):
         return stream.normalise_device(requested)
     kind = None if requested == "auto" else _native.parse_device_name(requested)[0]
-    gpus = (stream.cuda_devices() if kind is None   # the library's device policy: every GPU
+    gpus = (info.auto_gpus() if kind is None   # the library's device policy: every GPU
             else [device["name"] for device in gpucrypt.devices() if device.get("kind") == kind])
     if gpus:
         return gpus[local_rank % len(gpus)]

@@ -29,6 +29,12 @@ std::string cuda_unavailable_reason() { return registry::find_backend("cuda")->u
 
 std::string opencl_unavailable_reason() { return registry::find_backend("opencl")->unavailable_reason(); }
 
+std::vector<std::pair<std::string, std::string>> backend_unavailable_reasons() {
+  std::vector<std::pair<std::string, std::string>> reasons;
+  for (const registry::DeviceBackend& b : registry::backends()) reasons.emplace_back(b.kind, b.unavailable_reason());
+  return reasons;
+}
+
 std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> all;
   for (const registry::DeviceBackend& b : registry::backends())

@@ -2,6 +2,7 @@
 // every decision lives in the C++ API or in python/gpucrypt/.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -336,6 +337,8 @@ NB_MODULE(_native, m) {
       },
       nb::arg("device"), nb::arg("cipher"), nb::arg("constant_time") = false);
   m.def("cuda_unavailable_reason", &cuda_unavailable_reason);
+  m.def("backend_unavailable_reasons", &backend_unavailable_reasons,
+        "[(kind, why no device of it works here, or '')] for every backend of the registry.");
   m.def("parse_cipher_name", [](std::string_view name) {
     CipherName n = parse_cipher_name(name);
     nb::dict d;
