@@ -195,8 +195,10 @@ class Device {
   // time_kernel: the backend's own timing of its CTR or ECB encryption kernel over `bytes` of
   // random data on the device (OpenCL: profiling events, output poisoned and checked on sampled
   // blocks against the host cipher; the lab's experiments). Devices without it throw DeviceError.
+  // kernel_timing: whether this device has it, so that callers ask instead of naming a backend.
   virtual KernelTiming time_kernel(const CipherName& name, std::string_view variant, size_t bytes,
                                    int repeats) const;
+  virtual bool kernel_timing() const { return false; }
   // counters: what this device's backend has done in this process, by name (OpenCL: programs
   // built, cached, rejected and kernels run, so that tests can tell that OpenCL really ran).
   // Empty for backends that count nothing.

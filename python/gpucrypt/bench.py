@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Optional, TextIO
 import gpucrypt
 from gpucrypt import _native
 from gpucrypt.info import auto_gpus, is_gpu, resolve_device
-from gpucrypt.hashing import hash_name
+from gpucrypt.hashing import device_hash_variant, hash_name
 
 # Names gpucrypt.hash accepts (docs/python-api.md), hashlib spellings normalised first: the native
 # hash registry's list (src/hash/hash_registry.cpp), the one list of hash names.
@@ -117,12 +117,6 @@ def _cell_device(algorithm: str, kind: str, device: str, buffer_len: int, reside
     return resolve_device(device, buffer_len, family)
 
 
-def _gpu_keccak_variant(device: str) -> str:
-    """The Keccak variant a GPU device hashes with (its backend's one: keccak_cuda, keccak_opencl)."""
-    backend = _native.parse_device_name(device)[0]
-    return next(v["name"] for v in _native.variants() if v["backend"] == backend and v["algorithm"] == "keccak")
-
-
 def _constant_time(variant: Optional[str]) -> Optional[bool]:
     return next((listed["constant_time"] for listed in gpucrypt.variants() if listed["name"] == variant), None)
 
@@ -184,7 +178,7 @@ def _python_call(name: str, kind: str, device: str, variant: Optional[str], buff
         length = XOF_BENCH_OUTPUT_LEN if name in VARIABLE_LENGTH_HASHES else None
         options = {} if variant is None else {"variant": variant}
         info = {"algorithm": _native.hash_info(name)["name"], "device": device,
-                "variant": _gpu_keccak_variant(device) if is_gpu(device) else gpucrypt.new(name, **options).variant}
+                "variant": device_hash_variant(name, device, variant)}
         return (lambda: gpucrypt.hash(name, data, length=length, device=device, **options)), info
     parsed = _native.parse_cipher_name(name)
     key = os.urandom(parsed["key_len"])

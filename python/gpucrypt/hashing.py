@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
-from gpucrypt.info import is_gpu, resolve_device
+from gpucrypt.info import device_variants, is_gpu, resolve_device
 
 __all__ = ["HashObject", "hash", "hash_many", "hash_name", "new",
            "sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256"]
@@ -196,6 +196,14 @@ def new(name: str, data=b"", *, usedforsecurity: bool = True, **params) -> HashO
     return HashObject(name, data, **params)
 
 
+def device_hash_variant(name: str, device: str, variant: Optional[str] = None) -> str:
+    """The variant that hashes ``name`` on ``device`` (a concrete name): a GPU's backend's Keccak
+    variant (info.device_variants; each GPU backend has one), else the CPU's (``variant`` when named)."""
+    if is_gpu(device):
+        return device_variants(device, "keccak")[0]["name"]
+    return new(name, **({} if variant is None else {"variant": variant})).variant
+
+
 def _constructor(canonical: str, python_name: str):
     info = _info(canonical)
     new_object, size = HashObject.__new__, info["digest_size"]
@@ -224,12 +232,11 @@ shake_256 = _constructor("shake256", "shake_256")
 
 
 def _check_device_variant(device: str, variant: Optional[str]) -> None:
-    """A device hashes with its backend's Keccak variant (keccak_cuda, keccak_opencl); naming
-    another one is an error, as it is on the CPU."""
+    """A device hashes with its backend's Keccak variant (info.device_variants); naming another
+    one is an error, as it is on the CPU."""
     if variant is None:
         return
-    backend = _native.parse_device_name(device)[0]
-    names = [v["name"] for v in _native.variants() if v["backend"] == backend and v["algorithm"] == "keccak"]
+    names = [v["name"] for v in device_variants(device, "keccak")]
     if variant not in names:
         raise ValueError(f"variant {variant!r} does not hash on {device} (there: {', '.join(names) or 'none'})")
 

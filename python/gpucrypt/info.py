@@ -13,7 +13,7 @@ from typing import Optional
 from gpucrypt import _native
 
 __all__ = ["devices", "variants", "cuda_available", "resolve_device", "fixed_device", "constant_time_variant",
-           "device_traits", "is_gpu",
+           "device_traits", "is_gpu", "resident_memory", "kernel_timing", "device_variants",
            "AUTO_GPU_MIN_BYTES"]
 
 
@@ -72,6 +72,27 @@ def device_traits(device: str) -> dict:
 def is_gpu(device: str) -> bool:
     """``device_traits(device)["is_gpu"]``: asked instead of comparing names with ``"cpu"``."""
     return _traits(device)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def resident_memory(device: str) -> bool:
+    """Whether ``device`` works on its own memory (Device::resident_memory: GPU arrays, device
+    pointers, timing by events on its streams), asked instead of naming a backend. Opens the device:
+    gpucrypt.DeviceError when it is not there."""
+    return _native.resident_memory(device)
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_timing(device: str) -> bool:
+    """Whether ``device`` times its own kernels on data already on it (Device::kernel_timing, the
+    lab's ``_native.time_kernel``). Opens the device: gpucrypt.DeviceError when it is not there."""
+    return _native.kernel_timing(device)
+
+
+def device_variants(device: str, algorithm: Optional[str] = None) -> list:
+    """``variants()`` of the backend that runs ``device`` (the kind its name parses to), e.g. the
+    Keccak variant a GPU hashes with (``device_variants("cuda:0", "keccak")``)."""
+    return variants(_native.parse_device_name(device)[0], algorithm)
 
 
 def auto_gpus() -> list:

@@ -21,6 +21,7 @@ class OpenclDevice final : public IndexedDevice {
                            int repeats) const override {
     return opencl::time_resident(cipher, variant, name().index, bytes, repeats);
   }
+  bool kernel_timing() const override { return true; }
   std::vector<std::pair<std::string, uint64_t>> counters() const override {
     const opencl::KernelStats s = opencl::kernel_stats();
     return {{"programs_built", s.programs_built},

@@ -135,6 +135,9 @@ void register_cuda_hash_bindings(nb::module_& m) {
       nb::arg("cipher"), nb::arg("variant"), nb::arg("device"), nb::arg("bytes"), nb::arg("repeats"),
       "The backend's own timing of its CTR/ECB kernel on device-resident data (Device::time_kernel; OpenCL: "
       "profiling events), checked on sampled blocks.");
+  m.def(
+      "kernel_timing", [](std::string_view device_name) { return gpucrypt::device(device_name).kernel_timing(); },
+      nb::arg("device"), "Whether time_kernel works on this device (Device::kernel_timing; OpenCL's do).");
 }
 
 }  // namespace gpucrypt::python

@@ -8,6 +8,8 @@ import threading
 import time
 
 import gpucrypt
+from gpucrypt import info
+from gpucrypt.hashing import device_hash_variant
 from gpucrypt.lab import calls, plots
 from gpucrypt.lab.framework import KIB, MIB, experiment, rate_spread
 
@@ -42,15 +44,15 @@ def beyond(lab):
 
     # ---- constant-time vs table variants (AES-128-CTR) --------------------------------------------
     rows, labels, values, colors, whiskers = [], [], [], [], []
-    def ctr_variants(backend):  # every variant that has CTR (aes_vaes_gcm is GCM only)
-        return [v for v in gpucrypt.variants(backend, "aes") if v.get("only_mode") in (None, "ctr")]
+    def ctr_variants(device):  # every variant of its backend that has CTR (aes_vaes_gcm is GCM only)
+        return [v for v in info.device_variants(device, "aes") if v.get("only_mode") in (None, "ctr")]
     targets = [("cpu", v["name"], v["constant_time"], host_bytes, False) for v in ctr_variants("cpu")]
     if resident:
-        targets += [(lab.gpu, v["name"], v["constant_time"], GPU_BYTES, True) for v in ctr_variants("cuda")]
+        targets += [(lab.gpu, v["name"], v["constant_time"], GPU_BYTES, True) for v in ctr_variants(lab.gpu)]
     for device, variant, constant_time, num_bytes, on_device in targets:
         entry = time_case("AES-128-CTR per variant",
                           lambda: calls.cipher_case("aes-128-ctr", device, num_bytes, variant, on_device),
-                          algorithm="aes-128-ctr", constant_time=constant_time, requested_variant=variant, on_gpu=device != "cpu")
+                          algorithm="aes-128-ctr", constant_time=constant_time, requested_variant=variant, on_gpu=info.is_gpu(device))
         if entry is None:
             continue
         rows.append([device, variant, "yes" if constant_time else "no (tables)", entry["gbps"]])
@@ -72,7 +74,7 @@ def beyond(lab):
         ctr_gbps = None
         for name in ("aes-256-ctr", "aes-256-gcm", "aes-256-xts"):
             entry = time_case("mode cost", lambda: calls.cipher_case(name, device, num_bytes, resident=on_device),
-                              algorithm=name, on_gpu=device != "cpu")
+                              algorithm=name, on_gpu=info.is_gpu(device))
             if entry is None:
                 series.setdefault(device, []).append(None)
                 mode_spreads.setdefault(device, []).append(None)
@@ -92,9 +94,9 @@ def beyond(lab):
     for name in ALGORITHMS:
         row = [name]
         for device in ["cpu"] + ([lab.gpu] if lab.gpu else []):
-            num_bytes = host_bytes if device == "cpu" or lab.quick else GPU_BYTES
+            num_bytes = GPU_BYTES if info.is_gpu(device) and not lab.quick else host_bytes
             entry = time_case("host data, one call", lambda: _host_case(name, device, num_bytes), algorithm=name,
-                              on_gpu=device != "cpu")
+                              on_gpu=info.is_gpu(device))
             row += [entry["variant"], entry["gbps"]] if entry else ["failed", ""]
             per_device.setdefault(device, []).append(entry["gbps"] if entry else None)
             device_spreads.setdefault(device, []).append(tuple(entry["gbps_spread"]) if entry else None)
@@ -123,7 +125,7 @@ def _host_case(name: str, device: str, num_bytes: int) -> calls.Case:
     if name.startswith(("sha3", "shake")):
         messages = [os.urandom(HASH_MESSAGE)] * (num_bytes // HASH_MESSAGE)
         length = 32 if name.startswith("shake") else None
-        variant = "keccak_cuda" if device != "cpu" else gpucrypt.new(name).variant
+        variant = device_hash_variant(name, device)
         return calls.Case(lambda: gpucrypt.hash_many(name, messages, length=length, device=device), variant,
                           device, "wall clock of one hash_many call over 64 KiB messages (host data)", False,
                           num_bytes)
@@ -131,7 +133,8 @@ def _host_case(name: str, device: str, num_bytes: int) -> calls.Case:
 
 
 def _multi_gpu(lab, reps: int) -> None:
-    gpus = [d["name"] for d in gpucrypt.devices() if d["kind"] == "cuda"]
+    # Resident AES-256-CTR on each GPU at once: the GPUs that work on their own memory (CUDA's).
+    gpus = [d["name"] for d in gpucrypt.devices() if d["type"] == "gpu" and info.resident_memory(d["name"])]
     if len(gpus) < 2 or calls.cupy_module() is None:
         lab.skip("multi-GPU scaling", f"{len(gpus)} GPU(s) here" if len(gpus) < 2 else "CuPy is not installed")
         return
@@ -144,7 +147,7 @@ def _multi_gpu(lab, reps: int) -> None:
 
         def work(gpu):
             cupy = calls.cupy_module()
-            with cupy.cuda.Device(calls.cuda_index(gpu)) as device:
+            with cupy.cuda.Device(calls.device_index(gpu)) as device:
                 cases[gpu].call()
                 device.synchronize()
                 barrier.wait()

@@ -9,6 +9,8 @@ import statistics
 import time
 
 import gpucrypt
+from gpucrypt import info
+from gpucrypt.hashing import device_hash_variant
 from gpucrypt.lab import calls, plots
 from gpucrypt.lab.framework import KIB, MIB, experiment, human_bytes, random_bytes, spread
 from gpucrypt.lab.sensors import Nvml, Sampler, cpu_busy_fraction, cpu_times
@@ -50,8 +52,8 @@ def offload_paths(name: str, device: str, num_bytes: int) -> list:
         return paths
     data = random_bytes(num_bytes)
     messages = [data[i:i + KECCAK_BATCH_MESSAGE] for i in range(0, num_bytes, KECCAK_BATCH_MESSAGE)]
-    kernels = "keccak_cuda" if device.startswith("cuda") else "keccak_opencl"
-    variant = lambda: kernels  # noqa: E731 - the device's one Keccak variant (gpucrypt.variants())
+    kernels = device_hash_variant(name, device)
+    variant = lambda: kernels  # noqa: E731 - the device's one Keccak variant (info.device_variants)
     # The batched path's baseline is the same messages hashed on the CPU (all cores), not one sponge.
     paths = [(f"batched: {len(messages)} x {human_bytes(min(num_bytes, KECCAK_BATCH_MESSAGE))} through hash_many",
               lambda: gpucrypt.hash_many(name, messages, device=device), None, variant,
@@ -229,7 +231,7 @@ def _run_condition(lab, label, kind, duty, device, nvml, budget, window) -> tupl
     """Times the load cases with the load ``kind`` at ``duty`` running (none when kind is None);
     returns ({(name, bytes): medians}, [achieved loads in %])."""
     utilization = nvml.utilization if nvml else (lambda: 0.0)
-    with (Loads(kind, duty, calls.cuda_index(lab.gpu or "cuda:0")) if kind else contextlib.nullcontext()) as loads:
+    with (Loads(kind, duty, calls.device_index(lab.gpu) if lab.gpu else 0) if kind else contextlib.nullcontext()) as loads:
         time.sleep(0.2 if lab.quick else 0.5)   # the load settles into its duty cycle
         before = cpu_times()
         injected_before, t0 = (loads.cpu_seconds() if kind == "cpu" else 0.0), time.perf_counter()
@@ -266,14 +268,14 @@ def load(lab):
     nvml = None
     conditions = [("none", None, 0.0)] + [(f"cpu {int(d * 100)}%", "cpu", d) for d in CPU_LOADS]
     if lab.require_gpu("GPU loads 25/50/75%"):
-        nvml, reason = Nvml.open(calls.cuda_index(lab.gpu))
+        nvml, reason = Nvml.open(calls.device_index(lab.gpu))
         if nvml is None:
             lab.skip("GPU loads (achieved utilisation)", reason)
         if calls.cupy_module() is None:
             lab.skip("GPU loads 25/50/75%", "CuPy is not installed (the load kernel is a CuPy RawKernel)")
         else:
             conditions += [(f"gpu {int(d * 100)}%", "gpu", d) for d in GPU_LOADS]
-    if device == "cpu":
+    if not info.is_gpu(device):
         lab.changed("Without a GPU the same runs happen on the CPU backend: the degradation shown is "
                     "the CPU-only implementation's under CPU load.")
     baseline, rows, achieved_rows = {}, [], []
@@ -349,6 +351,6 @@ def _load_verdict(lab, device: str, degradation: dict) -> None:
                 here=f"the increase of the median t_Total on {device} over no load, AES-256-CTR through the stream "
                      "engine and Keccak-512 batched, under loads made by this lab and measured while they run",
                 same="yes for the CPU loads (a duty-cycled busy loop on every core, as theirs); the GPU load is a "
-                     "spin kernel in another process, theirs another CUDA program" if device != "cpu" else
+                     "spin kernel in another process, theirs another CUDA program" if info.is_gpu(device) else
                      "partly: without an accelerator the CPU backend runs under the CPU loads; no GPU loads",
                 conclusion="; ".join(worst) or "no loaded run completed")

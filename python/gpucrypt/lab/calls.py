@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 import gpucrypt
+from gpucrypt import _native, info
+from gpucrypt.hashing import device_hash_variant
 from gpucrypt.lab.framework import random_bytes, repeat
 
 WALL_HOST = "wall clock of one Python call on host bytes (on a GPU: staging, copies and kernel)"
@@ -28,8 +30,10 @@ def cupy_module():
         return None
 
 
-def cuda_index(device: str) -> int:
-    return int(device.split(":")[1]) if ":" in device else 0
+def device_index(device: str) -> int:
+    """The index of ``device`` as the library parses it: for a GPU that works on its own memory,
+    the CUDA runtime's device number that CuPy and NVML take."""
+    return _native.parse_device_name(device)[1]
 
 
 def key_len(name: str) -> int:
@@ -50,7 +54,7 @@ class Case:
     def samples(self, reps: int, drop: int = 0, budget_s: Optional[float] = None) -> list:
         if not self.resident:
             return repeat(self.call, reps, drop, budget_s)
-        return event_samples(self.call, reps, drop, budget_s, cuda_index(self.device))
+        return event_samples(self.call, reps, drop, budget_s, device_index(self.device))
 
 
 def event_samples(call, reps: int, drop: int, budget_s: Optional[float], index: int) -> list:
@@ -132,9 +136,8 @@ def cipher_case(name: str, device: str, num_bytes: int, variant: Optional[str] =
     mode = name.split("-")[2]
     if mode == "xts":
         num_bytes = min(num_bytes, XTS_MAX_DATA_UNIT)
-    on_gpu = device.startswith("cuda")
-    if resident and not on_gpu:
-        raise ValueError("GPU-resident timing needs a cuda device")
+    if resident and not info.resident_memory(device):
+        raise ValueError(f"GPU-resident timing needs a device that works on its own memory, not {device}")
     if mode == "gcm":
         aead = gpucrypt.AEAD(name, key, device=device, variant=variant)
         nonce = os.urandom(12)
@@ -159,7 +162,7 @@ def hash_case(name: str, device: str, num_bytes: int) -> Case:
     """One message of ``num_bytes`` hashed on ``device`` (a GPU hashes one message per thread)."""
     data = random_bytes(num_bytes)
     length = 32 if name.startswith(("shake", "kt", "parallelhash", "cshake")) else None
-    variant = "keccak_cuda" if device.startswith("cuda") else gpucrypt.new(name).variant
+    variant = device_hash_variant(name, device)
     return Case(lambda: gpucrypt.hash(name, data, length=length, device=device), variant, device,
                 WALL_HOST, False, num_bytes)
 
@@ -168,11 +171,11 @@ def _data(num_bytes: int, device: str, resident: bool):
     if not resident:
         return random_bytes(num_bytes)
     cupy = cupy_module()
-    with cupy.cuda.Device(cuda_index(device)):
+    with cupy.cuda.Device(device_index(device)):
         return cupy.random.randint(0, 256, num_bytes, dtype=cupy.uint8)
 
 
 def _empty_like(array, device: str):
     cupy = cupy_module()
-    with cupy.cuda.Device(cuda_index(device)):
+    with cupy.cuda.Device(device_index(device)):
         return cupy.empty_like(array)

@@ -53,11 +53,13 @@ def crossover(lab):
     # Their OpenCL series: the same AES-192 through the OpenCL backend, on every OpenCL device
     # (PoCL's CPU device is their "OpenCL on the CPU"; an OpenCL GPU is their GPU), with the
     # copies (host bytes in and out) and kernel only (profiling events on device-resident data).
+    # clAES is an OpenCL paper: this series is OpenCL's by subject, so its devices are the ones the
+    # library lists of that kind (each times its own kernels: _native.time_kernel below).
     opencl = [d for d in info.devices() if d["kind"] == "opencl"]
     if not opencl:
         lab.skip("OpenCL on the CPU and GPU", f"no OpenCL device ({_native.opencl_unavailable_reason()})")
-    if lab.opencl:
-        opencl = [d for d in opencl if d["name"] == lab.opencl]
+    if any(d["name"] == lab.device for d in opencl):   # --device named one of them: that one alone
+        opencl = [d for d in opencl if d["name"] == lab.device]
     for d in opencl:
         where = "OpenCL CPU" if d.get("type") == "cpu" else "OpenCL GPU"
         label = f"{where} ({d['name']})"
@@ -108,7 +110,7 @@ def crossover(lab):
         cpu, gpu_host = series["all cores, default"], series["GPU with transfers"]
         faster_from = next((s for i, s in enumerate(sizes) if all(gpu_host[t] < cpu[t] for t in sizes[i:])), None)
         auto = [info.resolve_device("auto", s, "aes") for s in sizes]
-        agree = sum((auto[i] != "cpu") == (gpu_host[s] < cpu[s]) for i, s in enumerate(sizes))
+        agree = sum(info.is_gpu(auto[i]) == (gpu_host[s] < cpu[s]) for i, s in enumerate(sizes))
         lab.record("auto-device check", timed="device=\"auto\" choice vs the faster measured device per size",
                    device=lab.gpu, variant=None, samples=[agree / len(sizes)], unit="fraction agreeing",
                    gpu_faster_from_bytes=faster_from, auto_gpu_min_bytes=info.AUTO_GPU_MIN_BYTES.get("aes"))

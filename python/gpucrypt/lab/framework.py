@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 import gpucrypt
+from gpucrypt import _native, info
 from gpucrypt.lab.sensors import meminfo_bytes
 
 MIB = 1 << 20
@@ -138,28 +139,32 @@ class Lab:
     verdicts: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
 
+    # The lab asks the library what the device of --device can do (gpucrypt.info), never its kind.
     @property
     def gpu(self) -> Optional[str]:
-        """The CUDA device name, or None when the lab runs CPU-only."""
-        return self.device if self.device.startswith("cuda") else None
+        """The device of ``--device`` when it works on its own memory (info.resident_memory: GPU
+        arrays, CUDA events, CuPy and NVML at its index: CUDA's devices), or None."""
+        return self.device if info.is_gpu(self.device) and info.resident_memory(self.device) else None
 
     @property
-    def opencl(self) -> Optional[str]:
-        """The OpenCL device name (``--device opencl:N``), or None."""
-        return self.device if self.device.startswith("opencl") else None
+    def kernel_timer(self) -> Optional[str]:
+        """The device of ``--device`` when it times its own kernels (info.kernel_timing: OpenCL's
+        profiling events), or None."""
+        return self.device if info.is_gpu(self.device) and info.kernel_timing(self.device) else None
 
     @property
     def accelerator(self) -> Optional[str]:
         """The device the public-API parts (Batch, Cipher, the stream engine) offload to: the
-        CUDA or OpenCL device of ``--device``, or None on ``--device cpu``."""
-        return None if self.device == "cpu" else self.device
+        GPU or OpenCL device of ``--device`` (info.is_gpu), or None on ``--device cpu``."""
+        return self.device if info.is_gpu(self.device) else None
 
     def require_gpu(self, part: str) -> bool:
-        """True when the lab runs on a CUDA GPU; otherwise notes ``part`` as skipped and returns False."""
+        """True when the lab runs on a GPU that works on its own memory (``gpu``); otherwise notes
+        ``part`` as skipped and returns False."""
         if self.gpu:
             return True
         here = ", ".join(d["name"] for d in gpucrypt.devices())
-        if not _cuda_devices():
+        if not _resident_gpus():
             reason = f"needs a CUDA device; none here (devices: {here})"
         else:
             reason = f"needs a CUDA device; the lab runs with --device {self.device}"
@@ -238,19 +243,20 @@ def _cell(value):
     return value
 
 
-def _cuda_devices() -> list:
-    return [d["name"] for d in gpucrypt.devices() if d["kind"] == "cuda"]
+def _resident_gpus() -> list:
+    """The GPUs of this machine that work on their own memory (CUDA's), in the library's order."""
+    return [d["name"] for d in gpucrypt.devices() if d["type"] == "gpu" and info.resident_memory(d["name"])]
 
 
 def resolve_lab_device(device: str) -> str:
-    """``auto`` -> the first CUDA GPU if there is one, else ``cpu``; ``cuda`` -> ``cuda:0``;
-    ``opencl`` -> ``opencl:0``. Raises gpucrypt.DeviceError for a device that is not there."""
+    """``auto`` -> the first GPU that works on its own memory (a CUDA GPU) if there is one, else
+    ``cpu``; a bare kind (``cuda``, ``opencl``) -> its device 0 (the library's canonical name).
+    Raises gpucrypt.DeviceError for a device that is not there, ValueError for a malformed name."""
     device = (device or "auto").lower()
-    gpus = _cuda_devices()
     if device == "auto":
+        gpus = _resident_gpus()
         return gpus[0] if gpus else "cpu"
-    if device in ("cuda", "opencl"):
-        device += ":0"
+    device = _native.parse_device_name(device)[2]
     here = [d["name"] for d in gpucrypt.devices()]
     if device not in here:
         raise gpucrypt.DeviceError(f"no device {device!r} here (devices: {', '.join(here)})")

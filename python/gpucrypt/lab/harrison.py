@@ -9,6 +9,7 @@ import random
 import time
 
 import gpucrypt
+from gpucrypt import info
 from gpucrypt.lab import calls, plots
 from gpucrypt.lab.framework import MIB, experiment, human_bytes, random_bytes, rate_spread
 from gpucrypt.lab.papers import HARRISON_MIX
@@ -20,9 +21,9 @@ TIMED = ("gpucrypt.Batch: the executor's compute time (kernels on a GPU, worker 
 
 def _run_batch(device: str, requests: list, reps: int, budget_s: float, keep_order: bool = False) -> tuple:
     """(compute-time samples, the variants that ran, the request groups the executor launched one
-    by one) of running ``requests`` as one batch; ``keep_order``: in submission order
+    by one, the executor: Batch.stats["executor"]) of running ``requests`` as one batch; ``keep_order``: in submission order
     (Batch(keep_order=True)), no grouping or sorting."""
-    computes, variants, groups = [], "", None
+    computes, variants, groups, executor = [], "", None, ""
     start = time.perf_counter()
     while len(computes) < reps and (len(computes) < 3 or time.perf_counter() - start < budget_s):
         batch = gpucrypt.Batch(device=device, keep_order=keep_order)
@@ -32,7 +33,8 @@ def _run_batch(device: str, requests: list, reps: int, budget_s: float, keep_ord
         computes.append(batch.stats["compute_s"])
         variants = ", ".join(sorted(set(batch.stats["variants"].values())))
         groups = batch.stats.get("groups")
-    return computes[1:] if len(computes) > 3 else computes, variants, groups
+        executor = batch.stats["executor"]
+    return computes[1:] if len(computes) > 3 else computes, variants, groups, executor
 
 
 def _messages(name: str, count: int, blocks: int, rekey: bool) -> list:
@@ -49,7 +51,7 @@ def _messages(name: str, count: int, blocks: int, rekey: bool) -> list:
 def _dedicated(device: str, total: int, reps: int, budget_s: float) -> tuple:
     """The dedicated single-mode path: one AES-128-CTR call over all the bytes (the bulk kernel; on a
     GPU on GPU-resident data, CUDA events: kernel only, as the batch's compute time)."""
-    resident = device.startswith("cuda") and calls.cupy_module() is not None
+    resident = info.resident_memory(device) and calls.cupy_module() is not None
     case = calls.cipher_case("aes-128-ctr", device, total, resident=resident)
     return case.samples(reps, 1, budget_s), case.variant, case.timed
 
@@ -66,8 +68,9 @@ def batch(lab):
     reps, budget = (5, 0.3) if lab.quick else (10, 0.5)
 
     def record(what, timed_batch, **params):
-        samples, variants, groups = timed_batch
-        return lab.record(what, timed=TIMED, device=device, variant=variants, samples=samples, groups=groups, **params)
+        samples, variants, groups, executor = timed_batch
+        return lab.record(what, timed=TIMED, device=device, variant=variants, samples=samples, groups=groups,
+                          executor=executor, **params)
 
     # ---- generic format against a dedicated single-mode path, at the paper's message sizes ----------
     total = 2 * MIB if lab.quick else 64 * MIB
@@ -101,7 +104,7 @@ def batch(lab):
                 here=f"the batch with a key and IV per message against one AES-128-CTR call over the same "
                      f"{human_bytes(total)} ({dedicated_variant}) on {device}",
                 same="yes: both sides do the same bytes; ours counts kernel (or CPU worker) time on both sides"
-                     if device != "cpu" else "partly: on the CPU executor, not a GPU kernel",
+                     if info.is_gpu(device) else "partly: on the CPU executor, not a GPU kernel",
                 conclusion=", ".join(f"{b}-block messages {c:.0f}%" for b, c in zip(PAPER_OVERHEAD, ours))
                            + (" - the per-message cost still falls as messages grow, as in the paper"
                               if ours[0] > ours[-1] else " - no fall with message size here"))
@@ -109,7 +112,7 @@ def batch(lab):
     # ---- serial mode: CBC encryption, one message per thread, past the bottleneck -------------------
     cap = 4 * MIB if lab.quick else 1 << 30
     counts = (1, 16, 256, 4096) if lab.quick else (1, 16, 256, 4096, 65536, 10 ** 6)
-    cbc_rows, cbc = [], {}
+    cbc_rows, cbc, cbc_executors = [], {}, set()
     for blocks in (16, 512, 2048):
         for count in counts:
             size = count * blocks * BLOCK
@@ -119,6 +122,7 @@ def batch(lab):
                                                               3 if count >= 65536 else reps, budget),
                            algorithm="aes-128-cbc", bytes=size, messages=count, blocks_per_message=blocks)
             gbps = size * 8 / entry["value"] / 1e9
+            cbc_executors.add(entry["executor"])
             cbc_rows.append([blocks, count, gbps])
             series = cbc.setdefault(f"{blocks} blocks", ([], [], []))
             series[0].append(count)
@@ -134,8 +138,12 @@ def batch(lab):
                 paper="CBC encryption, one thread per message, needs many messages to fill the GPU; many large "
                       "messages hit a memory-access bottleneck (neighbouring threads read a message apart)",
                 here=f"CBC encryption batches of 1 to {most:,} messages of 16, 512 and 2048 blocks on {device}",
-                same="yes: the batch executor gives a serial-mode message one thread" if device.startswith("cuda")
-                     else "partly: the question is about GPU threads; here " + device,
+                # A GPU's own batch executor launches the messages together; the generic one (a GPU
+                # backend without batch kernels) runs them one by one.
+                same="yes: the batch executor gives a serial-mode message one thread"
+                     if info.is_gpu(device) and cbc_executors and "generic" not in cbc_executors
+                     else "partly: the question is about GPU threads; here " + device
+                     + (f" (the {', '.join(sorted(cbc_executors))} batch executor)" if cbc_executors else ""),
                 conclusion=(f"peak {peak[2]:.3g} Gbps at {peak[1]:,} messages of {peak[0]} blocks; at {most:,} "
                             f"messages: " + ", ".join(f"{r[0]} blocks {r[2]:.3g} Gbps" for r in at_most)
                             + ("" if lab.quick else " (a fall past the peak is the bottleneck)")) if peak else "no run")

@@ -12,7 +12,7 @@ import tempfile
 import time
 
 import gpucrypt
-from gpucrypt import stream
+from gpucrypt import info, stream
 from gpucrypt.lab import calls, plots
 from gpucrypt.lab.framework import MIB, experiment, human_bytes, random_bytes
 from gpucrypt.lab.sensors import meminfo_bytes
@@ -158,7 +158,7 @@ def _beyond_gpu_memory(lab, key: bytes) -> None:
     if lab.quick:
         lab.skip(part, "not in a quick run")
         return
-    with cupy.cuda.Device(calls.cuda_index(lab.gpu)):
+    with cupy.cuda.Device(calls.device_index(lab.gpu)):
         free, total = cupy.cuda.runtime.memGetInfo()
         host = (meminfo_bytes("MemAvailable") or 0) - 16 * (1 << 30)   # room for everything else
         # The data is 1.25x the budget and at most MAX_BEYOND_BYTES (seconds per run, not minutes).
@@ -288,7 +288,8 @@ def _scatter_cluster(lab, device: str) -> None:
     if mpirun is None:
         return
     data_len, rank_counts = CLUSTER_SIZES[lab.quick]
-    rank_device = "auto" if device.startswith("cuda") else device   # a CUDA rank takes its node's GPU (local rank mod GPUs)
+    # A GPU that "auto" uses: each rank takes its node's (local rank mod auto's GPUs, mpi.py).
+    rank_device = "auto" if device in info.auto_gpus() else device
     rows, per_rank, notes = [], [], set()
     with tempfile.TemporaryDirectory(prefix="gpucrypt-lab-scatter-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as work:
         plain, key_path, sealed = (os.path.join(work, name) for name in ("plain", "key", "sealed"))

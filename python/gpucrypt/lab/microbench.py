@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import gpucrypt
+from gpucrypt import info
 from gpucrypt.lab import calls, papers, plots
 from gpucrypt.lab.framework import Skipped, experiment
 
@@ -275,14 +275,14 @@ def instruction_mix(lab) -> None:
         return
     rows = []
     for algorithm in ("aes", "camellia", "sc2000"):
-        for variant in (v["name"] for v in gpucrypt.variants(backend="cuda", algorithm=algorithm)
+        for variant in (v["name"] for v in info.device_variants(lab.gpu, algorithm)
                         if v.get("only_mode") in (None, "ecb")):
             case = calls.cipher_case(f"{algorithm}-128-ecb", lab.gpu, 256 << 20, variant, resident=True)
             samples = case.samples(20, 2)
             entry = lab.record("T_enc beside the SASS mix", timed=case.timed, device=lab.gpu, variant=variant,
                                samples=samples, statistic="mean", algorithm=f"{algorithm}-128-ecb", bytes=256 << 20)
             gbps = (256 << 20) * 8 / entry["value"] / 1e9
-            tokens = [t for t in variant.lower().split("_") if t not in ("smem", "smem32", "cuda")]
+            tokens = [t for t in variant.lower().split("_") if t not in ("smem", "smem32")]   # aes_ttable_smem32 -> aes, ttable
             kernels = [k for k in functions if all(t in k.lower() for t in tokens[:2])]
             for kernel in sorted(kernels, key=lambda k: ("ecb" not in k.lower(), k))[:4]:   # ECB kernels first
                 mix = mix_of(functions[kernel])

@@ -10,8 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import gpucrypt
-from gpucrypt import _native
+from gpucrypt import _native, info
 from gpucrypt.lab import calls, papers, plots
 from gpucrypt.lab.framework import KIB, MIB, experiment, rate_spread, spread
 from gpucrypt.lab.sensors import Nvml, rapl_delta_joules, rapl_energy_joules, rapl_packages
@@ -22,14 +21,19 @@ KEY_BITS = (128, 192, 256)
 GPU_BYTES = 256 * MIB
 LAUNCH_POLICIES = ("sm90", "default")   # GPUCRYPT_CUDA_LAUNCH_POLICY values (src/backends/cuda/device.cu)
 # What each energy counter covers; the paper measured the whole machine at the wall.
-METERS = {"cuda": "GPU board (NVML)", "cpu": "CPU package (RAPL)"}
+# Keyed by info.is_gpu(device): NVML reads the GPU of lab.gpu, RAPL the host's CPU.
+METERS = {True: "GPU board (NVML)", False: "CPU package (RAPL)"}
 METER_NOTE = "ours: GPU board (NVML) or CPU package (RAPL); paper: whole machine (every supply line)"
 
 
-def variant_names(algorithm: str, backend: str) -> list:
+def variant_names(algorithm: str, device: str) -> list:
     # ECB throughput: variants made for one other mode (aes_vaes_gcm) have nothing to time here.
-    return [v["name"] for v in gpucrypt.variants(backend=backend, algorithm=algorithm)
-            if v.get("only_mode") in (None, "ecb")]
+    return [v["name"] for v in info.device_variants(device, algorithm) if v.get("only_mode") in (None, "ecb")]
+
+
+def _kind(device: str) -> str:
+    """The backend of ``device`` as the library names it: the plots' and the verdict's label."""
+    return _native.parse_device_name(device)[0]
 
 
 def shape_sweep_binary():
@@ -55,9 +59,9 @@ def throughput(lab):
     for algorithm in CIPHERS:
         for bits in KEY_BITS:
             name = f"{algorithm}-{bits}-ecb"
-            targets = [("cpu", v, cpu_bytes, False) for v in variant_names(algorithm, "cpu")]
+            targets = [("cpu", v, cpu_bytes, False) for v in variant_names(algorithm, "cpu")]   # the paper's CPU baseline
             if lab.gpu and calls.cupy_module():
-                targets += [(lab.gpu, v, GPU_BYTES, True) for v in variant_names(algorithm, "cuda")]
+                targets += [(lab.gpu, v, GPU_BYTES, True) for v in variant_names(algorithm, lab.gpu)]
             for device, variant, num_bytes, resident in targets:
                 timed = lab.attempt(f"{name} {variant} on {device}", _timed_case, name, device, num_bytes, variant,
                                     resident, reps, drop, None if resident else (1.0 if lab.quick else 2.0))
@@ -68,19 +72,20 @@ def throughput(lab):
                                    samples=samples, statistic="mean", dropped=drop, algorithm=name,
                                    bytes=num_bytes)
                 entry["gbps"] = num_bytes * 8 / entry["value"] / 1e9
-                measured.setdefault((case.device.split(":")[0], case.variant), {})[f"{algorithm}-{bits}"] = entry["gbps"]
-                spreads.setdefault((case.device.split(":")[0], case.variant), {})[f"{algorithm}-{bits}"] = \
+                measured.setdefault((_kind(case.device), case.variant), {})[f"{algorithm}-{bits}"] = entry["gbps"]
+                spreads.setdefault((_kind(case.device), case.variant), {})[f"{algorithm}-{bits}"] = \
                     rate_spread(num_bytes, samples)
                 rows.append([name, case.device, case.variant, entry["gbps"], len(samples)])
                 lab.log(f"  {name:18s} {case.device:7s} {case.variant:22s} {entry['gbps']:9.2f} Gbps")
     if lab.require_gpu("GPU kernels (T_enc) and launch shapes") and not calls.cupy_module():
         lab.skip("GPU kernels (T_enc) and launch shapes", "CuPy is not installed (needed for GPU-resident data)")
-    if lab.opencl:
-        lab.attempt(f"OpenCL kernels on {lab.opencl}", opencl_throughput, lab, measured, spreads, rows)
+    if lab.kernel_timer:   # the paper's own API: OpenCL, whose devices time their own kernels
+        lab.attempt(f"OpenCL kernels on {lab.kernel_timer}", kernel_timer_throughput, lab, measured, spreads, rows)
     lab.table("T_enc, Gbps (mean of the kept runs)", ["cipher", "device", "variant", "Gbps", "runs"], rows)
 
+    # Colours by backend, as the plot's title names them (a backend not listed here: grey).
     colour = {"cpu": "tab:blue", "cuda": "tab:green", "opencl": "tab:purple"}
-    bars = [(f"{group} {dev}:{var}", vals[group], colour[dev], spreads[(dev, var)][group])
+    bars = [(f"{group} {dev}:{var}", vals[group], colour.get(dev, "tab:grey"), spreads[(dev, var)][group])
             for group in (f"{a}-{b}" for a in CIPHERS for b in KEY_BITS)
             for (dev, var), vals in measured.items() if group in vals]
     plots.bars(lab.plot_path("variants"), "ECB T_enc per cipher, key size and variant (CPU blue, CUDA green, OpenCL purple)",
@@ -115,32 +120,33 @@ def throughput(lab):
                 "benchmarks are built, the shape sweep behind launch_policy.hpp.")
 
 
-def opencl_throughput(lab, measured: dict, spreads: dict, rows: list) -> None:
+def kernel_timer_throughput(lab, measured: dict, spreads: dict, rows: list) -> None:
     """T_enc of every cipher and key size on the OpenCL device of --device (the paper's own API):
     OpenCL profiling events around the kernel on device-resident data, checked against the CPU."""
+    device = lab.kernel_timer
     num_bytes = 1 * MIB if lab.quick else GPU_BYTES
     reps = 12 if lab.quick else 100
     drop = 2 if lab.quick else 10
     for algorithm in CIPHERS:
         for bits in KEY_BITS:
             name = f"{algorithm}-{bits}-ecb"
-            timing = _native.time_kernel(name, "", lab.opencl, num_bytes, reps)
+            timing = _native.time_kernel(name, "", device, num_bytes, reps)
             if timing["mismatched_blocks"]:
-                raise RuntimeError(f"{name} on {lab.opencl}: {timing['mismatched_blocks']} blocks wrong")
+                raise RuntimeError(f"{name} on {device}: {timing['mismatched_blocks']} blocks wrong")
             samples = list(timing["seconds"])[drop:] or list(timing["seconds"])
-            entry = lab.record("T_enc", timed=calls.OPENCL_EVENTS, device=lab.opencl, variant=timing["variant"],
+            entry = lab.record("T_enc", timed=calls.OPENCL_EVENTS, device=device, variant=timing["variant"],
                                samples=samples, statistic="mean", dropped=drop, algorithm=name, bytes=num_bytes)
             entry["gbps"] = num_bytes * 8 / entry["value"] / 1e9
-            measured.setdefault(("opencl", timing["variant"]), {})[f"{algorithm}-{bits}"] = entry["gbps"]
-            spreads.setdefault(("opencl", timing["variant"]), {})[f"{algorithm}-{bits}"] = rate_spread(num_bytes, samples)
-            rows.append([name, lab.opencl, timing["variant"], entry["gbps"], len(samples)])
-            lab.log(f"  {name:18s} {lab.opencl:7s} {timing['variant']:22s} {entry['gbps']:9.2f} Gbps")
+            measured.setdefault((_kind(device), timing["variant"]), {})[f"{algorithm}-{bits}"] = entry["gbps"]
+            spreads.setdefault((_kind(device), timing["variant"]), {})[f"{algorithm}-{bits}"] = rate_spread(num_bytes, samples)
+            rows.append([name, device, timing["variant"], entry["gbps"], len(samples)])
+            lab.log(f"  {name:18s} {device:7s} {timing['variant']:22s} {entry['gbps']:9.2f} Gbps")
 
 
 def launch_policies(lab, reps: int) -> None:
     """Every CUDA variant under each launch policy (a fresh process each: the policy is read once)."""
     cases = [{"name": f"{a}-128-ecb", "variant": v, "device": lab.gpu, "sizes": [GPU_BYTES], "resident": True}
-             for a in CIPHERS for v in variant_names(a, "cuda")]
+             for a in CIPHERS for v in variant_names(a, lab.gpu)]
     by_policy, policy_spreads = {}, {}
     for policy in LAUNCH_POLICIES:
         for result in run_timing({"cases": cases, "reps": reps, "drop": 2}, {"GPUCRYPT_CUDA_LAUNCH_POLICY": policy}):
@@ -230,7 +236,7 @@ def _power_rows(lab, where: str, cases: dict, energy, sync, seconds: float, warm
                            algorithm=label, window_s=run["seconds"], calls=run["calls"], bytes=case.num_bytes,
                            t_enc_gbps=t_enc, p_idle_w=p_idle, p_diff_w=p_diff,
                            p_eff_gbps_per_w=t_enc / p_diff if p_diff > 0 else None)
-        rows.append([label, METERS[where.split(":")[0]], case.variant, t_enc, p_idle, p_enc, p_diff,
+        rows.append([label, METERS[info.is_gpu(where)], case.variant, t_enc, p_idle, p_enc, p_diff,
                      entry["p_eff_gbps_per_w"]])
         entry["p_eff_spread"] = [t_enc / (w - p_idle) if w > p_idle else None for w in run["watts"]]
         lab.log(f"  {label} {where}: {t_enc:.1f} Gbps, P_enc {p_enc:.0f} W, P_diff {p_diff:.0f} W")
@@ -242,14 +248,14 @@ def power(lab):
     seconds, warm_s = (2.0, 0.5) if lab.quick else (10.0, 2.0)
     rows = []
     if lab.require_gpu("GPU power (NVML energy counter)"):
-        nvml, reason = Nvml.open(calls.cuda_index(lab.gpu))
+        nvml, reason = Nvml.open(calls.device_index(lab.gpu))
         cupy = calls.cupy_module()
         if nvml is None or cupy is None:
             lab.skip("GPU power (NVML energy counter)", reason or "CuPy is not installed")
         else:
             cases = {f"{a}-128-ecb": calls.cipher_case(f"{a}-128-ecb", lab.gpu, GPU_BYTES, resident=True)
                      for a in CIPHERS}
-            with cupy.cuda.Device(calls.cuda_index(lab.gpu)) as device:
+            with cupy.cuda.Device(calls.device_index(lab.gpu)) as device:
                 rows += lab.attempt("GPU power", _power_rows, lab, lab.gpu, cases, nvml.energy_joules,
                                     device.synchronize, seconds, warm_s) or []
     zones = rapl_packages()

@@ -74,7 +74,7 @@ def _image(path: Path) -> str:
 
 def _machine(results: dict) -> str:
     m = results["machine"]
-    gpus = [d for d in m["devices"] if d["kind"] == "cuda"]
+    gpus = [d for d in m["devices"] if d.get("type") == "gpu"]   # every GPU the library lists, any backend
     rows = [["date", results["date"]], ["host", m["hostname"]], ["CPU", f"{m['cpu']} ({m['logical_cpus']} logical CPUs)"],
             ["memory", f"{(m['memory_bytes'] or 0) / 2**30:.0f} GiB"],
             ["GPUs", ", ".join(f"{d['name']}: {d['description']}" for d in gpus) or "none"],
