@@ -13,6 +13,7 @@ import pytest
 
 import gpucrypt
 from gpucrypt import _native, info
+from gpucrypt.hashing import device_hash_variant
 
 DEVICES = [d["name"] for d in gpucrypt.devices()]
 CUDA = any(name.startswith("cuda:") for name in DEVICES)
@@ -128,6 +129,34 @@ def test_devices_without_device_memory_refuse_it_by_name(device):
         timing = _native.time_kernel("aes-128-ctr", "", device, 1 << 16, 2)
         assert len(timing["seconds"]) == 2 and timing["mismatched_blocks"] == 0 and timing["checked_blocks"] > 0
         assert _native.device_counters(device)["kernels_run"] >= 1
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_each_device_says_what_it_can_do(device):
+    """The questions Python (the lab, bench, hashing) asks instead of reading a device's kind,
+    and each backend's answers: the CPU none; OpenCL times its kernels and hashes with keccak_opencl;
+    CUDA (run on the GPU machine) works on its own memory and hashes with keccak_cuda."""
+    kind = _native.parse_device_name(device)[0]
+    resident, timing, keccak = {"cpu": (False, False, None), "opencl": (False, True, "keccak_opencl"),
+                                "cuda": (True, False, "keccak_cuda")}[kind]
+    assert info.resident_memory(device) is resident and _native.resident_memory(device) is resident
+    assert info.kernel_timing(device) is timing and _native.kernel_timing(device) is timing
+    assert info.device_variants(device) == gpucrypt.variants(backend=kind)
+    assert device_hash_variant("sha3-256", device) == (keccak or gpucrypt.new("sha3-256").variant)
+    if keccak:
+        assert [v["name"] for v in info.device_variants(device, "keccak")] == [keccak]
+
+
+@pytest.mark.skipif(CUDA, reason="a CUDA device is present")
+def test_capability_questions_open_the_device():
+    """resident_memory and kernel_timing ask the device's backend (an absent one is its DeviceError);
+    device_variants reads the name alone (a malformed one is the parser's ValueError)."""
+    for question in (info.resident_memory, info.kernel_timing):
+        with pytest.raises(gpucrypt.DeviceError, match="device 'cuda:9' is not available"):
+            question("cuda:9")
+    assert info.device_variants("cuda:9") == gpucrypt.variants(backend="cuda")
+    with pytest.raises(ValueError, match="unknown device"):
+        info.device_variants("tpu:0")
 
 
 def test_device_hashing_entry_points_refuse_the_cpu_by_its_traits():

@@ -222,6 +222,28 @@ def test_skip_reason_names_the_devices_that_are_here():
         assert device["name"] in reason
 
 
+def test_lab_asks_what_its_device_can_do():
+    """lab.gpu (works on its own memory), lab.kernel_timer (times its own kernels) and
+    lab.accelerator (a GPU to offload to) come from the library's answers for every listed device
+    (the CPU and PoCL's opencl:0 here; cuda:N on the GPU machine), and a bare kind resolves to its
+    device 0."""
+    import gpucrypt
+    from gpucrypt.lab.framework import Lab, resolve_lab_device
+    # What each backend's devices answer, stated per kind: the test's expectations, not a rule of the lab.
+    expected = {"cpu": (None, None, None), "cuda": ("self", None, "self"), "opencl": (None, "self", "self")}
+    names = [d["name"] for d in gpucrypt.devices()]
+    for name in names:
+        lab = Lab(device=name, quick=True, out=Path("."), log=lambda message: None)
+        want = [name if w == "self" else None for w in expected[name.split(":")[0]]]
+        assert [lab.gpu, lab.kernel_timer, lab.accelerator] == want, name
+    cuda = [n for n in names if n.startswith("cuda:")]
+    assert resolve_lab_device("auto") == (cuda[0] if cuda else "cpu")
+    if "opencl:0" in names:
+        assert resolve_lab_device("OpenCL") == "opencl:0"
+    with pytest.raises(ValueError, match="unknown device"):
+        resolve_lab_device("tpu")
+
+
 # ---- issue 35: the papers' questions on the right path ---------------------------------------------
 
 def _opencl_devices():

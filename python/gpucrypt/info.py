@@ -77,15 +77,15 @@ def is_gpu(device: str) -> bool:
 @functools.lru_cache(maxsize=None)
 def resident_memory(device: str) -> bool:
     """Whether ``device`` works on its own memory (Device::resident_memory: GPU arrays, device
-    pointers, timing by events on its streams), asked instead of naming a backend. Opens the device:
-    gpucrypt.DeviceError when it is not there."""
+    pointers, timing by events on its streams), asked instead of naming a backend. Asks the device
+    (every device of a backend answers alike): gpucrypt.DeviceError when its backend cannot run here."""
     return _native.resident_memory(device)
 
 
 @functools.lru_cache(maxsize=None)
 def kernel_timing(device: str) -> bool:
     """Whether ``device`` times its own kernels on data already on it (Device::kernel_timing, the
-    lab's ``_native.time_kernel``). Opens the device: gpucrypt.DeviceError when it is not there."""
+    lab's ``_native.time_kernel``). Asks the device, as resident_memory does."""
     return _native.kernel_timing(device)
 
 
