@@ -279,6 +279,11 @@ void check_traits_and_resident_refusals() {
     check(scheduler_devices({d.name, "cpu"}, 0, 6)[0].workers == 6, d.name + ": the caller's GPU workers");
     check(format::default_job_len({d.name}) == gpu.job_len && format::default_job_len({d.name, "cpu"}) == cpu.job_len,
           d.name + ": the smallest job length of the devices");
+    // What each backend offers beyond host memory, asked instead of read from the kind (Python's
+    // info.resident_memory / info.kernel_timing): CUDA works on its own memory, OpenCL times its kernels.
+    const Device& listed = device(d.name);
+    check(listed.resident_memory() == (d.kind == "cuda") && listed.kernel_timing() == (d.kind == "opencl"),
+          d.name + ": resident_memory and kernel_timing");
   }
   const Device& host = device("cpu");
   const std::vector<uint8_t> key(16);
