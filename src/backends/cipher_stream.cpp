@@ -62,7 +62,15 @@ class EngineCipherStream final : public CipherStream {
   // safe to call from several threads (block_engine.hpp), and the key schedule is its state.
   EngineCipherStream(const CipherName& name, Direction direction, std::shared_ptr<const BlockEngine> engine,
                      ByteSpan iv)
-      : name_(name), direction_(direction), engine_(std::move(engine)) {
+      : name_(name),
+        direction_(direction),
+        kind_(modes::kind(name.mode, direction)),
+        whole_blocks_(modes::needs_whole_blocks(name.mode)),
+        engine_(std::move(engine)) {
+    modes::visit_op<modes::ModeKind::bulk>(name.mode, direction, [&](auto op) {
+      constexpr modes::Bulk kOp = decltype(op)::ModeTraits::bulk_op(decltype(op)::kDirection);
+      bulk_has_start_ = modes::bulk_input(kOp) == modes::BulkInput::counter || modes::bulk_reads_previous(kOp);
+    });
     if (!iv.empty()) std::memcpy(reg_, iv.data(), 16);
   }
 
@@ -88,7 +96,7 @@ class EngineCipherStream final : public CipherStream {
       const WipedCopy copy(in, len);
       return update(copy.data(), out, len);
     }
-    switch (modes::kind(name_.mode, direction_)) {
+    switch (kind_) {
       case modes::ModeKind::xts:
         modes::xts_check_data_unit(name_.canonical, len);
         return engine_->xts(direction_, reg_, in, out, len);
@@ -96,14 +104,14 @@ class EngineCipherStream final : public CipherStream {
       case modes::ModeKind::bulk:
       case modes::ModeKind::serial: break;
     }
-    modes::check_whole_blocks(name_, len);
+    if (whole_blocks_) modes::check_whole_blocks(name_, len);
     while (pos_ != 0 && len > 0) {  // the block an earlier call began
       *out++ = byte_step(*in++);
       --len;
     }
     const size_t num_blocks = len / 16;
     if (num_blocks > 0) {
-      if (modes::is_parallel(name_.mode, direction_)) bulk(in, out, num_blocks);
+      if (kind_ == modes::ModeKind::bulk) bulk(in, out, num_blocks);
       else engine_->serial(name_.mode, direction_, reg_, in, out, num_blocks);
       in += num_blocks * 16;
       out += num_blocks * 16;
@@ -152,6 +160,12 @@ class EngineCipherStream final : public CipherStream {
   // 2 * kMinBlocksPerTask blocks, or no threads) builds no list and no std::function: at 16-64
   // bytes the allocation and the indirect call were a third of a CTR update.
   void bulk(const uint8_t* in, uint8_t* out, size_t num_blocks) {
+    if (!bulk_has_start_) {  // ECB: no start value to carry or to give each range
+      for_each_range(num_blocks, [&](size_t begin, size_t end) {
+        engine_->bulk(name_.mode, direction_, reg_, in + begin * 16, out + begin * 16, end - begin);
+      });
+      return;
+    }
     uint8_t next_reg[16];
     modes::range_iv(name_.mode, reg_, num_blocks, in + (num_blocks - 1) * 16, next_reg);
     if (!threads() || num_blocks < 2 * kMinBlocksPerTask) {
@@ -171,6 +185,14 @@ class EngineCipherStream final : public CipherStream {
     std::memcpy(reg_, next_reg, 16);
   }
 
+  // body(begin, end) over split()'s ranges, without building the list or a std::function when the
+  // cut is one range.
+  template <class Body>
+  void for_each_range(size_t num_blocks, Body&& body) {
+    if (!threads() || num_blocks < 2 * kMinBlocksPerTask) return body(size_t{0}, num_blocks);
+    run_ranges(split(num_blocks, true), [&](size_t, const BlockRange& r) { body(r.begin, r.end); });
+  }
+
   // One byte of a block done byte by byte (modes that take any length): XORed with keystream_ =
   // E(reg_); pending_ collects the block's ciphertext, and the finished block gives the mode's
   // next register (modes::next_register: CFB its ciphertext, OFB its keystream, CTR the next
@@ -187,6 +209,11 @@ class EngineCipherStream final : public CipherStream {
 
   CipherName name_;
   Direction direction_;
+  // The mode's kind in this direction and its length rule, read off its traits once: a 16-byte
+  // update is tens of nanoseconds.
+  modes::ModeKind kind_;
+  bool whole_blocks_;
+  bool bulk_has_start_ = false;  // the bulk shape reads a counter or the block before (not ECB)
   std::shared_ptr<const BlockEngine> engine_;
   uint8_t reg_[16] = {};        // IV / chaining value / counter / XTS tweak
   uint8_t keystream_[16] = {};  // E(reg_): keystream of the partly used block

@@ -100,6 +100,7 @@ struct CbcMode : FeedbackModeTraits {
                                           uint8_t* out, size_t num_blocks) {
     return cbc_encrypt_blocks(cipher, chain, in, out, num_blocks);
   }
+  GC_METHOD static gc_block next_register(gc_block, gc_block, gc_block ciphertext) { return ciphertext; }
 };
 
 }  // namespace gpucrypt::modes

@@ -13,16 +13,20 @@
 //           direction, start, in, out, len), a range from its start value
 //   serial: serial_blocks(cipher, direction, chain, in, out, num_blocks), returning the chain,
 //           and, unless kWholeBlocks, serial_tail(cipher, direction, chain, in, out, tail_len)
-//   a mode that takes any length (not kWholeBlocks): next_register(register, keystream,
-//           ciphertext), the stream driver's register after a block it finished byte by byte
-//           (keystream = E(register))
+//   a mode that takes any length (not kWholeBlocks) or has a serial direction:
+//           next_register(register, keystream, ciphertext), the register (chaining value) after a
+//           block, from the register before it, the block's input XOR output (its keystream, in
+//           the modes that XOR one: E(register)) and its ciphertext: the stream driver's after a
+//           block it finished byte by byte, OpenSSL's engine's after a serial call
 // Constant-time: nothing here touches data.
 #pragma once
 
 #include <cstdint>
 
+// Relative, as the other mode headers' includes, so that a mode header compiles with no include
+// path (tests/cpp/test_modes_device.cu's one-line nvcc check).
+#include "../../include/gpucrypt/cipher.hpp"
 #include "block_cipher.hpp"
-#include "gpucrypt/cipher.hpp"
 
 namespace gpucrypt::modes {
 

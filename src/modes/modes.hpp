@@ -115,40 +115,67 @@ static_assert(serial_op(Mode::cbc, Direction::encrypt) == SerialOp{0} &&
 // The serial operations of every serial mode, chosen at run time by serial_op's number:
 // the whole blocks, returning the chain, and the ragged tail of a mode that takes any length.
 namespace detail {
-// One mode's serial operations for serial_blocks: runs the one numbered op, if any, and says so.
-template <class Traits, BlockCipher Cipher>
-GC_METHOD bool serial_blocks_of(SerialOp op, const Cipher& cipher, gc_block& chain, const uint8_t* in, uint8_t* out,
-                                size_t num_blocks) {
-  if constexpr (Traits::kind(Direction::encrypt) == ModeKind::serial) {
-    constexpr SerialOp kOp = serial_op(Traits::kMode, Direction::encrypt);
-    if (op == kOp) {
-      chain = Traits::serial_blocks(cipher, Direction::encrypt, chain, in, out, num_blocks);
-      return true;
-    }
-  }
-  if constexpr (!Traits::kOneOperation && Traits::kind(Direction::decrypt) == ModeKind::serial) {
-    constexpr SerialOp kOp = serial_op(Traits::kMode, Direction::decrypt);
-    if (op == kOp) {
-      chain = Traits::serial_blocks(cipher, Direction::decrypt, chain, in, out, num_blocks);
-      return true;
-    }
-  }
-  return false;
+template <int kIndex, class List>
+struct TypeAt;
+template <int kIndex, class First, class... Rest>
+struct TypeAt<kIndex, TypeList<First, Rest...>> : TypeAt<kIndex - 1, TypeList<Rest...>> {};
+template <class First, class... Rest>
+struct TypeAt<0, TypeList<First, Rest...>> {
+  using type = First;
+};
+
+// Serial operation number `number`: its mode's place in ModeList and its direction (-1: none).
+struct SerialOpSlot {
+  int mode_index;
+  Direction direction;
+};
+constexpr SerialOpSlot serial_op_slot(int number) {
+  SerialOpSlot slot{-1, Direction::encrypt};
+  int mode_index = 0;
+  for_each_mode([&](auto traits) {
+    for (const Direction d : {Direction::encrypt, Direction::decrypt})
+      if (decltype(traits)::kind(d) == ModeKind::serial &&
+          static_cast<int>(serial_op(decltype(traits)::kMode, d)) == number)
+        slot = {mode_index, d};
+    ++mode_index;
+  });
+  return slot;
 }
-// An else-if chain over the list (|| stops at the first match), which compiles as the switch
-// over the operation the CUDA serial kernel had before the traits.
-template <BlockCipher Cipher, class... Traits>
-GC_METHOD gc_block serial_blocks_in(TypeList<Traits...>, SerialOp op, const Cipher& cipher, gc_block chain,
-                                    const uint8_t* in, uint8_t* out, size_t num_blocks) {
-  (void)(serial_blocks_of<Traits>(op, cipher, chain, in, out, num_blocks) || ...);
-  return chain;
+
+template <int kNumber, BlockCipher Cipher>
+GC_METHOD gc_block serial_blocks_numbered(const Cipher& cipher, gc_block chain, const uint8_t* in, uint8_t* out,
+                                          size_t num_blocks) {
+  constexpr SerialOpSlot kSlot = serial_op_slot(kNumber);
+  if constexpr (kSlot.mode_index < 0) {
+    return chain;
+  } else {
+    using Traits = typename TypeAt<kSlot.mode_index, ModeList>::type;
+    return Traits::serial_blocks(cipher, kSlot.direction, chain, in, out, num_blocks);
+  }
 }
 }  // namespace detail
+
+// The switch has a case per number up to kMaxSerialOps; the cases past the last operation are
+// empty and compile away.
+inline constexpr int kMaxSerialOps = 8;
+static_assert(detail::serial_op_slot(kMaxSerialOps).mode_index < 0, "more serial operations than serial_blocks' cases");
 
 template <BlockCipher Cipher>
 GC_METHOD gc_block serial_blocks(SerialOp op, const Cipher& cipher, gc_block chain, const uint8_t* in, uint8_t* out,
                                  size_t num_blocks) {
-  return detail::serial_blocks_in(ModeList{}, op, cipher, chain, in, out, num_blocks);
+  // A switch over the number, as the CUDA serial kernel had before the traits, so that it compiles
+  // to the same code.
+  switch (static_cast<int>(op)) {
+    case 0: return detail::serial_blocks_numbered<0>(cipher, chain, in, out, num_blocks);
+    case 1: return detail::serial_blocks_numbered<1>(cipher, chain, in, out, num_blocks);
+    case 2: return detail::serial_blocks_numbered<2>(cipher, chain, in, out, num_blocks);
+    case 3: return detail::serial_blocks_numbered<3>(cipher, chain, in, out, num_blocks);
+    case 4: return detail::serial_blocks_numbered<4>(cipher, chain, in, out, num_blocks);
+    case 5: return detail::serial_blocks_numbered<5>(cipher, chain, in, out, num_blocks);
+    case 6: return detail::serial_blocks_numbered<6>(cipher, chain, in, out, num_blocks);
+    case 7: return detail::serial_blocks_numbered<7>(cipher, chain, in, out, num_blocks);
+  }
+  return chain;
 }
 template <BlockCipher Cipher>
 GC_METHOD void serial_tail(SerialOp op, const Cipher& cipher, gc_block chain, const uint8_t* in, uint8_t* out,
@@ -167,16 +194,19 @@ GC_METHOD void serial_tail(SerialOp op, const Cipher& cipher, gc_block chain, co
   });
 }
 
-// next_register: the register of a mode that takes any length after a block it finished byte by
-// byte (the stream driver's), from the register, its keystream E(register) and the block's
-// ciphertext (the traits' next_register). Writes 16 bytes to out.
+// next_register: the register (chaining value) of a mode that takes any length or has a serial
+// direction after a block (the traits' next_register), from the register before it, the block's
+// input XOR output (its keystream where the mode XORs one) and its ciphertext: the stream driver's
+// after a block it finished byte by byte, OpenSSL's engine's after a serial call. Writes 16 bytes
+// to out.
 inline void next_register(Mode mode, const uint8_t reg[16], const uint8_t keystream[16],
                           const uint8_t ciphertext[16], uint8_t out[16]) {
   gc_block result = load_block(reg);
   for_each_mode([&](auto traits) {
     using Traits = decltype(traits);
-    if constexpr (!Traits::kWholeBlocks && (Traits::kind(Direction::encrypt) == ModeKind::bulk ||
-                                            Traits::kind(Direction::encrypt) == ModeKind::serial))
+    constexpr ModeKind kEncrypt = Traits::kind(Direction::encrypt), kDecrypt = Traits::kind(Direction::decrypt);
+    if constexpr ((!Traits::kWholeBlocks && (kEncrypt == ModeKind::bulk || kEncrypt == ModeKind::serial)) ||
+                  kEncrypt == ModeKind::serial || kDecrypt == ModeKind::serial)
       if (mode == Traits::kMode)
         result = Traits::next_register(load_block(reg), load_block(keystream), load_block(ciphertext));
   });

@@ -19,7 +19,7 @@
 // in src/backends/cipher_stream.cpp and python/gpucrypt/cipher.py, and is checked through the
 // product by tests/test_differential.py::test_split_updates_equal_one_shot.
 //
-// Build: g++ -std=c++20 -O2 -Wall -Wextra tests/cpp/test_modes.cpp -lcrypto
+// Build: g++ -std=c++20 -O2 -Wall -Wextra -Isrc -Iinclude tests/cpp/test_modes.cpp -lcrypto
 // Prints "N passed, M failed"; exits non-zero on any failure.
 #define OPENSSL_SUPPRESS_DEPRECATED  // AES_set_encrypt_key / AES_encrypt: the oracle's raw block
 #include <openssl/aes.h>
@@ -806,19 +806,40 @@ static void test_traits(size_t key_bits) {
         if constexpr (Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::serial ||
                       Traits::kind(gpucrypt::Direction::decrypt) == ModeKind::serial) {
           if (kind == ModeKind::serial) {
-            gc_block chain = block_of(iv);
+            // Through the traits, and as the CUDA serial kernels pick it: by serial_op's number.
+            const SerialOp op = serial_op(Traits::kMode, d);
+            Bytes by_number(len);
+            gc_block chain = block_of(iv), numbered_chain = chain;
             size_t done = 0;
             while (done + 16 <= len) {
               const size_t n = 1 + random_below(std::min<size_t>((len - done) / 16, 40));
               chain = Traits::serial_blocks(aes, d, chain, in.data() + done, out.data() + done, n);
+              numbered_chain = serial_blocks(op, aes, numbered_chain, in.data() + done, by_number.data() + done, n);
               done += 16 * n;
             }
             if constexpr (!Traits::kWholeBlocks) {
-              if (done < len) Traits::serial_tail(aes, d, chain, in.data() + done, out.data() + done, len - done);
+              if (done < len) {
+                Traits::serial_tail(aes, d, chain, in.data() + done, out.data() + done, len - done);
+                serial_tail(op, aes, numbered_chain, in.data() + done, by_number.data() + done, len - done);
+              }
             }
+            check(by_number == expected, label + " by serial_op number, " + std::to_string(len) + " bytes");
           }
         }
         check(out == expected, label + ", " + std::to_string(len) + " bytes");
+      }
+      if constexpr (Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::serial ||
+                    Traits::kind(gpucrypt::Direction::decrypt) == ModeKind::serial) {
+        if (kind == ModeKind::serial) {  // the chain a serial call returns is next_register's
+          const Bytes in = random_bytes(32), iv = random_bytes(16);
+          Bytes out(32);
+          const gc_block chain1 = Traits::serial_blocks(aes, d, block_of(iv), in.data(), out.data(), 1);
+          const gc_block chain2 = Traits::serial_blocks(aes, d, chain1, in.data() + 16, out.data() + 16, 1);
+          const Bytes in2(in.begin() + 16, in.end()), out2(out.begin() + 16, out.end());
+          const gc_block ciphertext = block_of(encrypt ? out2 : in2);
+          check(same(Traits::next_register(chain1, gc_block_xor(block_of(in2), block_of(out2)), ciphertext), chain2),
+                name + (encrypt ? " encrypt" : " decrypt") + ": next_register is the chain serial_blocks returns");
+        }
       }
       constexpr bool kStreamKind = Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::bulk ||
                                    Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::serial;

@@ -38,6 +38,7 @@ bool openssl_supports(const CipherName&) { return false; }
 #include "backends/block_engine.hpp"
 #include "backends/cpu/variants.hpp"
 #include "modes/mode_rules.hpp"
+#include "modes/modes.hpp"
 
 namespace gpucrypt::cpu {
 
@@ -108,14 +109,23 @@ class OpenSslEngine final : public BlockEngine {
     run(Mode::ecb, 1, nullptr, in, out, 16);
   }
   // EVP runs every mode it has, each from its start value; the two kinds differ only in that a
-  // serial call hands back the chain, EVP's updated IV (the last ciphertext block for CBC and
-  // CFB, the last keystream block for OFB: whole blocks leave no partial block behind).
+  // serial call hands back the chain: the mode's next_register (its traits) from the last block's
+  // input XOR output and its ciphertext, the last ciphertext block for CBC and CFB, the last
+  // keystream block for OFB. (EVP_CIPHER_CTX_get_updated_iv would say the same, at the cost of a
+  // provider parameter call: a third of a 16-byte update.)
   void bulk(Mode mode, Direction d, const uint8_t start[16], const uint8_t* in, uint8_t* out,
             size_t n) const override {
     run(mode, d == Direction::encrypt, mode == Mode::ecb ? nullptr : start, in, out, n * 16);
   }
   void serial(Mode mode, Direction d, uint8_t chain[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    run(mode, d == Direction::encrypt, chain, in, out, n * 16, chain);
+    if (n == 0) return;
+    // The last input block, read first: in and out may alias.
+    uint8_t last_in[16], keystream[16];
+    std::memcpy(last_in, in + (n - 1) * 16, 16);
+    run(mode, d == Direction::encrypt, chain, in, out, n * 16);
+    const uint8_t* last_out = out + (n - 1) * 16;
+    for (int i = 0; i < 16; ++i) keystream[i] = static_cast<uint8_t>(last_out[i] ^ last_in[i]);
+    modes::next_register(mode, chain, keystream, d == Direction::encrypt ? last_out : last_in, chain);
   }
   void xts(Direction d, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,
            size_t len) const override {
@@ -156,9 +166,7 @@ class OpenSslEngine final : public BlockEngine {
     free_[index(slot)][encrypt].push_back(std::move(ctx));
   }
 
-  // iv_out: where a serial call's chain goes (EVP's updated IV), or nullptr.
-  void run(Slot slot, int encrypt, const uint8_t* iv, const uint8_t* in, uint8_t* out, size_t len,
-           uint8_t* iv_out = nullptr) const {
+  void run(Slot slot, int encrypt, const uint8_t* iv, const uint8_t* in, uint8_t* out, size_t len) const {
     if (len == 0) return;
     KeyedContextPtr ctx = take_context(slot, encrypt);
     EVP_CIPHER_CTX* evp = ctx->evp.get();
@@ -182,8 +190,6 @@ class OpenSslEngine final : public BlockEngine {
       out += step;
       len -= step;
     }
-    if (iv_out != nullptr && !EVP_CIPHER_CTX_get_updated_iv(evp, iv_out, 16))
-      openssl_failed("EVP_CIPHER_CTX_get_updated_iv");
     if (slot == Mode::ctr) {  // whole blocks (ctr() takes a block count): EVP stopped on a block boundary
       modes::range_iv(Mode::ctr, iv, total_len / 16, nullptr, ctx->next_counter);
       ctx->next_counter_known = true;

@@ -2,6 +2,7 @@
 // same code the CUDA kernels run. Its constant-time position is the cipher's (see ciphers.hpp).
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -47,14 +48,16 @@ class PortableEngine final : public BlockEngine {
   // serial_blocks along the chain.
   void bulk(Mode mode, Direction d, const uint8_t start[16], const uint8_t* in, uint8_t* out,
             size_t n) const override {
-    modes::visit_op<modes::ModeKind::bulk>(mode, d, [&](auto op) {
+    const bool found = modes::visit_op<modes::ModeKind::bulk>(mode, d, [&](auto op) {
       decltype(op)::ModeTraits::bulk_range(data_, d, load(start), in, out, n * 16);
     });
+    if (!found) throw std::logic_error("not a bulk mode and direction");
   }
   void serial(Mode mode, Direction d, uint8_t chain[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    modes::visit_op<modes::ModeKind::serial>(mode, d, [&](auto op) {
+    const bool found = modes::visit_op<modes::ModeKind::serial>(mode, d, [&](auto op) {
       store(chain, decltype(op)::ModeTraits::serial_blocks(data_, d, load(chain), in, out, n));
     });
+    if (!found) throw std::logic_error("not a serial mode and direction");
   }
 
   void xts(Direction d, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,

@@ -271,7 +271,7 @@ class OpenclEngine final : public BlockEngine {
   // read from the input before the chunk ahead of it is written back (in place).
   void bulk(Mode mode, Direction direction, const uint8_t start[16], const uint8_t* in, uint8_t* out,
             size_t num_blocks) const override {
-    modes::visit_op<modes::ModeKind::bulk>(mode, direction, [&](auto op) {
+    const bool found = modes::visit_op<modes::ModeKind::bulk>(mode, direction, [&](auto op) {
       using Traits = typename decltype(op)::ModeTraits;
       constexpr modes::Bulk kOp = Traits::bulk_op(decltype(op)::kDirection);
       constexpr bool kTakesStart = modes::bulk_input(kOp) == modes::BulkInput::counter || modes::bulk_reads_previous(kOp);
@@ -288,6 +288,7 @@ class OpenclEngine final : public BlockEngine {
           },
           [&](uint64_t first, uint64_t n) { std::memcpy(previous, in + 16 * (first + n - 1), 16); });
     });
+    if (!found) throw std::logic_error("not a bulk mode and direction");
   }
   // Every serial operation: ciphers.cl's gc_serial, told which by its modes::serial_op code.
   void serial(Mode mode, Direction direction, uint8_t chain[16], const uint8_t* in, uint8_t* out,
