@@ -49,7 +49,7 @@ void add_serial(std::vector<SweepCase>& cases) {
   constexpr size_t kSerialBytes = size_t(1) << 20;  // one thread: 1 MiB takes ~20 ms
   cases.push_back({"cbc_encrypt", "aes-128", describe_policy<P>(), kBatch == Sm90Policy::kSerialBatch, kSerialBytes,
                    [cipher](const SweepBuffers& b, cudaStream_t s) {
-                     cuda::kernels::launch_serial<Family, P>(cipher, cuda::SerialMode::cbc_encrypt, modes::zero_block(),
+                     cuda::kernels::launch_serial<Family, P>(cipher, modes::serial_op(Mode::cbc, Direction::encrypt), modes::zero_block(),
                                                              nullptr, nullptr, b.in, b.out, kSerialBytes, s);
                    }});
 }

@@ -21,7 +21,15 @@ using ByteSpan = std::span<const uint8_t>;
 using MutableByteSpan = std::span<uint8_t>;
 
 enum class Algorithm { aes, camellia, sc2000 };
-enum class Mode { ecb, cbc, cfb, ofb, ctr, xts, gcm };
+// The modes, one row each, in list_modes() order: the enum, their names (mode_name, the parser)
+// and the list come from here; a mode's rules come from its traits (src/modes, mode_kind.hpp).
+#define GPUCRYPT_MODES(X) X(ecb) X(cbc) X(cfb) X(ofb) X(ctr) X(xts) X(gcm)
+#define GPUCRYPT_MODE_ENUMERATOR(name) name,
+enum class Mode { GPUCRYPT_MODES(GPUCRYPT_MODE_ENUMERATOR) };
+#undef GPUCRYPT_MODE_ENUMERATOR
+#define GPUCRYPT_MODE_COUNT(name) +1
+inline constexpr int kNumModes = 0 GPUCRYPT_MODES(GPUCRYPT_MODE_COUNT);
+#undef GPUCRYPT_MODE_COUNT
 enum class Direction { encrypt, decrypt };
 
 // A cipher name such as "aes-256-ctr" taken apart. parse_cipher_name throws
@@ -190,5 +198,8 @@ bool mode_is_stream(Mode mode);
 std::vector<Mode> list_modes();
 void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
                    uint8_t out[16]);
+// mode_range_needs_previous: whether mode_range_iv reads previous_block for a piece that starts
+// after block 0 (CBC and CFB decryption start from the ciphertext block before the piece).
+bool mode_range_needs_previous(Mode mode);
 
 }  // namespace gpucrypt

@@ -33,8 +33,8 @@ typedef struct gc_cipher gc_cipher;
 /* encrypt: 1 or 0. iv may be NULL for ECB. variant: NULL or "" for the device's default. */
 gc_status gc_cipher_new(gc_cipher** out, const char* name, int encrypt, const uint8_t* key, size_t key_len,
                         const uint8_t* iv, size_t iv_len, const char* device, const char* variant);
-/* Raw (unpadded) update: ECB/CBC whole blocks, CFB/OFB/CTR any length; in == out allowed, and a
- * partially overlapping out gives what a copy of in would. */
+/* Raw (unpadded) update: whole blocks in a mode that needs them (ECB, CBC), any length in the
+ * others; in == out allowed, and a partially overlapping out gives what a copy of in would. */
 gc_status gc_cipher_update(gc_cipher* cipher, const uint8_t* in, uint8_t* out, size_t len);
 /* XTS as storage uses it (dm-crypt's sectors, IEEE 1619 data units): len bytes are len / unit_len
  * data units back to back, unit u enciphered under the tweak first_unit + u (a 128-bit

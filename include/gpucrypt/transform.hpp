@@ -1,7 +1,7 @@
-// transform.hpp: a whole buffer through a raw cipher mode (ECB, CBC, CFB, OFB, CTR) on several
-// devices (public beside gpucrypt/scheduler.hpp). Python's stream.transform_into is
-// this call, and stream.StreamCipher a TransformStream; the file format runs its own jobs on the
-// same scheduler.
+// transform.hpp: a whole buffer through a raw cipher mode that takes input in pieces
+// (mode_is_stream: every mode but GCM and XTS) on several devices (public beside
+// gpucrypt/scheduler.hpp). Python's stream.transform_into is this call, and stream.StreamCipher a
+// TransformStream; the file format runs its own jobs on the same scheduler.
 #pragma once
 
 #include <array>

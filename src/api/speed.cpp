@@ -255,11 +255,12 @@ Kind kind_of(std::string_view algorithm) {
     return Kind::cipher;
   } catch (const std::invalid_argument&) {
   }
-  std::string hashes;
+  std::string hashes, modes;
   for (const hash::HashInfo& info : hash::list_hashes()) hashes += (hashes.empty() ? "" : ", ") + info.name;
+  for (Mode mode : list_modes()) modes += (modes.empty() ? "" : ", ") + std::string(mode_name(mode));
   throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) +
                               "': expected a cipher ALGORITHM-KEYBITS-MODE (aes, camellia, sc2000; 128, 192, "
-                              "256; ecb, cbc, cfb, ofb, ctr, xts, gcm), e.g. aes-128-ctr, aes-128-gcm-siv or aes-256-gcm-siv, or a hash (" +
+                              "256; " + modes + "), e.g. aes-128-ctr, aes-128-gcm-siv or aes-256-gcm-siv, or a hash (" +
                               hashes + ")");
 }
 

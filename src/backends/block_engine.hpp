@@ -2,7 +2,7 @@
 //
 // A BlockEngine does whole-block work in each mode (CPU: OpenSSL or the portable code; CUDA: one
 // kernel launch per call); the stream driver (cipher_stream.cpp) adds everything that is the same
-// for every engine: byte positions inside CFB/OFB/CTR blocks, chaining values between calls, and,
+// for every engine: byte positions inside blocks of the modes that take any length, chaining values between calls, and,
 // for engines that want it, splitting large calls over the CPU thread pool. Methods marked "parallel-safe" are const and may run
 // concurrently on disjoint ranges; "serial" methods carry the chaining value in `iv`.
 #pragma once
@@ -28,17 +28,21 @@ class BlockEngine {
 
   // Parallel-safe.
   virtual void encrypt_block(const uint8_t in[16], uint8_t out[16]) const = 0;
-  virtual void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
-  // Encrypts counter, counter+1, ... (128-bit big-endian) and XORs with in.
-  virtual void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
-  // iv = the ciphertext block before in[0].
-  virtual void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
-  virtual void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
-
-  // Serial: iv is updated to the chaining value after the last block.
-  virtual void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
-  virtual void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
-  virtual void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const = 0;
+  // Parallel-safe: a direction of a mode of the bulk kind (modes::kind, mode_kind.hpp: ECB, CTR,
+  // CBC and CFB decryption) over num_blocks whole blocks from `start`, the range's start value
+  // (modes::range_iv: the counter of in[0], the ciphertext block before in[0]; ECB: unused).
+  virtual void bulk(Mode mode, Direction direction, const uint8_t start[16], const uint8_t* in, uint8_t* out,
+                    size_t num_blocks) const = 0;
+  // Serial: a direction of a mode of the serial kind (CBC and CFB encryption, OFB) over num_blocks
+  // whole blocks; chain (the IV, or the chaining value of the blocks before) is updated to the
+  // chaining value after the last block.
+  virtual void serial(Mode mode, Direction direction, uint8_t chain[16], const uint8_t* in, uint8_t* out,
+                      size_t num_blocks) const = 0;
+  // ECB over whole blocks: bulk() for the callers that need a block function (GCM-SIV's keystream).
+  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const {
+    static constexpr uint8_t kNoStart[16] = {};
+    bulk(Mode::ecb, direction, kNoStart, in, out, num_blocks);
+  }
 
   // One complete XTS data unit (len >= 16) with ciphertext stealing. Engines built for XTS hold
   // both keys.

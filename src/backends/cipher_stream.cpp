@@ -1,7 +1,8 @@
 // cipher_stream.cpp: streaming raw modes, the same for every engine and backend.
 //
-// The engine does whole blocks; this file keeps byte positions inside CFB/OFB/CTR blocks and, for
-// CPU engines, spreads the parallel modes (ECB, CTR, CBC/CFB decryption) over the thread pool. Chaining values
+// The engine does whole blocks; this file keeps byte positions inside the blocks of the modes that
+// take any length and, for CPU engines, spreads the bulk kind (ECB, CTR, CBC/CFB decryption) over
+// the thread pool. It knows modes by their kind and traits (modes.hpp), never by name. Chaining values
 // a range needs from the block before it are copied out before any thread starts, because the
 // caller may encrypt in place and an earlier range would overwrite them.
 #include <algorithm>
@@ -55,25 +56,21 @@ void run_ranges(const std::vector<BlockRange>& ranges,
   });
 }
 
-// run_ranges over split()'s cut, without building the list or a std::function when the cut is one
-// range (fewer than 2 * kMinBlocksPerTask blocks, or no threads): at 16-64 bytes the allocation
-// and the indirect call were a third of a CTR update.
-template <class Body>
-void for_each_range(size_t num_blocks, bool use_threads, Body&& body) {
-  if (!use_threads || num_blocks < 2 * kMinBlocksPerTask) {
-    body(size_t{0}, BlockRange{0, num_blocks});
-    return;
-  }
-  run_ranges(split(num_blocks, use_threads), body);
-}
-
 class EngineCipherStream final : public CipherStream {
  public:
   // The engine is shared by every stream restarted from this one: its methods are const and
   // safe to call from several threads (block_engine.hpp), and the key schedule is its state.
   EngineCipherStream(const CipherName& name, Direction direction, std::shared_ptr<const BlockEngine> engine,
                      ByteSpan iv)
-      : name_(name), direction_(direction), engine_(std::move(engine)) {
+      : name_(name),
+        direction_(direction),
+        kind_(modes::kind(name.mode, direction)),
+        whole_blocks_(modes::needs_whole_blocks(name.mode)),
+        engine_(std::move(engine)) {
+    modes::visit_op<modes::ModeKind::bulk>(name.mode, direction, [&](auto op) {
+      constexpr modes::Bulk kOp = decltype(op)::ModeTraits::bulk_op(decltype(op)::kDirection);
+      bulk_has_start_ = modes::bulk_input(kOp) == modes::BulkInput::counter || modes::bulk_reads_previous(kOp);
+    });
     if (!iv.empty()) std::memcpy(reg_, iv.data(), 16);
   }
 
@@ -84,6 +81,7 @@ class EngineCipherStream final : public CipherStream {
   ~EngineCipherStream() override {
     secure_zero(reg_, sizeof reg_);
     secure_zero(keystream_, sizeof keystream_);
+    secure_zero(pending_, sizeof pending_);
   }
 
   const VariantInfo& variant() const override { return engine_->variant(); }
@@ -98,18 +96,34 @@ class EngineCipherStream final : public CipherStream {
       const WipedCopy copy(in, len);
       return update(copy.data(), out, len);
     }
-    switch (name_.mode) {
-      case Mode::ecb: return ecb(in, out, len);
-      case Mode::cbc: return cbc(in, out, len);
-      case Mode::cfb: return cfb(in, out, len);
-      case Mode::ofb: return ofb(in, out, len);
-      case Mode::ctr: return ctr(in, out, len);
-      case Mode::xts:
+    switch (kind_) {
+      case modes::ModeKind::xts:
         modes::xts_check_data_unit(name_.canonical, len);
         return engine_->xts(direction_, reg_, in, out, len);
-      case Mode::gcm: break;
+      case modes::ModeKind::aead: throw std::logic_error("unreachable mode");
+      case modes::ModeKind::bulk:
+      case modes::ModeKind::serial: break;
     }
-    throw std::logic_error("unreachable mode");
+    if (whole_blocks_) modes::check_whole_blocks(name_, len);
+    while (pos_ != 0 && len > 0) {  // the block an earlier call began
+      *out++ = byte_step(*in++);
+      --len;
+    }
+    const size_t num_blocks = len / 16;
+    if (num_blocks > 0) {
+      if (kind_ == modes::ModeKind::bulk) bulk(in, out, num_blocks);
+      else engine_->serial(name_.mode, direction_, reg_, in, out, num_blocks);
+      in += num_blocks * 16;
+      out += num_blocks * 16;
+      len -= num_blocks * 16;
+    }
+    if (len > 0) {  // a mode that takes any length: a block begun here, E(register) its keystream
+      engine_->encrypt_block(reg_, keystream_);
+      while (len > 0) {
+        *out++ = byte_step(*in++);
+        --len;
+      }
+    }
   }
 
   void update_units(const uint8_t* in, uint8_t* out, size_t len, size_t unit_len, uint64_t first_unit) override {
@@ -121,7 +135,7 @@ class EngineCipherStream final : public CipherStream {
       return update_units(copy.data(), out, len, unit_len, first_unit);
     }
     const size_t num_units = len / unit_len;
-    // CPU engines: whole units per task over the thread pool (for_each_range counts blocks; a
+    // CPU engines: whole units per task over the thread pool (split counts blocks; a
     // unit of unit_len bytes counts as unit_len / 16 of them for the split's minimum).
     const size_t blocks_per_unit = std::max<size_t>(unit_len / 16, 1);
     const modes::XtsUnitNumber start{first_unit, 0};
@@ -140,130 +154,71 @@ class EngineCipherStream final : public CipherStream {
  private:
   bool threads() const { return engine_->wants_host_threads(); }
 
-  void ecb(const uint8_t* in, uint8_t* out, size_t len) {
-    modes::check_whole_blocks(name_, len);
-    for_each_range(len / 16, threads(), [&](size_t, const BlockRange& r) {
-      engine_->ecb(direction_, in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
-    });
-  }
-
-  // CBC and CFB decryption: block i needs ciphertext block i-1, so each range gets its
-  // predecessor copied out first.
-  template <class Fn>
-  void chained_decrypt(const uint8_t* in, uint8_t* out, size_t num_blocks, Fn engine_call) {
-    if (num_blocks == 0) return;
-    const auto ranges = split(num_blocks, threads());
-    std::vector<std::array<uint8_t, 16>> ivs(ranges.size());
-    for (size_t i = 0; i < ranges.size(); ++i) {
-      const uint8_t* previous = ranges[i].begin == 0 ? nullptr : in + (ranges[i].begin - 1) * 16;
-      modes::range_iv(name_.mode, reg_, ranges[i].begin, previous, ivs[i].data());
+  // A bulk mode's whole blocks: each range from modes::range_iv (the counter plus its offset, the
+  // ciphertext block before it), and the next call's register, the start of the block after
+  // them, all taken before any range writes (the caller may work in place). One range (fewer than
+  // 2 * kMinBlocksPerTask blocks, or no threads) builds no list and no std::function: at 16-64
+  // bytes the allocation and the indirect call were a third of a CTR update.
+  void bulk(const uint8_t* in, uint8_t* out, size_t num_blocks) {
+    if (!bulk_has_start_) {  // ECB: no start value to carry or to give each range
+      for_each_range(num_blocks, [&](size_t begin, size_t end) {
+        engine_->bulk(name_.mode, direction_, reg_, in + begin * 16, out + begin * 16, end - begin);
+      });
+      return;
     }
     uint8_t next_reg[16];
-    std::memcpy(next_reg, in + (num_blocks - 1) * 16, 16);
-    run_ranges(ranges, [&](size_t i, const BlockRange& r) {
-      engine_call(ivs[i].data(), in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
-    });
+    modes::range_iv(name_.mode, reg_, num_blocks, in + (num_blocks - 1) * 16, next_reg);
+    if (!threads() || num_blocks < 2 * kMinBlocksPerTask) {
+      engine_->bulk(name_.mode, direction_, reg_, in, out, num_blocks);
+    } else {
+      const auto ranges = split(num_blocks, true);
+      std::vector<std::array<uint8_t, 16>> starts(ranges.size());
+      for (size_t i = 0; i < ranges.size(); ++i) {
+        const uint8_t* previous = ranges[i].begin == 0 ? nullptr : in + (ranges[i].begin - 1) * 16;
+        modes::range_iv(name_.mode, reg_, ranges[i].begin, previous, starts[i].data());
+      }
+      run_ranges(ranges, [&](size_t i, const BlockRange& r) {
+        engine_->bulk(name_.mode, direction_, starts[i].data(), in + r.begin * 16, out + r.begin * 16,
+                      r.end - r.begin);
+      });
+    }
     std::memcpy(reg_, next_reg, 16);
   }
 
-  void cbc(const uint8_t* in, uint8_t* out, size_t len) {
-    modes::check_whole_blocks(name_, len);
-    if (direction_ == Direction::encrypt) return engine_->cbc_encrypt(reg_, in, out, len / 16);
-    chained_decrypt(in, out, len / 16, [&](const uint8_t* iv, const uint8_t* i, uint8_t* o, size_t n) {
-      engine_->cbc_decrypt(iv, i, o, n);
-    });
+  // body(begin, end) over split()'s ranges, without building the list or a std::function when the
+  // cut is one range.
+  template <class Body>
+  void for_each_range(size_t num_blocks, Body&& body) {
+    if (!threads() || num_blocks < 2 * kMinBlocksPerTask) return body(size_t{0}, num_blocks);
+    run_ranges(split(num_blocks, true), [&](size_t, const BlockRange& r) { body(r.begin, r.end); });
   }
 
-  // CFB-128: reg_ holds the previous ciphertext block (or the IV); while a block is partly done,
-  // keystream_ holds E(reg_) and pending_ collects that block's ciphertext bytes.
-  void cfb(const uint8_t* in, uint8_t* out, size_t len) {
-    const bool decrypt = direction_ == Direction::decrypt;
-    auto byte_step = [&](uint8_t x) {
-      const uint8_t y = x ^ keystream_[pos_];
-      pending_[pos_] = decrypt ? x : y;
-      if (++pos_ == 16) {
-        std::memcpy(reg_, pending_, 16);
-        pos_ = 0;
-      }
-      return y;
-    };
-    while (pos_ != 0 && len > 0) {
-      *out++ = byte_step(*in++);
-      --len;
+  // One byte of a block done byte by byte (modes that take any length): XORed with keystream_ =
+  // E(reg_); pending_ collects the block's ciphertext, and the finished block gives the mode's
+  // next register (modes::next_register: CFB its ciphertext, OFB its keystream, CTR the next
+  // counter).
+  uint8_t byte_step(uint8_t x) {
+    const uint8_t y = x ^ keystream_[pos_];
+    pending_[pos_] = direction_ == Direction::decrypt ? x : y;
+    if (++pos_ == 16) {
+      modes::next_register(name_.mode, reg_, keystream_, pending_, reg_);
+      pos_ = 0;
     }
-    const size_t num_blocks = len / 16;
-    if (decrypt) {
-      chained_decrypt(in, out, num_blocks, [&](const uint8_t* iv, const uint8_t* i, uint8_t* o, size_t n) {
-        engine_->cfb_decrypt(iv, i, o, n);
-      });
-    } else {
-      engine_->cfb_encrypt(reg_, in, out, num_blocks);
-    }
-    in += num_blocks * 16;
-    out += num_blocks * 16;
-    len -= num_blocks * 16;
-    if (len > 0) {
-      engine_->encrypt_block(reg_, keystream_);
-      while (len > 0) {
-        *out++ = byte_step(*in++);
-        --len;
-      }
-    }
-  }
-
-  // OFB: reg_ is the last keystream block produced; pos_ says how much of it is used.
-  void ofb(const uint8_t* in, uint8_t* out, size_t len) {
-    while (pos_ != 0 && len > 0) {
-      *out++ = *in++ ^ reg_[pos_];
-      pos_ = (pos_ + 1) % 16;
-      --len;
-    }
-    const size_t num_blocks = len / 16;
-    engine_->ofb(reg_, in, out, num_blocks);
-    in += num_blocks * 16;
-    out += num_blocks * 16;
-    len -= num_blocks * 16;
-    if (len > 0) {
-      engine_->encrypt_block(reg_, reg_);
-      for (size_t i = 0; i < len; ++i) out[i] = in[i] ^ reg_[i];
-      pos_ = len;
-    }
-  }
-
-  // CTR: reg_ is the next counter block; keystream_ holds the partly used block's keystream.
-  void ctr(const uint8_t* in, uint8_t* out, size_t len) {
-    while (pos_ != 0 && len > 0) {
-      *out++ = *in++ ^ keystream_[pos_];
-      pos_ = (pos_ + 1) % 16;
-      --len;
-    }
-    const size_t num_blocks = len / 16;
-    if (num_blocks > 0) {
-      for_each_range(num_blocks, threads(), [&](size_t, const BlockRange& r) {
-        uint8_t counter[16];
-        modes::range_iv(Mode::ctr, reg_, r.begin, nullptr, counter);
-        engine_->ctr(counter, in + r.begin * 16, out + r.begin * 16, r.end - r.begin);
-      });
-      modes::range_iv(Mode::ctr, reg_, num_blocks, nullptr, reg_);  // the next counter
-      in += num_blocks * 16;
-      out += num_blocks * 16;
-      len -= num_blocks * 16;
-    }
-    if (len > 0) {
-      engine_->encrypt_block(reg_, keystream_);
-      modes::range_iv(Mode::ctr, reg_, 1, nullptr, reg_);
-      for (size_t i = 0; i < len; ++i) out[i] = in[i] ^ keystream_[i];
-      pos_ = len;
-    }
+    return y;
   }
 
   CipherName name_;
   Direction direction_;
+  // The mode's kind in this direction and its length rule, read off its traits once: a 16-byte
+  // update is tens of nanoseconds.
+  modes::ModeKind kind_;
+  bool whole_blocks_;
+  bool bulk_has_start_ = false;  // the bulk shape reads a counter or the block before (not ECB)
   std::shared_ptr<const BlockEngine> engine_;
   uint8_t reg_[16] = {};        // IV / chaining value / counter / XTS tweak
-  uint8_t keystream_[16] = {};  // keystream of the partly used block (CFB, CTR)
-  uint8_t pending_[16] = {};    // CFB: ciphertext bytes of the partly done block
-  size_t pos_ = 0;              // bytes of the current block already used (CFB, OFB, CTR)
+  uint8_t keystream_[16] = {};  // E(reg_): keystream of the partly used block
+  uint8_t pending_[16] = {};    // ciphertext bytes of the partly done block
+  size_t pos_ = 0;              // bytes of the current block already used
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 #include "gpucrypt/cipher.hpp"
@@ -17,11 +18,18 @@ namespace gpucrypt {
 
 namespace {
 
+// "ecb, cbc, ...": every mode's name, for the parser's message.
+std::string mode_list_text() {
+  std::string text;
+  for (Mode m : list_modes()) text += (text.empty() ? "" : ", ") + std::string(mode_name(m));
+  return text;
+}
+
 [[noreturn]] void bad_cipher_name(std::string_view name, std::string_view why) {
   throw std::invalid_argument("unknown cipher '" + std::string(name) + "': " + std::string(why) +
                               " (expected ALGORITHM-KEYBITS-MODE, e.g. aes-256-ctr; algorithms "
-                              "aes, camellia, sc2000; key bits 128, 192, 256; modes ecb, cbc, "
-                              "cfb, ofb, ctr, xts, gcm)");
+                              "aes, camellia, sc2000; key bits 128, 192, 256; modes " +
+                              mode_list_text() + ")");
 }
 
 }  // namespace
@@ -42,16 +50,11 @@ std::string_view algorithm_name(Algorithm a) {
 }
 
 std::string_view mode_name(Mode m) {
-  switch (m) {
-    case Mode::ecb: return "ecb";
-    case Mode::cbc: return "cbc";
-    case Mode::cfb: return "cfb";
-    case Mode::ofb: return "ofb";
-    case Mode::ctr: return "ctr";
-    case Mode::xts: return "xts";
-    case Mode::gcm: return "gcm";
-  }
-  return "?";
+#define GPUCRYPT_MODE_NAME(name) #name,
+  static constexpr std::string_view kNames[] = {GPUCRYPT_MODES(GPUCRYPT_MODE_NAME)};
+#undef GPUCRYPT_MODE_NAME
+  const auto i = static_cast<size_t>(m);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 CipherName parse_cipher_name(std::string_view name) {
@@ -102,8 +105,12 @@ bool mode_needs_whole_blocks(Mode mode) { return modes::needs_whole_blocks(mode)
 bool mode_is_aead(Mode mode) { return modes::is_aead(mode); }
 bool mode_is_stream(Mode mode) { return modes::is_stream(mode); }
 std::vector<Mode> list_modes() {
-  return {Mode::ecb, Mode::cbc, Mode::cfb, Mode::ofb, Mode::ctr, Mode::xts, Mode::gcm};
+#define GPUCRYPT_MODE_ENTRY(name) Mode::name,
+  return {GPUCRYPT_MODES(GPUCRYPT_MODE_ENTRY)};
+#undef GPUCRYPT_MODE_ENTRY
 }
+
+bool mode_range_needs_previous(Mode mode) { return modes::range_needs_previous(mode); }
 
 void mode_range_iv(Mode mode, const uint8_t iv[16], uint64_t first_block, const uint8_t* previous_block,
                    uint8_t out[16]) {

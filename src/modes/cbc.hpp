@@ -11,6 +11,7 @@
 #pragma once
 
 #include "block_cipher.hpp"
+#include "mode_kind.hpp"
 
 namespace gpucrypt::modes {
 
@@ -72,5 +73,34 @@ GC_METHOD gc_block cbc_decrypt_range(const Cipher& cipher, gc_block previous_cip
                                      uint8_t* out, size_t num_blocks) {
   return feedback_decrypt_blocks<Feedback::cbc>(cipher, previous_ciphertext, in, out, num_blocks);
 }
+
+// What the two feedback modes' traits share (mode_kind.hpp): serial encryption, bulk decryption
+// from the ciphertext block before a piece (the IV before block 0).
+struct FeedbackModeTraits : ModeTraitsBase {
+  static constexpr ModeKind kind(Direction direction) {
+    return direction == Direction::encrypt ? ModeKind::serial : ModeKind::bulk;
+  }
+  GC_METHOD static gc_block range_start(gc_block iv, uint64_t first_block, const uint8_t* previous_block) {
+    return first_block > 0 ? load_block(previous_block) : iv;
+  }
+};
+
+// CbcMode: the mode's traits: a feedback mode of whole blocks.
+struct CbcMode : FeedbackModeTraits {
+  static constexpr Mode kMode = Mode::cbc;
+  static constexpr bool kWholeBlocks = true;
+  static constexpr Bulk bulk_op(Direction) { return Bulk::cbc_decrypt; }
+  template <BlockCipher Cipher>
+  GC_METHOD static void bulk_range(const Cipher& cipher, Direction, gc_block start, const uint8_t* in, uint8_t* out,
+                                   size_t len) {
+    cbc_decrypt_range(cipher, start, in, out, len / kBlockLen);
+  }
+  template <BlockCipher Cipher>
+  GC_METHOD static gc_block serial_blocks(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in,
+                                          uint8_t* out, size_t num_blocks) {
+    return cbc_encrypt_blocks(cipher, chain, in, out, num_blocks);
+  }
+  GC_METHOD static gc_block next_register(gc_block, gc_block, gc_block ciphertext) { return ciphertext; }
+};
 
 }  // namespace gpucrypt::modes

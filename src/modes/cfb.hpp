@@ -56,4 +56,28 @@ GC_METHOD void cfb_decrypt(const Cipher& cipher, gc_block iv, const uint8_t* in,
   cfb_decrypt_range(cipher, iv, in, out, len);
 }
 
+// CfbMode: the mode's traits (mode_kind.hpp): a feedback mode (cbc.hpp) of any length; the
+// register after a block is its ciphertext.
+struct CfbMode : FeedbackModeTraits {
+  static constexpr Mode kMode = Mode::cfb;
+  static constexpr bool kKeystream = true;
+  static constexpr Bulk bulk_op(Direction) { return Bulk::cfb_decrypt; }
+  template <BlockCipher Cipher>
+  GC_METHOD static void bulk_range(const Cipher& cipher, Direction, gc_block start, const uint8_t* in, uint8_t* out,
+                                   size_t len) {
+    cfb_decrypt_range(cipher, start, in, out, len);
+  }
+  template <BlockCipher Cipher>
+  GC_METHOD static gc_block serial_blocks(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in,
+                                          uint8_t* out, size_t num_blocks) {
+    return cfb_encrypt_blocks(cipher, chain, in, out, num_blocks);
+  }
+  template <BlockCipher Cipher>
+  GC_METHOD static void serial_tail(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in, uint8_t* out,
+                                    size_t tail_len) {
+    cfb_encrypt(cipher, chain, in, out, tail_len);
+  }
+  GC_METHOD static gc_block next_register(gc_block, gc_block, gc_block ciphertext) { return ciphertext; }
+};
+
 }  // namespace gpucrypt::modes

@@ -12,6 +12,7 @@
 
 #include "../core/counter.h"
 #include "block_cipher.hpp"
+#include "mode_kind.hpp"
 
 namespace gpucrypt::modes {
 
@@ -55,5 +56,24 @@ GC_METHOD void ctr_xor_range(const Cipher& cipher, gc_block initial_counter, uin
                              const uint8_t* in, uint8_t* out, size_t len) {
   counter_xor_range<Counter128>(cipher, initial_counter, first_block_index, in, out, len);
 }
+
+// CtrMode: the mode's traits (mode_kind.hpp): bulk both ways (the same XOR) from the counter
+// plus the piece's first block, any length; the register after a block is the next counter.
+struct CtrMode : ModeTraitsBase {
+  static constexpr Mode kMode = Mode::ctr;
+  static constexpr bool kKeystream = true;
+  static constexpr bool kOneOperation = true;
+  static constexpr ModeKind kind(Direction) { return ModeKind::bulk; }
+  static constexpr Bulk bulk_op(Direction) { return Bulk::ctr; }
+  GC_METHOD static gc_block range_start(gc_block iv, uint64_t first_block, const uint8_t*) {
+    return gc_ctr128_add(iv, first_block);
+  }
+  template <BlockCipher Cipher>
+  GC_METHOD static void bulk_range(const Cipher& cipher, Direction, gc_block start, const uint8_t* in, uint8_t* out,
+                                   size_t len) {
+    ctr_xor_range(cipher, start, 0, in, out, len);
+  }
+  GC_METHOD static gc_block next_register(gc_block counter, gc_block, gc_block) { return gc_ctr128_add(counter, 1); }
+};
 
 }  // namespace gpucrypt::modes

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "block_cipher.hpp"
+#include "mode_kind.hpp"
 
 namespace gpucrypt::modes {
 
@@ -39,5 +40,21 @@ template <BlockCipher Cipher>
 GC_METHOD void ecb_decrypt_blocks(const Cipher& cipher, const uint8_t* in, uint8_t* out, size_t num_blocks) {
   detail::ecb_blocks<false>(cipher, in, out, num_blocks);
 }
+
+// EcbMode: the mode's traits (mode_kind.hpp): bulk both ways, no start value, whole blocks.
+struct EcbMode : ModeTraitsBase {
+  static constexpr Mode kMode = Mode::ecb;
+  static constexpr bool kWholeBlocks = true;
+  static constexpr ModeKind kind(Direction) { return ModeKind::bulk; }
+  static constexpr Bulk bulk_op(Direction direction) {
+    return direction == Direction::encrypt ? Bulk::ecb_encrypt : Bulk::ecb_decrypt;
+  }
+  template <BlockCipher Cipher>
+  GC_METHOD static void bulk_range(const Cipher& cipher, Direction direction, gc_block, const uint8_t* in, uint8_t* out,
+                                   size_t len) {
+    if (direction == Direction::encrypt) ecb_encrypt_blocks(cipher, in, out, len / kBlockLen);
+    else ecb_decrypt_blocks(cipher, in, out, len / kBlockLen);
+  }
+};
 
 }  // namespace gpucrypt::modes

@@ -29,6 +29,7 @@
 #include "../core/gf128.h"
 #include "block_cipher.hpp"
 #include "ctr.hpp"
+#include "mode_kind.hpp"
 
 namespace gpucrypt::modes {
 
@@ -225,5 +226,11 @@ GC_METHOD ModeStatus gcm_decrypt(const Cipher& cipher, const uint8_t* iv, size_t
   context.wipe();
   return tag_ok ? ModeStatus::ok : ModeStatus::authentication_failed;
 }
+
+// GcmMode: the mode's traits (mode_kind.hpp): an AEAD, which the engines' GCM objects run.
+struct GcmMode : ModeTraitsBase {
+  static constexpr Mode kMode = Mode::gcm;
+  static constexpr ModeKind kind(Direction) { return ModeKind::aead; }
+};
 
 }  // namespace gpucrypt::modes

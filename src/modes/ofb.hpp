@@ -6,6 +6,7 @@
 #pragma once
 
 #include "block_cipher.hpp"
+#include "mode_kind.hpp"
 
 namespace gpucrypt::modes {
 
@@ -28,5 +29,25 @@ GC_METHOD void ofb_xor(const Cipher& cipher, gc_block iv, const uint8_t* in, uin
   gc_block keystream = ofb_xor_blocks(cipher, iv, in, out, offset / kBlockLen);
   if (len > offset) xor_partial_block(encrypt_one(cipher, keystream), in + offset, out + offset, len - offset);
 }
+
+// OfbMode: the mode's traits (mode_kind.hpp): serial both ways (the same XOR), any length; the
+// register after a block is its keystream.
+struct OfbMode : ModeTraitsBase {
+  static constexpr Mode kMode = Mode::ofb;
+  static constexpr bool kKeystream = true;
+  static constexpr bool kOneOperation = true;
+  static constexpr ModeKind kind(Direction) { return ModeKind::serial; }
+  template <BlockCipher Cipher>
+  GC_METHOD static gc_block serial_blocks(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in,
+                                          uint8_t* out, size_t num_blocks) {
+    return ofb_xor_blocks(cipher, chain, in, out, num_blocks);
+  }
+  template <BlockCipher Cipher>
+  GC_METHOD static void serial_tail(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in, uint8_t* out,
+                                    size_t tail_len) {
+    ofb_xor(cipher, chain, in, out, tail_len);
+  }
+  GC_METHOD static gc_block next_register(gc_block, gc_block keystream, gc_block) { return keystream; }
+};
 
 }  // namespace gpucrypt::modes

@@ -25,6 +25,7 @@
 
 #include "../core/counter.h"
 #include "block_cipher.hpp"
+#include "mode_kind.hpp"
 
 namespace gpucrypt::modes {
 
@@ -173,5 +174,12 @@ GC_METHOD ModeStatus xts_decrypt(const Cipher& data_cipher, const Cipher& tweak_
   if (len < kBlockLen) return ModeStatus::invalid_length;
   return xts_decrypt_range(data_cipher, xts_encrypted_tweak(tweak_cipher, tweak), 0, in, out, len);
 }
+
+// XtsMode: the mode's traits (mode_kind.hpp): its own kind (tweaked data units with ciphertext
+// stealing), which the engines' xts entries run.
+struct XtsMode : ModeTraitsBase {
+  static constexpr Mode kMode = Mode::xts;
+  static constexpr ModeKind kind(Direction) { return ModeKind::xts; }
+};
 
 }  // namespace gpucrypt::modes

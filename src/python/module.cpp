@@ -375,7 +375,7 @@ NB_MODULE(_native, m) {
       [](std::string_view cipher, nb::bytes iv, uint64_t first_block, std::optional<nb::bytes> previous_block) {
         const CipherName name = parse_cipher_name(cipher);
         if (iv.size() != 16) throw std::invalid_argument("range_iv: the IV must be 16 bytes");
-        const bool needs_previous = first_block > 0 && (name.mode == Mode::cbc || name.mode == Mode::cfb);
+        const bool needs_previous = first_block > 0 && mode_range_needs_previous(name.mode);
         if (needs_previous && (!previous_block || previous_block->size() != 16))
           throw std::invalid_argument("range_iv: " + name.canonical + " needs the 16-byte block before the range");
         uint8_t out[16];

@@ -9,12 +9,17 @@
 // The adapter comes in 1-, 2- and 3-block widths so the multi-lane paths (bitsliced AES) are
 // exercised too.
 //
+// test_traits runs every mode through its traits (modes.hpp's ModeList: what the engines, the
+// stream driver, the batch executors and the kernels run) against EVP by the mode's name, so a
+// mode added to the list is checked with no edit here; test_rules pins the rules mode_rules.hpp
+// reads off the traits for today's modes.
+//
 // Only the range and one-shot functions are here (plus padding.hpp's PKCS#7): the modes have no
 // streaming state of their own. Streaming (updates split anywhere, chaining between calls) lives
 // in src/backends/cipher_stream.cpp and python/gpucrypt/cipher.py, and is checked through the
 // product by tests/test_differential.py::test_split_updates_equal_one_shot.
 //
-// Build: g++ -std=c++20 -O2 -Wall -Wextra tests/cpp/test_modes.cpp -lcrypto
+// Build: g++ -std=c++20 -O2 -Wall -Wextra -Isrc -Iinclude tests/cpp/test_modes.cpp -lcrypto
 // Prints "N passed, M failed"; exits non-zero on any failure.
 #define OPENSSL_SUPPRESS_DEPRECATED  // AES_set_encrypt_key / AES_encrypt: the oracle's raw block
 #include <openssl/aes.h>
@@ -28,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../src/modes/mode_rules.hpp"
 #include "../../src/modes/modes.hpp"
 #include "test_support.hpp"
 
@@ -755,6 +761,152 @@ struct ModeTests {
 };
 
 // ---------------------------------------------------------------------------------------------
+// The modes through their traits (mode_kind.hpp, modes.hpp)
+
+#define GC_TEST_MODE_NAME(name) #name,
+static const char* const kModeNames[] = {GPUCRYPT_MODES(GC_TEST_MODE_NAME)};
+#undef GC_TEST_MODE_NAME
+
+// Every direction of every mode of the bulk or serial kind, run as the generic code runs it, equals
+// EVP's "aes-BITS-NAME" over the whole message: a bulk one cut into random block ranges (shuffled,
+// each from its traits' range_start, the block before read from the input), a serial one in random
+// whole-block pieces along serial_blocks' chain and then serial_tail. For a mode that takes any
+// length, next_register continues the message after a block done byte by byte (the stream
+// driver's rule): block 2 is block 1's register's successor, E(that) XOR the plaintext.
+template <int kLanes>
+static void test_traits(size_t key_bits) {
+  const Bytes key = random_bytes(key_bits / 8);
+  const auto aes = OpenSslAes<kLanes>::make(key.data(), key.size());
+  for_each_mode([&](auto traits) {
+    using Traits = decltype(traits);
+    const std::string name = "aes-" + std::to_string(key_bits) + "-" + kModeNames[static_cast<int>(Traits::kMode)];
+    for (const gpucrypt::Direction d : {gpucrypt::Direction::encrypt, gpucrypt::Direction::decrypt}) {
+      const bool encrypt = d == gpucrypt::Direction::encrypt;
+      const ModeKind kind = Traits::kind(d);
+      if (kind != ModeKind::bulk && kind != ModeKind::serial) continue;
+      EVP_CIPHER* evp = EVP_CIPHER_fetch(nullptr, name.c_str(), nullptr);
+      if (!check(evp != nullptr, name + ": OpenSSL has the mode (the traits test's oracle)")) continue;
+      const std::string label = name + (encrypt ? " encrypt" : " decrypt") + " kernel-style through its traits";
+      for (size_t len : test_lens()) {
+        if (Traits::kWholeBlocks) len -= len % 16;
+        const Bytes in = random_bytes(len), iv = random_bytes(16);
+        const Bytes expected = evp_crypt(evp, key, iv.data(), in, encrypt);
+        Bytes out(len);
+        if constexpr (Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::bulk ||
+                      Traits::kind(gpucrypt::Direction::decrypt) == ModeKind::bulk) {
+          if (kind == ModeKind::bulk) {
+            for (auto [first, count] : random_block_ranges((len + 15) / 16)) {
+              const gc_block start =
+                  Traits::range_start(block_of(iv), first, first > 0 ? in.data() + 16 * (first - 1) : nullptr);
+              Traits::bulk_range(aes, d, start, in.data() + 16 * first, out.data() + 16 * first,
+                                 std::min(len - 16 * first, 16 * count));
+            }
+          }
+        }
+        if constexpr (Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::serial ||
+                      Traits::kind(gpucrypt::Direction::decrypt) == ModeKind::serial) {
+          if (kind == ModeKind::serial) {
+            // Through the traits, and as the CUDA serial kernels pick it: by serial_op's number.
+            const SerialOp op = serial_op(Traits::kMode, d);
+            Bytes by_number(len);
+            gc_block chain = block_of(iv), numbered_chain = chain;
+            size_t done = 0;
+            while (done + 16 <= len) {
+              const size_t n = 1 + random_below(std::min<size_t>((len - done) / 16, 40));
+              chain = Traits::serial_blocks(aes, d, chain, in.data() + done, out.data() + done, n);
+              numbered_chain = serial_blocks(op, aes, numbered_chain, in.data() + done, by_number.data() + done, n);
+              done += 16 * n;
+            }
+            if constexpr (!Traits::kWholeBlocks) {
+              if (done < len) {
+                Traits::serial_tail(aes, d, chain, in.data() + done, out.data() + done, len - done);
+                serial_tail(op, aes, numbered_chain, in.data() + done, by_number.data() + done, len - done);
+              }
+            }
+            check(by_number == expected, label + " by serial_op number, " + std::to_string(len) + " bytes");
+          }
+        }
+        check(out == expected, label + ", " + std::to_string(len) + " bytes");
+      }
+      if constexpr (Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::serial ||
+                    Traits::kind(gpucrypt::Direction::decrypt) == ModeKind::serial) {
+        if (kind == ModeKind::serial) {  // the chain a serial call returns is next_register's
+          const Bytes in = random_bytes(32), iv = random_bytes(16);
+          Bytes out(32);
+          const gc_block chain1 = Traits::serial_blocks(aes, d, block_of(iv), in.data(), out.data(), 1);
+          const gc_block chain2 = Traits::serial_blocks(aes, d, chain1, in.data() + 16, out.data() + 16, 1);
+          const Bytes in2(in.begin() + 16, in.end()), out2(out.begin() + 16, out.end());
+          const gc_block ciphertext = block_of(encrypt ? out2 : in2);
+          check(same(Traits::next_register(chain1, gc_block_xor(block_of(in2), block_of(out2)), ciphertext), chain2),
+                name + (encrypt ? " encrypt" : " decrypt") + ": next_register is the chain serial_blocks returns");
+        }
+      }
+      constexpr bool kStreamKind = Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::bulk ||
+                                   Traits::kind(gpucrypt::Direction::encrypt) == ModeKind::serial;
+      if constexpr (kStreamKind && !Traits::kWholeBlocks) {
+        const Bytes in = random_bytes(32), iv = random_bytes(16);
+        const Bytes expected = evp_crypt(evp, key, iv.data(), in, encrypt);
+        const gc_block keystream1 = encrypt_one(aes, block_of(iv));
+        const Bytes ciphertext1(encrypt ? expected.begin() : in.begin(), (encrypt ? expected.begin() : in.begin()) + 16);
+        const gc_block reg2 = Traits::next_register(block_of(iv), keystream1, block_of(ciphertext1));
+        const gc_block out2 = gc_block_xor(encrypt_one(aes, reg2), block_of(Bytes(in.begin() + 16, in.end())));
+        check(same(gc_block_xor(keystream1, block_of(in)), block_of(expected)) &&
+                  same(out2, block_of(Bytes(expected.begin() + 16, expected.end()))),
+              name + (encrypt ? " encrypt" : " decrypt") + ": next_register continues the keystream");
+      }
+      EVP_CIPHER_free(evp);
+    }
+  });
+}
+
+// The rules mode_rules.hpp reads off the traits, pinned for today's modes (what the splitters, the
+// IV-reuse guard, padding, the stream engine and the CLI's lists depend on).
+static void test_rules() {
+  using gpucrypt::Direction;
+  using gpucrypt::Mode;
+  struct Expected {
+    Mode mode;
+    bool parallel_encrypt, parallel_decrypt, keystream, whole_blocks, aead, stream;
+  };
+  const Expected table[] = {
+      {Mode::ecb, true, true, false, true, false, true},    {Mode::cbc, false, true, false, true, false, true},
+      {Mode::cfb, false, true, true, false, false, true},   {Mode::ofb, false, false, true, false, false, true},
+      {Mode::ctr, true, true, true, false, false, true},    {Mode::xts, false, false, false, false, false, false},
+      {Mode::gcm, false, false, false, false, true, false},
+  };
+  for (const Expected& e : table) {
+    const std::string name = kModeNames[static_cast<int>(e.mode)];
+    check(is_parallel(e.mode, Direction::encrypt) == e.parallel_encrypt &&
+              is_parallel(e.mode, Direction::decrypt) == e.parallel_decrypt,
+          name + ": is_parallel per direction");
+    check(is_keystream(e.mode) == e.keystream, name + ": is_keystream");
+    check(needs_whole_blocks(e.mode) == e.whole_blocks, name + ": needs_whole_blocks");
+    check(is_aead(e.mode) == e.aead, name + ": is_aead");
+    check(is_stream(e.mode) == e.stream, name + ": is_stream");
+  }
+  // range_iv: CTR counts on (across the 64-bit boundary), CBC/CFB take the block before, the
+  // others keep the IV.
+  const Bytes iv = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe};
+  const Bytes previous = random_bytes(16);
+  uint8_t out[16];
+  range_iv(Mode::ctr, iv.data(), 3, nullptr, out);
+  check(Bytes(out, out + 16) == be_add_reference(iv, 3), "range_iv: CTR counter + 3");
+  for (Mode m : {Mode::cbc, Mode::cfb}) {
+    range_iv(m, iv.data(), 5, previous.data(), out);
+    check(Bytes(out, out + 16) == previous, std::string(kModeNames[static_cast<int>(m)]) + " range_iv: the block before");
+    range_iv(m, iv.data(), 0, nullptr, out);
+    check(Bytes(out, out + 16) == iv, std::string(kModeNames[static_cast<int>(m)]) + " range_iv at block 0: the IV");
+  }
+  for (Mode m : {Mode::ecb, Mode::ofb}) {
+    range_iv(m, iv.data(), 5, previous.data(), out);
+    check(Bytes(out, out + 16) == iv, std::string(kModeNames[static_cast<int>(m)]) + " range_iv: the IV");
+  }
+  check(serial_op(Mode::ofb, Direction::encrypt) == serial_op(Mode::ofb, Direction::decrypt) &&
+            serial_op(Mode::cbc, Direction::encrypt) != serial_op(Mode::cfb, Direction::encrypt),
+        "serial_op: one code for OFB's two directions, one per other serial operation");
+}
+
+// ---------------------------------------------------------------------------------------------
 
 static void test_helpers() {
   Bytes key = random_bytes(16);
@@ -799,7 +951,10 @@ int main() {
   test_xts_tweaks();
   test_gf128();
   test_helpers();
+  test_rules();
   for (size_t key_bits : {128, 256}) {
+    test_traits<1>(key_bits);
+    test_traits<3>(key_bits);
     ModeTests<1>{key_bits, "aes-" + std::to_string(key_bits) + " x1"}.run();
     ModeTests<2>{key_bits, "aes-" + std::to_string(key_bits) + " x2"}.run();
     ModeTests<3>{key_bits, "aes-" + std::to_string(key_bits) + " x3"}.run();

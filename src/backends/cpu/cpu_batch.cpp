@@ -108,13 +108,10 @@ struct TaskContext {
 
 bool decrypting(const Suite& s) { return s.operation == Operation::decrypt; }
 
-// The 16 bytes that chain into a CBC/CFB decryption piece starting at `begin`.
+// The ciphertext block before a piece starting at `begin` (the IV at 0): what a CBC/CFB
+// decryption piece starts from (modes::range_iv).
 const uint8_t* chain_before(const TaskContext& t) {
   return t.begin == 0 ? t.iv() : t.in() + t.begin - 16;
-}
-
-void counter_at(const uint8_t* counter, uint64_t block_offset, uint8_t out[16]) {
-  gc_block_store(out, gc_ctr128_add(gc_block_load(counter), block_offset));
 }
 
 // PKCS#7 check of a padded decryption, by the task that produced its last block.
@@ -193,30 +190,36 @@ class PortableRunner final : public SuiteRunner {
     const uint8_t* in = t.in() + t.begin;
     uint8_t* out = t.out() + t.begin;
     const uint64_t len = t.end - t.begin;
-    const gc_block iv = t.request.iv_len == 16 ? gc_block_load(t.iv()) : zero_block();
     const bool encrypt = suite.operation == Operation::encrypt;
-    switch (suite.cipher.mode) {
-      case Mode::ecb:
-        if (encrypt) ecb_encrypt_blocks(c, in, out, len / 16);
-        else ecb_decrypt_blocks(c, in, out, len / 16);
+    const Direction direction = encrypt ? Direction::encrypt : Direction::decrypt;
+    const Mode mode = suite.cipher.mode;
+    // Every mode through its kind's traits (modes.hpp): a bulk piece from its start value, a
+    // serial message (never split: can_split) along its chain and then its ragged tail.
+    switch (kind(mode, direction)) {
+      case ModeKind::bulk:
+        visit_op<ModeKind::bulk>(mode, direction, [&](auto op) {
+          uint8_t start[16] = {};
+          if (t.request.iv_len == 16) range_iv(mode, t.iv(), t.begin / 16, chain_before(t), start);
+          decltype(op)::ModeTraits::bulk_range(c, direction, gc_block_load(start), in, out, len);
+        });
         break;
-      case Mode::ctr: ctr_xor_range(c, iv, t.begin / 16, in, out, len); break;
-      case Mode::cbc:
-        if (encrypt) cbc_encrypt_blocks(c, iv, in, out, len / 16);
-        else cbc_decrypt_range(c, gc_block_load(chain_before(t)), in, out, len / 16);
+      case ModeKind::serial:
+        visit_op<ModeKind::serial>(mode, direction, [&](auto op) {
+          using Traits = typename decltype(op)::ModeTraits;
+          const gc_block chain = Traits::serial_blocks(c, direction, gc_block_load(t.iv()), in, out, len / 16);
+          if constexpr (!Traits::kWholeBlocks) {
+            const uint64_t whole = len - len % 16;
+            if (whole != len) Traits::serial_tail(c, direction, chain, in + whole, out + whole, len - whole);
+          }
+        });
         break;
-      case Mode::cfb:
-        if (encrypt) cfb_encrypt(c, iv, in, out, len);
-        else cfb_decrypt_range(c, gc_block_load(chain_before(t)), in, out, len);
-        break;
-      case Mode::ofb: ofb_xor(c, iv, in, out, len); break;
-      case Mode::xts:
+      case ModeKind::xts:
         for_each_xts_unit(t, [&](const uint8_t tweak[16], uint64_t offset, uint64_t unit_len) {
           if (encrypt) xts_encrypt(c, s.tweak, gc_block_load(tweak), in + offset, out + offset, unit_len);
           else xts_decrypt(c, s.tweak, gc_block_load(tweak), in + offset, out + offset, unit_len);
         });
         break;
-      case Mode::gcm: run_gcm(t, c); return;
+      case ModeKind::aead: run_gcm(t, c); return;
     }
     finish_padding(t);
   }
@@ -300,19 +303,15 @@ class OpenSslCipherRunner final : public SuiteRunner {
     const Suite& suite = t.suite();
     auto& s = t.thread.scratch<EvpScratch>(t.request.suite);
     const int encrypt = suite.operation == Operation::encrypt;
-    // The IV of this piece: CTR counter + block offset, CBC/CFB the preceding ciphertext block.
+    // The IV of this piece (modes::range_iv): CTR's counter + block offset, CBC/CFB the
+    // preceding ciphertext block; ECB has none.
     uint8_t piece_iv[16];
     const uint8_t* iv = nullptr;
-    if (suite.cipher.mode != Mode::ecb) {
-      iv = t.iv();
-      if (t.begin != 0) {
-        if (suite.cipher.mode == Mode::ctr) {
-          counter_at(t.iv(), t.begin / 16, piece_iv);
-          iv = piece_iv;
-        } else {
-          iv = chain_before(t);
-        }
-      }
+    if (t.request.iv_len == 16 && suite.cipher.mode != Mode::xts) {
+      modes::range_iv(suite.cipher.mode, t.iv(), t.begin / 16, chain_before(t), piece_iv);
+      iv = piece_iv;
+    } else if (t.request.iv_len != 0) {
+      iv = t.iv();  // XTS: the tweak of the request's first data unit
     }
     // Re-keying only when the key changes keeps OpenSSL's schedule across a run of one key;
     // an IV-only init resets the mode state (CTR/CFB/OFB position, chaining value).

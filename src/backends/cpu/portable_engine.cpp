@@ -2,20 +2,15 @@
 // same code the CUDA kernels run. Its constant-time position is the cipher's (see ciphers.hpp).
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "backends/block_engine.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "backends/cpu/variants.hpp"
-#include "modes/cbc.hpp"
-#include "modes/cfb.hpp"
 #include "modes/ciphers.hpp"
-#include "modes/ctr.hpp"
-#include "modes/ecb.hpp"
-#include "modes/gcm.hpp"
-#include "modes/ofb.hpp"
-#include "modes/xts.hpp"
+#include "modes/modes.hpp"
 
 namespace gpucrypt::cpu {
 
@@ -49,27 +44,20 @@ class PortableEngine final : public BlockEngine {
   void encrypt_block(const uint8_t in[16], uint8_t out[16]) const override {
     store(out, encrypt_one(data_, load(in)));
   }
-  void ecb(Direction d, const uint8_t* in, uint8_t* out, size_t n) const override {
-    if (d == Direction::encrypt) ecb_encrypt_blocks(data_, in, out, n);
-    else ecb_decrypt_blocks(data_, in, out, n);
+  // Every mode of a kind through its traits (modes.hpp): bulk_range from the range's start value,
+  // serial_blocks along the chain.
+  void bulk(Mode mode, Direction d, const uint8_t start[16], const uint8_t* in, uint8_t* out,
+            size_t n) const override {
+    const bool found = modes::visit_op<modes::ModeKind::bulk>(mode, d, [&](auto op) {
+      decltype(op)::ModeTraits::bulk_range(data_, d, load(start), in, out, n * 16);
+    });
+    if (!found) throw std::logic_error("not a bulk mode and direction");
   }
-  void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    ctr_xor_range(data_, load(counter), 0, in, out, n * 16);
-  }
-  void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    cbc_decrypt_range(data_, load(iv), in, out, n);
-  }
-  void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    cfb_decrypt_range(data_, load(iv), in, out, n * 16);
-  }
-  void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    store(iv, cbc_encrypt_blocks(data_, load(iv), in, out, n));
-  }
-  void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    store(iv, cfb_encrypt_blocks(data_, load(iv), in, out, n));
-  }
-  void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t n) const override {
-    store(iv, ofb_xor_blocks(data_, load(iv), in, out, n));
+  void serial(Mode mode, Direction d, uint8_t chain[16], const uint8_t* in, uint8_t* out, size_t n) const override {
+    const bool found = modes::visit_op<modes::ModeKind::serial>(mode, d, [&](auto op) {
+      store(chain, decltype(op)::ModeTraits::serial_blocks(data_, d, load(chain), in, out, n));
+    });
+    if (!found) throw std::logic_error("not a serial mode and direction");
   }
 
   void xts(Direction d, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,

@@ -216,21 +216,6 @@ __global__ void statuses_to_host_kernel(uint8_t* host_statuses, const uint8_t* s
     host_statuses[i] = statuses[i];
 }
 
-int op_for(const Suite& s, bool* decrypt_kernel) {
-  const bool decrypt = s.operation == Operation::decrypt;
-  *decrypt_kernel = false;
-  switch (s.cipher.mode) {
-    case Mode::ecb: *decrypt_kernel = decrypt; return op_ecb;
-    case Mode::ctr: return op_ctr;
-    case Mode::cbc: *decrypt_kernel = decrypt; return decrypt ? op_cbc_decrypt : op_cbc_encrypt;
-    case Mode::cfb: return decrypt ? op_cfb_decrypt : op_cfb_encrypt;
-    case Mode::ofb: return op_ofb;
-    case Mode::xts: *decrypt_kernel = decrypt; return op_xts;
-    case Mode::gcm: return op_gcm;
-  }
-  return op_ecb;
-}
-
 }  // namespace
 
 // Camellia keys for every Camellia family, with the SP tables (the S-box word layout's unit has
@@ -291,8 +276,11 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     g.suite = group.suite;
     g.group = static_cast<uint32_t>(group_index);
     g.open = suite.operation == Operation::open;
-    g.op = op_for(suite, &g.decrypt_kernel);
-    g.xts = suite.cipher.mode == Mode::xts;
+    g.mode = suite.cipher.mode;
+    g.direction = suite.operation == Operation::decrypt || suite.operation == Operation::open ? Direction::decrypt
+                                                                                               : Direction::encrypt;
+    g.kind = modes::kind(g.mode, g.direction);
+    g.xts = g.kind == modes::ModeKind::xts;
     g.key_len = suite.cipher.key_bits / 8;
     g.key_stride = g.xts ? 2 * g.key_len : g.key_len;
     g.key_offset = key_upload.size();
@@ -301,7 +289,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
     std::vector<uint32_t> used_slots;
     const bool open = g.open;
     // Blocks per GCM tile, once per group: the launch policy is read per device, not per message.
-    const uint64_t gcm_tile_blocks = g.op == op_gcm ? family.gcm_tile_blocks() : 0;
+    const uint64_t gcm_tile_blocks = g.kind == modes::ModeKind::aead ? family.gcm_tile_blocks() : 0;
     for (uint32_t k = 0; k < group.count; ++k) {
       const uint32_t index = plan.order[group.first + k];
       const BatchRequest& r = plan.requests[index];
@@ -327,15 +315,15 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       it.schedule = local * (g.xts ? 2 : 1);
       it.request = index;
       const uint64_t num_blocks = (it.len + 15) / 16;
-      if (g.op <= op_cfb_decrypt) {  // pieces of at most kPieceBlocks
+      if (g.kind == modes::ModeKind::bulk) {  // pieces of at most kPieceBlocks
         for (uint64_t b = 0; b < num_blocks; b += kPieceBlocks) {
           it.begin_block = b;
           it.end_block = std::min(num_blocks, b + kPieceBlocks);
           items.push_back(it);
         }
-      } else if ((g.op == op_gcm || g.op == op_xts) && (it.len >= kBigLen || suite.xts_unit_len != 0)) {
+      } else if ((g.kind == modes::ModeKind::aead || g.xts) && (it.len >= kBigLen || suite.xts_unit_len != 0)) {
         big_requests.push_back(index);
-      } else if (g.op == op_gcm) {  // the message's tiles, and where they start
+      } else if (g.kind == modes::ModeKind::aead) {  // the message's tiles, and where they start
         it.message = static_cast<uint32_t>(gcm_first_items.size() - g.first_message);
         gcm_first_items.push_back(items.size() - g.first_item);
         it.end_block = gcm_num_tiles(it.len, gcm_tile_blocks);

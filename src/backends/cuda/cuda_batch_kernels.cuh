@@ -19,14 +19,11 @@ namespace gpucrypt::cuda::batch {
 
 // ---- work records ---------------------------------------------------------------------------
 
-enum Op : int {
-  // parallel kernel
-  op_ecb = 0, op_ctr, op_cbc_decrypt, op_cfb_decrypt, op_xts,
-  // serial kernel
-  op_cbc_encrypt, op_cfb_encrypt, op_ofb, op_xts_tweak,
-  // GCM kernel
-  op_gcm,
-};
+// A group's work is its mode's kind in its direction (modes::kind): the bulk kind runs the
+// parallel kernel of its shape (bulk_items_kernel), the serial kind the serial kernel told which
+// mode by its modes::serial_op code (KernelParams::op), XTS the XTS kernels after its tweaks (the
+// serial kernel with op kXtsTweak), an AEAD (GCM) the GCM kernels.
+constexpr int kXtsTweak = -1;
 
 struct Item {
   uint64_t in_offset, out_offset;
@@ -61,9 +58,10 @@ constexpr uint64_t kBigLen = 256 * 1024;
 
 struct GroupWork {
   uint32_t suite, group;
-  int op;
-  bool open;            // GCM: verify instead of seal
-  bool decrypt_kernel;  // parallel kernel in the decryption direction
+  Mode mode;
+  Direction direction;
+  modes::ModeKind kind;  // of the mode in that direction
+  bool open;             // GCM: verify instead of seal
   uint64_t first_item, num_items;
   uint64_t first_message, num_messages;  // GCM: the group's messages (items are their tiles)
   uint64_t key_offset, num_keys;    // raw keys in the key upload
@@ -127,7 +125,7 @@ struct KernelParams {
   uint64_t num_items;
   gc_block* tweaks;       // XTS: E_K2(tweak) per item
   uint8_t* status;        // per request (GCM open)
-  int op;
+  int op;                 // the serial kernel: the modes::serial_op code, or kXtsTweak
   int decrypt;            // GCM: open
   int tag_len;
   // GCM: items are tiles of messages (begin_block = the tile, end_block = the message's tiles)
@@ -178,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) expand_kernel(const __grid_constant_
 template <class F, class P, Bulk kMode>
 __global__ void __launch_bounds__(kThreads) bulk_items_kernel(const __grid_constant__ KernelParams p) {
   using Cipher = typename F::Cipher;
-  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr bool kDecrypt = modes::bulk_decrypts(kMode);
   constexpr uint64_t kTileBlocks = 32 * bulk_steps<Cipher, P>();
   uint32_t* shared = filled_tables<F>(kDecrypt);
   const Cipher* schedules = static_cast<const Cipher*>(p.schedules);
@@ -229,17 +227,15 @@ __global__ void __launch_bounds__(P::kSerialThreads) serial_items_kernel(const _
   for (uint64_t k = blockIdx.x * uint64_t(P::kSerialThreads) + threadIdx.x; k < p.num_items;
        k += uint64_t(gridDim.x) * P::kSerialThreads) {
     const Item it = p.items[k];
-    Cipher c = schedules[it.schedule + (p.op == op_xts_tweak ? 1 : 0)];
+    Cipher c = schedules[it.schedule + (p.op == kXtsTweak ? 1 : 0)];
     F::bind(c, shared, false);
     const gc_block iv = gc_block_load(p.params + it.iv_offset);
-    if (p.op == op_xts_tweak) {
+    if (p.op == kXtsTweak) {
       p.tweaks[k] = modes::xts_encrypted_tweak(c, iv);
     } else {
-      const SerialMode mode = p.op == op_cbc_encrypt   ? SerialMode::cbc_encrypt
-                              : p.op == op_cfb_encrypt ? SerialMode::cfb_encrypt
-                                                       : SerialMode::ofb;
       // CBC's length is whole blocks (validated); CFB and OFB may end in a partial one.
-      serial_message<Cipher, P, true>(c, mode, iv, p.in + it.in_offset, p.out + it.out_offset, it.len);
+      serial_message<Cipher, P, true>(c, static_cast<SerialMode>(p.op), iv, p.in + it.in_offset,
+                                      p.out + it.out_offset, it.len);
     }
   }
 }
@@ -439,10 +435,10 @@ struct Launcher {
     p.num_items = g.num_items;
     p.tweaks = d.tweaks + g.first_item;
     p.status = d.status;
-    p.op = g.op;
-    p.decrypt = g.op == op_gcm && g.open ? 1 : 0;  // the other kernels take the direction as a template argument
+    p.op = g.kind == modes::ModeKind::serial ? static_cast<int>(modes::serial_op(g.mode, g.direction)) : 0;
+    p.decrypt = g.kind == modes::ModeKind::aead && g.open ? 1 : 0;  // the other kernels take the direction as a template argument
     p.tag_len = tag_len;
-    if (g.op == op_gcm) {  // (a batch without GCM has no buffers for these)
+    if (g.kind == modes::ModeKind::aead) {  // (a batch without GCM has no buffers for these)
       p.messages = d.gcm_messages + g.first_message;
       p.first_items = d.gcm_first_items + g.first_message;
       p.num_messages = g.num_messages;
@@ -454,25 +450,27 @@ struct Launcher {
   // The group's kernels under the current device's launch policy P.
   template <class P>
   static void run_items(const GroupWork& g, const KernelParams& p, cudaStream_t stream) {
-    switch (g.op) {
-      case op_ecb: return g.decrypt_kernel ? bulk<P, Bulk::ecb_decrypt>(p, stream) : bulk<P, Bulk::ecb_encrypt>(p, stream);
-      case op_ctr: return bulk<P, Bulk::ctr>(p, stream);
-      case op_cbc_decrypt: return bulk<P, Bulk::cbc_decrypt>(p, stream);
-      case op_cfb_decrypt: return bulk<P, Bulk::cfb_decrypt>(p, stream);
-      case op_xts: {
+    switch (g.kind) {
+      case modes::ModeKind::bulk:  // the kernel of the mode's shape (its traits' bulk_op)
+        modes::visit_op<modes::ModeKind::bulk>(g.mode, g.direction, [&](auto op) {
+          using Op = decltype(op);
+          bulk<P, Op::ModeTraits::bulk_op(Op::kDirection)>(p, stream);
+        });
+        return;
+      case modes::ModeKind::xts: {
         KernelParams tweaks = p;  // T_0 per message first
-        tweaks.op = op_xts_tweak;
+        tweaks.op = kXtsTweak;
         serial<P>(tweaks, stream);
-        return g.decrypt_kernel ? xts<P, false>(p, stream) : xts<P, true>(p, stream);
+        return g.direction == Direction::decrypt ? xts<P, false>(p, stream) : xts<P, true>(p, stream);
       }
-      case op_gcm: return gcm<P>(p, g.open, stream);
-      default: return serial<P>(p, stream);  // CBC/CFB encryption, OFB
+      case modes::ModeKind::aead: return gcm<P>(p, g.open, stream);
+      case modes::ModeKind::serial: return serial<P>(p, stream);  // CBC/CFB encryption, OFB
     }
   }
 
   template <class P, Bulk kMode>
   static void bulk(const KernelParams& p, cudaStream_t stream) {
-    constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+    constexpr bool kDecrypt = modes::bulk_decrypts(kMode);
     auto* kernel = bulk_items_kernel<F, P, kMode>;
     const size_t smem = F::smem_bytes(kDecrypt);
     launch<kThreads>(kernel, grid_for<kThreads>(reinterpret_cast<const void*>(kernel), smem, p.num_items), smem, p,

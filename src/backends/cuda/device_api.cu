@@ -14,6 +14,7 @@
 #include "backends/cuda/keyed_cipher.hpp"
 #include "base/names.hpp"
 #include "modes/gcm.hpp"
+#include "modes/mode_rules.hpp"
 #include "modes/xts.hpp"
 
 namespace gpucrypt::cuda {
@@ -122,35 +123,30 @@ class DeviceCipherImpl final : public DeviceCipher {
     const Mode mode = name_.mode;
     if (mode == Mode::ecb ? !iv.empty() : iv.size() != 16)
       throw std::invalid_argument(name_.canonical + (mode == Mode::ecb ? " takes no IV" : " needs a 16-byte IV/tweak"));
-    if ((mode == Mode::ecb || mode == Mode::cbc) && len % 16 != 0)
-      throw std::invalid_argument(name_.canonical + " without padding needs a multiple of 16 bytes, got " +
-                                  std::to_string(len));
+    modes::check_whole_blocks(name_, len);
     if (mode == Mode::xts) modes::xts_check_data_unit(name_.canonical, len);
     if (len == 0) return;
     DeviceGuard guard(device_index_);
-    const bool decrypt = direction_ == Direction::decrypt;
-    const bool chained_decrypt = decrypt && (mode == Mode::cbc || mode == Mode::cfb);
+    // A bulk shape that reads the block before (CBC and CFB decryption) needs in and out apart.
+    bool reads_previous = false;
+    modes::visit_op<modes::ModeKind::bulk>(mode, direction_, [&](auto op) {
+      using Op = decltype(op);
+      reads_previous = modes::bulk_reads_previous(Op::ModeTraits::bulk_op(Op::kDirection));
+    });
     const gc_block iv_block = iv.empty() ? modes::zero_block() : load(iv.data());
-    with_usable_pointers(in, out, len, chained_decrypt, stream, [&](const uint8_t* src, uint8_t* dst) {
-      switch (mode) {
-        case Mode::ecb: return data_->ecb(direction_, src, dst, len, stream);
-        case Mode::ctr: return data_->ctr(iv_block, src, dst, len, stream);
-        case Mode::cbc:
-          if (decrypt) return data_->cbc_decrypt(iv_block, src, dst, len, stream);
-          return data_->serial(SerialMode::cbc_encrypt, iv_block, nullptr, nullptr, src, dst, len, stream);
-        case Mode::cfb:
-          if (decrypt) return data_->cfb_decrypt(iv_block, src, dst, len, stream);
-          return data_->serial(SerialMode::cfb_encrypt, iv_block, nullptr, nullptr, src, dst, len, stream);
-        case Mode::ofb:
-          return data_->serial(SerialMode::ofb, iv_block, nullptr, nullptr, src, dst, len, stream);
-        case Mode::xts: {
+    with_usable_pointers(in, out, len, reads_previous, stream, [&](const uint8_t* src, uint8_t* dst) {
+      switch (modes::kind(mode, direction_)) {
+        case modes::ModeKind::bulk: return data_->bulk(mode, direction_, iv_block, src, dst, len, stream);
+        case modes::ModeKind::serial:
+          return data_->serial(modes::serial_op(mode, direction_), iv_block, nullptr, nullptr, src, dst, len, stream);
+        case modes::ModeKind::xts: {
           uint8_t t0[16];
           host_tweak_->encrypt_block(iv.data(), t0);
           data_->xts(direction_, load(t0), 0, src, dst, len, stream);
           gpucrypt::secure_zero(t0, sizeof t0);
           return;
         }
-        case Mode::gcm: break;
+        case modes::ModeKind::aead: break;
       }
       throw std::logic_error("unreachable mode");
     });

@@ -289,37 +289,19 @@ class CudaEngine final : public BlockEngine {
 
   void encrypt_block(const uint8_t in[16], uint8_t out[16]) const override { host_->encrypt_block(in, out); }
 
-  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t, size_t take) {
-      data_->ecb(direction, s.device_in, s.device_out, take, s.stream);
-    });
-  }
-  // Each chunk starts from modes::range_iv (mode_rules.hpp): the counter plus the chunk's block
-  // offset, or for CBC/CFB decryption the last ciphertext block of the chunk before, which the
-  // host input still holds when the chunk is launched (its region is written back later).
-  void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
+  // Every mode of the bulk kind: each chunk starts from modes::range_iv (mode_rules.hpp): the
+  // counter plus the chunk's block offset, or for CBC/CFB decryption the last ciphertext block of
+  // the chunk before, which the host input still holds when the chunk is launched (its region is
+  // written back later).
+  void bulk(Mode mode, Direction direction, const uint8_t start[16], const uint8_t* in, uint8_t* out,
+            size_t num_blocks) const override {
     run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      data_->ctr(chunk_iv(Mode::ctr, counter, in, offset), s.device_in, s.device_out, take, s.stream);
+      data_->bulk(mode, direction, chunk_iv(mode, start, in, offset), s.device_in, s.device_out, take, s.stream);
     });
   }
-  void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      data_->cbc_decrypt(chunk_iv(Mode::cbc, iv, in, offset), s.device_in, s.device_out, take, s.stream);
-    });
-  }
-  void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    run(in, out, num_blocks * 16, [&](Workspace::Slot& s, size_t offset, size_t take) {
-      data_->cfb_decrypt(chunk_iv(Mode::cfb, iv, in, offset), s.device_in, s.device_out, take, s.stream);
-    });
-  }
-  void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    serial(SerialMode::cbc_encrypt, iv, in, out, num_blocks);
-  }
-  void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    serial(SerialMode::cfb_encrypt, iv, in, out, num_blocks);
-  }
-  void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    serial(SerialMode::ofb, iv, in, out, num_blocks);
+  void serial(Mode mode, Direction direction, uint8_t chain[16], const uint8_t* in, uint8_t* out,
+              size_t num_blocks) const override {
+    serial(modes::serial_op(mode, direction), chain, in, out, num_blocks);
   }
 
   void xts(Direction direction, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,

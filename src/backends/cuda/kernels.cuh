@@ -39,12 +39,8 @@
 #include "backends/cuda/keyed_cipher.hpp"
 #include "backends/cuda/launch_policy.hpp"
 #include "core/counter.h"
-#include "modes/cbc.hpp"
-#include "modes/cfb.hpp"
 #include "modes/ciphers.hpp"
-#include "modes/ctr.hpp"
-#include "modes/ofb.hpp"
-#include "modes/xts.hpp"
+#include "modes/modes.hpp"
 
 namespace gpucrypt::cuda {
 
@@ -187,9 +183,15 @@ __device__ __forceinline__ void run_cipher(const Cipher& cipher, gc_block* lanes
   }
 }
 
-// ---- ECB, CTR, CBC and CFB decryption -------------------------------------------------------
+// ---- the bulk kind: ECB, CTR, CBC and CFB decryption ----------------------------------------
 
-enum class Bulk : int { ecb_encrypt, ecb_decrypt, ctr, cbc_decrypt, cfb_decrypt };
+// A bulk operation is its shape (mode_kind.hpp): what the cipher takes for block i, what its
+// output is XORed with, which way it runs. The tile below is written over the shape, so every
+// mode of the bulk kind runs on it (KeyedCipherImpl::bulk and the batch pick the shape from the
+// mode's traits); each shape is its own instantiation, as each mode was.
+using modes::Bulk;
+using modes::BulkInput;
+using modes::BulkXor;
 
 template <class Cipher>
 struct BulkParams {
@@ -197,7 +199,7 @@ struct BulkParams {
   const uint8_t* in;
   uint8_t* out;
   uint64_t len;
-  gc_block iv;  // CTR: counter of block 0; CBC/CFB: the ciphertext block before block 0
+  gc_block iv;  // the start value: CTR's counter of block 0; CBC/CFB: the ciphertext block before block 0
 };
 
 template <class Cipher, class P>
@@ -221,7 +223,9 @@ struct makes_lane_keystream<Cipher, std::void_t<decltype(std::declval<const Ciph
 template <class Cipher, class P, Bulk kMode, bool kUnaligned>
 __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* in, uint8_t* out, uint64_t len,
                                           gc_block iv, uint64_t first, uint64_t end) {
-  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr bool kDecrypt = modes::bulk_decrypts(kMode);
+  constexpr BulkInput kInput = modes::bulk_input(kMode);
+  constexpr BulkXor kXor = modes::bulk_xor(kMode);
   constexpr int kLanes = Cipher::kBlocksPerCall;
   constexpr int kBulkSteps = bulk_steps<Cipher, P>();
   static_assert(kBulkSteps % kLanes == 0, "a tile step must fill whole cipher calls");
@@ -239,10 +243,10 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
   // The block before i: the IV for block 0, else ciphertext (always a full block).
   auto previous = [&](uint64_t i) { return i == 0 ? iv : input_or_zero(i - 1); };
   auto data_for = [&](uint64_t i) {
-    if constexpr (kMode == Bulk::cbc_decrypt) return previous(i);
+    if constexpr (kXor == BulkXor::previous) return previous(i);  // CBC decryption
     else return input_or_zero(i);  // CTR, CFB decryption: P_i = E(C_{i-1}) ^ C_i
   };
-  if constexpr (kMode == Bulk::ctr && makes_lane_keystream<Cipher>::value) {
+  if constexpr (kInput == BulkInput::counter && makes_lane_keystream<Cipher>::value) {
     // The lane's blocks of one call are 32 apart, and so are their counters.
     const gc_block lane_counter = gc_ctr128_add(iv, first + lane);
 #pragma unroll
@@ -252,14 +256,14 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
 #pragma unroll
     for (int s = 0; s < kBulkSteps; ++s) {
       const uint64_t i = first + lane + 32 * s;
-      if constexpr (kMode == Bulk::ctr) {
+      if constexpr (kInput == BulkInput::counter) {  // CTR
         x[s] = gc_ctr128_add(iv, i);
-      } else if constexpr (kMode == Bulk::cfb_decrypt) {
+      } else if constexpr (kInput == BulkInput::previous) {  // CFB decryption
         x[s] = previous(i);
       } else {  // ECB, CBC decryption
         x[s] = input_or_zero(i);
       }
-      if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt && !kLoadLate) data[s] = data_for(i);
+      if constexpr (kXor != BulkXor::none && !kLoadLate) data[s] = data_for(i);
     }
 #pragma unroll
     for (int s = 0; s < kBulkSteps; s += kLanes) run_cipher<Cipher, kDecrypt>(cipher, x + s);
@@ -267,13 +271,13 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
   // Block i of step s, a full block below `end`. In a whole tile (below) every block is one, so
   // what it reads needs no bounds check either.
   auto store_full = [&](int s, uint64_t i, auto whole_tile) {
-    if constexpr (kMode == Bulk::ecb_encrypt || kMode == Bulk::ecb_decrypt) {
+    if constexpr (kXor == BulkXor::none) {  // ECB
       tile_store<kUnaligned>(out + 16 * i, x[s]);
     } else if constexpr (!kLoadLate) {
       tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data[s]));
     } else if constexpr (decltype(whole_tile)::value) {
-      const gc_block d = kMode == Bulk::cbc_decrypt ? (i == 0 ? iv : tile_load<kUnaligned>(in + 16 * (i - 1)))
-                                                    : tile_load<kUnaligned>(in + 16 * i);
+      const gc_block d = kXor == BulkXor::previous ? (i == 0 ? iv : tile_load<kUnaligned>(in + 16 * (i - 1)))
+                                                   : tile_load<kUnaligned>(in + 16 * i);
       tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], d));
     } else {
       tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data_for(i)));
@@ -293,8 +297,8 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
     if (i >= end) continue;
     if (i < num_full) {
       store_full(s, i, std::false_type{});
-    } else if constexpr (kMode != Bulk::ecb_encrypt && kMode != Bulk::ecb_decrypt) {
-      // CTR/CFB only: the message's ragged end (i < end <= the block count)
+    } else if constexpr (kXor != BulkXor::none) {
+      // CTR/CFB only (ECB and CBC take whole blocks): the message's ragged end (i < end <= the block count)
       xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, x[s]);
     }
   }
@@ -304,7 +308,7 @@ template <class Family, class P, Bulk kMode>
 __global__ void __launch_bounds__(P::kBulkThreads)
     bulk_kernel(const __grid_constant__ BulkParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
-  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr bool kDecrypt = modes::bulk_decrypts(kMode);
   constexpr uint64_t kBulkTileBlocks = 32 * bulk_steps<Cipher, P>();
   extern __shared__ uint4 shared_words[];
   Cipher copy;
@@ -507,7 +511,7 @@ __global__ void __launch_bounds__(P::kXtsThreads)
     xts_units_tile<Cipher, P, kEncrypt>(cipher, p, tile * kXtsTileBlocks);
 }
 
-// ---- CBC/CFB encryption, OFB: one message, one thread ---------------------------------------
+// ---- the serial kind: CBC/CFB encryption, OFB: one message, one thread -----------------------
 
 template <class Cipher>
 struct SerialParams {
@@ -518,13 +522,14 @@ struct SerialParams {
   gc_block iv;
   const gc_block* iv_in;  // device; overrides iv when set
   gc_block* iv_out;       // device; receives the final chaining value when set
-  SerialMode mode;
+  SerialMode mode;        // modes::serial_op of the mode and direction
 };
 
 // One message of a serial mode on one thread, shared by serial_kernel and the batch executor's
 // (a thread per message): loads are issued kSerialBatch blocks ahead of the chain, one memory
 // latency per batch instead of one per block, and the modes' functions run on the batch in local
-// memory. A whole message may end in a partial block (CFB/OFB). Returns the final chaining value.
+// memory; the mode's own work is its traits' (modes::serial_blocks and serial_tail pick it by
+// `mode`). A whole message may end in a partial block (CFB/OFB). Returns the final chaining value.
 template <class Cipher, class P, bool kUnaligned>
 __device__ __forceinline__ gc_block serial_message(const Cipher& cipher, SerialMode mode, gc_block chain,
                                                    const uint8_t* in, uint8_t* out, uint64_t len) {
@@ -537,11 +542,7 @@ __device__ __forceinline__ gc_block serial_message(const Cipher& cipher, SerialM
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
       if (static_cast<size_t>(b) < n) batch[b] = tile_load<kUnaligned>(in + 16 * (first + b));
-    switch (mode) {
-      case SerialMode::cbc_encrypt: chain = modes::cbc_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
-      case SerialMode::cfb_encrypt: chain = modes::cfb_encrypt_blocks(cipher, chain, bytes, bytes, n); break;
-      case SerialMode::ofb: chain = modes::ofb_xor_blocks(cipher, chain, bytes, bytes, n); break;
-    }
+    chain = modes::serial_blocks(mode, cipher, chain, bytes, bytes, n);
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
       if (static_cast<size_t>(b) < n) tile_store<kUnaligned>(out + 16 * (first + b), batch[b]);
@@ -549,8 +550,7 @@ __device__ __forceinline__ gc_block serial_message(const Cipher& cipher, SerialM
   const size_t tail_len = len % 16;
   if (tail_len != 0) {
     const uint64_t offset = 16 * num_full;
-    if (mode == SerialMode::cfb_encrypt) modes::cfb_encrypt(cipher, chain, in + offset, out + offset, tail_len);
-    if (mode == SerialMode::ofb) modes::ofb_xor(cipher, chain, in + offset, out + offset, tail_len);
+    modes::serial_tail(mode, cipher, chain, in + offset, out + offset, tail_len);
   }
   return chain;
 }
@@ -751,7 +751,7 @@ void launch_bulk(const typename Family::Cipher& cipher, const uint8_t* in, uint8
                  cudaStream_t stream) {
   if (len == 0) return;
   using Cipher = typename Family::Cipher;
-  constexpr bool kDecrypt = kMode == Bulk::ecb_decrypt || kMode == Bulk::cbc_decrypt;
+  constexpr bool kDecrypt = modes::bulk_decrypts(kMode);
   auto* kernel = bulk_kernel<Family, P, kMode>;
   const size_t smem = Family::smem_bytes(kDecrypt);
   const uint64_t num_blocks = (len + 15) / 16;
@@ -847,22 +847,14 @@ class KeyedCipherImpl final : public KeyedCipher {
     gpucrypt::secure_zero(&serial_cipher_, sizeof serial_cipher_);
   }
 
-  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len,
-           cudaStream_t stream) const override {
-    if (direction == Direction::encrypt) launch_bulk<Family, P, Bulk::ecb_encrypt>(cipher_, in, out, len, modes::zero_block(), stream);
-    else launch_bulk<Family, P, Bulk::ecb_decrypt>(cipher_, in, out, len, modes::zero_block(), stream);
-  }
-  void ctr(gc_block counter, const uint8_t* in, uint8_t* out, size_t len,
-           cudaStream_t stream) const override {
-    launch_bulk<Family, P, Bulk::ctr>(cipher_, in, out, len, counter, stream);
-  }
-  void cbc_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
-                   cudaStream_t stream) const override {
-    launch_bulk<Family, P, Bulk::cbc_decrypt>(cipher_, in, out, len, previous, stream);
-  }
-  void cfb_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
-                   cudaStream_t stream) const override {
-    launch_bulk<Family, P, Bulk::cfb_decrypt>(cipher_, in, out, len, previous, stream);
+  // Every mode of the bulk kind by its shape (the mode's traits): one bulk kernel per shape.
+  void bulk(Mode mode, Direction direction, gc_block start, const uint8_t* in, uint8_t* out, size_t len,
+            cudaStream_t stream) const override {
+    const bool found = modes::visit_op<modes::ModeKind::bulk>(mode, direction, [&](auto op) {
+      using Op = decltype(op);
+      launch_bulk<Family, P, Op::ModeTraits::bulk_op(Op::kDirection)>(cipher_, in, out, len, start, stream);
+    });
+    if (!found) throw std::logic_error("not a bulk mode and direction");
   }
 
   void xts(Direction direction, gc_block encrypted_tweak, uint64_t first_block, const uint8_t* in,

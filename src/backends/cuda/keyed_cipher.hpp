@@ -19,13 +19,15 @@
 #include "core/gf128.h"
 #include "core/platform.h"
 #include "gpucrypt/cipher.hpp"
+#include "modes/mode_kind.hpp"
 
 namespace gpucrypt::cuda {
 
 
 // The serial modes run one message per thread (a single message is one thread: slow, and the
-// batch engine is what gives them many messages).
-enum class SerialMode : int { cbc_encrypt = 0, cfb_encrypt = 1, ofb = 2 };
+// batch engine is what gives them many messages); one kernel serves them all, told which by its
+// modes::serial_op code (mode_kind.hpp).
+using SerialMode = modes::SerialOp;
 
 // GCM over one segment of a message: CTR with GCM's 32-bit counter plus GHASH of the
 // ciphertext, fused in one pass. The kernel writes one partial hash per tile of
@@ -49,18 +51,22 @@ inline size_t gcm_num_tiles(size_t len, size_t tile_blocks = kGcmMinTileBlocks) 
 class KeyedCipher {
  public:
   virtual ~KeyedCipher() = default;
-  // len % 16 == 0.
-  virtual void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len,
-                   cudaStream_t stream) const = 0;
-  // Any len; counter is the 128-bit big-endian counter block of in[0..16).
-  virtual void ctr(gc_block counter, const uint8_t* in, uint8_t* out, size_t len,
-                   cudaStream_t stream) const = 0;
-  // previous = the ciphertext block before in[0]. in and out must not overlap (a thread reads
-  // the block before its own, which another thread may already have overwritten).
-  virtual void cbc_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
-                           cudaStream_t stream) const = 0;  // len % 16 == 0
-  virtual void cfb_decrypt(gc_block previous, const uint8_t* in, uint8_t* out, size_t len,
-                           cudaStream_t stream) const = 0;  // any len
+  // A direction of a mode of the bulk kind (modes::kind: ECB, CTR, CBC and CFB decryption) over
+  // len bytes from `start`, the start value of in[0] (modes::range_iv: CTR's counter block, the
+  // ciphertext block before in[0]; ECB: unused). Whole blocks for a mode that needs them; else a
+  // ragged end is allowed. When the mode's shape reads the block before (modes::bulk_reads_previous:
+  // CBC and CFB decryption) in and out must not overlap (a thread reads the block before its own,
+  // which another thread may already have overwritten).
+  virtual void bulk(Mode mode, Direction direction, gc_block start, const uint8_t* in, uint8_t* out, size_t len,
+                    cudaStream_t stream) const = 0;
+  // bulk() for the callers that want a block function or a keystream: ECB (len % 16 == 0; XTS's
+  // unit tweaks) and CTR from `counter` (GCM's counter part).
+  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const {
+    bulk(Mode::ecb, direction, gc_block{}, in, out, len, stream);
+  }
+  void ctr(gc_block counter, const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const {
+    bulk(Mode::ctr, Direction::encrypt, counter, in, out, len, stream);
+  }
   // XTS blocks [first_block, first_block + len / 16) of a data unit whose block-0 tweak is
   // encrypted_tweak (E_K2 of the tweak); a ragged tail (ciphertext stealing) is allowed in the
   // range that ends the data unit, which must then hold at least one full block.
@@ -71,9 +77,10 @@ class KeyedCipher {
   // for all units (xts_units.cu computes the tweaks and checks the lengths).
   virtual void xts_units(Direction direction, const gc_block* unit_tweaks, uint64_t unit_blocks, const uint8_t* in,
                          uint8_t* out, size_t len, cudaStream_t stream) const = 0;
-  // One message, one thread. The chaining value is read from iv_in (device) when not null, else
-  // iv; the final one is written to iv_out (device) when not null. CFB/OFB accept a ragged tail
-  // (one whole message only); CBC needs whole blocks.
+  // A direction of a mode of the serial kind (CBC and CFB encryption, OFB), named by its
+  // modes::serial_op: one message, one thread. The chaining value is read from iv_in (device) when
+  // not null, else iv; the final one is written to iv_out (device) when not null. A mode that takes
+  // any length accepts a ragged tail (one whole message only); CBC needs whole blocks.
   virtual void serial(SerialMode mode, gc_block iv, const gc_block* iv_in, gc_block* iv_out,
                       const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) const = 0;
   // Writes gcm_num_tiles(len, gcm_tile_blocks()) tile hashes to tile_hashes.

@@ -264,32 +264,36 @@ class OpenclEngine final : public BlockEngine {
   void encrypt_block(const uint8_t in[16], uint8_t out[16]) const override {
     store_block(out, data_.host().encrypt(load_block(in)));
   }
-  void ecb(Direction direction, const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    const bool decrypts = direction == Direction::decrypt;
-    run(decrypts ? "gc_ecb_decrypt" : "gc_ecb_encrypt", decrypts, data_.steps(), in, out, num_blocks,
-        [](cl_kernel, uint64_t) {});
-  }
-  void ctr(const uint8_t counter[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    run("gc_ctr", false, data_.steps(), in, out, num_blocks, [&](cl_kernel k, uint64_t first_block) {
-      uint8_t start[16];  // the chunk's counter (mode_rules.hpp)
-      modes::range_iv(Mode::ctr, counter, first_block, nullptr, start);
-      set_arg(k, 4, to_cl(load_block(start)));
+  // Every bulk operation by its traits (modes.hpp): its kernel in ciphers.cl is "gc_MODE_DIRECTION"
+  // ("gc_MODE" for a mode whose directions are one operation, kOneOperation: CTR), in the decryption program
+  // when it runs the cipher backwards; a mode with a start value (its shape reads a counter or the
+  // block before) takes each chunk's (modes::range_iv) as argument 4, the block before a chunk
+  // read from the input before the chunk ahead of it is written back (in place).
+  void bulk(Mode mode, Direction direction, const uint8_t start[16], const uint8_t* in, uint8_t* out,
+            size_t num_blocks) const override {
+    const bool found = modes::visit_op<modes::ModeKind::bulk>(mode, direction, [&](auto op) {
+      using Traits = typename decltype(op)::ModeTraits;
+      constexpr modes::Bulk kOp = Traits::bulk_op(decltype(op)::kDirection);
+      constexpr bool kTakesStart = modes::bulk_input(kOp) == modes::BulkInput::counter || modes::bulk_reads_previous(kOp);
+      const std::string kernel_name = "gc_" + std::string(mode_name(mode)) +
+                                      (Traits::kOneOperation ? "" : direction == Direction::encrypt ? "_encrypt" : "_decrypt");
+      uint8_t previous[16] = {};
+      run(kernel_name.c_str(), modes::bulk_decrypts(kOp), data_.steps(), in, out, num_blocks,
+          [&](cl_kernel k, uint64_t first_block) {
+            if constexpr (kTakesStart) {
+              uint8_t chunk_start[16];
+              modes::range_iv(mode, start, first_block, previous, chunk_start);
+              set_arg(k, 4, to_cl(load_block(chunk_start)));
+            }
+          },
+          [&](uint64_t first, uint64_t n) { std::memcpy(previous, in + 16 * (first + n - 1), 16); });
     });
+    if (!found) throw std::logic_error("not a bulk mode and direction");
   }
-  void cbc_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    chained("gc_cbc_decrypt", true, iv, in, out, num_blocks);
-  }
-  void cfb_decrypt(const uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    chained("gc_cfb_decrypt", false, iv, in, out, num_blocks);
-  }
-  void cbc_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    serial(0, iv, in, out, num_blocks);
-  }
-  void cfb_encrypt(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    serial(1, iv, in, out, num_blocks);
-  }
-  void ofb(uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const override {
-    serial(2, iv, in, out, num_blocks);
+  // Every serial operation: ciphers.cl's gc_serial, told which by its modes::serial_op code.
+  void serial(Mode mode, Direction direction, uint8_t chain[16], const uint8_t* in, uint8_t* out,
+              size_t num_blocks) const override {
+    serial(static_cast<int>(modes::serial_op(mode, direction)), chain, in, out, num_blocks);
   }
   void xts(Direction direction, const uint8_t tweak[16], const uint8_t* in, uint8_t* out,
            size_t len) const override {
@@ -365,17 +369,6 @@ class OpenclEngine final : public BlockEngine {
       launch(d, k, data_.items(n, per_item));
       staging.out.read(out + 16 * first, 16 * n);
     }
-  }
-
-  // CBC/CFB decryption: each chunk's chaining block is the ciphertext block before it, taken
-  // from the input before the chunk's output may overwrite it (in place).
-  void chained(const char* kernel_name, bool decrypts, const uint8_t iv[16], const uint8_t* in, uint8_t* out,
-               size_t num_blocks) const {
-    gc_block previous = load_block(iv);
-    run(kernel_name, decrypts, data_.steps(), in, out, num_blocks,
-        [&](cl_kernel k, uint64_t) { set_arg(k, 4, to_cl(previous)); },
-        // The kernel's argument is set: keep this chunk's last ciphertext block for the next one.
-        [&](uint64_t first, uint64_t n) { previous = load_block(in + 16 * (first + n - 1)); });
   }
 
   void serial(int mode, uint8_t iv[16], const uint8_t* in, uint8_t* out, size_t num_blocks) const {

@@ -345,9 +345,11 @@ GC_XTS_UNITS_KERNEL(gc_xts_units_encrypt, GC_ENC_CONTEXT, gc_encrypt_unit)
 GC_XTS_UNITS_KERNEL(gc_xts_units_decrypt, GC_DEC_CONTEXT, gc_decrypt_unit)
 
 /* The serial modes, one message per work-item (message m: blocks offsets[m] .. offsets[m+1]),
- * each with its own IV in ivs[m]; the final chaining value goes back to ivs[m]. mode: 0 CBC
- * encryption, 1 CFB encryption, 2 OFB. The bitsliced AES encrypts two blocks a call, so a serial
- * chain uses one of its lanes: half its speed, as on the other backends. */
+ * each with its own IV in ivs[m]; the final chaining value goes back to ivs[m]. mode: the host's
+ * modes::serial_op number (modes.hpp: the serial operations in the modes' list order), so the
+ * host names any serial mode without a table of its own: 0 CBC encryption, 1 CFB encryption,
+ * 2 OFB; a new serial mode takes the next number. The bitsliced AES encrypts two blocks a call,
+ * so a serial chain uses one of its lanes: half its speed, as on the other backends. */
 __kernel void gc_serial(__global const uint4* in, __global uint4* out, __global const ulong* offsets,
                         ulong num_messages, const gc_key_blob key_blob, __global uint4* ivs, int mode) {
   GC_ENC_CONTEXT(tables, key_blob, t, k);
