@@ -101,14 +101,6 @@ def test_stream_cipher_refusals_and_wiping():
         s.update(b"x")
 
 
-def test_buffer_pool_zeroes_buffers():
-    with stream.BufferPool(64) as pool:
-        buffer = pool.acquire()
-        buffer[:] = b"\xaa" * 64
-        pool.release(buffer)
-    assert buffer == bytearray(64)
-
-
 @pytest.mark.parametrize("name", ["aes-256-ctr", "aes-128-ecb", "aes-192-cbc", "aes-256-cfb", "aes-128-ofb",
                                   "camellia-256-ctr", "sc2000-128-cbc"])
 @pytest.mark.parametrize("decrypt", [False, True])
@@ -190,8 +182,6 @@ def test_page_locked_falls_back_to_bytearray_without_cuda(monkeypatch):
     monkeypatch.setattr(stream, "cuda_available", lambda: False)
     buffer = stream.page_locked(100)
     assert isinstance(buffer, bytearray) and len(buffer) == 100
-    with stream.BufferPool(32, page_locked=True) as pool:
-        assert len(pool.acquire()) == 32
 
 
 @pytest.mark.parametrize("device, devices, share, expected", [

@@ -77,6 +77,14 @@ struct Layout {
 Layout layout_for_file(uint64_t file_len, uint32_t chunk_len);
 void check_chunk_len(uint64_t chunk_len);
 
+// The cipher suites (docs/file-format.md, the header's suite byte): only 1, AES-256-GCM. A new suite
+// is a new number here and a spec paragraph, not a new format version: the suite byte is
+// authenticated and bound into the key derivation. suite_name: as the specification writes it
+// ("AES-256-GCM"); suite_of_aead: the number of the suite gpucrypt.AEAD spells `aead_name`
+// ("aes-256-gcm"). FormatError "unknown cipher suite ..." for any other.
+std::string suite_name(int suite);
+int suite_of_aead(std::string_view aead_name);
+
 // nonce_i = I2OSP(i, 11) || (1 if final else 0).
 void chunk_nonce(uint64_t index, bool is_final, uint8_t nonce[kNonceLen]);
 
@@ -489,14 +497,18 @@ uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefa
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options = {});
 // A caller's file objects as the library takes them (Python's fileformat): the input's descriptor,
 // the offset its reader stands at (-1: not seekable), what it already read past that offset (a
-// buffered reader's bytes) and whether the input already ended; the output's descriptor and offset
-// (-1: not seekable), or, with no descriptor (fd -1), `write` taking each piece, or `discard`:
-// nowhere (authenticate only).
+// buffered reader's bytes) and whether the input already ended, or, with no descriptor (fd -1),
+// `read` (an object in memory: io.BytesIO, a generator's wrapper), called on the calling thread
+// until it gives 0, then once more when opening: data after its reported end is trailing data (a
+// file appended to while read; DecryptionError); the output's descriptor and offset (-1: not
+// seekable), or, with no descriptor (fd -1), `write` taking each piece, or `discard`: nowhere
+// (authenticate only).
 struct InputEnd {
   int fd = -1;
   int64_t offset = -1;
   ByteSpan already_read;
   bool ended = false;
+  StreamReader read;
 };
 struct OutputEnd {
   int fd = -1;
@@ -508,7 +520,8 @@ struct OutputEnd {
 // regular file at a known offset and the output is one too (not appending) or nowhere (seal_file /
 // open_file, as ends_by_offset says; both descriptors are then left just after what was read and
 // written, the output after the authenticated plaintext when opening fails, and a buffered caller
-// follows them), else by the streaming path (seal_stream_fd / open_stream_fd from already_read).
+// follows them), else by the streaming path (seal_stream_fd / open_stream_fd from already_read, or
+// from in.read).
 // options.direct_input: std::invalid_argument unless by the file pipeline. Errors as those
 // functions' (a DecryptionError after the chunks before it were written).
 bool ends_by_offset(const InputEnd& in, const OutputEnd& out);

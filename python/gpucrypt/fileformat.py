@@ -13,13 +13,10 @@ passphrase, with scrypt's memory check, HKDF-SHA256 and HMAC-SHA256 through Open
 file key, key schedule and MAC); only version 2's recipient stanzas are wrapped and unwrapped here, by
 gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
-nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
-pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
-descriptors through its streaming sibling (seal_stream_fd/open_stream_fd: read(2) and write(2) in
-order around a ChunkStream), file objects with no descriptor through the same ChunkStream fed by a
-plain loop here, data in memory through
-seal_body/open_body on the caller's buffers (encrypt_buffer/decrypt_buffer), and an MPI rank's
-chunk range through seal_chunks/open_chunks at the offsets of Layout; by default on a
+nonces and final-chunk rule, and the pipelines that run them: file objects in one call
+(seal_ends/open_ends, which choose positional I/O between regular files or reading in order),
+data in memory on the caller's buffers (seal_body/open_body: encrypt_buffer/decrypt_buffer), and
+an MPI rank's chunk range at the offsets of Layout (seal_chunks/open_chunks); by default on a
 constant-time AES variant on every device. The payload key is held in a bytearray that is
 zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
 so they are dropped.
@@ -62,9 +59,7 @@ VERSION = 1
 VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); written only when asked for
 # The sizes are the library's (include/gpucrypt/format.hpp), which runs every chunk.
 HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
-_HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
 SALT_LEN = 32
-MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
 TAG_LEN = _native.FORMAT_TAG_LEN          # 16
 
@@ -76,19 +71,6 @@ DEFAULT_SCRYPT_LOG2N = 18       # age's choice: about 1 s and 256 MiB on a 2020s
 MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on an untrusted file
 SCRYPT_R = 8
 SCRYPT_P = 1
-
-
-
-class _Suite(NamedTuple):
-    suite_id: int
-    name: str           # as written in docs/file-format.md
-    aead_name: str      # as gpucrypt.AEAD spells it
-
-
-# Suite 1 is the only one defined; a new suite is a new row (and a spec paragraph), not a new
-# format version, because the suite byte is authenticated and bound into the key derivation.
-_SUITES = {1: _Suite(1, "AES-256-GCM", "aes-256-gcm")}
-_SUITES_BY_NAME = {suite.aead_name: suite for suite in _SUITES.values()}
 
 
 class FormatError(ValueError):
@@ -145,7 +127,8 @@ class Header(NamedTuple):
 
     @property
     def suite_name(self) -> str:
-        return _SUITES[self.suite_id].name
+        """As docs/file-format.md writes it ("AES-256-GCM"): the library's suites (format.hpp suite_name)."""
+        return _native.format_suite_name(self.suite_id)
 
     @property
     def length(self) -> int:
@@ -260,14 +243,6 @@ def read_header(src: BinaryIO, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Head
     return _header(_native.format_read_header(src.read, max_scrypt_log2n))
 
 
-def _extra_header_len(material) -> int:
-    """How much longer than version 1's 80 bytes the header for `material` is (0 but for recipients)."""
-    from gpucrypt import recipients
-    if material is None or not recipients.is_key_set(material):
-        return 0
-    return _HEADER_PREFIX_LEN + recipients.key_set(material).stanza_len() + MAC_LEN - HEADER_LEN
-
-
 def _build_header(material, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, bytearray]:
     """A fresh header and the payload key it leads to, in a bytearray the caller wipes: the library's
     (format.hpp build_header): version 1 for a passphrase or a key, version 2 for a recipients.KeySet,
@@ -319,40 +294,49 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     """Seals (`header` first) or opens every chunk readable from `src` into `dst`; returns (bytes
     read, bytes written).
 
-    File objects over descriptors are the library's (format.hpp seal_ends / open_ends): by its file
-    pipeline (positional reads and writes on its worker threads) between regular files at known
-    offsets, which both files are then left after (on an authentication failure, the output after the
-    authenticated plaintext); else by its streaming path (pipes, FIFOs, devices, sockets, stdin:
-    read(2) in order after what a buffered reader holds), writing to `dst`'s descriptor, or to `dst`
-    here when it has none. A source with no descriptor (in memory) is read here, job by job, into
-    the library's ChunkStream. Each device runs a constant-time AES unless `variant` names another.
-    Opening, only authenticated plaintext is written: a failure raises DecryptionError after the
-    chunks before it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
+    One native call (format.hpp seal_ends / open_ends) chooses the path: its file pipeline
+    (positional reads and writes on its worker threads) between regular files at known offsets,
+    which both files are then left after (on an authentication failure, the output after the
+    authenticated plaintext); else its streaming path, reading `src`'s descriptor after what a
+    buffered reader holds (pipes, FIFOs, devices, sockets, stdin) or, with none (in memory),
+    `src`'s readinto or read, and writing `dst`'s descriptor, or `dst` here when it has none.
+    Each device runs a constant-time AES unless `variant` names another. Opening, only
+    authenticated plaintext is written: a failure raises DecryptionError after the chunks before
+    it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
     """
     from gpucrypt import stream
     worker_devices, share = workers   # stream.resolve_devices' answer
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "")
-    cancelled = cancel.is_set if cancel is not None else None
-    advance = _per_chunk(progress, chunk_size + (TAG_LEN if operation == "open" else 0))
     key = _PayloadKey(payload_key)
     del payload_key
+    in_offset = _offset(src)          # before a buffered reader's bytes are taken
+    in_fd, buffered, ended = _descriptor_source(src) or (-1, b"", False)
+    out, out_offset = None, -1        # None: nowhere (decrypt --check: authenticate, keep nothing)
+    if not getattr(dst, "discards_output", False):
+        out = _descriptor_of(dst)
+        if out is None:
+            out = lambda piece: write_all(dst, piece)   # noqa: E731
+        else:
+            dst.flush()          # what the caller wrote before (a header): the descriptor's offset is then real
+            out_offset = _offset(dst)
+    name = getattr(src, "name", "")
+    function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
     start = time.perf_counter()
     try:
-        in_offset = _offset(src)          # before a buffered reader's bytes are taken
-        source = _descriptor_source(src)
-        if source is None and not direct_io:
-            write_all(dst, header or b"")
-            read, written, native, failure = _stream_in_memory(operation, src, dst, key.key, chunk_size, options,
-                                                               advance, cancelled)
-        else:                             # (no descriptor with direct_io: the library refuses it)
-            read, written, native, failure = _run_ends(operation, src, dst, in_offset, source or (-1, b"", False),
-                                                       header, key.key, chunk_size, options, advance, cancelled,
-                                                       direct_io)
+        read, written, native, failure, by_offset = function(
+            in_fd, in_offset, buffered, ended, out, out_offset, header, key.key, chunk_size, worker_devices,
+            stream.native_cpu_share(share), job_size or 0, variant or "",
+            _per_chunk(progress, chunk_size + (TAG_LEN if operation == "open" else 0)),
+            cancel.is_set if cancel is not None else None, name if isinstance(name, str) else "", "",
+            direct_input=direct_io, reader=src if in_fd < 0 else None)
     finally:
         key.close()
         stats.wall_s += time.perf_counter() - start
+    if by_offset:   # the library left both descriptors after what it read and wrote
+        src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
+        if isinstance(out, int):
+            dst.seek(os.lseek(out, 0, os.SEEK_CUR))
     stream.add_native_stats(stats, native)
     stats.read_s += native.get("read_s", 0.0)
     stats.write_s += native.get("write_s", 0.0)
@@ -371,30 +355,6 @@ def _offset(file: BinaryIO) -> int:
         return -1
 
 
-def _run_ends(operation, src, dst, in_offset, source, header, key, chunk_size, options, advance, cancelled, direct_io):
-    """One native call (format_seal_ends / format_open_ends) that chooses the file pipeline or the
-    streaming path; when the file pipeline ran, `src` and `dst` follow their descriptors."""
-    in_fd, buffered, ended = source
-    out, out_offset = None, -1   # None: nowhere (decrypt --check: authenticate, keep nothing)
-    if not getattr(dst, "discards_output", False):
-        out = _descriptor_of(dst)
-        if out is None:
-            out = lambda piece: write_all(dst, piece)   # noqa: E731
-        else:
-            dst.flush()          # what the caller wrote before (a header): the descriptor's offset is then real
-            out_offset = _offset(dst)
-    name = getattr(src, "name", "")
-    function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
-    read, written, native, failure, by_offset = function(
-        in_fd, in_offset, buffered, ended, out, out_offset, header, key, chunk_size, *options, advance, cancelled,
-        name if isinstance(name, str) else "", "", direct_input=direct_io)
-    if by_offset:   # the library left both descriptors after what it read and wrote
-        src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
-        if isinstance(out, int):
-            dst.seek(os.lseek(out, 0, os.SEEK_CUR))
-    return read, written, native, failure
-
-
 def _per_chunk(progress: Progress, unit_len: int):
     """A native progress (input bytes done so far) as `progress(n)` once per chunk, or None."""
     if progress is None:
@@ -408,68 +368,6 @@ def _per_chunk(progress: Progress, unit_len: int):
             done += step
             progress(step)
     return advance
-
-
-def _fill(src: BinaryIO, view: memoryview, unit: int) -> int:
-    """Reads into `view` until it is full or the input ends; returns the bytes read. With the
-    source's readinto where it has one, else read() in requests of at most `unit` bytes (a chunk:
-    what a source allocates per request stays bounded). Short reads are retried."""
-    readinto = getattr(src, "readinto", None)
-    filled = 0
-    while filled < len(view):
-        if readinto is not None:
-            try:
-                count = readinto(view[filled:])
-            except (NotImplementedError, io.UnsupportedOperation):
-                readinto = None
-                continue
-        else:
-            block = src.read(min(unit, len(view) - filled))
-            count = len(block)
-            view[filled:filled + count] = block
-        if count == 0:
-            break
-        filled += count or 0        # None: a non-blocking source with nothing yet
-    return filled
-
-
-def _stream_in_memory(operation, src, dst, key, chunk_size, options, advance, cancelled):
-    """A source with no descriptor (io.BytesIO, a generator's wrapper): read here, a job at a
-    time, into the library's ChunkStream, which writes what retires through `write_all`."""
-    buffers = {}            # job id -> (input, output)
-    written = 0
-    done = 0
-
-    def retire(job_id, num_chunks, output_len):
-        nonlocal written, done
-        data, out = buffers.pop(job_id)
-        write_all(dst, memoryview(out)[:output_len])
-        written += output_len
-        done += len(data)
-        if advance is not None:
-            advance(done)
-
-    chunks = _native.FormatStream(operation, key, chunk_size, *options, retire, cancelled)
-    job_len = chunks.chunks_per_job * chunks.input_unit_len
-    read = job_id = 0
-    failure = None
-    try:
-        while failure is None:
-            data = bytearray(job_len)
-            data_len = _fill(src, memoryview(data), chunks.input_unit_len)
-            at_end = data_len < job_len
-            # Opening, a source that gives more after its end makes the last chunk not final.
-            trailing = operation == "open" and at_end and bool(src.read(1))
-            buffers[job_id] = (memoryview(data)[:data_len], bytearray(chunks.output_capacity(data_len)))
-            read += data_len
-            failure = chunks.submit(job_id, buffers[job_id][0], buffers[job_id][1], at_end, trailing)
-            job_id += 1
-            if at_end:
-                break
-        failure = failure or chunks.drain()
-    finally:
-        chunks.stop()
-    return read, written, chunks.stats(), failure
 
 
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
@@ -496,8 +394,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     """
     from gpucrypt import stream
     _check_chunk_size(chunk_size)
-    if suite not in _SUITES_BY_NAME:
-        raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
+    _native.format_suite_of_aead(suite)
     stats = stats if stats is not None else stream.StreamStats()
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
     header, payload_key = _build_header(_normalise_key_material(key_material), chunk_size, scrypt_log2n)
@@ -577,7 +474,10 @@ def open_chunks(payload_key, layout: Layout, first: int, count: int, sealed, out
 def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_material=None) -> int:
     """The length of the file that `plaintext_len` bytes encrypt to in chunks of `chunk_size`;
     with recipients as `key_material` (version 2), their stanzas lengthen the header."""
-    return _native.format_file_len(plaintext_len, chunk_size) + _extra_header_len(key_material)
+    from gpucrypt import recipients
+    # Version 2's fixed part and MAC take version 1's 80 bytes (48 + 32): its stanzas are the extra.
+    stanzas_len = recipients.key_set(key_material).stanza_len() if recipients.is_key_set(key_material) else 0
+    return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
 
 
 def _plaintext_len(file_len: int, chunk_size: int) -> int:
@@ -623,7 +523,7 @@ def _in_memory_auto_devices(source, target):
     so auto picks one. Naming devices or a cpu_share runs exactly that.
     """
     from gpucrypt import stream
-    gpus = stream.cuda_devices()
+    gpus = stream.auto_gpus()
     if gpus and target is not None and stream.holds_host_memory(gpus, source) and stream.holds_host_memory(gpus, target):
         return gpus, 0.0
     return ["cpu"], 1.0
@@ -675,8 +575,7 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
     """
     _check_chunk_size(chunk_size)
-    if suite not in _SUITES_BY_NAME:
-        raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
+    _native.format_suite_of_aead(suite)
     source = _as_source(data)
     target = _writable_out(out)
     material = _normalise_key_material(key_material)

@@ -683,13 +683,12 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
         rounds = list(_rounds(layout.num_chunks, per_rank, ctx))
         # Two input and two output buffers: round k+1 is read and round k-1 written while round
         # k is sealed/opened (nonblocking collective MPI-IO). Page-locked for a GPU (its copy
-        # engine reads and writes them directly); zeroed at the end either way.
-        pinned = stream.has_gpu([ctx.device])
+        # engine reads and writes them directly; a bytearray for the CPU); zeroed at the end either way.
         buffer_len = per_rank * (chunk_len + fileformat.TAG_LEN)
-        in_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
-        out_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
-        in_buffers = [in_pool.acquire(), in_pool.acquire()]
-        out_buffers = [out_pool.acquire(), out_pool.acquire()]
+        buffers = [stream.page_locked(buffer_len, [ctx.device]) for _ in range(4)]
+        for buffer in buffers:
+            pools.callback(_native.wipe, buffer)
+        in_buffers, out_buffers = buffers[:2], buffers[2:]
         def sealed_range(first, count):
             offset, length = layout.sealed_range(first, count)
             return offset + shift, length

@@ -19,7 +19,7 @@ computing, waiting and writing.
 Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
 ``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
 consumers, ``hash_stream``/``hash_file``. Keys given to these objects are copied into a
-``bytearray`` and zeroed when the work ends; staging buffers are zeroed when their pool closes.
+``bytearray`` and zeroed when the work ends; the library zeroes its staging buffers.
 See docs/engine.md.
 """
 
@@ -41,10 +41,10 @@ from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devi
 from gpucrypt.info import device_traits, is_gpu
 
 __all__ = [
-    "Cancelled", "StreamStats", "DeviceStats", "BufferPool", "StreamCipher", "transform",
+    "Cancelled", "StreamStats", "DeviceStats", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
     "normalise_device",
-    "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
+    "page_locked", "transform_into", "MemorySource", "MemorySink",
     "add_native_stats",
 ]
 
@@ -78,12 +78,6 @@ def normalise_device(name: str) -> str:
     """'cpu', 'cuda:N' ('cuda' is 'cuda:0'), 'opencl:N'; ValueError for anything else. The library's one
     device-name parser (gpucrypt.hpp, parse_device_name) decides."""
     return _native.parse_device_name(name.strip())[2]
-
-
-def cuda_devices() -> list:
-    """The GPUs ``device="auto"`` uses (info.auto_gpus: every CUDA device, else every OpenCL GPU);
-    none on a machine without one. (The name predates OpenCL GPUs in auto.)"""
-    return auto_gpus()
 
 
 def _share_text(cpu_share) -> str:
@@ -217,69 +211,6 @@ def holds_host_memory(devices: Sequence[str], buffer) -> bool:
     """Whether ``buffer`` is host memory that one of ``devices`` copies with no staging (what
     ``page_locked`` gives, or a pinned PyTorch tensor)."""
     return any(_native.holds_host_memory(device, buffer) for device in devices)
-
-
-# Page-locked buffers outlive the pools that used them (zeroed in between), up to this many
-# bytes: allocating page-locked memory costs about 1 ms per 4 MiB (the kernel pins every page),
-# which a stream of a few GiB would otherwise pay again on every call.
-PAGE_LOCKED_CACHE_BYTES = 1 << 30
-_page_locked_cache: dict = {}     # size -> [memoryview, ...], all zeroed
-_page_locked_cache_lock = threading.Lock()
-
-
-def _cached_page_locked(size: int):
-    with _page_locked_cache_lock:
-        free = _page_locked_cache.get(size)
-        if free:
-            return free.pop()
-    return page_locked(size)
-
-
-def _return_page_locked(buffer) -> None:
-    with _page_locked_cache_lock:
-        cached = sum(size * len(free) for size, free in _page_locked_cache.items())
-        if isinstance(buffer, memoryview) and cached + len(buffer) <= PAGE_LOCKED_CACHE_BYTES:
-            _page_locked_cache.setdefault(len(buffer), []).append(buffer)
-
-
-class BufferPool:
-    """Staging buffers of one size, reused across jobs and zeroed when the pool closes.
-
-    ``page_locked=True`` (the stream engine sets it when a GPU is among the workers) allocates
-    them in page-locked memory: input read from a file lands where the GPU's copy engine reads
-    it, and results come back where the writer takes them, with no copy in between. Those are
-    kept, zeroed, for the next pool of the same size (PAGE_LOCKED_CACHE_BYTES)."""
-
-    def __init__(self, size: int, page_locked: bool = False):
-        self.size = size
-        self.page_locked = page_locked
-        self._free: list = []
-        self._all: list = []
-
-    def acquire(self):
-        if self._free:
-            return self._free.pop()
-        buffer = _cached_page_locked(self.size) if self.page_locked else bytearray(self.size)
-        self._all.append(buffer)
-        return buffer
-
-    def release(self, buffer) -> None:
-        self._free.append(buffer)
-
-    def close(self) -> None:
-        for buffer in self._all:
-            _native.wipe(buffer)
-            if self.page_locked:
-                _return_page_locked(buffer)
-        self._free.clear()
-        self._all.clear()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-        return False
 
 
 def has_gpu(devices: Sequence[str]) -> bool:

@@ -42,14 +42,16 @@
 //     payload_key, chunk_len, devices, cpu_share, job_len, variant, progress, cancelled, input_name, output_name,
 //     direct_input): format.hpp's seal_ends / open_ends, which choose the file pipeline (regular files at
 //     known offsets, -1: not seekable) or the streaming path (pipes, FIFOs, devices, sockets: read(2) in order
-//     from already_read); `out` a descriptor, None for nowhere, or a callable taking each piece of output as a
-//     memoryview, in order -> as format_seal_file, and whether the file pipeline ran.
+//     from already_read, or with in_fd -1 from `reader`, a file object's readinto or read); `out` a descriptor,
+//     None for nowhere, or a callable taking each piece of output as a memoryview, in order -> as
+//     format_seal_file, and whether the file pipeline ran.
 //   format_hash_stream_fd(fd, already_read, input_ended, name, customization, function_name, block_size, out_len,
 //     block_len, progress, cancelled, input_name) -> as format_hash_file: format.hpp's hash_stream_fd.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
 //     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
+//   format_suite_name(suite) -> "AES-256-GCM"; format_suite_of_aead(aead_name) -> 1 (FormatError for others).
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
 //   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
 //     file has that length (format.hpp's layout_for_file).
@@ -334,6 +336,45 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
   });
 }
 
+// A Python file object with no descriptor as the library's reader (format.hpp InputEnd::read), called
+// on the calling thread with the GIL taken: its readinto where it has one (no copy; a RawIOBase with
+// only read() raises NotImplementedError there), else read() of at most `request_len` bytes (an input
+// unit: a chunk, with its tag when opening; what the source allocates per request stays bounded). None (a non-blocking source
+// with nothing yet) is asked again.
+format::StreamReader python_reader(nb::handle source, size_t request_len) {
+  auto use_readinto = std::make_shared<bool>(nb::hasattr(source, "readinto"));
+  return [source, use_readinto, request_len](MutableByteSpan buffer) -> size_t {
+    nb::gil_scoped_acquire gil;
+    for (;;) {
+      if (*use_readinto) {
+        PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(buffer.data()),
+                                                 static_cast<Py_ssize_t>(buffer.size()), PyBUF_WRITE);
+        if (view == nullptr) throw nb::python_error();
+        nb::object target = nb::steal(view);
+        nb::object count;
+        try {
+          count = source.attr("readinto")(target);
+        } catch (nb::python_error& error) {
+          if (!error.matches(nb::handle(PyExc_NotImplementedError)) &&
+              !error.matches(nb::module_::import_("io").attr("UnsupportedOperation")))
+            throw;
+          *use_readinto = false;
+          continue;
+        }
+        target.attr("release")();  // the buffer is the library's: nothing may keep a view of it
+        if (count.is_none()) continue;
+        return std::min(nb::cast<size_t>(count), buffer.size());
+      }
+      nb::object block = source.attr("read")(std::min(buffer.size(), request_len));
+      if (block.is_none()) continue;
+      BufferView view(block);
+      const size_t n = std::min(view.size(), buffer.size());
+      std::memcpy(buffer.data(), view.data(), n);
+      return n;
+    }
+  };
+}
+
 // format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends with the GIL released;
 // returns as run_file, and whether the file pipeline ran (both descriptors then stand after what was
 // read and written, which a Python file object over them follows).
@@ -341,14 +382,17 @@ nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle alread
                    nb::handle out, int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                    nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                   const std::string& output_name, bool direct_input) {
+                   const std::string& output_name, bool direct_input, nb::handle reader) {
   BufferView key_view(payload_key), before(already_read);
   std::optional<BufferView> header_view;
   if (sealing) header_view.emplace(header);
   const ByteSpan header_span = sealing ? header_view->span() : ByteSpan();
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   options.direct_input = direct_input;
-  const format::InputEnd in{in_fd, in_offset, before.span(), input_ended};
+  // `reader`: a file object with no descriptor (in_fd -1), read through its methods.
+  const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
+                            reader.is_none() ? format::StreamReader()
+                                              : python_reader(reader, chunk_len + (sealing ? 0 : format::kTagLen))};
   // `out`: None for nowhere, a descriptor, or a Python callable taking each piece as a memoryview
   // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
   format::OutputEnd to;
@@ -666,16 +710,16 @@ void register_format_bindings(nb::module_& m) {
                     int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
                     std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                    const std::string& output_name, bool direct_input) {
+                    const std::string& output_name, bool direct_input, nb::handle reader) {
             return run_ends(sealing, in_fd, in_offset, already_read, input_ended, out, out_offset, header, payload_key,
                             chunk_len, std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled,
-                            input_name, output_name, direct_input);
+                            input_name, output_name, direct_input, reader);
           },
           nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
           nb::arg("out").none(), nb::arg("out_offset"), nb::arg("header").none(), nb::arg("payload_key"),
           nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
           nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
-          nb::arg("direct_input") = false);
+          nb::arg("direct_input") = false, nb::arg("reader").none() = nb::none());
   }
   m.def("format_hash_stream_fd",
         [](int fd, nb::handle already_read, bool input_ended, std::string_view name, nb::bytes customization,
@@ -740,6 +784,9 @@ void register_format_bindings(nb::module_& m) {
           }
         },
         nb::arg("fd"), nb::arg("length"), nb::arg("name"));
+  // The cipher suites (format.hpp suite_name / suite_of_aead), so that Python keeps no table of them.
+  m.def("format_suite_name", &format::suite_name, nb::arg("suite"));
+  m.def("format_suite_of_aead", &format::suite_of_aead, nb::arg("aead_name"));
   // The layout's length rules (format.hpp), so that Python does not restate them.
   m.def("format_check_chunk_len", [](int64_t chunk_len) {
     if (chunk_len < 0) throw format::FormatError("chunk size " + std::to_string(chunk_len) + " is negative");

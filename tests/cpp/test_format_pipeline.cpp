@@ -636,6 +636,89 @@ void ends_choose_their_path() {
   }
   ::close(plain), ::close(sealed), ::close(opened);
 }
+
+// A caller's reader (InputEnd::read, Python's file objects with no descriptor) in short pieces:
+// the same file as the buffer pipeline writes, and back; more after its reported end is trailing
+// data; its own exception stops the stream and leaves as it is.
+void ends_read_through_a_reader() {
+  const auto plaintext = random_bytes(11 * kChunkLen + 9, 78);
+  std::mt19937 rng(79);
+  const auto reader_of = [&rng](const std::vector<uint8_t>& data, size_t& position) {
+    return [&rng, &data, &position](MutableByteSpan buffer) -> size_t {
+      const size_t n = std::min({buffer.size(), data.size() - position, size_t(1 + rng() % 100)});
+      std::memcpy(buffer.data(), data.data() + position, n);
+      position += n;
+      return n;
+    };
+  };
+  std::vector<uint8_t> sealed;
+  format::OutputEnd to_sealed;
+  to_sealed.write = [&](ByteSpan bytes) { sealed.insert(sealed.end(), bytes.begin(), bytes.end()); };
+  uint8_t payload_key[format::kKeyLen];
+  const std::vector<uint8_t> header = format::build_header_with_key(kKey, kChunkLen, payload_key);
+  const ByteSpan key(payload_key, format::kKeyLen);
+  size_t position = 0;
+  format::InputEnd in;
+  in.read = reader_of(plaintext, position);
+  check(!format::ends_by_offset(in, to_sealed), "a reader streams");
+  check(format::seal_ends(in, to_sealed, header, key, kChunkLen, small_jobs()).input_len == plaintext.size(),
+        "seal_ends from a reader: every byte read");
+  std::vector<uint8_t> opened(plaintext.size());
+  check(format::open_buffer(kKey, sealed, opened) == plaintext.size() && opened == plaintext,
+        "the reader's file opens as a whole file");
+
+  const std::vector<uint8_t> body(sealed.begin() + format::kHeaderLen, sealed.end());
+  std::vector<uint8_t> back;
+  format::OutputEnd to_plain;
+  to_plain.write = [&](ByteSpan bytes) { back.insert(back.end(), bytes.begin(), bytes.end()); };
+  position = 0;
+  in.read = reader_of(body, position);
+  check(format::open_ends(in, to_plain, key, kChunkLen, small_jobs()).output_len == plaintext.size() &&
+            back == plaintext,
+        "open_ends from a reader: the plaintext back");
+
+  // A file appended to while read: the reader says "end" once, then gives more.
+  bool reported_end = false;
+  position = 0;
+  back.clear();
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    if (position == body.size() && !reported_end) {
+      reported_end = true;
+      return 0;
+    }
+    if (position == body.size()) {
+      buffer[0] = 1;
+      return 1;
+    }
+    const size_t n = std::min(buffer.size(), body.size() - position);
+    std::memcpy(buffer.data(), body.data() + position, n);
+    position += n;
+    return n;
+  };
+  try {
+    format::open_ends(in, to_plain, key, kChunkLen, small_jobs());
+    check(false, "data after the reported end is refused");
+  } catch (const format::DecryptionError& error) {
+    check(std::string(error.what()).find("trailing data after final chunk") != std::string::npos &&
+              back == plaintext && error.released_len == plaintext.size(),
+          "trailing data after the final chunk, once the chunks before it were written");
+  }
+
+  // The reader's own failure mid-way leaves as it is, once the jobs in flight stopped.
+  position = 0;
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    if (position >= 5 * kChunkLen) throw std::runtime_error("the source went away");
+    const size_t n = std::min<size_t>(buffer.size(), kChunkLen);
+    position += n;
+    return n;
+  };
+  try {
+    format::seal_ends(in, to_sealed, header, key, kChunkLen, small_jobs());
+    check(false, "a failing reader stops the stream");
+  } catch (const std::runtime_error& error) {
+    check(std::string(error.what()) == "the source went away", "the reader's exception leaves unchanged");
+  }
+}
 }  // namespace
 
 int main() {
@@ -651,6 +734,7 @@ int main() {
   streams_between_descriptors();
   headers_of_either_version();
   ends_choose_their_path();
+  ends_read_through_a_reader();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
