@@ -42,6 +42,7 @@ import tempfile
 import time
 
 from gpucrypt import _native, fileformat, stream
+from gpucrypt.info import is_gpu
 
 KEY = bytes(range(1, 33))
 UPDATE_LEN = 4 << 20
@@ -98,7 +99,7 @@ def staging_of(device):
     probe = _native.FormatStream("seal", bytes(32), fileformat.DEFAULT_CHUNK_SIZE, devices,
                                  -1.0 if share == "auto" else float(share), 0, "", lambda *_: None, None)
     try:
-        return probe.chunks_per_job * probe.input_unit_len, stream.has_gpu(devices)
+        return probe.chunks_per_job * probe.input_unit_len, any(is_gpu(device) for device in devices)
     finally:
         probe.stop()
 

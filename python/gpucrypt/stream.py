@@ -38,7 +38,6 @@ from gpucrypt._buffers import descriptor_source as _descriptor_source
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
-from gpucrypt.info import device_traits, is_gpu
 
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "StreamCipher", "transform",
@@ -47,13 +46,6 @@ __all__ = [
     "page_locked", "transform_into", "MemorySource", "MemorySink",
     "add_native_stats",
 ]
-
-# CPU jobs: the CPU's own job length (its traits, the library's rule: large enough to amortise a
-# native call over every core, small enough to stay in cache; measured best 2 MiB on 2 cores,
-# 8 MiB on 16, 512 KiB per core between).
-DEFAULT_CPU_JOB_SIZE = device_traits("cpu")["job_len"]
-DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
-
 
 class Cancelled(Exception):
     """The work was cancelled (the ``cancel`` event was set)."""
@@ -211,20 +203,6 @@ def holds_host_memory(devices: Sequence[str], buffer) -> bool:
     """Whether ``buffer`` is host memory that one of ``devices`` copies with no staging (what
     ``page_locked`` gives, or a pinned PyTorch tensor)."""
     return any(_native.holds_host_memory(device, buffer) for device in devices)
-
-
-def has_gpu(devices: Sequence[str]) -> bool:
-    return any(is_gpu(d) for d in devices)
-
-
-def _has_cpu(devices: Sequence[str]) -> bool:
-    return not all(is_gpu(d) for d in devices)
-
-
-def default_job_size(devices: Sequence[str]) -> int:
-    """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
-    the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
-    return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
 
 
 class MemorySource(io.RawIOBase):
@@ -401,7 +379,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         start = time.perf_counter()
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
                                          target, chosen, native_cpu_share(share), 0,
-                                         depth or 0, job_size or default_job_size(chosen), progress,
+                                         depth or 0, job_size or 0, progress,
                                          cancel.is_set if cancel is not None else None)
         stats.wall_s += time.perf_counter() - start
     finally:
