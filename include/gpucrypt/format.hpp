@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::format {
@@ -359,6 +360,17 @@ PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan pla
 // the jobs retired so far the same way.
 PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan body, MutableByteSpan plaintext,
                         const PipelineOptions& options = {});
+// The devices seal_body / open_body run on when the caller leaves the choice to the library
+// (Python's encrypt_buffer / decrypt_buffer with device="auto" and no devices or share): the GPUs
+// alone (auto_gpus) when `in` and `out` are both host memory they copy directly
+// (Device::holds_host_memory: page-locked), else the CPU alone.
+// Measured on an H200 with its 16-core host, 1 GiB (docs/performance.md, 2026-11-25): page-locked,
+// the GPU sealed at 40-42 GB/s, the CPU at 28-29 and both together at 32-34; pageable, the GPU
+// sealed at 7-8 GB/s (every byte copied through page-locked staging by the host's copy pool,
+// which the CPU's own jobs also need), the CPU at 29-32 and both at 7.5-8.3. Sharing the host's
+// memory bus and copy pool, the two together were slower than the faster alone in both cases, so
+// this picks one.
+DeviceSelection buffer_devices(ByteSpan in, ByteSpan out);
 
 // The pipeline of seal_body / open_body fed one job at a time, for a stream whose length is not
 // known in advance (gpucrypt.fileformat's encrypt_stream / decrypt_stream, which read files and

@@ -243,10 +243,11 @@ def read_header(src: BinaryIO, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Head
     return _header(_native.format_read_header(src.read, max_scrypt_log2n))
 
 
-def _build_header(material, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, bytearray]:
+def _build_header(key_material: KeyMaterial, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, bytearray]:
     """A fresh header and the payload key it leads to, in a bytearray the caller wipes: the library's
-    (format.hpp build_header): version 1 for a passphrase or a key, version 2 for a recipients.KeySet,
-    which wraps the library's fresh file key in its stanzas."""
+    (format.hpp build_header): version 1 for a passphrase or a key, version 2 for recipients, whose
+    recipients.KeySet wraps the library's fresh file key in its stanzas."""
+    material = _normalise_key_material(key_material)
     wrap = None
     if not _secret(material):
         wrap = lambda file_key: [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]  # noqa: E731
@@ -259,10 +260,14 @@ def _build_header(material, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, 
         raise
 
 
-def _open_header(header: Header, material, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> bytearray:
+def _open_header(header: Header, key_material: KeySource, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> bytearray:
     """Authenticate the header; return the payload key in a bytearray the caller wipes (format.hpp
-    open_header). Version 2: with the file key from the first stanza the material opens
-    (recipients.KeySet.unwrap, pyca)."""
+    open_header). A callable `key_material` is asked with the header, after scrypt's memory check
+    (no prompt for a passphrase in vain). Version 2: with the file key from the first stanza the
+    material opens (recipients.KeySet.unwrap, pyca)."""
+    if header.kdf == "scrypt":
+        check_scrypt_memory(header.scrypt_log2n)
+    material = _normalise_key_material(key_material(header) if callable(key_material) else key_material)
     secret = _secret(material)
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
@@ -337,11 +342,7 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
         src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
         if isinstance(out, int):
             dst.seek(os.lseek(out, 0, os.SEEK_CUR))
-    stream.add_native_stats(stats, native)
-    stats.read_s += native.get("read_s", 0.0)
-    stats.write_s += native.get("write_s", 0.0)
-    stats.bytes_in += read
-    stats.bytes_out += written
+    stream.add_native_stats(stats, native, read, written)
     if failure is not None:
         raise DecryptionError(*failure)
     return read, written
@@ -397,7 +398,7 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     _native.format_suite_of_aead(suite)
     stats = stats if stats is not None else stream.StreamStats()
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
-    header, payload_key = _build_header(_normalise_key_material(key_material), chunk_size, scrypt_log2n)
+    header, payload_key = _build_header(key_material, chunk_size, scrypt_log2n)
     plaintext_len, _ = _run_chunks("seal", src, dst, header, payload_key, chunk_size, workers=workers, variant=variant,
                                    job_size=job_size, cancel=cancel, stats=stats, progress=progress, direct_io=direct_io)
     return plaintext_len
@@ -422,11 +423,8 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     """
     from gpucrypt import stream
     header = read_header(src, max_scrypt_log2n)
-    if header.kdf == "scrypt":
-        check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
     workers = stream.resolve_devices(device, devices, cpu_share)   # before a prompt for a passphrase
-    material = key_material(header) if callable(key_material) else key_material
-    payload_key = _open_header(header, _normalise_key_material(material), max_scrypt_log2n)
+    payload_key = _open_header(header, key_material, max_scrypt_log2n)
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
@@ -506,53 +504,20 @@ def _writable_out(out):
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
-def _check_out_len(view, needed: int, what: str) -> None:
-    if view is not None and len(view) < needed:
-        raise ValueError(f"out holds {len(view)} bytes; {what} needs {needed}")
-
-
-def _in_memory_auto_devices(source, target):
-    """device="auto" for the in-memory functions: the GPUs alone when `source` and `target` are
-    both page-locked (the copy engines read and write them directly), else the CPU alone.
-
-    Measured on an H200 with its 16-core host, 1 GiB (docs/performance.md, 2026-11-25): page-locked,
-    the GPU sealed at 40-42 GB/s, the CPU at 28-29 and both together at 32-34; pageable, the GPU
-    sealed at 7-8 GB/s (every byte copied through page-locked staging by the host's copy pool,
-    which the CPU's own jobs also need), the CPU at 29-32 and both at 7.5-8.3. Sharing the host's
-    memory bus and copy pool, the two together were slower than the faster alone in both cases,
-    so auto picks one. Naming devices or a cpu_share runs exactly that.
-    """
-    from gpucrypt import stream
-    gpus = stream.auto_gpus()
-    if gpus and target is not None and stream.holds_host_memory(gpus, source) and stream.holds_host_memory(gpus, target):
-        return gpus, 0.0
-    return ["cpu"], 1.0
-
-
-def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target):
+def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
     """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
-    progress taking the plaintext bytes done so far, cancelled)."""
+    progress taking the plaintext bytes done so far, cancelled). device="auto" with no `devices`
+    or `cpu_share` names no devices: the library's choice for the buffers (format.hpp
+    buffer_devices: the GPUs alone when both are page-locked, else the CPU alone, and why)."""
     from gpucrypt import stream
-    if device in (None, "auto") and not devices and cpu_share is None:
-        worker_devices, share = _in_memory_auto_devices(source, target)
-    else:
+    worker_devices, share = [], None
+    if device not in (None, "auto") or devices or cpu_share is not None:
         worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
     cancelled = cancel.is_set if cancel is not None else None
     return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
             stream._increments(progress), cancelled)
-
-
-def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int, bytes_out: int,
-                wall_s: float) -> None:
-    from gpucrypt import stream
-    if stats is None:
-        return
-    stats.bytes_in += bytes_in
-    stats.bytes_out += bytes_out
-    stats.wall_s += wall_s
-    stream.add_native_stats(stats, native)
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -569,27 +534,29 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     loop, the GIL released), each job reading and writing its part of `data`/`out` in place:
     page-locked `data` and `out` go to and from a GPU with no host copy. device="auto" (with no
     `devices` or `cpu_share`) runs on the GPUs alone when `data` and `out` are both page-locked,
-    else on the CPU alone (_in_memory_auto_devices says why). Options as
+    else on the CPU alone (format.hpp buffer_devices says why). Options as
     encrypt_stream's (`device`, `devices`, `cpu_share`, `variant`, `job_size`, `cancel` a
     threading.Event, `stats` a StreamStats); `progress(n)` gets the plaintext bytes done since
     its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
     """
+    from gpucrypt import stream
     _check_chunk_size(chunk_size)
     _native.format_suite_of_aead(suite)
     source = _as_source(data)
     target = _writable_out(out)
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
-    _check_out_len(target, file_len, "the encrypted file")
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target)
+    if target is not None and len(target) < file_len:   # before any key is derived (scrypt: a second)
+        raise ValueError(f"out holds {len(target)} bytes; the encrypted file needs {file_len}")
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
     start = time.perf_counter()
     try:
-        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target,
-                                                        *pipeline)
+        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target, *pipeline)
     finally:
         _native.wipe(key)
-    _fill_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
+    if stats is not None:
+        stream.add_native_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
     return file_len if out is not None else result
 
 
@@ -609,29 +576,25 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     same holds after any other error (Cancelled, KeyboardInterrupt): no byte of `out` beyond
     what authenticated is plaintext. Options as encrypt_buffer's.
     """
+    from gpucrypt import stream
     source = _as_source(data)
     target = _writable_out(out)
     header = parse_header(source, max_scrypt_log2n)
-    if header.kdf == "scrypt":
-        check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel,
-                                source[header.length:], target)
-    material = key_material(header) if callable(key_material) else key_material
-    key = _open_header(header, _normalise_key_material(material), max_scrypt_log2n)
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    key = _open_header(header, key_material, max_scrypt_log2n)
     start = time.perf_counter()
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
         # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
         plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
-        _check_out_len(target, plaintext_len, "the plaintext")
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
                                                                  source[header.length:], target, *pipeline)
     finally:
         _native.wipe(key)
     if failure is not None:
-        message, chunk_index, released_len = failure
-        raise DecryptionError(message, chunk_index, released_len)
-    _fill_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
+        raise DecryptionError(*failure)
+    if stats is not None:
+        stream.add_native_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
     return plaintext_len if out is not None else result
 
 

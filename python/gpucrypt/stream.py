@@ -167,10 +167,17 @@ class StreamStats:
         }
 
 
-def add_native_stats(stats: StreamStats, native: dict) -> None:
+def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_out: int = 0,
+                     wall_s: float = 0.0) -> None:
     """Adds what a native scheduler reports (``{"devices": {name: {jobs, bytes, busy_s, ...}},
-    "wait_s"}``; rate, variant and stage seconds where given) to ``stats``."""
+    "wait_s"}``; rate, variant, stage seconds and a file's read_s / write_s where given) and the
+    caller's bytes and wall time to ``stats``."""
+    stats.bytes_in += bytes_in
+    stats.bytes_out += bytes_out
+    stats.wall_s += wall_s
     stats.wait_s += native["wait_s"]
+    stats.read_s += native.get("read_s", 0.0)
+    stats.write_s += native.get("write_s", 0.0)
     stats.device_choice = native.get("device_choice") or stats.device_choice
     for name, numbers in native["devices"].items():
         record = stats.device(name)
@@ -384,9 +391,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         stats.wall_s += time.perf_counter() - start
     finally:
         _native.wipe(key)
-    stats.bytes_in += len(source)
-    stats.bytes_out += len(source)
-    add_native_stats(stats, native)
+    add_native_stats(stats, native, len(source), len(source))
     return target.obj if out is None else out
 
 

@@ -13,7 +13,8 @@
 //   format_seal_body(payload_key, header, chunk_len, plaintext, out, devices, cpu_share, job_len, variant,
 //                    progress, cancelled) -> (new bytes when out is None else None, stats dict):
 //     the whole file (header of any length + sealed chunks) into `out` (or a new bytes object) on the in-memory
-//     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto".
+//     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto"; no devices: the
+//     library's choice for these buffers (format.hpp buffer_devices).
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
 //   FormatStream(operation "seal" | "open", payload_key, chunk_len, devices, cpu_share, job_len, variant,
@@ -211,6 +212,14 @@ format::PipelineOptions pipeline_options(std::vector<std::string> devices, doubl
   return options;
 }
 
+// No devices given: the in-memory pipeline's own choice (format.hpp buffer_devices).
+void choose_buffer_devices(std::vector<std::string>& devices, double& cpu_share, ByteSpan in, ByteSpan out) {
+  if (!devices.empty()) return;
+  DeviceSelection chosen = format::buffer_devices(in, out);
+  devices = std::move(chosen.devices);
+  cpu_share = chosen.cpu_share;
+}
+
 nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_len, nb::handle plaintext, nb::handle out,
                     std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled) {
@@ -224,6 +233,7 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
   if (ranges_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
     throw std::invalid_argument("out overlaps the input (in place is not supported: each chunk's tag shifts the "
                                 "chunks after it)");
+  choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
     return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(header_len), options);
@@ -239,6 +249,7 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   format::check_chunk_len(chunk_len);
   const format::Layout layout{chunk_len, plaintext_len};
   Output output(out, plaintext_len, "the plaintext");
+  choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   std::optional<format::DecryptionError> failure;
   const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {

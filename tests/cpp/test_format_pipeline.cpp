@@ -722,6 +722,26 @@ void ends_read_through_a_reader() {
     check(std::string(error.what()) == "the source went away", "the reader's exception leaves unchanged");
   }
 }
+
+// The suites and the in-memory pipeline's device choice are the library's (Python asks for them).
+void suites_and_buffer_devices() {
+  check(format::suite_name(1) == "AES-256-GCM" && format::suite_of_aead("aes-256-gcm") == 1, "suite 1 both ways");
+  const auto refused = [](auto&& call) {
+    try {
+      call();
+    } catch (const format::FormatError& error) {
+      return std::string(error.what()).find("unknown cipher suite") == 0;
+    }
+    return false;
+  };
+  check(refused([] { format::suite_name(2); }) && refused([] { format::suite_of_aead("rot13"); }),
+        "an unknown suite is a FormatError naming it");
+  // Pageable buffers (a GPU would copy them through staging): the CPU alone, with or without a GPU.
+  const std::vector<uint8_t> in(4096), out(4096 + 16);
+  const DeviceSelection chosen = format::buffer_devices(in, out);
+  check(chosen.devices == std::vector<std::string>{"cpu"} && chosen.cpu_share == 1.0,
+        "pageable buffers run on the CPU alone");
+}
 }  // namespace
 
 int main() {
@@ -738,6 +758,7 @@ int main() {
   headers_of_either_version();
   ends_choose_their_path();
   ends_read_through_a_reader();
+  suites_and_buffer_devices();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
