@@ -592,6 +592,14 @@ std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_en
                                     const hash::HashParams& params, size_t out_len, const PipelineOptions& options = {},
                                     FileHashStats* stats = nullptr);
 
+// The digest of everything readable from a caller's file object (InputEnd, as seal_ends takes it;
+// Python's stream.hash_stream): a regular file at a known offset by hash_file (leaves on the device
+// options.devices names; the descriptor is then left at its end, which a buffered caller follows),
+// anything else by hash_stream_fd on the CPU, from in.read (on the reader thread) where there is no
+// descriptor. Errors as those functions'.
+std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
+                               size_t out_len, const PipelineOptions& options = {}, FileHashStats* stats = nullptr);
+
 // ---- hashing a regular file with the same positional reader (src/format/file_pipeline.cpp) --------
 
 inline constexpr uint64_t kHashFileBlockLen = 8 << 20;

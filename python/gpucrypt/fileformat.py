@@ -38,6 +38,7 @@ from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import descriptor_of as _descriptor_of
 from gpucrypt._buffers import descriptor_source as _descriptor_source
+from gpucrypt._buffers import offset_of as _offset
 
 # `gpucrypt inspect` loads this module to read a header, and its whole start-up is meant to stay
 # under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
@@ -346,14 +347,6 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     if failure is not None:
         raise DecryptionError(*failure)
     return read, written
-
-
-def _offset(file: BinaryIO) -> int:
-    """Where a seekable file object stands; -1 when it is not seekable."""
-    try:
-        return file.tell() if file.seekable() else -1
-    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
-        return -1
 
 
 def _per_chunk(progress: Progress, unit_len: int):

@@ -26,6 +26,7 @@ See docs/engine.md.
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import descriptor_source as _descriptor_source
+from gpucrypt._buffers import offset_of as _offset
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
@@ -399,45 +401,46 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
 
 def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, progress=None, cancel=None,
                 stats: Optional[StreamStats] = None, device: str = "cpu", **params) -> bytes:
-    """Hash everything readable from ``source``. A regular file goes to the library's file
-    reader (format.hpp hash_file: positional readers ahead of the hashing; a tree hash's leaves
-    on ``device``: the CPU's thread pool, or a GPU reading the blocks in place) and is left at its
-    end; a pipe, FIFO, device or stdin to the library's stream hasher (format.hpp hash_stream_fd: a
-    reader thread ahead of the hashing); a source with no descriptor (in memory) is read here. A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU hashes it whatever
-    ``device`` says, as it does a tree read from a pipe. ``read_size``: the bytes of each read
-    (a regular file's blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job
-    length for a tree on a GPU; a stream's reads, default 4 MiB). ``params`` as for
-    ``gpucrypt.new``; XOFs need ``length``."""
+    """Hash everything readable from ``source``, in one native call (format.hpp hash_ends): a
+    regular file by the library's positional readers ahead of the hashing (hash_file: a tree
+    hash's leaves on ``device``, the CPU's thread pool or a GPU reading the blocks in place), and
+    left at its end; anything else (a pipe, FIFO, device or stdin by its descriptor, a source in
+    memory by its readinto or read) by the library's stream hasher (hash_stream_fd: a reader
+    thread ahead of the hashing, on the CPU). A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU
+    hashes it whatever ``device`` says. ``read_size``: the bytes of each read (a regular file's
+    blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job length for a tree
+    on a GPU; a stream's reads, default 4 MiB). ``params`` as for ``gpucrypt.new``; XOFs need
+    ``length``. A ``variant`` (which the library's readers do not choose) is hashed here."""
     from gpucrypt.hashing import new
 
-    hasher = new(name, **params)
+    hasher = new(name, **params)   # the name and the parameters checked before any read
     stats = stats if stats is not None else StreamStats()
     out_len = length if length is not None else hasher.digest_size
     if read_size is not None:
         _check_length(read_size, "read_size", minimum=1)
-    fd = _positional_input(source)
-    if fd is not None and out_len and set(params) <= {"customization", "function_name", "block_size"}:
-        return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, read_size or 0)
-    native_params = set(params) <= {"customization", "function_name", "block_size"}
-    described = _descriptor_source(source) if out_len and native_params else None
-    start = time.perf_counter()
-    if described is not None:     # a pipe, FIFO, device or stdin: the library reads it (hash_stream_fd)
-        fd, buffered, ended = described
+    if out_len and "variant" not in params:
+        in_offset = _offset(source)       # before a buffered reader's bytes are taken
+        fd, buffered, ended = _descriptor_source(source) or (-1, b"", False)
         path = getattr(source, "name", "")
-        digest, native = _native.format_hash_stream_fd(
-            fd, buffered, ended, name, bytes(params.get("customization", b"")),
-            bytes(params.get("function_name", b"")), params.get("block_size", 8192), out_len, read_size or 0,
-            _increments(progress), cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
-        _add_hash_stats(stats, native)
+        digest, native = _native.format_hash_ends(
+            fd, in_offset, buffered, ended, source if fd < 0 else None, name,
+            bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
+            params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, _increments(progress),
+            cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
+        if fd >= 0 and in_offset >= 0:     # the library left the descriptor where it stopped reading
+            source.seek(os.lseek(fd, 0, os.SEEK_CUR))
+        stats.bytes_in += native["bytes"]
+        stats.read_s += native["read_s"]
+        hashing = stats.device(native["device"])
+        hashing.jobs += 1
+        hashing.bytes += native["bytes"]
+        hashing.busy_s += native["hash_s"]
+        stats.wall_s += native["wall_s"]
         return digest
-    # In memory (no descriptor): read and hashed here, block by block.
-    read_size = read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN
-    while True:
+    start = time.perf_counter()
+    while block := source.read(read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN):
         if cancel is not None and cancel.is_set():
             raise Cancelled("hashing cancelled")
-        block = source.read(read_size)
-        if not block:
-            break
         hasher.update(block)
         stats.bytes_in += len(block)
         if progress is not None:
@@ -458,37 +461,6 @@ def _increments(progress):
             progress(done - reported)
             reported = done
     return advance
-
-
-def _add_hash_stats(stats: StreamStats, native: dict) -> None:
-    stats.bytes_in += native["bytes"]
-    stats.read_s += native["read_s"]
-    hashing = stats.device(native["device"])
-    hashing.jobs += 1
-    hashing.bytes += native["bytes"]
-    hashing.busy_s += native["hash_s"]
-    stats.wall_s += native["wall_s"]
-
-
-def _positional_input(source) -> Optional[int]:
-    """The descriptor of `source` when it is a regular file the library can read by offset."""
-    try:
-        fd = source.fileno()
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        return None
-    return fd if _native.format_positional_problem(fd, False) == "" else None
-
-
-def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, block_len) -> bytes:
-    offset = source.tell()            # where a buffered reader's caller stands, not the descriptor's
-    path = getattr(source, "name", "")
-    digest, native = _native.format_hash_file(
-        fd, offset, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-        params.get("block_size", 8192), out_len, normalise_device(device), block_len, _increments(progress),
-        cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
-    source.seek(offset + native["bytes"])
-    _add_hash_stats(stats, native)
-    return digest
 
 
 def hash_file(name, path, length=None, **options) -> bytes:

@@ -882,8 +882,9 @@ FileRun stream_in_order(ChunkStream::Operation operation, const InputEnd& in, co
 class StreamBlockReader {
  public:
   // The first block is first_len bytes when that is not 0 (a tree hash's head), the others block_len.
-  StreamBlockReader(int fd, ByteSpan already_read, bool input_ended, uint64_t first_len, uint64_t block_len)
-      : input_(fd, already_read, input_ended, [this] { return stopping(); }), first_len_(first_len),
+  // `in`: a descriptor read in order, or in.read (on the reader thread).
+  StreamBlockReader(const InputEnd& in, uint64_t first_len, uint64_t block_len)
+      : input_(in.fd, in.already_read, in.ended, [this] { return stopping(); }, in.read), first_len_(first_len),
         block_len_(block_len) {
     for (auto& block : blocks_) block.data.resize(std::max(first_len_, block_len_));
     thread_ = std::thread([this] { read_blocks(); });
@@ -1334,14 +1335,15 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   return digest;
 }
 
-std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
-                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
-                                    FileHashStats* stats) {
+namespace {
+
+std::vector<uint8_t> hash_in_order(const InputEnd& in, std::string_view name, const hash::HashParams& params,
+                                   size_t out_len, const PipelineOptions& options, FileHashStats* stats) {
   const auto start = std::chrono::steady_clock::now();
   BlockHasher hasher(name, params, options);
   const uint64_t wanted_block_len = options.job_len ? options.job_len : kHashStreamBlockLen;
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / hasher.unit(), 1) * hasher.unit();
-  StreamBlockReader reader(fd, already_read, input_ended, hasher.head_len(), block_len);
+  StreamBlockReader reader(in, hasher.head_len(), block_len);
   uint64_t done = 0;
   for (bool first = true;; first = false) {
     const ByteSpan block = reader.next(options.cancelled);
@@ -1357,6 +1359,30 @@ std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_en
   std::vector<uint8_t> digest = hasher.finish(out_len);
   if (stats != nullptr)
     *stats = {done, seconds_since(start), reader.read_s(), hasher.hash_s(), hasher.leaves_on().name().canonical};
+  return digest;
+}
+
+}  // namespace
+
+std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
+                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
+                                    FileHashStats* stats) {
+  return hash_in_order(InputEnd{fd, -1, already_read, input_ended, {}}, name, params, out_len, options, stats);
+}
+
+std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
+                               size_t out_len, const PipelineOptions& options, FileHashStats* stats) {
+  OutputEnd nowhere;
+  nowhere.discard = true;
+  if (!ends_by_offset(in, nowhere)) {
+    PipelineOptions on_the_cpu = options;  // a stream's blocks come one by one: its leaves stay on the CPU
+    on_the_cpu.devices = {"cpu"};
+    return hash_in_order(in, name, params, out_len, on_the_cpu, stats);
+  }
+  FileHashStats run;
+  std::vector<uint8_t> digest = hash_file(in.fd, static_cast<uint64_t>(in.offset), name, params, out_len, options, 0, &run);
+  seek_to(in.fd, static_cast<uint64_t>(in.offset) + run.bytes, false);
+  if (stats != nullptr) *stats = run;
   return digest;
 }
 

@@ -34,11 +34,6 @@
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
-//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, device, block_len,
-//                    progress, cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}):
-//     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers in blocks
-//     of about block_len bytes, 0: the library's; a tree's leaves on `device`); progress gets bytes hashed; a
-//     read error is OSError naming input_name.
 //   format_seal_ends / format_open_ends(in_fd, in_offset, already_read, input_ended, out, out_offset, header,
 //     payload_key, chunk_len, devices, cpu_share, job_len, variant, progress, cancelled, input_name, output_name,
 //     direct_input): format.hpp's seal_ends / open_ends, which choose the file pipeline (regular files at
@@ -46,8 +41,12 @@
 //     from already_read, or with in_fd -1 from `reader`, a file object's readinto or read); `out` a descriptor,
 //     None for nowhere, or a callable taking each piece of output as a memoryview, in order -> as
 //     format_seal_file, and whether the file pipeline ran.
-//   format_hash_stream_fd(fd, already_read, input_ended, name, customization, function_name, block_size, out_len,
-//     block_len, progress, cancelled, input_name) -> as format_hash_file: format.hpp's hash_stream_fd.
+//   format_hash_ends(in_fd, in_offset, already_read, input_ended, reader, name, customization, function_name,
+//                    block_size, out_len, device, block_len, progress, cancelled, input_name)
+//     -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}): format.hpp's hash_ends (a regular file at a
+//     known offset by the library's positional readers in blocks of about block_len bytes, 0: the library's,
+//     a tree's leaves on `device`; else the stream hasher, from `reader`, a file object's readinto or read, with
+//     in_fd -1); progress gets bytes hashed; a read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
@@ -288,7 +287,7 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   throw nb::python_error();
 }
 
-// What format_hash_file and format_hash_stream_fd return: (digest, stats dict).
+// What format_hash_ends returns: (digest, stats dict).
 nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::FileHashStats& stats) {
   nb::dict stats_out;
   stats_out["bytes"] = stats.bytes;
@@ -732,40 +731,21 @@ void register_format_bindings(nb::module_& m) {
           nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
           nb::arg("direct_input") = false, nb::arg("reader").none() = nb::none());
   }
-  m.def("format_hash_stream_fd",
-        [](int fd, nb::handle already_read, bool input_ended, std::string_view name, nb::bytes customization,
-           nb::bytes function_name, size_t block_size, size_t out_len, uint64_t block_len, nb::handle progress,
-           nb::handle cancelled, const std::string& input_name) {
+  m.def("format_hash_ends",
+        [](int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended, nb::handle reader,
+           std::string_view name, nb::bytes customization, nb::bytes function_name, size_t block_size, size_t out_len,
+           const std::string& device, uint64_t block_len, nb::handle progress, nb::handle cancelled,
+           const std::string& input_name) {
           hash::HashParams params;
           params.customization.assign(customization.c_str(), customization.size());
           params.function_name.assign(function_name.c_str(), function_name.size());
           params.block_size = block_size;
           BufferView before(already_read);
-          format::PipelineOptions options;
-          options.job_len = block_len;
-          format::FileHashStats stats;
-          std::vector<uint8_t> digest;
-          try {
-            run_released(options, progress, cancelled, [&] {
-              digest = format::hash_stream_fd(fd, before.span(), input_ended, name, params, out_len, options, &stats);
-              return format::PipelineStats{};
-            });
-          } catch (const format::FileError& error) {
-            raise_file_error(error, input_name, input_name);
-          }
-          return hash_run_result(digest, stats);
-        },
-        nb::arg("fd"), nb::arg("already_read"), nb::arg("input_ended"), nb::arg("name"), nb::arg("customization"),
-        nb::arg("function_name"), nb::arg("block_size"), nb::arg("out_len"), nb::arg("block_len"),
-        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"));
-  m.def("format_hash_file",
-        [](int fd, uint64_t offset, std::string_view name, nb::bytes customization, nb::bytes function_name,
-           size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, nb::handle progress,
-           nb::handle cancelled, const std::string& input_name) {
-          hash::HashParams params;
-          params.customization.assign(customization.c_str(), customization.size());
-          params.function_name.assign(function_name.c_str(), function_name.size());
-          params.block_size = block_size;
+          // A reader's read() requests are a block at most (what the source allocates per call stays bounded).
+          const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
+                                    reader.is_none() ? format::StreamReader()
+                                                     : python_reader(reader, block_len ? block_len
+                                                                                       : format::kHashStreamBlockLen)};
           format::PipelineOptions options;
           options.devices = {device};
           options.job_len = block_len;
@@ -773,7 +753,7 @@ void register_format_bindings(nb::module_& m) {
           std::vector<uint8_t> digest;
           try {
             run_released(options, progress, cancelled, [&] {
-              digest = format::hash_file(fd, offset, name, params, out_len, options, 0, &stats);
+              digest = format::hash_ends(in, name, params, out_len, options, &stats);
               return format::PipelineStats{};
             });
           } catch (const format::FileError& error) {
@@ -781,7 +761,8 @@ void register_format_bindings(nb::module_& m) {
           }
           return hash_run_result(digest, stats);
         },
-        nb::arg("fd"), nb::arg("offset"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
+        nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
+        nb::arg("reader").none(), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
         nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
         nb::arg("cancelled").none(), nb::arg("input_name"));
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));

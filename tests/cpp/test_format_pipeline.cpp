@@ -742,6 +742,36 @@ void suites_and_buffer_devices() {
   check(chosen.devices == std::vector<std::string>{"cpu"} && chosen.cpu_share == 1.0,
         "pageable buffers run on the CPU alone");
 }
+
+// hash_ends: a regular file at an offset by hash_file, left at its end; a reader (no descriptor) by the
+// stream hasher on its reader thread; the same digest as create_hash either way.
+void hash_ends_takes_a_file_or_a_reader() {
+  const auto data = random_bytes(3 * 8192 + 77, 80);
+  auto context = hash::create_hash("kt128", {});
+  context->update(data.data() + 5, data.size() - 5);
+  std::vector<uint8_t> expected(32);
+  context->finalize(expected.data(), expected.size());
+  const int fd = temp_fd("hash-ends");
+  check(::pwrite(fd, data.data(), data.size(), 0) == ssize_t(data.size()), "writing the file");
+  format::FileHashStats stats;
+  check(format::hash_ends({fd, 5, {}, false}, "kt128", {}, 32, {}, &stats) == expected &&
+            stats.bytes == data.size() - 5 && ::lseek(fd, 0, SEEK_CUR) == off_t(data.size()),
+        "hash_ends of a regular file from an offset, left at its end");
+  ::close(fd);
+  size_t position = 5;
+  format::InputEnd in;
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    const size_t n = std::min<size_t>({buffer.size(), data.size() - position, 1000});
+    std::memcpy(buffer.data(), data.data() + position, n);
+    position += n;
+    return n;
+  };
+  format::PipelineOptions options;
+  options.job_len = 8192;
+  check(format::hash_ends(in, "kt128", {}, 32, options, &stats) == expected && stats.bytes == data.size() - 5 &&
+            stats.device == "cpu",
+        "hash_ends through a reader, on the CPU");
+}
 }  // namespace
 
 int main() {
@@ -759,6 +789,7 @@ int main() {
   ends_choose_their_path();
   ends_read_through_a_reader();
   suites_and_buffer_devices();
+  hash_ends_takes_a_file_or_a_reader();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
