@@ -68,8 +68,8 @@ DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
 MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
 MAX_CHUNK_SIZE = _native.FORMAT_MAX_CHUNK_LEN           # 16 MiB: bounds what a hostile header makes a decoder allocate
 
-DEFAULT_SCRYPT_LOG2N = 18       # age's choice: about 1 s and 256 MiB on a 2020s CPU
-MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on an untrusted file
+DEFAULT_SCRYPT_LOG2N = _native.FORMAT_DEFAULT_SCRYPT_LOG2N   # 18: about 1 s and 256 MiB (format.hpp says why)
+MAX_SCRYPT_LOG2N = _native.FORMAT_MAX_SCRYPT_LOG2N           # 22: the most we spend on an untrusted file
 SCRYPT_R = 8
 SCRYPT_P = 1
 
@@ -168,7 +168,6 @@ def scrypt_memory_len(log2n: int) -> int:
     return _native.format_scrypt_memory_len(log2n)
 
 
-_format_len = _native.format_memory_text      # "256 MiB": as the library's messages give a length
 # Memory this process can still get (MemAvailable, bounded by a cgroup v2 limit; None where unknown):
 # the library's (format.hpp available_memory_len); tests replace it.
 _available_memory_len = _native.format_available_memory_len

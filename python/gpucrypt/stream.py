@@ -49,6 +49,7 @@ __all__ = [
     "add_native_stats",
 ]
 
+
 class Cancelled(Exception):
     """The work was cancelled (the ``cancel`` event was set)."""
 
@@ -99,7 +100,7 @@ def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] 
 
     ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) replaces ``device`` (a ``ValueError``
     when both name devices; so is a ``cpu_share`` beside the CPU named alone). ``auto``
-    means every GPU (``cuda_devices()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
+    means every GPU (``info.auto_gpus()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
     when there is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds
     the CPU (``0`` keeps it out); naming ``cpu`` beside GPUs measures the shares. Returns
     (devices, share) with share ``"auto"`` or a float.

@@ -817,6 +817,8 @@ void register_format_bindings(nb::module_& m) {
   m.attr("FORMAT_HASH_STREAM_BLOCK_LEN") = format::kHashStreamBlockLen;
   m.attr("FORMAT_MIN_CHUNK_LEN") = format::kMinChunkLen;
   m.attr("FORMAT_MAX_CHUNK_LEN") = format::kMaxChunkLen;
+  m.attr("FORMAT_DEFAULT_SCRYPT_LOG2N") = format::kDefaultScryptLog2n;
+  m.attr("FORMAT_MAX_SCRYPT_LOG2N") = format::kMaxScryptLog2n;
   // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.
   nb::class_<format::Layout>(m, "FormatLayout")
       .def("__init__",
