@@ -332,7 +332,7 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
         read, written, native, failure, by_offset = function(
             in_fd, in_offset, buffered, ended, out, out_offset, header, key.key, chunk_size, worker_devices,
             stream.native_cpu_share(share), job_size or 0, variant or "",
-            _per_chunk(progress, chunk_size + (TAG_LEN if operation == "open" else 0)),
+            progress,   # once per chunk, with the input bytes it consumed (the binding's steps)
             cancel.is_set if cancel is not None else None, name if isinstance(name, str) else "", "",
             direct_input=direct_io, reader=src if in_fd < 0 else None)
     finally:
@@ -346,21 +346,6 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     if failure is not None:
         raise DecryptionError(*failure)
     return read, written
-
-
-def _per_chunk(progress: Progress, unit_len: int):
-    """A native progress (input bytes done so far) as `progress(n)` once per chunk, or None."""
-    if progress is None:
-        return None
-    done = 0
-
-    def advance(input_done):
-        nonlocal done
-        while done < input_done:
-            step = min(unit_len, input_done - done)
-            done += step
-            progress(step)
-    return advance
 
 
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
@@ -440,23 +425,13 @@ def layout_for_file(file_len: int, chunk_size: int) -> Layout:
     return Layout(chunk_size, _plaintext_len(file_len, chunk_size))
 
 
-def seal_chunks(payload_key, layout: Layout, first: int, count: int, plaintext, out, *, device: str = "cpu",
-                variant: Optional[str] = None) -> tuple[str, dict]:
-    """Seal chunks first .. first + count - 1 (`plaintext`: exactly their bytes) into `out`, as
-    they lie in the file at layout.sealed_range(first, count); the file's last chunk is sealed as
-    final (format.hpp seal_chunks, one batch-engine call). Returns (variant, engine info)."""
-    return _native.format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant or "")
-
-
-def open_chunks(payload_key, layout: Layout, first: int, count: int, sealed, out, *, device: str = "cpu",
-                variant: Optional[str] = None) -> tuple[str, dict]:
-    """The inverse of seal_chunks: DecryptionError naming the first chunk that failed; the ranges
-    of failed chunks in `out` are left untouched (no unauthenticated plaintext)."""
-    used_variant, engine_info, failed = _native.format_open_chunks(payload_key, layout, first, count, sealed, out,
-                                                                  device, variant or "")
-    if failed is not None:
-        raise DecryptionError(*failed)
-    return used_variant, engine_info
+# Chunks first .. first + count - 1 sealed from exactly their plaintext into `out` as they lie in
+# the file at layout.sealed_range(first, count), the file's last chunk as final, or opened back
+# (DecryptionError naming the first chunk that failed; the failed chunks' ranges of `out` are left
+# untouched): seal_chunks(payload_key, layout, first, count, data, out, device="cpu", variant="")
+# -> (variant, engine info), one batch-engine call (format.hpp seal_chunks / open_chunks).
+seal_chunks = _native.format_seal_chunks
+open_chunks = _native.format_open_chunks
 
 
 # ----------------------------------------------------------------------------- in memory
@@ -470,14 +445,9 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
     return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
 
 
-def _plaintext_len(file_len: int, chunk_size: int) -> int:
-    """The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no
-    chunk was opened) when no file has that length (the library's layout rule, format.hpp)."""
-    length = _native.format_plaintext_len(file_len, chunk_size)
-    if isinstance(length, tuple):
-        message, chunk_index = length
-        raise DecryptionError(message, chunk_index, 0)
-    return length
+# The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no chunk was
+# opened) when no file has that length (the library's layout rule, format.hpp layout_for_file).
+_plaintext_len = _native.format_plaintext_len
 
 
 def _writable_out(out):
@@ -498,7 +468,7 @@ def _writable_out(out):
 
 def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
     """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
-    progress taking the plaintext bytes done so far, cancelled). device="auto" with no `devices`
+    progress, cancelled). device="auto" with no `devices`
     or `cpu_share` names no devices: the library's choice for the buffers (format.hpp
     buffer_devices: the GPUs alone when both are page-locked, else the CPU alone, and why)."""
     from gpucrypt import stream
@@ -509,7 +479,7 @@ def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, ca
         job_size = _check_length(job_size, "job_size", minimum=1)
     cancelled = cancel.is_set if cancel is not None else None
     return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-            stream._increments(progress), cancelled)
+            progress, cancelled)
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,

@@ -724,7 +724,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
                 used_variant, engine_info = run(key, layout, first, count,
                                                 memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
                                                 memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
-                                                device=ctx.device, variant=variant)
+                                                device=ctx.device, variant=variant or "")
             ctx.stats["variant"] = used_variant
             ctx.add_engine_info(engine_info)
 

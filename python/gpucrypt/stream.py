@@ -426,7 +426,7 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
         digest, native = _native.format_hash_ends(
             fd, in_offset, buffered, ended, source if fd < 0 else None, name,
             bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-            params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, _increments(progress),
+            params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, progress,
             cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
         if fd >= 0 and in_offset >= 0:     # the library left the descriptor where it stopped reading
             source.seek(os.lseek(fd, 0, os.SEEK_CUR))
@@ -448,20 +448,6 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
             progress(len(block))
     stats.wall_s += time.perf_counter() - start
     return hasher.digest(length) if (length is not None or hasher.digest_size == 0) else hasher.digest()
-
-
-def _increments(progress):
-    """A native progress (bytes done so far) as `progress(n)` with the bytes since its last call."""
-    if progress is None:
-        return None
-    reported = 0
-
-    def advance(done):
-        nonlocal reported
-        if done > reported:        # (a job of only an empty final chunk adds nothing)
-            progress(done - reported)
-            reported = done
-    return advance
 
 
 def hash_file(name, path, length=None, **options) -> bytes:

@@ -3,10 +3,10 @@
 //     format.hpp's sizes.
 //   FormatLayout(chunk_len, plaintext_len): format.hpp's Layout (.num_chunks, .file_len,
 //     .plaintext_range(first, count), .sealed_range(first, count) -> (offset, length)).
-//   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant)
+//   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device="cpu", variant="")
 //     -> (variant that ran, {h2d_s, compute_s, d2h_s})
-//   format_open_chunks(...same, sealed...) -> (variant, info, None or (message, chunk_index) of the first
-//     chunk that failed); the ranges of failed chunks in `out` are left untouched.
+//   format_open_chunks(...same, sealed...) -> as seal's; DecryptionError naming the first chunk that failed,
+//     the ranges of failed chunks in `out` left untouched.
 //   FormatSealer(key, chunk_len, device, variant): .header, .update(data) -> bytes, .finish() -> bytes
 //   FormatOpener(key, device, variant): .update(data) -> bytes, .finish() -> bytes (raises ValueError
 //     naming the failure; kdf 2, raw keys only: passphrases are Python's)
@@ -53,9 +53,11 @@
 //     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
 //   format_suite_name(suite) -> "AES-256-GCM"; format_suite_of_aead(aead_name) -> 1 (FormatError for others).
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
-//   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
-//     file has that length (format.hpp's layout_for_file).
-//   Both call progress(plaintext bytes done) and cancelled() -> bool with the GIL, on the calling
+//   format_plaintext_len(file_len, chunk_len) -> plaintext length; DecryptionError when no file has that
+//     length (format.hpp's layout_for_file).
+//   Progress is progress(n) with the bytes done since its last call (format_seal_ends / format_open_ends:
+//   once per chunk, n its input bytes; format_seal_file and the chunk ranges: the input bytes done so far).
+//   Both call progress and cancelled() -> bool with the GIL, on the calling
 //   thread; cancelled() raising, progress() raising or a signal (PyErr_CheckSignals, e.g.
 //   KeyboardInterrupt) stops the pipeline and raises that exception; cancelled() returning True
 //   raises gpucrypt.stream.Cancelled.
@@ -108,23 +110,16 @@ std::pair<std::string, nb::dict> seal_range(nb::handle key, const format::Layout
   return {run.variant, info_of(run)};
 }
 
-nb::tuple open_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count, nb::handle sealed,
+std::pair<std::string, nb::dict> open_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count, nb::handle sealed,
                      nb::handle out, std::string_view device, std::string_view variant) {
   BufferView key_view(key), in(sealed), output(out, true);
   format::ChunkRun run;
-  std::optional<format::DecryptionError> failure;
   {
     nb::gil_scoped_release release;
-    try {
-      run = format::open_chunks(key_view.span(), layout, first, count, in.span(),
-                                MutableByteSpan(output.data(), output.size()), device, variant);
-    } catch (const format::DecryptionError& error) {
-      failure.emplace(error);
-    }
+    run = format::open_chunks(key_view.span(), layout, first, count, in.span(),
+                              MutableByteSpan(output.data(), output.size()), device, variant);
   }
-  nb::object failed = nb::none();
-  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index);
-  return nb::make_tuple(run.variant, info_of(run), failed);
+  return {run.variant, info_of(run)};
 }
 
 struct PySealer {
@@ -184,6 +179,21 @@ nb::dict stats_dict(const format::PipelineStats& stats) {
   return result;
 }
 
+// A Python progress(n) taking the bytes done since its last call, in steps of at most step_len
+// (encrypt_stream's promise: once per chunk, with the input bytes it consumed), from the library's
+// running total (PipelineOptions::progress: input bytes done so far). None stays None.
+nb::object progress_in_steps(nb::handle progress, uint64_t step_len = UINT64_MAX) {
+  if (progress.is_none()) return nb::none();
+  auto reported = std::make_shared<uint64_t>(0);
+  return nb::cpp_function([progress = nb::borrow<nb::object>(progress), step_len, reported](uint64_t done) {
+    while (*reported < done) {  // (a job of only an empty final chunk adds nothing)
+      const uint64_t step = std::min(step_len, done - *reported);
+      *reported += step;
+      progress(step);
+    }
+  });
+}
+
 // Runs `pipeline` with the GIL released; progress and cancelled take it back. A Python exception
 // from either, or a pending signal, stops the pipeline (as a cancellation) and is raised here
 // once every worker has stopped.
@@ -234,7 +244,7 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
                                 "chunks after it)");
   choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
-  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+  const format::PipelineStats stats = run_released(options, progress_in_steps(progress), cancelled, [&] {
     return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(header_len), options);
   });
   std::copy(header_view.data(), header_view.data() + header_len, output.span.data());
@@ -251,7 +261,7 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   std::optional<format::DecryptionError> failure;
-  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+  const format::PipelineStats stats = run_released(options, progress_in_steps(progress), cancelled, [&] {
     try {
       return format::open_body(key_view.span(), layout, in.span(), output.span, options);
     } catch (const format::DecryptionError& error) {
@@ -422,7 +432,8 @@ nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle alread
     };
   }
   const bool positional = format::ends_by_offset(in, to);
-  nb::tuple result = run_file_released(options, progress, cancelled, input_name, output_name, [&] {
+  const nb::object per_chunk = progress_in_steps(progress, chunk_len + (sealing ? 0 : format::kTagLen));
+  nb::tuple result = run_file_released(options, per_chunk, cancelled, input_name, output_name, [&] {
     return sealing ? format::seal_ends(in, to, header_span, key_view.span(), chunk_len, options)
                    : format::open_ends(in, to, key_view.span(), chunk_len, options);
   });
@@ -752,7 +763,7 @@ void register_format_bindings(nb::module_& m) {
           format::FileHashStats stats;
           std::vector<uint8_t> digest;
           try {
-            run_released(options, progress, cancelled, [&] {
+            run_released(options, progress_in_steps(progress), cancelled, [&] {
               digest = format::hash_ends(in, name, params, out_len, options, &stats);
               return format::PipelineStats{};
             });
@@ -788,12 +799,8 @@ void register_format_bindings(nb::module_& m) {
     format::check_chunk_len(chunk_len);
     return format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len}.file_len();
   }, nb::arg("plaintext_len"), nb::arg("chunk_len"));
-  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) -> nb::object {
-    try {
-      return nb::cast(format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len);
-    } catch (const format::DecryptionError& failure) {
-      return nb::make_tuple(failure.what(), failure.chunk_index);
-    }
+  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) {
+    return format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len;
   }, nb::arg("file_len"), nb::arg("chunk_len"));
   nb::class_<PyChunkStream>(m, "FormatStream")
       .def(nb::init<std::string_view, nb::handle, uint32_t, std::vector<std::string>, double, uint64_t, std::string,
@@ -838,9 +845,9 @@ void register_format_bindings(nb::module_& m) {
                ", plaintext_len=" + std::to_string(layout.plaintext_len) + ")";
       });
   m.def("format_seal_chunks", &seal_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
-        nb::arg("count"), nb::arg("plaintext"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
+        nb::arg("count"), nb::arg("plaintext"), nb::arg("out"), nb::arg("device") = "cpu", nb::arg("variant") = "");
   m.def("format_open_chunks", &open_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
-        nb::arg("count"), nb::arg("sealed"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
+        nb::arg("count"), nb::arg("sealed"), nb::arg("out"), nb::arg("device") = "cpu", nb::arg("variant") = "");
   nb::class_<PySealer>(m, "FormatSealer")
       .def(nb::init<nb::handle, uint32_t, std::string_view, std::string_view>(), nb::arg("key"),
            nb::arg("chunk_len") = format::kDefaultChunkLen, nb::arg("device") = "cpu", nb::arg("variant") = "")
