@@ -39,7 +39,6 @@ import click
 
 import gpucrypt
 from gpucrypt import _native, checksums, fileformat, info, stream
-from gpucrypt.info import is_gpu
 
 __all__ = ["cli_options", "run_encrypt", "run_decrypt", "run_hash", "ClusterError", "DEFAULT_ROUND_SIZE",
            "leaves_report_to_rank_0"]
@@ -214,7 +213,7 @@ def _is_gpu_kind(name: str) -> bool:
     """Whether a bare device name (no ":N") is a kind of GPUs (its traits; a malformed name is not,
     and normalise_device reports it)."""
     try:
-        return is_gpu(name)
+        return info.is_gpu(name)
     except ValueError:
         return False
 
@@ -606,7 +605,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
     # the rank's GPU with a measured share; a named device runs alone.
     # A rank without a GPU runs on the CPU alone, which takes no share.
-    measured = (requested_device or "auto") == "auto" and is_gpu(ctx.device)
+    measured = (requested_device or "auto") == "auto" and info.is_gpu(ctx.device)
     devices, share = stream.resolve_devices(ctx.device, None, "auto" if measured else None)
     first, count = _rank_share(fileformat.Layout(chunk_len, plaintext_len).num_chunks, ctx)
 
