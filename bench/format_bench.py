@@ -42,6 +42,7 @@ import tempfile
 import time
 
 from gpucrypt import _native, fileformat, stream
+from gpucrypt.info import is_gpu
 
 KEY = bytes(range(1, 33))
 UPDATE_LEN = 4 << 20
@@ -98,7 +99,7 @@ def staging_of(device):
     probe = _native.FormatStream("seal", bytes(32), fileformat.DEFAULT_CHUNK_SIZE, devices,
                                  -1.0 if share == "auto" else float(share), 0, "", lambda *_: None, None)
     try:
-        return probe.chunks_per_job * probe.input_unit_len, stream.has_gpu(devices)
+        return probe.chunks_per_job * probe.input_unit_len, any(is_gpu(device) for device in devices)
     finally:
         probe.stop()
 
@@ -109,9 +110,8 @@ def file_copy_ceiling(source, target, device, repeats, record):
     job_len, page_locked = staging_of(device)
 
     def copy_file():
-        with open(source, "rb") as src, open(target, "wb") as dst, \
-                stream.BufferPool(job_len, page_locked=page_locked) as pool:
-            buffer = pool.acquire()
+        buffer = stream.page_locked(job_len) if page_locked else bytearray(job_len)
+        with open(source, "rb") as src, open(target, "wb") as dst:
             while n := src.readinto(buffer):
                 fileformat.write_all(dst, memoryview(buffer)[:n])
             dst.flush()
@@ -128,10 +128,9 @@ def stream_copy_ceiling(plaintext, device, repeats, record):
 
     def copy_through():
         source, sink = io.BytesIO(plaintext), io.BytesIO()
-        with stream.BufferPool(job_len, page_locked=page_locked) as pool:
-            buffer = pool.acquire()
-            while n := source.readinto(buffer):
-                sink.write(memoryview(buffer)[:n])
+        buffer = stream.page_locked(job_len) if page_locked else bytearray(job_len)
+        while n := source.readinto(buffer):
+            sink.write(memoryview(buffer)[:n])
         return sink.getvalue()
 
     record("stream copies (read in, write out) memory->memory", *timed(repeats, copy_through))

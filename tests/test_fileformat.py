@@ -386,6 +386,36 @@ def test_data_after_reported_end_of_input():
     assert out.getvalue() == plaintext[:3 * 64] == plaintext[:info.value.released_len]
 
 
+class _FailingReader(io.RawIOBase):
+    """Gives `good` bytes, then fails as a source whose device went away."""
+
+    def __init__(self, good):
+        self.left = good
+
+    def readable(self):
+        return True
+
+    def readinto(self, target):
+        if self.left == 0:
+            raise OSError(errno.EIO, "the source went away")
+        count = min(len(target), self.left, 1000)
+        target[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+def test_reader_failing_midway_leaves_no_output(tmp_path):
+    """A file object with no descriptor is read by the library (format.hpp InputEnd::read): its
+    failure after several jobs stops the stream with the source's own error, and an atomic output
+    never appears."""
+    target = tmp_path / "out.gcx"
+    with pytest.raises(OSError, match="the source went away") as info:
+        with fileformat.atomic_output(target) as dst:
+            fileformat.encrypt_stream(_FailingReader(300_000), dst, KEY, chunk_size=4096, job_size=16384)
+    assert info.value.errno == errno.EIO
+    assert not target.exists() and os.listdir(tmp_path) == []
+
+
 def test_final_flag_on_a_middle_chunk():
     plaintext, blob = _three_chunk_file()
     header, chunks = chunks_of(blob, 64)

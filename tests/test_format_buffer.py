@@ -72,7 +72,7 @@ def test_decrypts_what_encrypt_stream_wrote(length):
 
 def test_default_chunk_size_and_many_default_jobs():
     # Several default CPU jobs of 64 KiB chunks: 2-8 MiB each, by the core count (format.hpp).
-    data = data_of(2 * stream.DEFAULT_CPU_JOB_SIZE + 12345)
+    data = data_of(2 * gpucrypt.info.device_traits("cpu")["job_len"] + 12345)
     stats = stream.StreamStats()
     blob = encrypt_buffer(data, KEY, device="cpu", stats=stats)
     assert len(blob) == encrypted_len(len(data))

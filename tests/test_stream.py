@@ -101,14 +101,6 @@ def test_stream_cipher_refusals_and_wiping():
         s.update(b"x")
 
 
-def test_buffer_pool_zeroes_buffers():
-    with stream.BufferPool(64) as pool:
-        buffer = pool.acquire()
-        buffer[:] = b"\xaa" * 64
-        pool.release(buffer)
-    assert buffer == bytearray(64)
-
-
 @pytest.mark.parametrize("name", ["aes-256-ctr", "aes-128-ecb", "aes-192-cbc", "aes-256-cfb", "aes-128-ofb",
                                   "camellia-256-ctr", "sc2000-128-cbc"])
 @pytest.mark.parametrize("decrypt", [False, True])
@@ -190,8 +182,6 @@ def test_page_locked_falls_back_to_bytearray_without_cuda(monkeypatch):
     monkeypatch.setattr(stream, "cuda_available", lambda: False)
     buffer = stream.page_locked(100)
     assert isinstance(buffer, bytearray) and len(buffer) == 100
-    with stream.BufferPool(32, page_locked=True) as pool:
-        assert len(pool.acquire()) == 32
 
 
 @pytest.mark.parametrize("device, devices, share, expected", [
@@ -702,9 +692,40 @@ def test_hashing_a_stalled_pipe_stops_when_cancelled():
         os.close(write_end)
 
 
-def test_in_memory_sources_hash_here():
+class _ReadOnlySource(io.RawIOBase):
+    """A source with read() only (no readinto, no descriptor) that fails after `good` bytes when asked."""
+
+    def __init__(self, data, good=None):
+        self.data, self.good, self.largest_request = data, good, 0
+
+    def readable(self):
+        return True
+
+    def read(self, size=-1):
+        self.largest_request = max(self.largest_request, size)
+        if self.good is not None and self.good <= 0:
+            raise OSError(errno.EIO, "the source went away")
+        piece, self.data = self.data[:size], self.data[size:]
+        if self.good is not None:
+            self.good -= len(piece)
+        return piece
+
+
+def test_in_memory_sources_hash_through_the_library_reader():
+    """No descriptor: the library's stream hasher reads the source (format.hpp hash_ends, InputEnd::read),
+    by readinto where it has one, else read() of at most a block; the source's own error leaves as it is."""
     data = os.urandom(100000)
-    assert stream.hash_stream("sha3-256", io.BytesIO(data), read_size=4096) == hashlib.sha3_256(data).digest()
+    stats = stream.StreamStats()
+    assert stream.hash_stream("sha3-256", io.BytesIO(data), read_size=4096, stats=stats) == hashlib.sha3_256(data).digest()
+    assert stats.bytes_in == len(data) and list(stats.devices) == ["cpu"]
+    source = _ReadOnlySource(data)
+    assert stream.hash_stream("kt128", source, 32, read_size=8192) == gpucrypt.hash("kt128", data, 32)
+    assert 0 < source.largest_request <= 8192
+    with pytest.raises(OSError, match="the source went away") as failure:
+        stream.hash_stream("sha3-256", _ReadOnlySource(data, good=50000), read_size=4096)
+    assert failure.value.errno == errno.EIO
+    # A chosen variant is hashed here, by gpucrypt.new's object.
+    assert stream.hash_stream("sha3-256", io.BytesIO(data), variant="keccak_portable") == hashlib.sha3_256(data).digest()
 
 
 @pytest.mark.parametrize("name", ["aes-256-cbc", "aes-128-cfb", "aes-128-ofb"])

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/hash.hpp"
 
 namespace gpucrypt::format {
@@ -76,6 +77,14 @@ struct Layout {
 // length (the final chunk missing or shorter than its tag).
 Layout layout_for_file(uint64_t file_len, uint32_t chunk_len);
 void check_chunk_len(uint64_t chunk_len);
+
+// The cipher suites (docs/file-format.md, the header's suite byte): only 1, AES-256-GCM. A new suite
+// is a new number here and a spec paragraph, not a new format version: the suite byte is
+// authenticated and bound into the key derivation. suite_name: as the specification writes it
+// ("AES-256-GCM"); suite_of_aead: the number of the suite gpucrypt.AEAD spells `aead_name`
+// ("aes-256-gcm"). FormatError "unknown cipher suite ..." for any other.
+std::string suite_name(int suite);
+int suite_of_aead(std::string_view aead_name);
 
 // nonce_i = I2OSP(i, 11) || (1 if final else 0).
 void chunk_nonce(uint64_t index, bool is_final, uint8_t nonce[kNonceLen]);
@@ -131,6 +140,8 @@ uint32_t open_header_with_key(ByteSpan header, ByteSpan key, uint8_t payload_key
 // max_scrypt_log2n is refused before any work (an untrusted file must not choose our cost). Whether
 // the machine has the memory (128 * 8 * N bytes) is the caller's check; when OpenSSL cannot
 // allocate it the FormatError says so.
+// The default is age's choice (about 1 s and 256 MiB on a 2020s CPU); the most, 4 GiB and tens of
+// seconds, is what we spend on an untrusted file.
 inline constexpr int kDefaultScryptLog2n = 18, kMaxScryptLog2n = 22;
 std::vector<uint8_t> build_header_with_passphrase(ByteSpan passphrase, int scrypt_log2n, uint32_t chunk_len,
                                                   uint8_t payload_key[kKeyLen], ByteSpan salt = {});
@@ -351,6 +362,17 @@ PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan pla
 // the jobs retired so far the same way.
 PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan body, MutableByteSpan plaintext,
                         const PipelineOptions& options = {});
+// The devices seal_body / open_body run on when the caller leaves the choice to the library
+// (Python's encrypt_buffer / decrypt_buffer with device="auto" and no devices or share): the GPUs
+// alone (auto_gpus) when `in` and `out` are both host memory they copy directly
+// (Device::holds_host_memory: page-locked), else the CPU alone.
+// Measured on an H200 with its 16-core host, 1 GiB (docs/performance.md, 2026-11-25): page-locked,
+// the GPU sealed at 40-42 GB/s, the CPU at 28-29 and both together at 32-34; pageable, the GPU
+// sealed at 7-8 GB/s (every byte copied through page-locked staging by the host's copy pool,
+// which the CPU's own jobs also need), the CPU at 29-32 and both at 7.5-8.3. Sharing the host's
+// memory bus and copy pool, the two together were slower than the faster alone in both cases, so
+// this picks one.
+DeviceSelection buffer_devices(ByteSpan in, ByteSpan out);
 
 // The pipeline of seal_body / open_body fed one job at a time, for a stream whose length is not
 // known in advance (gpucrypt.fileformat's encrypt_stream / decrypt_stream, which read files and
@@ -489,14 +511,18 @@ uint64_t seal_fd(int in_fd, int out_fd, ByteSpan key, uint32_t chunk_len = kDefa
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options = {});
 // A caller's file objects as the library takes them (Python's fileformat): the input's descriptor,
 // the offset its reader stands at (-1: not seekable), what it already read past that offset (a
-// buffered reader's bytes) and whether the input already ended; the output's descriptor and offset
-// (-1: not seekable), or, with no descriptor (fd -1), `write` taking each piece, or `discard`:
-// nowhere (authenticate only).
+// buffered reader's bytes) and whether the input already ended, or, with no descriptor (fd -1),
+// `read` (an object in memory: io.BytesIO, a generator's wrapper), called on the calling thread
+// until it gives 0, then once more when opening: data after its reported end is trailing data (a
+// file appended to while read; DecryptionError); the output's descriptor and offset (-1: not
+// seekable), or, with no descriptor (fd -1), `write` taking each piece, or `discard`: nowhere
+// (authenticate only).
 struct InputEnd {
   int fd = -1;
   int64_t offset = -1;
   ByteSpan already_read;
   bool ended = false;
+  StreamReader read;
 };
 struct OutputEnd {
   int fd = -1;
@@ -508,7 +534,8 @@ struct OutputEnd {
 // regular file at a known offset and the output is one too (not appending) or nowhere (seal_file /
 // open_file, as ends_by_offset says; both descriptors are then left just after what was read and
 // written, the output after the authenticated plaintext when opening fails, and a buffered caller
-// follows them), else by the streaming path (seal_stream_fd / open_stream_fd from already_read).
+// follows them), else by the streaming path (seal_stream_fd / open_stream_fd from already_read, or
+// from in.read).
 // options.direct_input: std::invalid_argument unless by the file pipeline. Errors as those
 // functions' (a DecryptionError after the chunks before it were written).
 bool ends_by_offset(const InputEnd& in, const OutputEnd& out);
@@ -566,6 +593,14 @@ inline constexpr uint64_t kHashStreamBlockLen = 4 << 20;
 std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
                                     const hash::HashParams& params, size_t out_len, const PipelineOptions& options = {},
                                     FileHashStats* stats = nullptr);
+
+// The digest of everything readable from a caller's file object (InputEnd, as seal_ends takes it;
+// Python's stream.hash_stream): a regular file at a known offset by hash_file (leaves on the device
+// options.devices names; the descriptor is then left at its end, which a buffered caller follows),
+// anything else by hash_stream_fd on the CPU, from in.read (on the reader thread) where there is no
+// descriptor. Errors as those functions'.
+std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
+                               size_t out_len, const PipelineOptions& options = {}, FileHashStats* stats = nullptr);
 
 // ---- hashing a regular file with the same positional reader (src/format/file_pipeline.cpp) --------
 

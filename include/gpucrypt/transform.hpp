@@ -21,7 +21,7 @@ namespace gpucrypt {
 struct TransformOptions {
   std::vector<std::string> devices{"cpu"};  // canonical names, checked by the caller (select_devices)
   double cpu_share = -1;                    // < 0: measured shares (gpucrypt/scheduler.hpp)
-  uint64_t job_len = 0;                     // bytes per job, rounded down to whole blocks; > 0
+  uint64_t job_len = 0;                     // bytes per job, rounded down to whole blocks; 0: the default below
   std::string variant;                      // "": each device's default
   size_t depth = 0;                         // jobs in flight; 0: the scheduler's
   unsigned device_workers = 0;              // worker threads per GPU; 0: its traits' (DeviceTraits::workers)
@@ -37,7 +37,10 @@ struct TransformOptions {
 // no job reads a block an earlier one overwrote); the others run as one job on one device (the
 // CPU when it is among them). Output equals one CipherStream over the whole buffer.
 // std::invalid_argument for GCM / XTS, unequal lengths, ECB / CBC not a multiple of 16 bytes, and
-// whatever create_cipher_stream refuses (key, IV, variant), before any job runs.
+// whatever create_cipher_stream refuses (key, IV, variant), before any job runs. job_len 0: the
+// CPU's own job length (DeviceTraits::job_len) with the CPU among the devices (a 32 MiB job ran at a
+// third of an 8 MiB one on a 16-core CPU), else 32 MiB (a GPU's transfer this large runs near PCIe
+// speed).
 engine::SchedulerStats transform_range(const CipherName& name, Direction direction, ByteSpan key, ByteSpan iv,
                                        ByteSpan in, MutableByteSpan out, const TransformOptions& options);
 

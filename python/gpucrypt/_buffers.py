@@ -170,3 +170,12 @@ def descriptor_source(src: BinaryIO) -> Optional[tuple[int, bytes, bool]]:
     buffered = read1() if read1 is not None else None   # what a buffered reader holds (or its next read)
     ended = buffered == b"" or getattr(raw_of(src), "at_end", False)
     return fd, buffered or b"", ended
+
+
+def offset_of(stream_object) -> int:
+    """Where a seekable file object stands (what the library reads or writes it from by offset);
+    -1 when it is not seekable."""
+    try:
+        return stream_object.tell() if stream_object.seekable() else -1
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
+        return -1

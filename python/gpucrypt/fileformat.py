@@ -13,13 +13,10 @@ passphrase, with scrypt's memory check, HKDF-SHA256 and HMAC-SHA256 through Open
 file key, key schedule and MAC); only version 2's recipient stanzas are wrapped and unwrapped here, by
 gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
 stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
-nonces and final-chunk rule, and the pipelines that run them. Regular files go through its file
-pipeline (seal_file/open_file: positional reads and writes by its worker threads), pipes and other
-descriptors through its streaming sibling (seal_stream_fd/open_stream_fd: read(2) and write(2) in
-order around a ChunkStream), file objects with no descriptor through the same ChunkStream fed by a
-plain loop here, data in memory through
-seal_body/open_body on the caller's buffers (encrypt_buffer/decrypt_buffer), and an MPI rank's
-chunk range through seal_chunks/open_chunks at the offsets of Layout; by default on a
+nonces and final-chunk rule, and the pipelines that run them: file objects in one call
+(seal_ends/open_ends, which choose positional I/O between regular files or reading in order),
+data in memory on the caller's buffers (seal_body/open_body: encrypt_buffer/decrypt_buffer), and
+an MPI rank's chunk range at the offsets of Layout (seal_chunks/open_chunks); by default on a
 constant-time AES variant on every device. The payload key is held in a bytearray that is
 zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
 so they are dropped.
@@ -41,6 +38,7 @@ from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import descriptor_of as _descriptor_of
 from gpucrypt._buffers import descriptor_source as _descriptor_source
+from gpucrypt._buffers import offset_of as _offset
 
 # `gpucrypt inspect` loads this module to read a header, and its whole start-up is meant to stay
 # under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
@@ -62,9 +60,7 @@ VERSION = 1
 VERSION_RECIPIENTS = 2          # recipient stanzas (gpucrypt.recipients); written only when asked for
 # The sizes are the library's (include/gpucrypt/format.hpp), which runs every chunk.
 HEADER_LEN = _native.FORMAT_HEADER_LEN    # 80, fixed for version 1; see the layout in docs/file-format.md
-_HEADER_PREFIX_LEN = 48         # version 1: everything the header MAC covers; version 2: the fixed part
 SALT_LEN = 32
-MAC_LEN = 32
 KEY_LEN = _native.FORMAT_KEY_LEN          # 32: raw key files and the derived payload key
 TAG_LEN = _native.FORMAT_TAG_LEN          # 16
 
@@ -72,23 +68,10 @@ DEFAULT_CHUNK_SIZE = _native.FORMAT_DEFAULT_CHUNK_LEN   # 64 KiB
 MIN_CHUNK_SIZE = _native.FORMAT_MIN_CHUNK_LEN           # 16
 MAX_CHUNK_SIZE = _native.FORMAT_MAX_CHUNK_LEN           # 16 MiB: bounds what a hostile header makes a decoder allocate
 
-DEFAULT_SCRYPT_LOG2N = 18       # age's choice: about 1 s and 256 MiB on a 2020s CPU
-MAX_SCRYPT_LOG2N = 22           # 4 GiB, tens of seconds: the most we spend on an untrusted file
+DEFAULT_SCRYPT_LOG2N = _native.FORMAT_DEFAULT_SCRYPT_LOG2N   # 18: about 1 s and 256 MiB (format.hpp says why)
+MAX_SCRYPT_LOG2N = _native.FORMAT_MAX_SCRYPT_LOG2N           # 22: the most we spend on an untrusted file
 SCRYPT_R = 8
 SCRYPT_P = 1
-
-
-
-class _Suite(NamedTuple):
-    suite_id: int
-    name: str           # as written in docs/file-format.md
-    aead_name: str      # as gpucrypt.AEAD spells it
-
-
-# Suite 1 is the only one defined; a new suite is a new row (and a spec paragraph), not a new
-# format version, because the suite byte is authenticated and bound into the key derivation.
-_SUITES = {1: _Suite(1, "AES-256-GCM", "aes-256-gcm")}
-_SUITES_BY_NAME = {suite.aead_name: suite for suite in _SUITES.values()}
 
 
 class FormatError(ValueError):
@@ -145,7 +128,8 @@ class Header(NamedTuple):
 
     @property
     def suite_name(self) -> str:
-        return _SUITES[self.suite_id].name
+        """As docs/file-format.md writes it ("AES-256-GCM"): the library's suites (format.hpp suite_name)."""
+        return _native.format_suite_name(self.suite_id)
 
     @property
     def length(self) -> int:
@@ -184,7 +168,6 @@ def scrypt_memory_len(log2n: int) -> int:
     return _native.format_scrypt_memory_len(log2n)
 
 
-_format_len = _native.format_memory_text      # "256 MiB": as the library's messages give a length
 # Memory this process can still get (MemAvailable, bounded by a cgroup v2 limit; None where unknown):
 # the library's (format.hpp available_memory_len); tests replace it.
 _available_memory_len = _native.format_available_memory_len
@@ -260,18 +243,11 @@ def read_header(src: BinaryIO, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> Head
     return _header(_native.format_read_header(src.read, max_scrypt_log2n))
 
 
-def _extra_header_len(material) -> int:
-    """How much longer than version 1's 80 bytes the header for `material` is (0 but for recipients)."""
-    from gpucrypt import recipients
-    if material is None or not recipients.is_key_set(material):
-        return 0
-    return _HEADER_PREFIX_LEN + recipients.key_set(material).stanza_len() + MAC_LEN - HEADER_LEN
-
-
-def _build_header(material, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, bytearray]:
+def _build_header(key_material: KeyMaterial, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, bytearray]:
     """A fresh header and the payload key it leads to, in a bytearray the caller wipes: the library's
-    (format.hpp build_header): version 1 for a passphrase or a key, version 2 for a recipients.KeySet,
-    which wraps the library's fresh file key in its stanzas."""
+    (format.hpp build_header): version 1 for a passphrase or a key, version 2 for recipients, whose
+    recipients.KeySet wraps the library's fresh file key in its stanzas."""
+    material = _normalise_key_material(key_material)
     wrap = None
     if not _secret(material):
         wrap = lambda file_key: [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]  # noqa: E731
@@ -284,10 +260,14 @@ def _build_header(material, chunk_size: int, scrypt_log2n: int) -> tuple[bytes, 
         raise
 
 
-def _open_header(header: Header, material, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> bytearray:
+def _open_header(header: Header, key_material: KeySource, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> bytearray:
     """Authenticate the header; return the payload key in a bytearray the caller wipes (format.hpp
-    open_header). Version 2: with the file key from the first stanza the material opens
-    (recipients.KeySet.unwrap, pyca)."""
+    open_header). A callable `key_material` is asked with the header, after scrypt's memory check
+    (no prompt for a passphrase in vain). Version 2: with the file key from the first stanza the
+    material opens (recipients.KeySet.unwrap, pyca)."""
+    if header.kdf == "scrypt":
+        check_scrypt_memory(header.scrypt_log2n)
+    material = _normalise_key_material(key_material(header) if callable(key_material) else key_material)
     secret = _secret(material)
     if header.version == VERSION_RECIPIENTS:
         from gpucrypt import recipients
@@ -319,63 +299,25 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     """Seals (`header` first) or opens every chunk readable from `src` into `dst`; returns (bytes
     read, bytes written).
 
-    File objects over descriptors are the library's (format.hpp seal_ends / open_ends): by its file
-    pipeline (positional reads and writes on its worker threads) between regular files at known
-    offsets, which both files are then left after (on an authentication failure, the output after the
-    authenticated plaintext); else by its streaming path (pipes, FIFOs, devices, sockets, stdin:
-    read(2) in order after what a buffered reader holds), writing to `dst`'s descriptor, or to `dst`
-    here when it has none. A source with no descriptor (in memory) is read here, job by job, into
-    the library's ChunkStream. Each device runs a constant-time AES unless `variant` names another.
-    Opening, only authenticated plaintext is written: a failure raises DecryptionError after the
-    chunks before it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
+    One native call (format.hpp seal_ends / open_ends) chooses the path: its file pipeline
+    (positional reads and writes on its worker threads) between regular files at known offsets,
+    which both files are then left after (on an authentication failure, the output after the
+    authenticated plaintext); else its streaming path, reading `src`'s descriptor after what a
+    buffered reader holds (pipes, FIFOs, devices, sockets, stdin) or, with none (in memory),
+    `src`'s readinto or read, and writing `dst`'s descriptor, or `dst` here when it has none.
+    Each device runs a constant-time AES unless `variant` names another. Opening, only
+    authenticated plaintext is written: a failure raises DecryptionError after the chunks before
+    it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
     """
     from gpucrypt import stream
     worker_devices, share = workers   # stream.resolve_devices' answer
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    options = (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "")
-    cancelled = cancel.is_set if cancel is not None else None
-    advance = _per_chunk(progress, chunk_size + (TAG_LEN if operation == "open" else 0))
     key = _PayloadKey(payload_key)
     del payload_key
-    start = time.perf_counter()
-    try:
-        in_offset = _offset(src)          # before a buffered reader's bytes are taken
-        source = _descriptor_source(src)
-        if source is None and not direct_io:
-            write_all(dst, header or b"")
-            read, written, native, failure = _stream_in_memory(operation, src, dst, key.key, chunk_size, options,
-                                                               advance, cancelled)
-        else:                             # (no descriptor with direct_io: the library refuses it)
-            read, written, native, failure = _run_ends(operation, src, dst, in_offset, source or (-1, b"", False),
-                                                       header, key.key, chunk_size, options, advance, cancelled,
-                                                       direct_io)
-    finally:
-        key.close()
-        stats.wall_s += time.perf_counter() - start
-    stream.add_native_stats(stats, native)
-    stats.read_s += native.get("read_s", 0.0)
-    stats.write_s += native.get("write_s", 0.0)
-    stats.bytes_in += read
-    stats.bytes_out += written
-    if failure is not None:
-        raise DecryptionError(*failure)
-    return read, written
-
-
-def _offset(file: BinaryIO) -> int:
-    """Where a seekable file object stands; -1 when it is not seekable."""
-    try:
-        return file.tell() if file.seekable() else -1
-    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
-        return -1
-
-
-def _run_ends(operation, src, dst, in_offset, source, header, key, chunk_size, options, advance, cancelled, direct_io):
-    """One native call (format_seal_ends / format_open_ends) that chooses the file pipeline or the
-    streaming path; when the file pipeline ran, `src` and `dst` follow their descriptors."""
-    in_fd, buffered, ended = source
-    out, out_offset = None, -1   # None: nowhere (decrypt --check: authenticate, keep nothing)
+    in_offset = _offset(src)          # before a buffered reader's bytes are taken
+    in_fd, buffered, ended = _descriptor_source(src) or (-1, b"", False)
+    out, out_offset = None, -1        # None: nowhere (decrypt --check: authenticate, keep nothing)
     if not getattr(dst, "discards_output", False):
         out = _descriptor_of(dst)
         if out is None:
@@ -385,91 +327,25 @@ def _run_ends(operation, src, dst, in_offset, source, header, key, chunk_size, o
             out_offset = _offset(dst)
     name = getattr(src, "name", "")
     function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
-    read, written, native, failure, by_offset = function(
-        in_fd, in_offset, buffered, ended, out, out_offset, header, key, chunk_size, *options, advance, cancelled,
-        name if isinstance(name, str) else "", "", direct_input=direct_io)
+    start = time.perf_counter()
+    try:
+        read, written, native, failure, by_offset = function(
+            in_fd, in_offset, buffered, ended, out, out_offset, header, key.key, chunk_size, worker_devices,
+            stream.native_cpu_share(share), job_size or 0, variant or "",
+            progress,   # once per chunk, with the input bytes it consumed (the binding's steps)
+            cancel.is_set if cancel is not None else None, name if isinstance(name, str) else "", "",
+            direct_input=direct_io, reader=src if in_fd < 0 else None)
+    finally:
+        key.close()
+        stats.wall_s += time.perf_counter() - start
     if by_offset:   # the library left both descriptors after what it read and wrote
         src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
         if isinstance(out, int):
             dst.seek(os.lseek(out, 0, os.SEEK_CUR))
-    return read, written, native, failure
-
-
-def _per_chunk(progress: Progress, unit_len: int):
-    """A native progress (input bytes done so far) as `progress(n)` once per chunk, or None."""
-    if progress is None:
-        return None
-    done = 0
-
-    def advance(input_done):
-        nonlocal done
-        while done < input_done:
-            step = min(unit_len, input_done - done)
-            done += step
-            progress(step)
-    return advance
-
-
-def _fill(src: BinaryIO, view: memoryview, unit: int) -> int:
-    """Reads into `view` until it is full or the input ends; returns the bytes read. With the
-    source's readinto where it has one, else read() in requests of at most `unit` bytes (a chunk:
-    what a source allocates per request stays bounded). Short reads are retried."""
-    readinto = getattr(src, "readinto", None)
-    filled = 0
-    while filled < len(view):
-        if readinto is not None:
-            try:
-                count = readinto(view[filled:])
-            except (NotImplementedError, io.UnsupportedOperation):
-                readinto = None
-                continue
-        else:
-            block = src.read(min(unit, len(view) - filled))
-            count = len(block)
-            view[filled:filled + count] = block
-        if count == 0:
-            break
-        filled += count or 0        # None: a non-blocking source with nothing yet
-    return filled
-
-
-def _stream_in_memory(operation, src, dst, key, chunk_size, options, advance, cancelled):
-    """A source with no descriptor (io.BytesIO, a generator's wrapper): read here, a job at a
-    time, into the library's ChunkStream, which writes what retires through `write_all`."""
-    buffers = {}            # job id -> (input, output)
-    written = 0
-    done = 0
-
-    def retire(job_id, num_chunks, output_len):
-        nonlocal written, done
-        data, out = buffers.pop(job_id)
-        write_all(dst, memoryview(out)[:output_len])
-        written += output_len
-        done += len(data)
-        if advance is not None:
-            advance(done)
-
-    chunks = _native.FormatStream(operation, key, chunk_size, *options, retire, cancelled)
-    job_len = chunks.chunks_per_job * chunks.input_unit_len
-    read = job_id = 0
-    failure = None
-    try:
-        while failure is None:
-            data = bytearray(job_len)
-            data_len = _fill(src, memoryview(data), chunks.input_unit_len)
-            at_end = data_len < job_len
-            # Opening, a source that gives more after its end makes the last chunk not final.
-            trailing = operation == "open" and at_end and bool(src.read(1))
-            buffers[job_id] = (memoryview(data)[:data_len], bytearray(chunks.output_capacity(data_len)))
-            read += data_len
-            failure = chunks.submit(job_id, buffers[job_id][0], buffers[job_id][1], at_end, trailing)
-            job_id += 1
-            if at_end:
-                break
-        failure = failure or chunks.drain()
-    finally:
-        chunks.stop()
-    return read, written, chunks.stats(), failure
+    stream.add_native_stats(stats, native, read, written)
+    if failure is not None:
+        raise DecryptionError(*failure)
+    return read, written
 
 
 def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
@@ -496,11 +372,10 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     """
     from gpucrypt import stream
     _check_chunk_size(chunk_size)
-    if suite not in _SUITES_BY_NAME:
-        raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
+    _native.format_suite_of_aead(suite)
     stats = stats if stats is not None else stream.StreamStats()
     workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
-    header, payload_key = _build_header(_normalise_key_material(key_material), chunk_size, scrypt_log2n)
+    header, payload_key = _build_header(key_material, chunk_size, scrypt_log2n)
     plaintext_len, _ = _run_chunks("seal", src, dst, header, payload_key, chunk_size, workers=workers, variant=variant,
                                    job_size=job_size, cancel=cancel, stats=stats, progress=progress, direct_io=direct_io)
     return plaintext_len
@@ -525,11 +400,8 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     """
     from gpucrypt import stream
     header = read_header(src, max_scrypt_log2n)
-    if header.kdf == "scrypt":
-        check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
     workers = stream.resolve_devices(device, devices, cpu_share)   # before a prompt for a passphrase
-    material = key_material(header) if callable(key_material) else key_material
-    payload_key = _open_header(header, _normalise_key_material(material), max_scrypt_log2n)
+    payload_key = _open_header(header, key_material, max_scrypt_log2n)
     stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
@@ -553,23 +425,13 @@ def layout_for_file(file_len: int, chunk_size: int) -> Layout:
     return Layout(chunk_size, _plaintext_len(file_len, chunk_size))
 
 
-def seal_chunks(payload_key, layout: Layout, first: int, count: int, plaintext, out, *, device: str = "cpu",
-                variant: Optional[str] = None) -> tuple[str, dict]:
-    """Seal chunks first .. first + count - 1 (`plaintext`: exactly their bytes) into `out`, as
-    they lie in the file at layout.sealed_range(first, count); the file's last chunk is sealed as
-    final (format.hpp seal_chunks, one batch-engine call). Returns (variant, engine info)."""
-    return _native.format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant or "")
-
-
-def open_chunks(payload_key, layout: Layout, first: int, count: int, sealed, out, *, device: str = "cpu",
-                variant: Optional[str] = None) -> tuple[str, dict]:
-    """The inverse of seal_chunks: DecryptionError naming the first chunk that failed; the ranges
-    of failed chunks in `out` are left untouched (no unauthenticated plaintext)."""
-    used_variant, engine_info, failed = _native.format_open_chunks(payload_key, layout, first, count, sealed, out,
-                                                                  device, variant or "")
-    if failed is not None:
-        raise DecryptionError(*failed)
-    return used_variant, engine_info
+# Chunks first .. first + count - 1 sealed from exactly their plaintext into `out` as they lie in
+# the file at layout.sealed_range(first, count), the file's last chunk as final, or opened back
+# (DecryptionError naming the first chunk that failed; the failed chunks' ranges of `out` are left
+# untouched): seal_chunks(payload_key, layout, first, count, data, out, device="cpu", variant="")
+# -> (variant, engine info), one batch-engine call (format.hpp seal_chunks / open_chunks).
+seal_chunks = _native.format_seal_chunks
+open_chunks = _native.format_open_chunks
 
 
 # ----------------------------------------------------------------------------- in memory
@@ -577,17 +439,15 @@ def open_chunks(payload_key, layout: Layout, first: int, count: int, sealed, out
 def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_material=None) -> int:
     """The length of the file that `plaintext_len` bytes encrypt to in chunks of `chunk_size`;
     with recipients as `key_material` (version 2), their stanzas lengthen the header."""
-    return _native.format_file_len(plaintext_len, chunk_size) + _extra_header_len(key_material)
+    from gpucrypt import recipients
+    # Version 2's fixed part and MAC take version 1's 80 bytes (48 + 32): its stanzas are the extra.
+    stanzas_len = recipients.key_set(key_material).stanza_len() if recipients.is_key_set(key_material) else 0
+    return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
 
 
-def _plaintext_len(file_len: int, chunk_size: int) -> int:
-    """The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no
-    chunk was opened) when no file has that length (the library's layout rule, format.hpp)."""
-    length = _native.format_plaintext_len(file_len, chunk_size)
-    if isinstance(length, tuple):
-        message, chunk_index = length
-        raise DecryptionError(message, chunk_index, 0)
-    return length
+# The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no chunk was
+# opened) when no file has that length (the library's layout rule, format.hpp layout_for_file).
+_plaintext_len = _native.format_plaintext_len
 
 
 def _writable_out(out):
@@ -606,53 +466,20 @@ def _writable_out(out):
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
 
 
-def _check_out_len(view, needed: int, what: str) -> None:
-    if view is not None and len(view) < needed:
-        raise ValueError(f"out holds {len(view)} bytes; {what} needs {needed}")
-
-
-def _in_memory_auto_devices(source, target):
-    """device="auto" for the in-memory functions: the GPUs alone when `source` and `target` are
-    both page-locked (the copy engines read and write them directly), else the CPU alone.
-
-    Measured on an H200 with its 16-core host, 1 GiB (docs/performance.md, 2026-11-25): page-locked,
-    the GPU sealed at 40-42 GB/s, the CPU at 28-29 and both together at 32-34; pageable, the GPU
-    sealed at 7-8 GB/s (every byte copied through page-locked staging by the host's copy pool,
-    which the CPU's own jobs also need), the CPU at 29-32 and both at 7.5-8.3. Sharing the host's
-    memory bus and copy pool, the two together were slower than the faster alone in both cases,
-    so auto picks one. Naming devices or a cpu_share runs exactly that.
-    """
-    from gpucrypt import stream
-    gpus = stream.cuda_devices()
-    if gpus and target is not None and stream.holds_host_memory(gpus, source) and stream.holds_host_memory(gpus, target):
-        return gpus, 0.0
-    return ["cpu"], 1.0
-
-
-def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target):
+def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
     """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
-    progress taking the plaintext bytes done so far, cancelled)."""
+    progress, cancelled). device="auto" with no `devices`
+    or `cpu_share` names no devices: the library's choice for the buffers (format.hpp
+    buffer_devices: the GPUs alone when both are page-locked, else the CPU alone, and why)."""
     from gpucrypt import stream
-    if device in (None, "auto") and not devices and cpu_share is None:
-        worker_devices, share = _in_memory_auto_devices(source, target)
-    else:
+    worker_devices, share = [], None
+    if device not in (None, "auto") or devices or cpu_share is not None:
         worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
     cancelled = cancel.is_set if cancel is not None else None
     return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-            stream._increments(progress), cancelled)
-
-
-def _fill_stats(stats: Optional[stream.StreamStats], native: dict, bytes_in: int, bytes_out: int,
-                wall_s: float) -> None:
-    from gpucrypt import stream
-    if stats is None:
-        return
-    stats.bytes_in += bytes_in
-    stats.bytes_out += bytes_out
-    stats.wall_s += wall_s
-    stream.add_native_stats(stats, native)
+            progress, cancelled)
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -669,28 +496,29 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     loop, the GIL released), each job reading and writing its part of `data`/`out` in place:
     page-locked `data` and `out` go to and from a GPU with no host copy. device="auto" (with no
     `devices` or `cpu_share`) runs on the GPUs alone when `data` and `out` are both page-locked,
-    else on the CPU alone (_in_memory_auto_devices says why). Options as
+    else on the CPU alone (format.hpp buffer_devices says why). Options as
     encrypt_stream's (`device`, `devices`, `cpu_share`, `variant`, `job_size`, `cancel` a
     threading.Event, `stats` a StreamStats); `progress(n)` gets the plaintext bytes done since
     its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
     """
+    from gpucrypt import stream
     _check_chunk_size(chunk_size)
-    if suite not in _SUITES_BY_NAME:
-        raise FormatError(f"unknown cipher suite {suite!r} (known: {', '.join(_SUITES_BY_NAME)})")
+    _native.format_suite_of_aead(suite)
     source = _as_source(data)
     target = _writable_out(out)
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
-    _check_out_len(target, file_len, "the encrypted file")
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, source, target)
+    if target is not None and len(target) < file_len:   # before any key is derived (scrypt: a second)
+        raise ValueError(f"out holds {len(target)} bytes; the encrypted file needs {file_len}")
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
     start = time.perf_counter()
     try:
-        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target,
-                                                        *pipeline)
+        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target, *pipeline)
     finally:
         _native.wipe(key)
-    _fill_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
+    if stats is not None:
+        stream.add_native_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
     return file_len if out is not None else result
 
 
@@ -710,29 +538,25 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     same holds after any other error (Cancelled, KeyboardInterrupt): no byte of `out` beyond
     what authenticated is plaintext. Options as encrypt_buffer's.
     """
+    from gpucrypt import stream
     source = _as_source(data)
     target = _writable_out(out)
     header = parse_header(source, max_scrypt_log2n)
-    if header.kdf == "scrypt":
-        check_scrypt_memory(header.scrypt_log2n)   # before a prompt for a passphrase in vain
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel,
-                                source[header.length:], target)
-    material = key_material(header) if callable(key_material) else key_material
-    key = _open_header(header, _normalise_key_material(material), max_scrypt_log2n)
+    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    key = _open_header(header, key_material, max_scrypt_log2n)
     start = time.perf_counter()
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
         # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
         plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
-        _check_out_len(target, plaintext_len, "the plaintext")
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
                                                                  source[header.length:], target, *pipeline)
     finally:
         _native.wipe(key)
     if failure is not None:
-        message, chunk_index, released_len = failure
-        raise DecryptionError(message, chunk_index, released_len)
-    _fill_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
+        raise DecryptionError(*failure)
+    if stats is not None:
+        stream.add_native_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
     return plaintext_len if out is not None else result
 
 

@@ -11,7 +11,7 @@ import os
 import stat
 from typing import BinaryIO, Optional
 
-from gpucrypt import fileformat, recipients
+from gpucrypt import _native, fileformat, recipients
 
 
 def inspect_file(path: str, source: Optional[BinaryIO] = None) -> dict:
@@ -65,7 +65,7 @@ def inspect_text(report: dict) -> str:
         lines.append(f"  key: {report['key']}")
     if report["scrypt_work_factor"] is not None:
         log2n = report["scrypt_work_factor"]
-        lines.append(f"  scrypt work factor: 2^{log2n} ({fileformat._format_len(fileformat.scrypt_memory_len(log2n))})")
+        lines.append(f"  scrypt work factor: 2^{log2n} ({_native.format_memory_text(fileformat.scrypt_memory_len(log2n))})")
     lines.append("  post-quantum: " + ("yes" if report["post_quantum"] else
                                         "no (an x25519 recipient: a future quantum computer could open it)"))
     breakdown = f"  bytes: header {sizes['header']}"

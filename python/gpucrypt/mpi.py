@@ -213,7 +213,7 @@ def _is_gpu_kind(name: str) -> bool:
     """Whether a bare device name (no ":N") is a kind of GPUs (its traits; a malformed name is not,
     and normalise_device reports it)."""
     try:
-        return stream.is_gpu(name)
+        return info.is_gpu(name)
     except ValueError:
         return False
 
@@ -605,7 +605,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
     # the rank's GPU with a measured share; a named device runs alone.
     # A rank without a GPU runs on the CPU alone, which takes no share.
-    measured = (requested_device or "auto") == "auto" and stream.has_gpu([ctx.device])
+    measured = (requested_device or "auto") == "auto" and info.is_gpu(ctx.device)
     devices, share = stream.resolve_devices(ctx.device, None, "auto" if measured else None)
     first, count = _rank_share(fileformat.Layout(chunk_len, plaintext_len).num_chunks, ctx)
 
@@ -683,13 +683,12 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
         rounds = list(_rounds(layout.num_chunks, per_rank, ctx))
         # Two input and two output buffers: round k+1 is read and round k-1 written while round
         # k is sealed/opened (nonblocking collective MPI-IO). Page-locked for a GPU (its copy
-        # engine reads and writes them directly); zeroed at the end either way.
-        pinned = stream.has_gpu([ctx.device])
+        # engine reads and writes them directly; a bytearray for the CPU); zeroed at the end either way.
         buffer_len = per_rank * (chunk_len + fileformat.TAG_LEN)
-        in_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
-        out_pool = pools.enter_context(stream.BufferPool(buffer_len, page_locked=pinned))
-        in_buffers = [in_pool.acquire(), in_pool.acquire()]
-        out_buffers = [out_pool.acquire(), out_pool.acquire()]
+        buffers = [stream.page_locked(buffer_len, [ctx.device]) for _ in range(4)]
+        for buffer in buffers:
+            pools.callback(_native.wipe, buffer)
+        in_buffers, out_buffers = buffers[:2], buffers[2:]
         def sealed_range(first, count):
             offset, length = layout.sealed_range(first, count)
             return offset + shift, length
@@ -724,7 +723,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
                 used_variant, engine_info = run(key, layout, first, count,
                                                 memoryview(in_buffers[k % 2])[:input_range(first, count)[1]],
                                                 memoryview(out_buffers[k % 2])[:output_range(first, count)[1]],
-                                                device=ctx.device, variant=variant)
+                                                device=ctx.device, variant=variant or "")
             ctx.stats["variant"] = used_variant
             ctx.add_engine_info(engine_info)
 

@@ -19,13 +19,14 @@ computing, waiting and writing.
 Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
 ``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
 consumers, ``hash_stream``/``hash_file``. Keys given to these objects are copied into a
-``bytearray`` and zeroed when the work ends; staging buffers are zeroed when their pool closes.
+``bytearray`` and zeroed when the work ends; the library zeroes its staging buffers.
 See docs/engine.md.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,24 +36,18 @@ from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import descriptor_source as _descriptor_source
+from gpucrypt._buffers import offset_of as _offset
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
-from gpucrypt.info import device_traits, is_gpu
 
 __all__ = [
-    "Cancelled", "StreamStats", "DeviceStats", "BufferPool", "StreamCipher", "transform",
+    "Cancelled", "StreamStats", "DeviceStats", "StreamCipher", "transform",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
     "normalise_device",
-    "page_locked", "transform_into", "MemorySource", "MemorySink", "cuda_devices",
+    "page_locked", "transform_into", "MemorySource", "MemorySink",
     "add_native_stats",
 ]
-
-# CPU jobs: the CPU's own job length (its traits, the library's rule: large enough to amortise a
-# native call over every core, small enough to stay in cache; measured best 2 MiB on 2 cores,
-# 8 MiB on 16, 512 KiB per core between).
-DEFAULT_CPU_JOB_SIZE = device_traits("cpu")["job_len"]
-DEFAULT_GPU_JOB_SIZE = 32 << 20   # GPU only: a transfer this large runs near PCIe speed
 
 
 class Cancelled(Exception):
@@ -80,12 +75,6 @@ def normalise_device(name: str) -> str:
     return _native.parse_device_name(name.strip())[2]
 
 
-def cuda_devices() -> list:
-    """The GPUs ``device="auto"`` uses (info.auto_gpus: every CUDA device, else every OpenCL GPU);
-    none on a machine without one. (The name predates OpenCL GPUs in auto.)"""
-    return auto_gpus()
-
-
 def _share_text(cpu_share) -> str:
     share = parse_cpu_share(cpu_share)
     return "" if share is None else str(share)
@@ -111,7 +100,7 @@ def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] 
 
     ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) replaces ``device`` (a ``ValueError``
     when both name devices; so is a ``cpu_share`` beside the CPU named alone). ``auto``
-    means every GPU (``cuda_devices()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
+    means every GPU (``info.auto_gpus()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
     when there is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds
     the CPU (``0`` keeps it out); naming ``cpu`` beside GPUs measures the shares. Returns
     (devices, share) with share ``"auto"`` or a float.
@@ -181,10 +170,17 @@ class StreamStats:
         }
 
 
-def add_native_stats(stats: StreamStats, native: dict) -> None:
+def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_out: int = 0,
+                     wall_s: float = 0.0) -> None:
     """Adds what a native scheduler reports (``{"devices": {name: {jobs, bytes, busy_s, ...}},
-    "wait_s"}``; rate, variant and stage seconds where given) to ``stats``."""
+    "wait_s"}``; rate, variant, stage seconds and a file's read_s / write_s where given) and the
+    caller's bytes and wall time to ``stats``."""
+    stats.bytes_in += bytes_in
+    stats.bytes_out += bytes_out
+    stats.wall_s += wall_s
     stats.wait_s += native["wait_s"]
+    stats.read_s += native.get("read_s", 0.0)
+    stats.write_s += native.get("write_s", 0.0)
     stats.device_choice = native.get("device_choice") or stats.device_choice
     for name, numbers in native["devices"].items():
         record = stats.device(name)
@@ -217,83 +213,6 @@ def holds_host_memory(devices: Sequence[str], buffer) -> bool:
     """Whether ``buffer`` is host memory that one of ``devices`` copies with no staging (what
     ``page_locked`` gives, or a pinned PyTorch tensor)."""
     return any(_native.holds_host_memory(device, buffer) for device in devices)
-
-
-# Page-locked buffers outlive the pools that used them (zeroed in between), up to this many
-# bytes: allocating page-locked memory costs about 1 ms per 4 MiB (the kernel pins every page),
-# which a stream of a few GiB would otherwise pay again on every call.
-PAGE_LOCKED_CACHE_BYTES = 1 << 30
-_page_locked_cache: dict = {}     # size -> [memoryview, ...], all zeroed
-_page_locked_cache_lock = threading.Lock()
-
-
-def _cached_page_locked(size: int):
-    with _page_locked_cache_lock:
-        free = _page_locked_cache.get(size)
-        if free:
-            return free.pop()
-    return page_locked(size)
-
-
-def _return_page_locked(buffer) -> None:
-    with _page_locked_cache_lock:
-        cached = sum(size * len(free) for size, free in _page_locked_cache.items())
-        if isinstance(buffer, memoryview) and cached + len(buffer) <= PAGE_LOCKED_CACHE_BYTES:
-            _page_locked_cache.setdefault(len(buffer), []).append(buffer)
-
-
-class BufferPool:
-    """Staging buffers of one size, reused across jobs and zeroed when the pool closes.
-
-    ``page_locked=True`` (the stream engine sets it when a GPU is among the workers) allocates
-    them in page-locked memory: input read from a file lands where the GPU's copy engine reads
-    it, and results come back where the writer takes them, with no copy in between. Those are
-    kept, zeroed, for the next pool of the same size (PAGE_LOCKED_CACHE_BYTES)."""
-
-    def __init__(self, size: int, page_locked: bool = False):
-        self.size = size
-        self.page_locked = page_locked
-        self._free: list = []
-        self._all: list = []
-
-    def acquire(self):
-        if self._free:
-            return self._free.pop()
-        buffer = _cached_page_locked(self.size) if self.page_locked else bytearray(self.size)
-        self._all.append(buffer)
-        return buffer
-
-    def release(self, buffer) -> None:
-        self._free.append(buffer)
-
-    def close(self) -> None:
-        for buffer in self._all:
-            _native.wipe(buffer)
-            if self.page_locked:
-                _return_page_locked(buffer)
-        self._free.clear()
-        self._all.clear()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-        return False
-
-
-def has_gpu(devices: Sequence[str]) -> bool:
-    return any(is_gpu(d) for d in devices)
-
-
-def _has_cpu(devices: Sequence[str]) -> bool:
-    return not all(is_gpu(d) for d in devices)
-
-
-def default_job_size(devices: Sequence[str]) -> int:
-    """GPU-sized jobs only when every worker is a GPU: with the CPU among them, jobs are sized for
-    the CPU (a 32 MiB job ran at a third of an 8 MiB one on a 16-core CPU)."""
-    return DEFAULT_CPU_JOB_SIZE if _has_cpu(devices) else DEFAULT_GPU_JOB_SIZE
 
 
 class MemorySource(io.RawIOBase):
@@ -470,14 +389,12 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         start = time.perf_counter()
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
                                          target, chosen, native_cpu_share(share), 0,
-                                         depth or 0, job_size or default_job_size(chosen), progress,
+                                         depth or 0, job_size or 0, progress,
                                          cancel.is_set if cancel is not None else None)
         stats.wall_s += time.perf_counter() - start
     finally:
         _native.wipe(key)
-    stats.bytes_in += len(source)
-    stats.bytes_out += len(source)
-    add_native_stats(stats, native)
+    add_native_stats(stats, native, len(source), len(source))
     return target.obj if out is None else out
 
 
@@ -485,96 +402,52 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
 
 def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, progress=None, cancel=None,
                 stats: Optional[StreamStats] = None, device: str = "cpu", **params) -> bytes:
-    """Hash everything readable from ``source``. A regular file goes to the library's file
-    reader (format.hpp hash_file: positional readers ahead of the hashing; a tree hash's leaves
-    on ``device``: the CPU's thread pool, or a GPU reading the blocks in place) and is left at its
-    end; a pipe, FIFO, device or stdin to the library's stream hasher (format.hpp hash_stream_fd: a
-    reader thread ahead of the hashing); a source with no descriptor (in memory) is read here. A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU hashes it whatever
-    ``device`` says, as it does a tree read from a pipe. ``read_size``: the bytes of each read
-    (a regular file's blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job
-    length for a tree on a GPU; a stream's reads, default 4 MiB). ``params`` as for
-    ``gpucrypt.new``; XOFs need ``length``."""
+    """Hash everything readable from ``source``, in one native call (format.hpp hash_ends): a
+    regular file by the library's positional readers ahead of the hashing (hash_file: a tree
+    hash's leaves on ``device``, the CPU's thread pool or a GPU reading the blocks in place), and
+    left at its end; anything else (a pipe, FIFO, device or stdin by its descriptor, a source in
+    memory by its readinto or read) by the library's stream hasher (hash_stream_fd: a reader
+    thread ahead of the hashing, on the CPU). A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU
+    hashes it whatever ``device`` says. ``read_size``: the bytes of each read (a regular file's
+    blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job length for a tree
+    on a GPU; a stream's reads, default 4 MiB). ``params`` as for ``gpucrypt.new``; XOFs need
+    ``length``. A ``variant`` (which the library's readers do not choose) is hashed here."""
     from gpucrypt.hashing import new
 
-    hasher = new(name, **params)
+    hasher = new(name, **params)   # the name and the parameters checked before any read
     stats = stats if stats is not None else StreamStats()
     out_len = length if length is not None else hasher.digest_size
     if read_size is not None:
         _check_length(read_size, "read_size", minimum=1)
-    fd = _positional_input(source)
-    if fd is not None and out_len and set(params) <= {"customization", "function_name", "block_size"}:
-        return _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, read_size or 0)
-    native_params = set(params) <= {"customization", "function_name", "block_size"}
-    described = _descriptor_source(source) if out_len and native_params else None
-    start = time.perf_counter()
-    if described is not None:     # a pipe, FIFO, device or stdin: the library reads it (hash_stream_fd)
-        fd, buffered, ended = described
+    if out_len and "variant" not in params:
+        in_offset = _offset(source)       # before a buffered reader's bytes are taken
+        fd, buffered, ended = _descriptor_source(source) or (-1, b"", False)
         path = getattr(source, "name", "")
-        digest, native = _native.format_hash_stream_fd(
-            fd, buffered, ended, name, bytes(params.get("customization", b"")),
-            bytes(params.get("function_name", b"")), params.get("block_size", 8192), out_len, read_size or 0,
-            _increments(progress), cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
-        _add_hash_stats(stats, native)
+        digest, native = _native.format_hash_ends(
+            fd, in_offset, buffered, ended, source if fd < 0 else None, name,
+            bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
+            params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, progress,
+            cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
+        if fd >= 0 and in_offset >= 0:     # the library left the descriptor where it stopped reading
+            source.seek(os.lseek(fd, 0, os.SEEK_CUR))
+        stats.bytes_in += native["bytes"]
+        stats.read_s += native["read_s"]
+        hashing = stats.device(native["device"])
+        hashing.jobs += 1
+        hashing.bytes += native["bytes"]
+        hashing.busy_s += native["hash_s"]
+        stats.wall_s += native["wall_s"]
         return digest
-    # In memory (no descriptor): read and hashed here, block by block.
-    read_size = read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN
-    while True:
+    start = time.perf_counter()
+    while block := source.read(read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN):
         if cancel is not None and cancel.is_set():
             raise Cancelled("hashing cancelled")
-        block = source.read(read_size)
-        if not block:
-            break
         hasher.update(block)
         stats.bytes_in += len(block)
         if progress is not None:
             progress(len(block))
     stats.wall_s += time.perf_counter() - start
     return hasher.digest(length) if (length is not None or hasher.digest_size == 0) else hasher.digest()
-
-
-def _increments(progress):
-    """A native progress (bytes done so far) as `progress(n)` with the bytes since its last call."""
-    if progress is None:
-        return None
-    reported = 0
-
-    def advance(done):
-        nonlocal reported
-        if done > reported:        # (a job of only an empty final chunk adds nothing)
-            progress(done - reported)
-            reported = done
-    return advance
-
-
-def _add_hash_stats(stats: StreamStats, native: dict) -> None:
-    stats.bytes_in += native["bytes"]
-    stats.read_s += native["read_s"]
-    hashing = stats.device(native["device"])
-    hashing.jobs += 1
-    hashing.bytes += native["bytes"]
-    hashing.busy_s += native["hash_s"]
-    stats.wall_s += native["wall_s"]
-
-
-def _positional_input(source) -> Optional[int]:
-    """The descriptor of `source` when it is a regular file the library can read by offset."""
-    try:
-        fd = source.fileno()
-    except (AttributeError, OSError, io.UnsupportedOperation):
-        return None
-    return fd if _native.format_positional_problem(fd, False) == "" else None
-
-
-def _hash_regular_file(name, source, fd, out_len, progress, cancel, stats, params, device, block_len) -> bytes:
-    offset = source.tell()            # where a buffered reader's caller stands, not the descriptor's
-    path = getattr(source, "name", "")
-    digest, native = _native.format_hash_file(
-        fd, offset, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-        params.get("block_size", 8192), out_len, normalise_device(device), block_len, _increments(progress),
-        cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
-    source.seek(offset + native["bytes"])
-    _add_hash_stats(stats, native)
-    return digest
 
 
 def hash_file(name, path, length=None, **options) -> bytes:

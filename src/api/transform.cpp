@@ -112,8 +112,9 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
     throw std::invalid_argument("out has " + std::to_string(out.size()) + " bytes for " + std::to_string(in.size()) +
                                 " bytes of input");
   modes::check_whole_blocks(name, in.size());
-  if (options.job_len == 0) throw std::invalid_argument("transform_range: job_len must be positive");
   const JobPlan plan = plan_jobs(name, direction, key, iv, options);
+  const bool with_cpu = first_host(plan.devices) != plan.devices.end();
+  const uint64_t bulk_job_len = options.job_len ? options.job_len : with_cpu ? device_traits("cpu").job_len : 32u << 20;
   // An `out` that overlaps `in` without being it (a shifted view of one buffer): a job's output
   // would overwrite input that a later job, or another device, has yet to read. The jobs read a
   // copy instead, wiped after.
@@ -124,7 +125,7 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
   }
   const uint64_t size = in.size();
   // The serial directions: one job, one stream.
-  const uint64_t job_len = plan.parallel ? whole_blocks(options.job_len) : std::max<uint64_t>(size, 16);
+  const uint64_t job_len = plan.parallel ? whole_blocks(bulk_job_len) : std::max<uint64_t>(size, 16);
   const uint64_t num_jobs = (size + job_len - 1) / job_len;
   // Each job's IV, taken now: CBC/CFB decryption's is the ciphertext block before the job, which in
   // place an earlier job may overwrite before a later one starts.

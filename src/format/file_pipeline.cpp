@@ -630,12 +630,16 @@ uint64_t open_fd_with(int in_fd, int out_fd, const detail::CheckHeader& check_he
   return run.output_len;
 }
 
+FileRun stream_in_order(ChunkStream::Operation operation, const InputEnd& in, const StreamWriter& write,
+                        ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options);
+StreamWriter descriptor_writer(int out_fd, const PipelineOptions& options);
+
 // seal_ends / open_ends: by the file pipeline when both ends allow it (ends_by_offset), else streamed.
 FileRun run_ends(bool sealing, const InputEnd& in, const OutputEnd& out, ByteSpan header, ByteSpan payload_key,
                  uint32_t chunk_len, const PipelineOptions& options) {
-  FileRun run;
   const int out_fd = out.discard ? -1 : out.fd;
   if (ends_by_offset(in, out)) {
+    FileRun run;
     const uint64_t in_at = static_cast<uint64_t>(in.offset), out_at = out.discard ? 0 : static_cast<uint64_t>(out.offset);
     try {
       run = sealing ? seal_file(in.fd, in_at, out_fd, out_at, header, payload_key, chunk_len, options)
@@ -651,16 +655,11 @@ FileRun run_ends(bool sealing, const InputEnd& in, const OutputEnd& out, ByteSpa
   if (options.direct_input)
     throw std::invalid_argument("direct I/O reads a regular file by offset; the input or the output here is a stream "
                                 "(a pipe, a device or stdin/stdout)");
-  if (out.discard || out_fd >= 0) {
-    if (sealing && out_fd >= 0) write_header(out_fd, header);
-    run = sealing ? seal_stream_fd(in.fd, in.already_read, in.ended, out_fd, payload_key, chunk_len, options)
-                  : open_stream_fd(in.fd, in.already_read, in.ended, out_fd, payload_key, chunk_len, options);
-    return run;
-  }
-  if (sealing && out.write) out.write(header);
-  run = sealing ? seal_stream_fd(in.fd, in.already_read, in.ended, out.write, payload_key, chunk_len, options)
-                : open_stream_fd(in.fd, in.already_read, in.ended, out.write, payload_key, chunk_len, options);
-  return run;
+  const StreamWriter write = out.discard ? nullptr : out_fd >= 0 ? descriptor_writer(out_fd, options) : out.write;
+  if (sealing && out_fd >= 0) write_header(out_fd, header);
+  else if (sealing && write) write(header);
+  return stream_in_order(sealing ? ChunkStream::Operation::seal : ChunkStream::Operation::open, in, write,
+                         payload_key, chunk_len, options);
 }
 
 }  // namespace
@@ -714,15 +713,15 @@ bool poll_for(int fd, short events, int timeout_ms) {
 constexpr int kCancelPollMs = 100;
 
 // An input read in order: the bytes the caller read before (already_read) first, then read(2)
-// from fd, retrying EINTR and waiting for a non-blocking descriptor with poll; `stop` is polled
-// while it waits (true: engine::Cancelled). A read returning nothing ends it: fd is never read
-// after that (a terminal's Ctrl-D).
+// from fd, retrying EINTR and waiting for a non-blocking descriptor with poll, or the caller's
+// `reader` where there is no descriptor; `stop` is polled while it waits (true: engine::Cancelled).
+// A read returning nothing ends it: fd is never read after that (a terminal's Ctrl-D).
 class StreamInput {
  public:
-  StreamInput(int fd, ByteSpan already_read, bool input_ended, std::function<bool()> stop)
-      : fd_(fd), pending_(already_read), ended_(input_ended), stop_(std::move(stop)) {
+  StreamInput(int fd, ByteSpan already_read, bool input_ended, std::function<bool()> stop, StreamReader reader = {})
+      : fd_(fd), pending_(already_read), ended_(input_ended), stop_(std::move(stop)), reader_(std::move(reader)) {
     struct stat status {};
-    if (!ended_ && ::fstat(fd, &status) == 0) {
+    if (!ended_ && !reader_ && ::fstat(fd, &status) == 0) {
       streaming_ = !S_ISREG(status.st_mode) && !S_ISBLK(status.st_mode);
       // A 1 MiB pipe (64 KiB by default), so that a fast producer runs ahead of our reads by
       // whole jobs; refused past /proc/sys/fs/pipe-max-size: the pipe keeps its size.
@@ -751,6 +750,12 @@ class StreamInput {
     }
     if (ended_ || buffer.empty()) return 0;
     const auto began = std::chrono::steady_clock::now();
+    if (reader_) {
+      const size_t n = reader_(buffer);
+      ended_ = n == 0;
+      read_s_ += seconds_since(began);
+      return n;
+    }
     for (;;) {
       const ssize_t n = ::read(fd_, buffer.data(), std::min<size_t>(buffer.size(), 1u << 30));
       if (n > 0) {
@@ -768,6 +773,13 @@ class StreamInput {
     }
   }
 
+  // Whether the caller's reader gives more after it reported its end (a file appended to while it
+  // was read): never asked of a descriptor, which may be a terminal waiting for more.
+  bool more_after_end() {
+    uint8_t probe = 0;
+    return reader_ && ended() && reader_(MutableByteSpan(&probe, 1)) > 0;
+  }
+
   // Waits (polling `stop`) until input or its end is waiting.
   void wait() {
     while (!waiting(kCancelPollMs))
@@ -780,6 +792,7 @@ class StreamInput {
   bool ended_;
   bool streaming_ = false;
   std::function<bool()> stop_;
+  StreamReader reader_;
   double read_s_ = 0;
 };
 
@@ -798,10 +811,11 @@ void write_all(int fd, ByteSpan bytes, const std::function<bool()>& stop) {
   }
 }
 
-FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_read, bool input_ended,
-                  const StreamWriter& write, ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
+// seal_stream_fd / open_stream_fd, and seal_ends / open_ends streaming from a descriptor or a reader.
+FileRun stream_in_order(ChunkStream::Operation operation, const InputEnd& in, const StreamWriter& write,
+                        ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  StreamInput input(in_fd, already_read, input_ended, options.cancelled);
+  StreamInput input(in.fd, in.already_read, in.ended, options.cancelled, in.read);
   FileRun run;
   double write_s = 0;
   uint64_t input_done = 0;
@@ -851,8 +865,9 @@ FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_
     carried.assign(pair.input.data + job_input, pair.input.data + filled);
     in_flight.emplace(job_id, std::pair{pair, job_input});
     run.input_len += job_input;
+    const bool trailing_data = at_end && operation == ChunkStream::Operation::open && input.more_after_end();
     stream.submit(job_id, ByteSpan(pair.input.data, job_input),
-                  MutableByteSpan(pair.output.data, stream.output_capacity(job_input)), at_end);
+                  MutableByteSpan(pair.output.data, stream.output_capacity(job_input)), at_end, trailing_data);
     if (at_end) break;
   }
   stream.drain();
@@ -867,8 +882,9 @@ FileRun stream_fd(ChunkStream::Operation operation, int in_fd, ByteSpan already_
 class StreamBlockReader {
  public:
   // The first block is first_len bytes when that is not 0 (a tree hash's head), the others block_len.
-  StreamBlockReader(int fd, ByteSpan already_read, bool input_ended, uint64_t first_len, uint64_t block_len)
-      : input_(fd, already_read, input_ended, [this] { return stopping(); }), first_len_(first_len),
+  // `in`: a descriptor read in order, or in.read (on the reader thread).
+  StreamBlockReader(const InputEnd& in, uint64_t first_len, uint64_t block_len)
+      : input_(in.fd, in.already_read, in.ended, [this] { return stopping(); }, in.read), first_len_(first_len),
         block_len_(block_len) {
     for (auto& block : blocks_) block.data.resize(std::max(first_len_, block_len_));
     thread_ = std::thread([this] { read_blocks(); });
@@ -986,14 +1002,14 @@ FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, int o
 
 FileRun seal_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
                        ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
-  return stream_fd(ChunkStream::Operation::seal, in_fd, already_read, input_ended, write, payload_key, chunk_len,
-                   options);
+  return stream_in_order(ChunkStream::Operation::seal, InputEnd{in_fd, -1, already_read, input_ended, {}}, write,
+                         payload_key, chunk_len, options);
 }
 
 FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const StreamWriter& write,
                        ByteSpan payload_key, uint32_t chunk_len, const PipelineOptions& options) {
-  return stream_fd(ChunkStream::Operation::open, in_fd, already_read, input_ended, write, payload_key, chunk_len,
-                   options);
+  return stream_in_order(ChunkStream::Operation::open, InputEnd{in_fd, -1, already_read, input_ended, {}}, write,
+                         payload_key, chunk_len, options);
 }
 
 // ---- hashing a regular file -----------------------------------------------------------------------
@@ -1319,14 +1335,15 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   return digest;
 }
 
-std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
-                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
-                                    FileHashStats* stats) {
+namespace {
+
+std::vector<uint8_t> hash_in_order(const InputEnd& in, std::string_view name, const hash::HashParams& params,
+                                   size_t out_len, const PipelineOptions& options, FileHashStats* stats) {
   const auto start = std::chrono::steady_clock::now();
   BlockHasher hasher(name, params, options);
   const uint64_t wanted_block_len = options.job_len ? options.job_len : kHashStreamBlockLen;
   const uint64_t block_len = std::max<uint64_t>(wanted_block_len / hasher.unit(), 1) * hasher.unit();
-  StreamBlockReader reader(fd, already_read, input_ended, hasher.head_len(), block_len);
+  StreamBlockReader reader(in, hasher.head_len(), block_len);
   uint64_t done = 0;
   for (bool first = true;; first = false) {
     const ByteSpan block = reader.next(options.cancelled);
@@ -1342,6 +1359,30 @@ std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_en
   std::vector<uint8_t> digest = hasher.finish(out_len);
   if (stats != nullptr)
     *stats = {done, seconds_since(start), reader.read_s(), hasher.hash_s(), hasher.leaves_on().name().canonical};
+  return digest;
+}
+
+}  // namespace
+
+std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
+                                    const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
+                                    FileHashStats* stats) {
+  return hash_in_order(InputEnd{fd, -1, already_read, input_ended, {}}, name, params, out_len, options, stats);
+}
+
+std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
+                               size_t out_len, const PipelineOptions& options, FileHashStats* stats) {
+  OutputEnd nowhere;
+  nowhere.discard = true;
+  if (!ends_by_offset(in, nowhere)) {
+    PipelineOptions on_the_cpu = options;  // a stream's blocks come one by one: its leaves stay on the CPU
+    on_the_cpu.devices = {"cpu"};
+    return hash_in_order(in, name, params, out_len, on_the_cpu, stats);
+  }
+  FileHashStats run;
+  std::vector<uint8_t> digest = hash_file(in.fd, static_cast<uint64_t>(in.offset), name, params, out_len, options, 0, &run);
+  seek_to(in.fd, static_cast<uint64_t>(in.offset) + run.bytes, false);
+  if (stats != nullptr) *stats = run;
   return digest;
 }
 

@@ -35,6 +35,21 @@ constexpr size_t kPrefixLen = detail::kFixedLen;  // the header bytes the MAC co
 constexpr char kHkdfInfoLabel[] = "gpucrypt/v1/keys";
 constexpr char kAead[] = "aes-256-gcm";
 
+}  // namespace
+
+std::string suite_name(int suite) {
+  if (suite != kSuiteAes256Gcm) throw FormatError("unknown cipher suite " + std::to_string(suite));
+  return "AES-256-GCM";
+}
+
+int suite_of_aead(std::string_view aead_name) {
+  if (aead_name != kAead)
+    throw FormatError("unknown cipher suite '" + std::string(aead_name) + "' (known: " + kAead + ")");
+  return kSuiteAes256Gcm;
+}
+
+namespace {
+
 uint32_t load_be32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
 void store_be32(uint8_t* p, uint32_t v) {
   for (int i = 3; i >= 0; --i, v >>= 8) p[i] = uint8_t(v);

@@ -149,6 +149,17 @@ uint64_t default_job_len(const std::vector<std::string>& devices) {
   return job_len;
 }
 
+DeviceSelection buffer_devices(ByteSpan in, ByteSpan out) {
+  const std::vector<std::string> gpus = auto_gpus();
+  const auto directly_copied = [&gpus](ByteSpan memory) {
+    return std::any_of(gpus.begin(), gpus.end(), [memory](const std::string& gpu) {
+      return device(gpu).holds_host_memory(memory.data(), memory.size());
+    });
+  };
+  if (!gpus.empty() && directly_copied(in) && directly_copied(out)) return {gpus, 0.0};
+  return {{"cpu"}, 1.0};
+}
+
 PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan plaintext, MutableByteSpan body,
                         const PipelineOptions& options) {
   const uint64_t body_len = layout.file_len() - kHeaderLen;

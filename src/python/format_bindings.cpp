@@ -3,17 +3,18 @@
 //     format.hpp's sizes.
 //   FormatLayout(chunk_len, plaintext_len): format.hpp's Layout (.num_chunks, .file_len,
 //     .plaintext_range(first, count), .sealed_range(first, count) -> (offset, length)).
-//   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device, variant)
+//   format_seal_chunks(payload_key, layout, first, count, plaintext, out, device="cpu", variant="")
 //     -> (variant that ran, {h2d_s, compute_s, d2h_s})
-//   format_open_chunks(...same, sealed...) -> (variant, info, None or (message, chunk_index) of the first
-//     chunk that failed); the ranges of failed chunks in `out` are left untouched.
+//   format_open_chunks(...same, sealed...) -> as seal's; DecryptionError naming the first chunk that failed,
+//     the ranges of failed chunks in `out` left untouched.
 //   FormatSealer(key, chunk_len, device, variant): .header, .update(data) -> bytes, .finish() -> bytes
 //   FormatOpener(key, device, variant): .update(data) -> bytes, .finish() -> bytes (raises ValueError
 //     naming the failure; kdf 2, raw keys only: passphrases are Python's)
 //   format_seal_body(payload_key, header, chunk_len, plaintext, out, devices, cpu_share, job_len, variant,
 //                    progress, cancelled) -> (new bytes when out is None else None, stats dict):
 //     the whole file (header of any length + sealed chunks) into `out` (or a new bytes object) on the in-memory
-//     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto".
+//     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto"; no devices: the
+//     library's choice for these buffers (format.hpp buffer_devices).
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
 //   FormatStream(operation "seal" | "open", payload_key, chunk_len, devices, cpu_share, job_len, variant,
@@ -33,27 +34,30 @@
 //   format_seal_file_chunks / format_open_file_chunks(in_fd, in_offset, out_fd, out_offset, payload_key,
 //     chunk_len, plaintext_len, first, count, ...as above...) -> (stats dict, None or the failure tuple):
 //     chunks [first, first + count) only (an MPI rank's share), offsets as format.hpp's.
-//   format_hash_file(fd, offset, name, customization, function_name, block_size, out_len, device, block_len,
-//                    progress, cancelled, input_name) -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}):
-//     format.hpp's hash_file (a regular file's digest, read ahead by the library's positional readers in blocks
-//     of about block_len bytes, 0: the library's; a tree's leaves on `device`); progress gets bytes hashed; a
-//     read error is OSError naming input_name.
 //   format_seal_ends / format_open_ends(in_fd, in_offset, already_read, input_ended, out, out_offset, header,
 //     payload_key, chunk_len, devices, cpu_share, job_len, variant, progress, cancelled, input_name, output_name,
 //     direct_input): format.hpp's seal_ends / open_ends, which choose the file pipeline (regular files at
 //     known offsets, -1: not seekable) or the streaming path (pipes, FIFOs, devices, sockets: read(2) in order
-//     from already_read); `out` a descriptor, None for nowhere, or a callable taking each piece of output as a
-//     memoryview, in order -> as format_seal_file, and whether the file pipeline ran.
-//   format_hash_stream_fd(fd, already_read, input_ended, name, customization, function_name, block_size, out_len,
-//     block_len, progress, cancelled, input_name) -> as format_hash_file: format.hpp's hash_stream_fd.
+//     from already_read, or with in_fd -1 from `reader`, a file object's readinto or read); `out` a descriptor,
+//     None for nowhere, or a callable taking each piece of output as a memoryview, in order -> as
+//     format_seal_file, and whether the file pipeline ran.
+//   format_hash_ends(in_fd, in_offset, already_read, input_ended, reader, name, customization, function_name,
+//                    block_size, out_len, device, block_len, progress, cancelled, input_name)
+//     -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}): format.hpp's hash_ends (a regular file at a
+//     known offset by the library's positional readers in blocks of about block_len bytes, 0: the library's,
+//     a tree's leaves on `device`; else the stream hasher, from `reader`, a file object's readinto or read, with
+//     in_fd -1); progress gets bytes hashed; a read error is OSError naming input_name.
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
 //     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
+//   format_suite_name(suite) -> "AES-256-GCM"; format_suite_of_aead(aead_name) -> 1 (FormatError for others).
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
-//   format_plaintext_len(file_len, chunk_len) -> plaintext length, or (message, chunk_index) when no
-//     file has that length (format.hpp's layout_for_file).
-//   Both call progress(plaintext bytes done) and cancelled() -> bool with the GIL, on the calling
+//   format_plaintext_len(file_len, chunk_len) -> plaintext length; DecryptionError when no file has that
+//     length (format.hpp's layout_for_file).
+//   Progress is progress(n) with the bytes done since its last call (format_seal_ends / format_open_ends:
+//   once per chunk, n its input bytes; format_seal_file and the chunk ranges: the input bytes done so far).
+//   Both call progress and cancelled() -> bool with the GIL, on the calling
 //   thread; cancelled() raising, progress() raising or a signal (PyErr_CheckSignals, e.g.
 //   KeyboardInterrupt) stops the pipeline and raises that exception; cancelled() returning True
 //   raises gpucrypt.stream.Cancelled.
@@ -106,23 +110,16 @@ std::pair<std::string, nb::dict> seal_range(nb::handle key, const format::Layout
   return {run.variant, info_of(run)};
 }
 
-nb::tuple open_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count, nb::handle sealed,
+std::pair<std::string, nb::dict> open_range(nb::handle key, const format::Layout& layout, uint64_t first, uint64_t count, nb::handle sealed,
                      nb::handle out, std::string_view device, std::string_view variant) {
   BufferView key_view(key), in(sealed), output(out, true);
   format::ChunkRun run;
-  std::optional<format::DecryptionError> failure;
   {
     nb::gil_scoped_release release;
-    try {
-      run = format::open_chunks(key_view.span(), layout, first, count, in.span(),
-                                MutableByteSpan(output.data(), output.size()), device, variant);
-    } catch (const format::DecryptionError& error) {
-      failure.emplace(error);
-    }
+    run = format::open_chunks(key_view.span(), layout, first, count, in.span(),
+                              MutableByteSpan(output.data(), output.size()), device, variant);
   }
-  nb::object failed = nb::none();
-  if (failure) failed = nb::make_tuple(std::string(failure->what()), failure->chunk_index);
-  return nb::make_tuple(run.variant, info_of(run), failed);
+  return {run.variant, info_of(run)};
 }
 
 struct PySealer {
@@ -182,6 +179,21 @@ nb::dict stats_dict(const format::PipelineStats& stats) {
   return result;
 }
 
+// A Python progress(n) taking the bytes done since its last call, in steps of at most step_len
+// (encrypt_stream's promise: once per chunk, with the input bytes it consumed), from the library's
+// running total (PipelineOptions::progress: input bytes done so far). None stays None.
+nb::object progress_in_steps(nb::handle progress, uint64_t step_len = UINT64_MAX) {
+  if (progress.is_none()) return nb::none();
+  auto reported = std::make_shared<uint64_t>(0);
+  return nb::cpp_function([progress = nb::borrow<nb::object>(progress), step_len, reported](uint64_t done) {
+    while (*reported < done) {  // (a job of only an empty final chunk adds nothing)
+      const uint64_t step = std::min(step_len, done - *reported);
+      *reported += step;
+      progress(step);
+    }
+  });
+}
+
 // Runs `pipeline` with the GIL released; progress and cancelled take it back. A Python exception
 // from either, or a pending signal, stops the pipeline (as a cancellation) and is raised here
 // once every worker has stopped.
@@ -209,6 +221,14 @@ format::PipelineOptions pipeline_options(std::vector<std::string> devices, doubl
   return options;
 }
 
+// No devices given: the in-memory pipeline's own choice (format.hpp buffer_devices).
+void choose_buffer_devices(std::vector<std::string>& devices, double& cpu_share, ByteSpan in, ByteSpan out) {
+  if (!devices.empty()) return;
+  DeviceSelection chosen = format::buffer_devices(in, out);
+  devices = std::move(chosen.devices);
+  cpu_share = chosen.cpu_share;
+}
+
 nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_len, nb::handle plaintext, nb::handle out,
                     std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled) {
@@ -222,8 +242,9 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
   if (ranges_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
     throw std::invalid_argument("out overlaps the input (in place is not supported: each chunk's tag shifts the "
                                 "chunks after it)");
+  choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
-  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+  const format::PipelineStats stats = run_released(options, progress_in_steps(progress), cancelled, [&] {
     return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(header_len), options);
   });
   std::copy(header_view.data(), header_view.data() + header_len, output.span.data());
@@ -237,9 +258,10 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   format::check_chunk_len(chunk_len);
   const format::Layout layout{chunk_len, plaintext_len};
   Output output(out, plaintext_len, "the plaintext");
+  choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   std::optional<format::DecryptionError> failure;
-  const format::PipelineStats stats = run_released(options, progress, cancelled, [&] {
+  const format::PipelineStats stats = run_released(options, progress_in_steps(progress), cancelled, [&] {
     try {
       return format::open_body(key_view.span(), layout, in.span(), output.span, options);
     } catch (const format::DecryptionError& error) {
@@ -275,7 +297,7 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   throw nb::python_error();
 }
 
-// What format_hash_file and format_hash_stream_fd return: (digest, stats dict).
+// What format_hash_ends returns: (digest, stats dict).
 nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::FileHashStats& stats) {
   nb::dict stats_out;
   stats_out["bytes"] = stats.bytes;
@@ -334,6 +356,45 @@ nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint
   });
 }
 
+// A Python file object with no descriptor as the library's reader (format.hpp InputEnd::read), called
+// on the calling thread with the GIL taken: its readinto where it has one (no copy; a RawIOBase with
+// only read() raises NotImplementedError there), else read() of at most `request_len` bytes (an input
+// unit: a chunk, with its tag when opening; what the source allocates per request stays bounded). None (a non-blocking source
+// with nothing yet) is asked again.
+format::StreamReader python_reader(nb::handle source, size_t request_len) {
+  auto use_readinto = std::make_shared<bool>(nb::hasattr(source, "readinto"));
+  return [source, use_readinto, request_len](MutableByteSpan buffer) -> size_t {
+    nb::gil_scoped_acquire gil;
+    for (;;) {
+      if (*use_readinto) {
+        PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(buffer.data()),
+                                                 static_cast<Py_ssize_t>(buffer.size()), PyBUF_WRITE);
+        if (view == nullptr) throw nb::python_error();
+        nb::object target = nb::steal(view);
+        nb::object count;
+        try {
+          count = source.attr("readinto")(target);
+        } catch (nb::python_error& error) {
+          if (!error.matches(nb::handle(PyExc_NotImplementedError)) &&
+              !error.matches(nb::module_::import_("io").attr("UnsupportedOperation")))
+            throw;
+          *use_readinto = false;
+          continue;
+        }
+        target.attr("release")();  // the buffer is the library's: nothing may keep a view of it
+        if (count.is_none()) continue;
+        return std::min(nb::cast<size_t>(count), buffer.size());
+      }
+      nb::object block = source.attr("read")(std::min(buffer.size(), request_len));
+      if (block.is_none()) continue;
+      BufferView view(block);
+      const size_t n = std::min(view.size(), buffer.size());
+      std::memcpy(buffer.data(), view.data(), n);
+      return n;
+    }
+  };
+}
+
 // format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends with the GIL released;
 // returns as run_file, and whether the file pipeline ran (both descriptors then stand after what was
 // read and written, which a Python file object over them follows).
@@ -341,14 +402,17 @@ nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle alread
                    nb::handle out, int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                    nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                   const std::string& output_name, bool direct_input) {
+                   const std::string& output_name, bool direct_input, nb::handle reader) {
   BufferView key_view(payload_key), before(already_read);
   std::optional<BufferView> header_view;
   if (sealing) header_view.emplace(header);
   const ByteSpan header_span = sealing ? header_view->span() : ByteSpan();
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   options.direct_input = direct_input;
-  const format::InputEnd in{in_fd, in_offset, before.span(), input_ended};
+  // `reader`: a file object with no descriptor (in_fd -1), read through its methods.
+  const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
+                            reader.is_none() ? format::StreamReader()
+                                              : python_reader(reader, chunk_len + (sealing ? 0 : format::kTagLen))};
   // `out`: None for nowhere, a descriptor, or a Python callable taking each piece as a memoryview
   // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
   format::OutputEnd to;
@@ -368,7 +432,8 @@ nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle alread
     };
   }
   const bool positional = format::ends_by_offset(in, to);
-  nb::tuple result = run_file_released(options, progress, cancelled, input_name, output_name, [&] {
+  const nb::object per_chunk = progress_in_steps(progress, chunk_len + (sealing ? 0 : format::kTagLen));
+  nb::tuple result = run_file_released(options, per_chunk, cancelled, input_name, output_name, [&] {
     return sealing ? format::seal_ends(in, to, header_span, key_view.span(), chunk_len, options)
                    : format::open_ends(in, to, key_view.span(), chunk_len, options);
   });
@@ -666,59 +731,40 @@ void register_format_bindings(nb::module_& m) {
                     int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
                     std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                    const std::string& output_name, bool direct_input) {
+                    const std::string& output_name, bool direct_input, nb::handle reader) {
             return run_ends(sealing, in_fd, in_offset, already_read, input_ended, out, out_offset, header, payload_key,
                             chunk_len, std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled,
-                            input_name, output_name, direct_input);
+                            input_name, output_name, direct_input, reader);
           },
           nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
           nb::arg("out").none(), nb::arg("out_offset"), nb::arg("header").none(), nb::arg("payload_key"),
           nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
           nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
-          nb::arg("direct_input") = false);
+          nb::arg("direct_input") = false, nb::arg("reader").none() = nb::none());
   }
-  m.def("format_hash_stream_fd",
-        [](int fd, nb::handle already_read, bool input_ended, std::string_view name, nb::bytes customization,
-           nb::bytes function_name, size_t block_size, size_t out_len, uint64_t block_len, nb::handle progress,
-           nb::handle cancelled, const std::string& input_name) {
+  m.def("format_hash_ends",
+        [](int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended, nb::handle reader,
+           std::string_view name, nb::bytes customization, nb::bytes function_name, size_t block_size, size_t out_len,
+           const std::string& device, uint64_t block_len, nb::handle progress, nb::handle cancelled,
+           const std::string& input_name) {
           hash::HashParams params;
           params.customization.assign(customization.c_str(), customization.size());
           params.function_name.assign(function_name.c_str(), function_name.size());
           params.block_size = block_size;
           BufferView before(already_read);
-          format::PipelineOptions options;
-          options.job_len = block_len;
-          format::FileHashStats stats;
-          std::vector<uint8_t> digest;
-          try {
-            run_released(options, progress, cancelled, [&] {
-              digest = format::hash_stream_fd(fd, before.span(), input_ended, name, params, out_len, options, &stats);
-              return format::PipelineStats{};
-            });
-          } catch (const format::FileError& error) {
-            raise_file_error(error, input_name, input_name);
-          }
-          return hash_run_result(digest, stats);
-        },
-        nb::arg("fd"), nb::arg("already_read"), nb::arg("input_ended"), nb::arg("name"), nb::arg("customization"),
-        nb::arg("function_name"), nb::arg("block_size"), nb::arg("out_len"), nb::arg("block_len"),
-        nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"));
-  m.def("format_hash_file",
-        [](int fd, uint64_t offset, std::string_view name, nb::bytes customization, nb::bytes function_name,
-           size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, nb::handle progress,
-           nb::handle cancelled, const std::string& input_name) {
-          hash::HashParams params;
-          params.customization.assign(customization.c_str(), customization.size());
-          params.function_name.assign(function_name.c_str(), function_name.size());
-          params.block_size = block_size;
+          // A reader's read() requests are a block at most (what the source allocates per call stays bounded).
+          const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
+                                    reader.is_none() ? format::StreamReader()
+                                                     : python_reader(reader, block_len ? block_len
+                                                                                       : format::kHashStreamBlockLen)};
           format::PipelineOptions options;
           options.devices = {device};
           options.job_len = block_len;
           format::FileHashStats stats;
           std::vector<uint8_t> digest;
           try {
-            run_released(options, progress, cancelled, [&] {
-              digest = format::hash_file(fd, offset, name, params, out_len, options, 0, &stats);
+            run_released(options, progress_in_steps(progress), cancelled, [&] {
+              digest = format::hash_ends(in, name, params, out_len, options, &stats);
               return format::PipelineStats{};
             });
           } catch (const format::FileError& error) {
@@ -726,7 +772,8 @@ void register_format_bindings(nb::module_& m) {
           }
           return hash_run_result(digest, stats);
         },
-        nb::arg("fd"), nb::arg("offset"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
+        nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
+        nb::arg("reader").none(), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
         nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
         nb::arg("cancelled").none(), nb::arg("input_name"));
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
@@ -740,6 +787,9 @@ void register_format_bindings(nb::module_& m) {
           }
         },
         nb::arg("fd"), nb::arg("length"), nb::arg("name"));
+  // The cipher suites (format.hpp suite_name / suite_of_aead), so that Python keeps no table of them.
+  m.def("format_suite_name", &format::suite_name, nb::arg("suite"));
+  m.def("format_suite_of_aead", &format::suite_of_aead, nb::arg("aead_name"));
   // The layout's length rules (format.hpp), so that Python does not restate them.
   m.def("format_check_chunk_len", [](int64_t chunk_len) {
     if (chunk_len < 0) throw format::FormatError("chunk size " + std::to_string(chunk_len) + " is negative");
@@ -749,12 +799,8 @@ void register_format_bindings(nb::module_& m) {
     format::check_chunk_len(chunk_len);
     return format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len}.file_len();
   }, nb::arg("plaintext_len"), nb::arg("chunk_len"));
-  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) -> nb::object {
-    try {
-      return nb::cast(format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len);
-    } catch (const format::DecryptionError& failure) {
-      return nb::make_tuple(failure.what(), failure.chunk_index);
-    }
+  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) {
+    return format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len;
   }, nb::arg("file_len"), nb::arg("chunk_len"));
   nb::class_<PyChunkStream>(m, "FormatStream")
       .def(nb::init<std::string_view, nb::handle, uint32_t, std::vector<std::string>, double, uint64_t, std::string,
@@ -778,6 +824,8 @@ void register_format_bindings(nb::module_& m) {
   m.attr("FORMAT_HASH_STREAM_BLOCK_LEN") = format::kHashStreamBlockLen;
   m.attr("FORMAT_MIN_CHUNK_LEN") = format::kMinChunkLen;
   m.attr("FORMAT_MAX_CHUNK_LEN") = format::kMaxChunkLen;
+  m.attr("FORMAT_DEFAULT_SCRYPT_LOG2N") = format::kDefaultScryptLog2n;
+  m.attr("FORMAT_MAX_SCRYPT_LOG2N") = format::kMaxScryptLog2n;
   // The chunk layout (format.hpp Layout): where each chunk lies, so that Python computes no offsets.
   nb::class_<format::Layout>(m, "FormatLayout")
       .def("__init__",
@@ -797,9 +845,9 @@ void register_format_bindings(nb::module_& m) {
                ", plaintext_len=" + std::to_string(layout.plaintext_len) + ")";
       });
   m.def("format_seal_chunks", &seal_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
-        nb::arg("count"), nb::arg("plaintext"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
+        nb::arg("count"), nb::arg("plaintext"), nb::arg("out"), nb::arg("device") = "cpu", nb::arg("variant") = "");
   m.def("format_open_chunks", &open_range, nb::arg("payload_key"), nb::arg("layout"), nb::arg("first"),
-        nb::arg("count"), nb::arg("sealed"), nb::arg("out"), nb::arg("device"), nb::arg("variant"));
+        nb::arg("count"), nb::arg("sealed"), nb::arg("out"), nb::arg("device") = "cpu", nb::arg("variant") = "");
   nb::class_<PySealer>(m, "FormatSealer")
       .def(nb::init<nb::handle, uint32_t, std::string_view, std::string_view>(), nb::arg("key"),
            nb::arg("chunk_len") = format::kDefaultChunkLen, nb::arg("device") = "cpu", nb::arg("variant") = "")

@@ -636,6 +636,142 @@ void ends_choose_their_path() {
   }
   ::close(plain), ::close(sealed), ::close(opened);
 }
+
+// A caller's reader (InputEnd::read, Python's file objects with no descriptor) in short pieces:
+// the same file as the buffer pipeline writes, and back; more after its reported end is trailing
+// data; its own exception stops the stream and leaves as it is.
+void ends_read_through_a_reader() {
+  const auto plaintext = random_bytes(11 * kChunkLen + 9, 78);
+  std::mt19937 rng(79);
+  const auto reader_of = [&rng](const std::vector<uint8_t>& data, size_t& position) {
+    return [&rng, &data, &position](MutableByteSpan buffer) -> size_t {
+      const size_t n = std::min({buffer.size(), data.size() - position, size_t(1 + rng() % 100)});
+      std::memcpy(buffer.data(), data.data() + position, n);
+      position += n;
+      return n;
+    };
+  };
+  std::vector<uint8_t> sealed;
+  format::OutputEnd to_sealed;
+  to_sealed.write = [&](ByteSpan bytes) { sealed.insert(sealed.end(), bytes.begin(), bytes.end()); };
+  uint8_t payload_key[format::kKeyLen];
+  const std::vector<uint8_t> header = format::build_header_with_key(kKey, kChunkLen, payload_key);
+  const ByteSpan key(payload_key, format::kKeyLen);
+  size_t position = 0;
+  format::InputEnd in;
+  in.read = reader_of(plaintext, position);
+  check(!format::ends_by_offset(in, to_sealed), "a reader streams");
+  check(format::seal_ends(in, to_sealed, header, key, kChunkLen, small_jobs()).input_len == plaintext.size(),
+        "seal_ends from a reader: every byte read");
+  std::vector<uint8_t> opened(plaintext.size());
+  check(format::open_buffer(kKey, sealed, opened) == plaintext.size() && opened == plaintext,
+        "the reader's file opens as a whole file");
+
+  const std::vector<uint8_t> body(sealed.begin() + format::kHeaderLen, sealed.end());
+  std::vector<uint8_t> back;
+  format::OutputEnd to_plain;
+  to_plain.write = [&](ByteSpan bytes) { back.insert(back.end(), bytes.begin(), bytes.end()); };
+  position = 0;
+  in.read = reader_of(body, position);
+  check(format::open_ends(in, to_plain, key, kChunkLen, small_jobs()).output_len == plaintext.size() &&
+            back == plaintext,
+        "open_ends from a reader: the plaintext back");
+
+  // A file appended to while read: the reader says "end" once, then gives more.
+  bool reported_end = false;
+  position = 0;
+  back.clear();
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    if (position == body.size() && !reported_end) {
+      reported_end = true;
+      return 0;
+    }
+    if (position == body.size()) {
+      buffer[0] = 1;
+      return 1;
+    }
+    const size_t n = std::min(buffer.size(), body.size() - position);
+    std::memcpy(buffer.data(), body.data() + position, n);
+    position += n;
+    return n;
+  };
+  try {
+    format::open_ends(in, to_plain, key, kChunkLen, small_jobs());
+    check(false, "data after the reported end is refused");
+  } catch (const format::DecryptionError& error) {
+    // The final chunk's own plaintext is never released: the file it ends is not the one read.
+    const size_t before_final = plaintext.size() / kChunkLen * kChunkLen;
+    check(std::string(error.what()).find("trailing data after final chunk 11") != std::string::npos &&
+              back == std::vector<uint8_t>(plaintext.begin(), plaintext.begin() + before_final) &&
+              error.released_len == before_final,
+          "trailing data after the final chunk, once the chunks before it were written");
+  }
+
+  // The reader's own failure mid-way leaves as it is, once the jobs in flight stopped.
+  position = 0;
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    if (position >= 5 * kChunkLen) throw std::runtime_error("the source went away");
+    const size_t n = std::min<size_t>(buffer.size(), kChunkLen);
+    position += n;
+    return n;
+  };
+  try {
+    format::seal_ends(in, to_sealed, header, key, kChunkLen, small_jobs());
+    check(false, "a failing reader stops the stream");
+  } catch (const std::runtime_error& error) {
+    check(std::string(error.what()) == "the source went away", "the reader's exception leaves unchanged");
+  }
+}
+
+// The suites and the in-memory pipeline's device choice are the library's (Python asks for them).
+void suites_and_buffer_devices() {
+  check(format::suite_name(1) == "AES-256-GCM" && format::suite_of_aead("aes-256-gcm") == 1, "suite 1 both ways");
+  const auto refused = [](auto&& call) {
+    try {
+      call();
+    } catch (const format::FormatError& error) {
+      return std::string(error.what()).find("unknown cipher suite") == 0;
+    }
+    return false;
+  };
+  check(refused([] { format::suite_name(2); }) && refused([] { format::suite_of_aead("rot13"); }),
+        "an unknown suite is a FormatError naming it");
+  // Pageable buffers (a GPU would copy them through staging): the CPU alone, with or without a GPU.
+  const std::vector<uint8_t> in(4096), out(4096 + 16);
+  const DeviceSelection chosen = format::buffer_devices(in, out);
+  check(chosen.devices == std::vector<std::string>{"cpu"} && chosen.cpu_share == 1.0,
+        "pageable buffers run on the CPU alone");
+}
+
+// hash_ends: a regular file at an offset by hash_file, left at its end; a reader (no descriptor) by the
+// stream hasher on its reader thread; the same digest as create_hash either way.
+void hash_ends_takes_a_file_or_a_reader() {
+  const auto data = random_bytes(3 * 8192 + 77, 80);
+  auto context = hash::create_hash("kt128", {});
+  context->update(data.data() + 5, data.size() - 5);
+  std::vector<uint8_t> expected(32);
+  context->finalize(expected.data(), expected.size());
+  const int fd = temp_fd("hash-ends");
+  check(::pwrite(fd, data.data(), data.size(), 0) == ssize_t(data.size()), "writing the file");
+  format::FileHashStats stats;
+  check(format::hash_ends({fd, 5, {}, false}, "kt128", {}, 32, {}, &stats) == expected &&
+            stats.bytes == data.size() - 5 && ::lseek(fd, 0, SEEK_CUR) == off_t(data.size()),
+        "hash_ends of a regular file from an offset, left at its end");
+  ::close(fd);
+  size_t position = 5;
+  format::InputEnd in;
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    const size_t n = std::min<size_t>({buffer.size(), data.size() - position, 1000});
+    std::memcpy(buffer.data(), data.data() + position, n);
+    position += n;
+    return n;
+  };
+  format::PipelineOptions options;
+  options.job_len = 8192;
+  check(format::hash_ends(in, "kt128", {}, 32, options, &stats) == expected && stats.bytes == data.size() - 5 &&
+            stats.device == "cpu",
+        "hash_ends through a reader, on the CPU");
+}
 }  // namespace
 
 int main() {
@@ -651,6 +787,9 @@ int main() {
   streams_between_descriptors();
   headers_of_either_version();
   ends_choose_their_path();
+  ends_read_through_a_reader();
+  suites_and_buffer_devices();
+  hash_ends_takes_a_file_or_a_reader();
 #else
   std::printf("skipped: the format's header needs OpenSSL\n");
 #endif
