@@ -11,6 +11,9 @@
 * `skipped(reason, n)` counts vector records a test could not run; the counts are printed at the
   end of the session, so a skip is never silent.
 * `@pytest.mark.slow` marks very large sets; deselect them with `-m "not slow"`.
+* GPUCRYPT_TEST_MEMWATCH=FILE appends, after each test, its id and the host memory the library
+  reads as available (format.hpp available_memory_len, what scrypt's memory check sees): for
+  finding the test that holds host memory (a GPU run saw it near zero after test_gpu_batch.py).
 """
 
 from __future__ import annotations
@@ -118,6 +121,15 @@ def skipped(request):
         _SKIP_COUNTS[(test_file, reason)] += n
 
     return count
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item):
+    watch = os.environ.get("GPUCRYPT_TEST_MEMWATCH")
+    if watch:
+        from gpucrypt import _native
+        with open(watch, "a", encoding="utf-8") as log:
+            log.write(f"{item.nodeid}\t{_native.format_available_memory_len()}\n")
 
 
 def pytest_terminal_summary(terminalreporter):
