@@ -308,7 +308,7 @@ nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::File
   return nb::make_tuple(to_bytes(digest), stats_out);
 }
 
-// run_file's and the ends' (format_seal_ends / format_open_ends) common part: `work` (returning the FileRun) with the GIL
+// format_seal_file's and the ends' (format_seal_ends / format_open_ends) common part: `work` (returning the FileRun) with the GIL
 // released; FileError raised as OSError naming the user's paths; returns (input length, output
 // length, stats with the I/O times, None or the authentication failure as (message, chunk index,
 // released length)).
@@ -337,22 +337,20 @@ nb::tuple run_file_released(format::PipelineOptions& options, nb::handle progres
   return nb::make_tuple(run.input_len, run.output_len, stats, failed);
 }
 
-// format_seal_file / format_open_file: format.hpp's seal_file / open_file with the GIL released.
-// Returns (input_len, output_len, stats dict, None or the authentication failure as
-// (message, chunk_index, released_len)). progress(input bytes done), cancelled() as seal_body's.
-nb::tuple run_file(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header,
-                   nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
-                   uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
-                   const std::string& input_name, const std::string& output_name, bool direct_input) {
-  BufferView key_view(payload_key);
-  std::optional<BufferView> header_view;
-  if (sealing) header_view.emplace(header);
+// format_seal_file: format.hpp's seal_file with the GIL released, for the tests that drive the
+// file pipeline by descriptors (tests/test_file_pipeline.py); files themselves go through
+// format_seal_ends / format_open_ends. Returns (input_len, output_len, stats dict, None).
+// progress(input bytes done), cancelled() as seal_body's.
+nb::tuple seal_file_released(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header,
+                    nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
+                    uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
+                    const std::string& input_name, const std::string& output_name, bool direct_input) {
+  BufferView key_view(payload_key), header_view(header);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   options.direct_input = direct_input;
   return run_file_released(options, progress, cancelled, input_name, output_name, [&] {
-    return sealing ? format::seal_file(in_fd, in_offset, out_fd, out_offset, header_view->span(), key_view.span(),
-                                       chunk_len, options)
-                   : format::open_file(in_fd, in_offset, out_fd, out_offset, key_view.span(), chunk_len, options);
+    return format::seal_file(in_fd, in_offset, out_fd, out_offset, header_view.span(), key_view.span(), chunk_len,
+                             options);
   });
 }
 
@@ -396,7 +394,7 @@ format::StreamReader python_reader(nb::handle source, size_t request_len) {
 }
 
 // format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends with the GIL released;
-// returns as run_file, and whether the file pipeline ran (both descriptors then stand after what was
+// returns as format_seal_file, and whether the file pipeline ran (both descriptors then stand after what was
 // read and written, which a Python file object over them follows).
 nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended,
                    nb::handle out, int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
@@ -696,15 +694,7 @@ void register_format_bindings(nb::module_& m) {
   m.def("format_open_body", &open_body, nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("plaintext_len"),
         nb::arg("body"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
-  m.def("format_seal_file",
-        [](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header, nb::handle payload_key,
-           uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-           nb::handle progress, nb::handle cancelled, const std::string& input_name, const std::string& output_name,
-           bool direct_input) {
-          return run_file(true, in_fd, in_offset, out_fd, out_offset, header, payload_key, chunk_len, std::move(devices),
-                          cpu_share, job_len, std::move(variant), progress, cancelled, input_name, output_name,
-                          direct_input);
-        },
+  m.def("format_seal_file", &seal_file_released,
         nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("header"),
         nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"),
