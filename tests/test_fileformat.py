@@ -416,6 +416,44 @@ def test_reader_failing_midway_leaves_no_output(tmp_path):
     assert not target.exists() and os.listdir(tmp_path) == []
 
 
+class _OverfullReader(io.RawIOBase):
+    """A source that breaks the file-object contract: read(n) gives more than n bytes, or
+    readinto(b) says it stored more than len(b)."""
+
+    def __init__(self, by_readinto: bool):
+        self.by_readinto = by_readinto
+        self.given = False     # one overfull answer, then the end: without the check, a valid file
+
+    def readable(self):
+        return True
+
+    def readinto(self, target):
+        if not self.by_readinto:
+            raise NotImplementedError   # as RawIOBase's own: the library falls back to read()
+        if self.given:
+            return 0
+        self.given = True
+        target[:] = bytes(len(target))
+        return len(target) + 1
+
+    def read(self, size=-1):
+        if self.given:
+            return b""
+        self.given = True
+        return bytes(size + 10)
+
+
+@pytest.mark.parametrize("by_readinto", [False, True], ids=["read", "readinto"])
+def test_a_reader_giving_more_than_asked_is_refused_not_truncated(tmp_path, by_readinto):
+    """Excess bytes from a misbehaving source are an error naming the call, never dropped (the
+    output would otherwise be a valid file of data that is not the input)."""
+    target = tmp_path / "out.gcx"
+    with pytest.raises(ValueError, match="more than it was asked for" if not by_readinto else r"said it stored \d+ bytes in a \d+-byte buffer"):
+        with fileformat.atomic_output(target) as dst:
+            fileformat.encrypt_stream(_OverfullReader(by_readinto), dst, KEY)
+    assert not target.exists() and os.listdir(tmp_path) == []
+
+
 def test_final_flag_on_a_middle_chunk():
     plaintext, blob = _three_chunk_file()
     header, chunks = chunks_of(blob, 64)

@@ -72,6 +72,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "gpucrypt/scheduler.hpp"
 
@@ -381,14 +383,25 @@ format::StreamReader python_reader(nb::handle source, size_t request_len) {
         }
         target.attr("release")();  // the buffer is the library's: nothing may keep a view of it
         if (count.is_none()) continue;
-        return std::min(nb::cast<size_t>(count), buffer.size());
+        const size_t n = nb::cast<size_t>(count);
+        // More than the buffer holds breaks readinto's contract: the bytes past it were never stored,
+        // so taking the count (or the buffer's length) would seal or open data that is not the input.
+        if (n > buffer.size())
+          throw std::invalid_argument("the input's readinto() said it stored " + std::to_string(n) + " bytes in a " +
+                                      std::to_string(buffer.size()) + "-byte buffer");
+        return n;
       }
-      nb::object block = source.attr("read")(std::min(buffer.size(), request_len));
+      const size_t asked = std::min(buffer.size(), request_len);
+      nb::object block = source.attr("read")(asked);
       if (block.is_none()) continue;
       BufferView view(block);
-      const size_t n = std::min(view.size(), buffer.size());
-      std::memcpy(buffer.data(), view.data(), n);
-      return n;
+      // A read() that returns more than it was asked for would have its excess dropped: refused, not
+      // lost (nothing silently wrong).
+      if (view.size() > asked)
+        throw std::invalid_argument("the input's read(" + std::to_string(asked) + ") returned " +
+                                    std::to_string(view.size()) + " bytes, more than it was asked for");
+      std::memcpy(buffer.data(), view.data(), view.size());
+      return view.size();
     }
   };
 }
