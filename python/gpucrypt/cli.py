@@ -95,6 +95,12 @@ _USER_ERRORS = (fileformat.FormatError, gpucrypt.InvalidTag, gpucrypt.DeviceErro
                 gpucrypt.SelfTestError, ValueError, OSError)
 
 
+class _OutputGone(Exception):
+    """Our reader went away (EPIPE on stdout), carried past click: click 8.5 turns an EPIPE
+    OSError into sys.exit(1) with nothing to tell it from another exit status, so _Group.invoke
+    raises this instead and main() ends with the SIGPIPE status."""
+
+
 class _Group(click.Group):
     # Subcommands whose modules are imported only when the command is named (or listed by
     # --help): `gpucrypt lab` pulls in its experiment framework, which every other command's
@@ -110,6 +116,14 @@ class _Group(click.Group):
             module_name, attribute = self.LAZY_COMMANDS[name]
             self.add_command(getattr(importlib.import_module(module_name), attribute), name)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            raise _OutputGone() from exc
 
     def parse_args(self, ctx, args):
         # Bare `gpucrypt`: the help on stdout and exit status 0, as git does and click did before
@@ -150,7 +164,7 @@ class _Group(click.Group):
             if not mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
                 _print_error("terminated")
             exit_code = 143
-        except BrokenPipeError:
+        except (BrokenPipeError, _OutputGone):
             exit_code = _quiet_after_broken_pipe()
         except SystemExit as exc:
             # click turns a broken pipe into sys.exit(1) itself; give it the SIGPIPE status.
