@@ -128,8 +128,19 @@ def pytest_runtest_teardown(item):
     watch = os.environ.get("GPUCRYPT_TEST_MEMWATCH")
     if watch:
         from gpucrypt import _native
+        # Beside the library's figure, the kernel's and this process's own (MiB): which of them moved.
+        fields = {}
+        for path in ("/proc/meminfo", "/proc/self/status"):
+            try:
+                with open(path, encoding="utf-8") as source:
+                    fields.update(line.split()[:2] for line in source if len(line.split()) >= 2)
+            except OSError:
+                pass
+        mib = " ".join(f"{name}={int(fields[name + ':']) // 1024}" for name in
+                       ("MemFree", "MemAvailable", "Cached", "Shmem", "Mlocked", "VmRSS", "VmHWM", "VmLck", "VmPin")
+                       if fields.get(name + ":", "").isdigit())
         with open(watch, "a", encoding="utf-8") as log:
-            log.write(f"{item.nodeid}\t{_native.format_available_memory_len()}\n")
+            log.write(f"{item.nodeid}\t{_native.format_available_memory_len()}\t{mib}\n")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -154,9 +154,13 @@ void scrypt(ByteSpan passphrase, ByteSpan salt, int log2n, uint8_t out[kKeyLen])
 // other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it.
 uint64_t scrypt_memory_len(int log2n);
 // Memory this process can still get: /proc/meminfo's MemAvailable (free pages plus reclaimable
-// cache), bounded by a cgroup v2 limit where one applies (negative when the group is over it);
-// nullopt where unknown.
+// cache), bounded by a cgroup v2 limit where one applies (cgroup_memory_room; negative when the
+// group is over it); nullopt where unknown.
 std::optional<int64_t> available_memory_len();
+// A cgroup v2 group's room from the texts of its memory.max, memory.current and memory.stat: the
+// limit less what the group holds that the kernel cannot reclaim (memory.current less its file
+// cache, stat's active_file + inactive_file). nullopt without a limit ("max") or a usage.
+std::optional<int64_t> cgroup_memory_room(std::string_view max, std::string_view current, std::string_view stat);
 // FormatError "scrypt work factor 2^N needs 256 MiB of memory, but only 100 MiB is available" when
 // scrypt at 2^log2n cannot fit in `available` (default: available_memory_len(); unknown passes).
 // Every scrypt of the library checks it first; Python calls it before asking for a passphrase.

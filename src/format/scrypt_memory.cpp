@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "gpucrypt/format.hpp"
@@ -16,11 +17,17 @@ namespace gpucrypt::format {
 namespace {
 constexpr uint64_t kScryptR = 8;
 
-std::optional<uint64_t> read_number(const char* path) {
+std::optional<uint64_t> parse_number(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;  // "max"
+  return std::stoull(std::string(text));
+}
+
+std::string read_text(const char* path) {
   std::ifstream file(path);
-  std::string text;
-  if (!(file >> text) || text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return std::stoull(text);
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 }  // namespace
 
@@ -38,6 +45,24 @@ std::string memory_text(uint64_t num_bytes) {
   return std::to_string(num_bytes) + " bytes";
 }
 
+std::optional<int64_t> cgroup_memory_room(std::string_view max, std::string_view current, std::string_view stat) {
+  const auto limit = parse_number(max), used = parse_number(current);
+  if (!limit || !used) return std::nullopt;
+  // memory.current counts the group's page cache, which the kernel evicts before it refuses the
+  // group memory: a container that has read or written more than its limit in files sits at that
+  // limit, most of it cache, and the limit less memory.current would refuse every scrypt. Its file
+  // pages (active_file, inactive_file; tmpfs pages are not among them, they count as anon) are
+  // room; the rest of what the group holds is not.
+  uint64_t reclaimable = 0;
+  std::istringstream lines{std::string(stat)};
+  for (std::string key; lines >> key;) {
+    uint64_t value = 0;
+    if ((key == "active_file" || key == "inactive_file") && lines >> value) reclaimable += value;
+    std::getline(lines, key);  // the rest of the line
+  }
+  return int64_t(*limit) - (int64_t(*used) - int64_t(std::min(reclaimable, *used)));
+}
+
 std::optional<int64_t> available_memory_len() {
   std::optional<int64_t> available;
   std::ifstream meminfo("/proc/meminfo");
@@ -53,12 +78,9 @@ std::optional<int64_t> available_memory_len() {
     const long pages = ::sysconf(_SC_AVPHYS_PAGES), page_len = ::sysconf(_SC_PAGE_SIZE);
     if (pages > 0 && page_len > 0) available = int64_t(pages) * page_len;
   }
-  // A cgroup v2 limit ("max" when there is none) less what the group already uses.
-  const auto limit = read_number("/sys/fs/cgroup/memory.max"), used = read_number("/sys/fs/cgroup/memory.current");
-  if (limit && used) {
-    const int64_t room = int64_t(*limit) - int64_t(*used);
-    available = available ? std::min(*available, room) : room;
-  }
+  const auto room = cgroup_memory_room(read_text("/sys/fs/cgroup/memory.max"), read_text("/sys/fs/cgroup/memory.current"),
+                                       read_text("/sys/fs/cgroup/memory.stat"));
+  if (room) available = available ? std::min(*available, *room) : *room;
   return available;
 }
 

@@ -567,6 +567,21 @@ void headers_of_either_version() {
   check(thrown<format::FormatError>([&] { format::build_header(passphrase, 12, kChunkLen, {}, int64_t(1), built); })
                 .find("needs 4 MiB of memory") != std::string::npos,
         "scrypt's memory is checked first");
+  // A cgroup's room counts its file cache as free: a container at its limit (memory.current ==
+  // memory.max), most of it cache, still runs scrypt.
+  const std::string stat = "anon 3221225472\nfile 130000000000\nshmem 1073741824\nactive_file 60000000000\n"
+                           "inactive_file 68926258176\nunevictable 0\n";
+  check(format::cgroup_memory_room("137438953472\n", "137438953472\n", stat) == int64_t(128926258176),
+        "a cgroup at its limit with its cache: the cache is room");
+  check(format::cgroup_memory_room("137438953472\n", "137438953472\n", "anon 137438953472\n") == 0,
+        "a cgroup at its limit with no cache: no room");
+  check(format::cgroup_memory_room("1000\n", "3000\n", "active_file 5000\n") == 1000,
+        "cache counted beyond the usage cannot make more room than the limit");
+  check(!format::cgroup_memory_room("max\n", "137438953472\n", stat) && !format::cgroup_memory_room("", "", ""),
+        "no limit, or no cgroup v2 files: nothing to bound");
+  check(thrown<format::FormatError>([&] { format::check_scrypt_memory(10, format::cgroup_memory_room("137438953472", "137438953472", stat)); })
+            .empty(),
+        "scrypt 2^10 runs in a cgroup full of cache");
   std::vector<uint8_t> file_key;
   format::HeaderSecret recipients;
   recipients.wrap = [&](ByteSpan fresh) {
