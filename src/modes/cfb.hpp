@@ -10,7 +10,7 @@
 // Constant-time exactly when the cipher is: nothing here branches on or indexes by data.
 #pragma once
 
-#include "cbc.hpp"  // feedback_decrypt_blocks
+#include "cbc.hpp"  // the feedback modes' templates and traits
 
 namespace gpucrypt::modes {
 
@@ -19,11 +19,7 @@ namespace gpucrypt::modes {
 template <BlockCipher Cipher>
 GC_METHOD gc_block cfb_encrypt_blocks(const Cipher& cipher, gc_block chain, const uint8_t* in, uint8_t* out,
                                       size_t num_blocks) {
-  for (size_t i = 0; i < num_blocks; ++i) {
-    chain = gc_block_xor(encrypt_one(cipher, chain), load_block(in + i * kBlockLen));
-    store_block(out + i * kBlockLen, chain);
-  }
-  return chain;
+  return feedback_encrypt_blocks<Feedback::cfb>(cipher, chain, in, out, num_blocks);
 }
 
 // cfb_decrypt_range: decrypts len bytes starting on a block boundary whose preceding ciphertext
@@ -32,18 +28,10 @@ GC_METHOD gc_block cfb_encrypt_blocks(const Cipher& cipher, gc_block chain, cons
 template <BlockCipher Cipher>
 GC_METHOD gc_block cfb_decrypt_range(const Cipher& cipher, gc_block previous_ciphertext, const uint8_t* in,
                                      uint8_t* out, size_t len) {
-  const size_t num_full_blocks = len / kBlockLen;
-  previous_ciphertext =
-      feedback_decrypt_blocks<Feedback::cfb>(cipher, previous_ciphertext, in, out, num_full_blocks);
-  size_t offset = num_full_blocks * kBlockLen;
-  if (len > offset) {
-    xor_partial_block(encrypt_one(cipher, previous_ciphertext), in + offset, out + offset, len - offset);
-  }
-  return previous_ciphertext;
+  return feedback_decrypt_range<Feedback::cfb>(cipher, previous_ciphertext, in, out, len);
 }
 
-// cfb_encrypt / cfb_decrypt: one whole message of any length (the CUDA serial kernel also calls
-// cfb_encrypt for the partial block that ends a message, with the chain so far as iv).
+// cfb_encrypt / cfb_decrypt: one whole message of any length.
 template <BlockCipher Cipher>
 GC_METHOD void cfb_encrypt(const Cipher& cipher, gc_block iv, const uint8_t* in, uint8_t* out, size_t len) {
   size_t offset = len - len % kBlockLen;
@@ -56,28 +44,10 @@ GC_METHOD void cfb_decrypt(const Cipher& cipher, gc_block iv, const uint8_t* in,
   cfb_decrypt_range(cipher, iv, in, out, len);
 }
 
-// CfbMode: the mode's traits (mode_kind.hpp): a feedback mode (cbc.hpp) of any length; the
-// register after a block is its ciphertext.
-struct CfbMode : FeedbackModeTraits {
+// CfbMode: the mode's traits (mode_kind.hpp): a feedback mode (cbc.hpp) of any length.
+struct CfbMode : FeedbackModeTraits<Feedback::cfb> {
   static constexpr Mode kMode = Mode::cfb;
   static constexpr bool kKeystream = true;
-  static constexpr Bulk bulk_op(Direction) { return Bulk::cfb_decrypt; }
-  template <BlockCipher Cipher>
-  GC_METHOD static void bulk_range(const Cipher& cipher, Direction, gc_block start, const uint8_t* in, uint8_t* out,
-                                   size_t len) {
-    cfb_decrypt_range(cipher, start, in, out, len);
-  }
-  template <BlockCipher Cipher>
-  GC_METHOD static gc_block serial_blocks(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in,
-                                          uint8_t* out, size_t num_blocks) {
-    return cfb_encrypt_blocks(cipher, chain, in, out, num_blocks);
-  }
-  template <BlockCipher Cipher>
-  GC_METHOD static void serial_tail(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in, uint8_t* out,
-                                    size_t tail_len) {
-    cfb_encrypt(cipher, chain, in, out, tail_len);
-  }
-  GC_METHOD static gc_block next_register(gc_block, gc_block, gc_block ciphertext) { return ciphertext; }
 };
 
 }  // namespace gpucrypt::modes

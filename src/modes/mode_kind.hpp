@@ -11,8 +11,8 @@
 //   bulk:   bulk_op(direction), the shape of one block's work (Bulk below: what the cipher takes,
 //           what its output is XORed with, which way the cipher runs); bulk_range(cipher,
 //           direction, start, in, out, len), a range from its start value
-//   serial: serial_blocks(cipher, direction, chain, in, out, num_blocks), returning the chain,
-//           and, unless kWholeBlocks, serial_tail(cipher, direction, chain, in, out, tail_len)
+//   serial: serial_blocks(cipher, direction, chain, in, out, num_blocks), returning the chain
+//           (serial_tail, a partial last block, is ModeTraitsBase's keystream XOR for all of them)
 //   a mode that takes any length (not kWholeBlocks) or has a serial direction:
 //           next_register(register, keystream, ciphertext), the register (chaining value) after a
 //           block, from the register before it, the block's input XOR output (its keystream, in
@@ -75,6 +75,14 @@ struct ModeTraitsBase {
   static constexpr bool kOneOperation = false;
   static constexpr bool kWholeBlocks = false;
   GC_METHOD static gc_block range_start(gc_block iv, uint64_t, const uint8_t*) { return iv; }
+  // A serial direction's partial last block (fewer than 16 bytes after the whole ones): the input
+  // XOR the first bytes of E(chain). The one tail there is: a serial mode that takes any length
+  // XORs a keystream (CFB encryption, OFB), and a mode of whole blocks has no tail.
+  template <BlockCipher Cipher>
+  GC_METHOD static void serial_tail(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in, uint8_t* out,
+                                    size_t tail_len) {
+    xor_partial_block(encrypt_one(cipher, chain), in, out, tail_len);
+  }
 };
 
 }  // namespace gpucrypt::modes

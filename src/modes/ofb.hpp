@@ -42,11 +42,6 @@ struct OfbMode : ModeTraitsBase {
                                           uint8_t* out, size_t num_blocks) {
     return ofb_xor_blocks(cipher, chain, in, out, num_blocks);
   }
-  template <BlockCipher Cipher>
-  GC_METHOD static void serial_tail(const Cipher& cipher, Direction, gc_block chain, const uint8_t* in, uint8_t* out,
-                                    size_t tail_len) {
-    ofb_xor(cipher, chain, in, out, tail_len);
-  }
   GC_METHOD static gc_block next_register(gc_block, gc_block keystream, gc_block) { return keystream; }
 };
 
