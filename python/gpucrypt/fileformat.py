@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import os
 import time
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
@@ -196,25 +195,11 @@ def _secret(material) -> dict:
     return {"key": material} if isinstance(material, bytes) else {}
 
 
-def write_all(dst: BinaryIO, data) -> None:
-    """Write every byte of `data` to `dst`, the one place every writer of this module goes through.
-
-    Buffered files write everything or raise, but a raw destination (an unbuffered file, a
-    socket's makefile(buffering=0), a pipe) may take fewer bytes than offered; the rest is
-    written by further calls. A raw destination that returns None (non-blocking, nothing taken)
-    or 0 cannot make progress: that is an error, never a silent loss. Other file-like objects
-    that return None (no count) are taken to have written everything, as old-style writers do.
-    """
-    view = memoryview(data).cast("B")
-    raw = isinstance(dst, io.RawIOBase)
-    while view.nbytes:
-        written = dst.write(view)
-        if written is None and not raw:
-            return
-        if not written:
-            raise BlockingIOError(errno.EAGAIN, "the output accepted no bytes (a non-blocking "
-                                  f"destination); {view.nbytes} bytes unwritten")
-        view = view[written:]
+# write_all(dst, data): every byte of `data` to `dst`, the one place every writer of this module goes
+# through; its rule (short counts of a raw destination followed, none taken is BlockingIOError, more
+# than given a ValueError, None from an old-style writer all of it) is the library's (format.hpp
+# writing_all), which is also how the chunks reach a file object with no descriptor.
+write_all = _native.format_write_all
 
 
 # The library's chunk-length rule (format.hpp check_chunk_len): FormatError naming the bounds.
@@ -321,7 +306,7 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     if not getattr(dst, "discards_output", False):
         out = _descriptor_of(dst)
         if out is None:
-            out = lambda piece: write_all(dst, piece)   # noqa: E731
+            out = dst            # no descriptor: through its write(), as write_all writes
         else:
             dst.flush()          # what the caller wrote before (a header): the descriptor's offset is then real
             out_offset = _offset(dst)

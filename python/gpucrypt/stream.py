@@ -57,16 +57,10 @@ class Cancelled(Exception):
 # ----------------------------------------------------------------------------- devices and variants
 
 def parse_cpu_share(value) -> Union[str, float, None]:
-    """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line)."""
-    if value is None or value == "auto":
-        return value
-    try:
-        share = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"cpu_share must be 'auto' or a number from 0 to 1, not {value!r}") from None
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"cpu_share must be between 0 and 1, got {share}")
-    return share
+    """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line); a
+    ValueError for anything else. The library's parser (gpucrypt/device.hpp parse_cpu_share), the
+    one select_devices reads the share with."""
+    return None if value is None else _native.parse_cpu_share(str(value))
 
 
 def normalise_device(name: str) -> str:
@@ -76,8 +70,7 @@ def normalise_device(name: str) -> str:
 
 
 def _share_text(cpu_share) -> str:
-    share = parse_cpu_share(cpu_share)
-    return "" if share is None else str(share)
+    return "" if cpu_share is None else str(cpu_share)   # select_devices parses it (parse_cpu_share)
 
 
 def _device_list(devices) -> str:

@@ -39,7 +39,7 @@
 //     direct_input): format.hpp's seal_ends / open_ends, which choose the file pipeline (regular files at
 //     known offsets, -1: not seekable) or the streaming path (pipes, FIFOs, devices, sockets: read(2) in order
 //     from already_read, or with in_fd -1 from `reader`, a file object's readinto or read); `out` a descriptor,
-//     None for nowhere, or a callable taking each piece of output as a memoryview, in order -> as
+//     None for nowhere, or a file object given each piece of output by format_write_all's rule, in order -> as
 //     format_seal_file, and whether the file pipeline ran.
 //   format_hash_ends(in_fd, in_offset, already_read, input_ended, reader, name, customization, function_name,
 //                    block_size, out_len, device, block_len, progress, cancelled, input_name)
@@ -47,6 +47,8 @@
 //     known offset by the library's positional readers in blocks of about block_len bytes, 0: the library's,
 //     a tree's leaves on `device`; else the stream hasher, from `reader`, a file object's readinto or read, with
 //     in_fd -1); progress gets bytes hashed; a read error is OSError naming input_name.
+//   format_write_all(dst, data): every byte of data through dst.write (format.hpp writing_all; BlockingIOError
+//     when a raw dst takes nothing, ValueError for a count above what it was given).
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
@@ -406,6 +408,29 @@ format::StreamReader python_reader(nb::handle source, size_t request_len) {
   };
 }
 
+// A Python file object as the library's writer (format.hpp writing_all, which follows short counts and
+// refuses a count of 0 or one above what was given), called with the GIL taken: its write() gets each
+// piece as a memoryview that is released after the call (the buffer is the library's and reused). None
+// is "nothing taken" from a raw file (io.RawIOBase: non-blocking, its buffer full), and "all of it"
+// from any other object (old-style writers return no count).
+format::StreamWriter python_writer(nb::handle destination) {
+  const bool raw = nb::isinstance(destination, nb::module_::import_("io").attr("RawIOBase"));
+  return format::writing_all([destination = nb::borrow<nb::object>(destination), raw](ByteSpan bytes) -> size_t {
+    nb::gil_scoped_acquire gil;
+    PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
+                                             static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
+    if (view == nullptr) throw nb::python_error();
+    nb::object piece = nb::steal(view);
+    nb::object count = destination.attr("write")(piece);
+    piece.attr("release")();
+    if (count.is_none()) return raw ? 0 : bytes.size();
+    const long long taken = nb::cast<long long>(count);
+    if (taken < 0)
+      throw std::invalid_argument("the output's write() returned " + std::to_string(taken));
+    return static_cast<size_t>(taken);
+  });
+}
+
 // format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends with the GIL released;
 // returns as format_seal_file, and whether the file pipeline ran (both descriptors then stand after what was
 // read and written, which a Python file object over them follows).
@@ -424,23 +449,15 @@ nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle alread
   const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
                             reader.is_none() ? format::StreamReader()
                                               : python_reader(reader, chunk_len + (sealing ? 0 : format::kTagLen))};
-  // `out`: None for nowhere, a descriptor, or a Python callable taking each piece as a memoryview
-  // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
+  // `out`: None for nowhere, a descriptor, or a file object with no descriptor, written through its
+  // write() (python_writer); its exception leaves as it is.
   format::OutputEnd to;
   to.discard = out.is_none();
   if (nb::isinstance<nb::int_>(out)) {
     to.fd = nb::cast<int>(out);
     to.offset = out_offset;
   } else if (!to.discard) {
-    to.write = [out](ByteSpan bytes) {
-      nb::gil_scoped_acquire gil;
-      PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
-                                               static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
-      if (view == nullptr) throw nb::python_error();
-      nb::object piece = nb::steal(view);
-      out(piece);
-      piece.attr("release")();  // the buffer is reused: nothing may keep a view of it
-    };
+    to.write = python_writer(out);
   }
   const bool positional = format::ends_by_offset(in, to);
   const nb::object per_chunk = progress_in_steps(progress, chunk_len + (sealing ? 0 : format::kTagLen));
@@ -779,6 +796,25 @@ void register_format_bindings(nb::module_& m) {
         nb::arg("reader").none(), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
         nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
         nb::arg("cancelled").none(), nb::arg("input_name"));
+  m.def("format_write_all",
+        [](nb::handle destination, nb::handle data) {
+          BufferView bytes(data);
+          try {
+            python_writer(destination)(bytes.span());
+          } catch (const format::FileError& error) {
+            raise_file_error(error, "", "");
+          }
+        },
+        nb::arg("dst"), nb::arg("data"),
+        "Write every byte of `data` to `dst`, the one place every writer of gpucrypt.fileformat goes\n"
+        "through (the library's writing_all, which the file format's own writer to a file object\n"
+        "with no descriptor is too).\n\n"
+        "Buffered files write everything or raise, but a raw destination (an unbuffered file, a\n"
+        "socket's makefile(buffering=0), a pipe) may take fewer bytes than offered; the rest is\n"
+        "written by further calls. A raw destination that returns None (non-blocking, nothing taken)\n"
+        "or 0 cannot make progress: BlockingIOError, never a silent loss. A count above what it was\n"
+        "given is a ValueError. Other file-like objects that return None (no count) are taken to\n"
+        "have written everything, as old-style writers do.");
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
   m.def("format_reserve_file",
         [](int fd, uint64_t length, const std::string& name) {
