@@ -35,9 +35,6 @@ import gpucrypt
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
-from gpucrypt._buffers import descriptor_of as _descriptor_of
-from gpucrypt._buffers import descriptor_source as _descriptor_source
-from gpucrypt._buffers import offset_of as _offset
 
 # `gpucrypt inspect` loads this module to read a header, and its whole start-up is meant to stay
 # under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
@@ -289,7 +286,9 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     which both files are then left after (on an authentication failure, the output after the
     authenticated plaintext); else its streaming path, reading `src`'s descriptor after what a
     buffered reader holds (pipes, FIFOs, devices, sockets, stdin) or, with none (in memory),
-    `src`'s readinto or read, and writing `dst`'s descriptor, or `dst` here when it has none.
+    `src`'s readinto or read, and writing `dst`'s descriptor, or through `dst`'s write() when it
+    has none (write_all's rule). Which file objects are taken by descriptor is the binding's
+    (format_bindings.cpp PythonInput / PythonOutput).
     Each device runs a constant-time AES unless `variant` names another. Opening, only
     authenticated plaintext is written: a failure raises DecryptionError after the chunks before
     it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
@@ -300,33 +299,17 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
         job_size = _check_length(job_size, "job_size", minimum=1)
     key = _PayloadKey(payload_key)
     del payload_key
-    in_offset = _offset(src)          # before a buffered reader's bytes are taken
-    in_fd, buffered, ended = _descriptor_source(src) or (-1, b"", False)
-    out, out_offset = None, -1        # None: nowhere (decrypt --check: authenticate, keep nothing)
-    if not getattr(dst, "discards_output", False):
-        out = _descriptor_of(dst)
-        if out is None:
-            out = dst            # no descriptor: through its write(), as write_all writes
-        else:
-            dst.flush()          # what the caller wrote before (a header): the descriptor's offset is then real
-            out_offset = _offset(dst)
-    name = getattr(src, "name", "")
     function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
     start = time.perf_counter()
     try:
-        read, written, native, failure, by_offset = function(
-            in_fd, in_offset, buffered, ended, out, out_offset, header, key.key, chunk_size, worker_devices,
-            stream.native_cpu_share(share), job_size or 0, variant or "",
+        read, written, native, failure, _ = function(
+            src, dst, header, key.key, chunk_size, worker_devices, stream.native_cpu_share(share), job_size or 0,
+            variant or "",
             progress,   # once per chunk, with the input bytes it consumed (the binding's steps)
-            cancel.is_set if cancel is not None else None, name if isinstance(name, str) else "", "",
-            direct_input=direct_io, reader=src if in_fd < 0 else None)
+            cancel.is_set if cancel is not None else None, direct_input=direct_io)
     finally:
         key.close()
         stats.wall_s += time.perf_counter() - start
-    if by_offset:   # the library left both descriptors after what it read and wrote
-        src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
-        if isinstance(out, int):
-            dst.seek(os.lseek(out, 0, os.SEEK_CUR))
     stream.add_native_stats(stats, native, read, written)
     if failure is not None:
         raise DecryptionError(*failure)

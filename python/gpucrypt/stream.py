@@ -26,7 +26,6 @@ See docs/engine.md.
 from __future__ import annotations
 
 import io
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,8 +34,6 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
-from gpucrypt._buffers import descriptor_source as _descriptor_source
-from gpucrypt._buffers import offset_of as _offset
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
@@ -413,23 +410,11 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
     if read_size is not None:
         _check_length(read_size, "read_size", minimum=1)
     if out_len and "variant" not in params:
-        in_offset = _offset(source)       # before a buffered reader's bytes are taken
-        fd, buffered, ended = _descriptor_source(source) or (-1, b"", False)
-        path = getattr(source, "name", "")
         digest, native = _native.format_hash_ends(
-            fd, in_offset, buffered, ended, source if fd < 0 else None, name,
-            bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
+            source, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
             params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, progress,
-            cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
-        if fd >= 0 and in_offset >= 0:     # the library left the descriptor where it stopped reading
-            source.seek(os.lseek(fd, 0, os.SEEK_CUR))
-        stats.bytes_in += native["bytes"]
-        stats.read_s += native["read_s"]
-        hashing = stats.device(native["device"])
-        hashing.jobs += 1
-        hashing.bytes += native["bytes"]
-        hashing.busy_s += native["hash_s"]
-        stats.wall_s += native["wall_s"]
+            cancel.is_set if cancel is not None else None)
+        add_native_stats(stats, native, native["bytes"], wall_s=native["wall_s"])
         return digest
     start = time.perf_counter()
     while block := source.read(read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN):
