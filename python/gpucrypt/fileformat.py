@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import time
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
 
@@ -300,7 +299,6 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     key = _PayloadKey(payload_key)
     del payload_key
     function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
-    start = time.perf_counter()
     try:
         read, written, native, failure, _ = function(
             src, dst, header, key.key, chunk_size, worker_devices, stream.native_cpu_share(share), job_size or 0,
@@ -309,7 +307,6 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
             cancel.is_set if cancel is not None else None, direct_input=direct_io)
     finally:
         key.close()
-        stats.wall_s += time.perf_counter() - start
     stream.add_native_stats(stats, native, read, written)
     if failure is not None:
         raise DecryptionError(*failure)
@@ -480,13 +477,12 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
         raise ValueError(f"out holds {len(target)} bytes; the encrypted file needs {file_len}")
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
-    start = time.perf_counter()
     try:
         result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target, *pipeline)
     finally:
         _native.wipe(key)
     if stats is not None:
-        stream.add_native_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
+        stream.add_native_stats(stats, native_stats, len(source), file_len)
     return file_len if out is not None else result
 
 
@@ -512,7 +508,6 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     header = parse_header(source, max_scrypt_log2n)
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     key = _open_header(header, key_material, max_scrypt_log2n)
-    start = time.perf_counter()
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
         # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
@@ -524,7 +519,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     if failure is not None:
         raise DecryptionError(*failure)
     if stats is not None:
-        stream.add_native_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
+        stream.add_native_stats(stats, native_stats, len(source), plaintext_len)
     return plaintext_len if out is not None else result
 
 

@@ -18,8 +18,9 @@ computing, waiting and writing.
 
 Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
 ``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
-consumers, ``hash_stream``/``hash_file``. Keys given to these objects are copied into a
-``bytearray`` and zeroed when the work ends; the library zeroes its staging buffers.
+consumers, ``hash_stream``/``hash_file``. ``StreamCipher``'s key is held by the library's stream
+only, which zeroes it with its staging buffers on close; ``transform_into`` copies its key into a
+``bytearray`` zeroed when the work ends.
 See docs/engine.md.
 """
 
@@ -160,14 +161,13 @@ class StreamStats:
         }
 
 
-def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_out: int = 0,
-                     wall_s: float = 0.0) -> None:
-    """Adds what a native scheduler reports (``{"devices": {name: {jobs, bytes, busy_s, ...}},
-    "wait_s"}``; rate, variant, stage seconds and a file's read_s / write_s where given) and the
-    caller's bytes and wall time to ``stats``."""
+def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_out: int = 0) -> None:
+    """Adds what a native call reports (``{"devices": {name: {jobs, bytes, busy_s, ...}}, "wait_s",
+    "wall_s"}``: the library's own clock; rate, variant, stage seconds and a file's read_s /
+    write_s where given) and the caller's bytes to ``stats``."""
     stats.bytes_in += bytes_in
     stats.bytes_out += bytes_out
-    stats.wall_s += wall_s
+    stats.wall_s += native["wall_s"]
     stats.wait_s += native["wait_s"]
     stats.read_s += native.get("read_s", 0.0)
     stats.write_s += native.get("write_s", 0.0)
@@ -272,18 +272,16 @@ class StreamCipher:
         self.name = _parse_cipher_name(name)["canonical"]
         if chunk_size is not None and (_check_length(chunk_size, "chunk_size", minimum=1) % 16):
             raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
-        self._key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
         iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
-        self._stream = _native.TransformStream(self.name, not decrypt, self._key, iv, variant or "", chosen,
-                                               native_cpu_share(share), depth or 0,
-                                               chunk_size or 0)
+        # The key is copied by the library's stream, which zeroes it on close: Python keeps none.
+        self._stream = _native.TransformStream(self.name, not decrypt, _as_bytes_like(key, "key"), iv, variant or "",
+                                               chosen, native_cpu_share(share), depth or 0, chunk_size or 0)
         self.devices = self._stream.devices
         self.stats = StreamStats()
         for d in self.devices:
             self.stats.device(d)
         self._progress, self._cancelled = progress, (cancel.is_set if cancel is not None else None)
-        self._start = time.perf_counter()
         self._finalized = False
         # The library's stream takes one call at a time too; this lock also covers the stats and
         # the return to the caller, so that a thread that got earlier output resumes first.
@@ -315,15 +313,10 @@ class StreamCipher:
     def close(self) -> None:
         """Stops the workers and wipes the key and staging buffers (finalize does this too)."""
         with self._lock:
-            self._close()
-
-    def _close(self) -> None:
-        self._stream.close()
-        if not self._finalized:
-            self._finalized = True
-            self.stats.wall_s = time.perf_counter() - self._start
-            add_native_stats(self.stats, self._stream.stats())
-            _native.wipe(self._key)
+            self._stream.close()
+            if not self._finalized:
+                self._finalized = True
+                add_native_stats(self.stats, self._stream.stats())   # wall_s: from its start to its last drain
 
     def __enter__(self):
         return self
@@ -376,12 +369,10 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     try:
         _parse_cipher_name(name)                  # an unknown name before the devices are looked at
         chosen, share = resolve_devices(device, devices, cpu_share)
-        start = time.perf_counter()
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
                                          target, chosen, native_cpu_share(share), 0,
                                          depth or 0, job_size or 0, progress,
                                          cancel.is_set if cancel is not None else None)
-        stats.wall_s += time.perf_counter() - start
     finally:
         _native.wipe(key)
     add_native_stats(stats, native, len(source), len(source))
@@ -414,7 +405,7 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
             source, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
             params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, progress,
             cancel.is_set if cancel is not None else None)
-        add_native_stats(stats, native, native["bytes"], wall_s=native["wall_s"])
+        add_native_stats(stats, native, native["bytes"])
         return digest
     start = time.perf_counter()
     while block := source.read(read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN):
