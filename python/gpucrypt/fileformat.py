@@ -415,22 +415,6 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
 _plaintext_len = _native.format_plaintext_len
 
 
-def _writable_out(out):
-    """`out` (any writable buffer) as the native code will see it, or None; ValueError naming
-    what is wrong, before any key is derived."""
-    if out is None:
-        return None
-    try:
-        view = memoryview(out)
-    except TypeError:
-        raise TypeError(f"out must be a writable buffer, not {type(out).__name__}") from None
-    if view.readonly:
-        raise ValueError("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)")
-    if not view.c_contiguous:
-        raise ValueError("out must be C-contiguous")
-    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
-
-
 def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
     """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
     progress, cancelled). device="auto" with no `devices`
@@ -470,15 +454,13 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     _check_chunk_size(chunk_size)
     _native.format_suite_of_aead(suite)
     source = _as_source(data)
-    target = _writable_out(out)
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
-    if target is not None and len(target) < file_len:   # before any key is derived (scrypt: a second)
-        raise ValueError(f"out holds {len(target)} bytes; the encrypted file needs {file_len}")
+    _native.format_check_out(out, file_len, "the encrypted file")   # before any key is derived (scrypt: a second)
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
     try:
-        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target, *pipeline)
+        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, out, *pipeline)
     finally:
         _native.wipe(key)
     if stats is not None:
@@ -504,7 +486,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     """
     from gpucrypt import stream
     source = _as_source(data)
-    target = _writable_out(out)
+    _native.format_check_out(out, 0, "the plaintext")   # its length once the header is open
     header = parse_header(source, max_scrypt_log2n)
     pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     key = _open_header(header, key_material, max_scrypt_log2n)
@@ -513,7 +495,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
         # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
         plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
-                                                                 source[header.length:], target, *pipeline)
+                                                                 source[header.length:], out, *pipeline)
     finally:
         _native.wipe(key)
     if failure is not None:

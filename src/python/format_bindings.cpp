@@ -17,6 +17,8 @@
 //     library's choice for these buffers (format.hpp buffer_devices).
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
+//   format_check_out(out, len, what): their check of `out` (None passes; TypeError without a buffer,
+//     ValueError read-only, not C-contiguous, or under len bytes: "out holds N bytes; WHAT needs LEN").
 //   FormatStream(operation "seal" | "open", payload_key, chunk_len, devices, cpu_share, job_len, variant,
 //                retire, cancelled): format.hpp's ChunkStream. .input_unit_len, .chunks_per_job,
 //     .output_capacity(input_len); .submit(job_id, input, output, at_end, trailing_data) and .drain()
@@ -142,6 +144,25 @@ struct PyOpener {
 
 // ---- the in-memory pipeline -----------------------------------------------------------------
 
+// A caller's `out` for the in-memory pipelines (None: a new bytes object): TypeError for what has no
+// buffer, ValueError for a read-only or non-contiguous one or one of fewer than `len` bytes, naming
+// `what` needs them. fileformat asks (format_check_out) before any key is derived, then again here.
+void check_out(nb::handle out, uint64_t len, const std::string& what) {
+  if (out.is_none()) return;
+  Py_buffer probe;
+  if (PyObject_GetBuffer(out.ptr(), &probe, PyBUF_FULL_RO) != 0) {
+    PyErr_Clear();
+    throw nb::type_error(("out must be a writable buffer, not " + std::string(Py_TYPE(out.ptr())->tp_name)).c_str());
+  }
+  const bool writable = !probe.readonly, contiguous = PyBuffer_IsContiguous(&probe, 'C');
+  const uint64_t size = static_cast<uint64_t>(probe.len);
+  PyBuffer_Release(&probe);
+  if (!writable) throw std::invalid_argument("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)");
+  if (!contiguous) throw std::invalid_argument("out must be C-contiguous");
+  if (size < len)
+    throw std::invalid_argument("out holds " + std::to_string(size) + " bytes; " + what + " needs " + std::to_string(len));
+}
+
 // `out`, or a new bytes object of `len` bytes when out is None: (owner to return or None, span).
 // A new bytes object is filled before Python sees it, which CPython allows its creator.
 struct Output {
@@ -155,10 +176,8 @@ struct Output {
       span = MutableByteSpan(reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(fresh.ptr())), len);
       return;
     }
+    check_out(out, len, what);
     view.emplace(out, true);
-    if (view->size() < len)
-      throw std::invalid_argument(std::string("out holds ") + std::to_string(view->size()) + " bytes; " + what +
-                                  " needs " + std::to_string(len));
     span = MutableByteSpan(view->data(), len);
   }
   nb::object result() const { return fresh.is_valid() ? fresh : nb::none(); }
@@ -825,6 +844,7 @@ void register_format_bindings(nb::module_& m) {
         return to_bytes(key);
       },
       nb::arg("passphrase"), nb::arg("salt"), nb::arg("log2n"));
+  m.def("format_check_out", &check_out, nb::arg("out").none(), nb::arg("len"), nb::arg("what"));
   m.def("format_seal_body", &seal_body, nb::arg("payload_key"), nb::arg("header"), nb::arg("chunk_len"),
         nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
