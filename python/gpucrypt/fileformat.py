@@ -263,17 +263,6 @@ def _open_header(header: Header, key_material: KeySource, max_scrypt_log2n: int 
     return payload_key
 
 
-class _PayloadKey:
-    """The payload key in a bytearray that close() zeroes (the native stream keeps its own copy,
-    which it wipes when it goes)."""
-
-    def __init__(self, payload_key: bytearray):
-        self.key = payload_key
-
-    def close(self):
-        _native.wipe(self.key)
-
-
 def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[bytes], payload_key: bytearray,
                 chunk_size: int, *, workers: tuple, variant, job_size, cancel, stats: stream.StreamStats,
                 progress: Progress, direct_io: bool) -> tuple[int, int]:
@@ -293,20 +282,14 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
     """
     from gpucrypt import stream
-    worker_devices, share = workers   # stream.resolve_devices' answer
-    if job_size is not None:
-        job_size = _check_length(job_size, "job_size", minimum=1)
-    key = _PayloadKey(payload_key)
-    del payload_key
     function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
     try:
-        read, written, native, failure, _ = function(
-            src, dst, header, key.key, chunk_size, worker_devices, stream.native_cpu_share(share), job_size or 0,
-            variant or "",
-            progress,   # once per chunk, with the input bytes it consumed (the binding's steps)
-            cancel.is_set if cancel is not None else None, direct_input=direct_io)
+        # progress: once per chunk, with the input bytes it consumed (the binding's steps)
+        read, written, native, failure, _ = function(src, dst, header, payload_key, chunk_size,
+                                                     *_pipeline(workers, job_size, variant, progress, cancel),
+                                                     direct_input=direct_io)
     finally:
-        key.close()
+        _native.wipe(payload_key)   # its one Python copy (the native stream wipes its own when it goes)
     stream.add_native_stats(stats, native, read, written)
     if failure is not None:
         raise DecryptionError(*failure)
@@ -415,20 +398,24 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
 _plaintext_len = _native.format_plaintext_len
 
 
-def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
-    """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
-    progress, cancelled). device="auto" with no `devices`
-    or `cpu_share` names no devices: the library's choice for the buffers (format.hpp
-    buffer_devices: the GPUs alone when both are page-locked, else the CPU alone, and why)."""
+def _pipeline(workers: tuple, job_size, variant, progress, cancel) -> tuple:
+    """The native pipelines' arguments (devices, cpu_share with -1 for auto, job_len, variant,
+    progress, cancelled) from `workers`, stream.resolve_devices' (devices, share) answer."""
     from gpucrypt import stream
-    worker_devices, share = [], None
-    if device not in (None, "auto") or devices or cpu_share is not None:
-        worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    cancelled = cancel.is_set if cancel is not None else None
-    return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-            progress, cancelled)
+    return (workers[0], stream.native_cpu_share(workers[1]), job_size or 0, variant or "", progress,
+            cancel.is_set if cancel is not None else None)
+
+
+def _buffer_workers(device, devices, cpu_share) -> tuple:
+    """device="auto" with no `devices` or `cpu_share` names no devices: the library's choice for
+    the buffers (format.hpp buffer_devices: the GPUs alone when both are page-locked, else the CPU
+    alone, and why); else stream.resolve_devices'."""
+    from gpucrypt import stream
+    if device not in (None, "auto") or devices or cpu_share is not None:
+        return stream.resolve_devices(device, devices, cpu_share)
+    return [], None
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -457,7 +444,7 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
     _native.format_check_out(out, file_len, "the encrypted file")   # before any key is derived (scrypt: a second)
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    pipeline = _pipeline(_buffer_workers(device, devices, cpu_share), job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
     try:
         result, native_stats = _native.format_seal_body(key, header, chunk_size, source, out, *pipeline)
@@ -488,7 +475,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     source = _as_source(data)
     _native.format_check_out(out, 0, "the plaintext")   # its length once the header is open
     header = parse_header(source, max_scrypt_log2n)
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    pipeline = _pipeline(_buffer_workers(device, devices, cpu_share), job_size, variant, progress, cancel)
     key = _open_header(header, key_material, max_scrypt_log2n)
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
