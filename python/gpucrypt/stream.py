@@ -272,11 +272,11 @@ class StreamCipher:
         self.name = _parse_cipher_name(name)["canonical"]
         if chunk_size is not None and (_check_length(chunk_size, "chunk_size", minimum=1) % 16):
             raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
+        key = _as_bytes_like(key, "key")   # copied by the library's stream, which zeroes it on close
         iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
-        # The key is copied by the library's stream, which zeroes it on close: Python keeps none.
-        self._stream = _native.TransformStream(self.name, not decrypt, _as_bytes_like(key, "key"), iv, variant or "",
-                                               chosen, native_cpu_share(share), depth or 0, chunk_size or 0)
+        self._stream = _native.TransformStream(self.name, not decrypt, key, iv, variant or "", chosen,
+                                               native_cpu_share(share), depth or 0, chunk_size or 0)
         self.devices = self._stream.devices
         self.stats = StreamStats()
         for d in self.devices:
