@@ -157,10 +157,12 @@ void check_out(nb::handle out, uint64_t len, const std::string& what) {
   const bool writable = !probe.readonly, contiguous = PyBuffer_IsContiguous(&probe, 'C');
   const uint64_t size = static_cast<uint64_t>(probe.len);
   PyBuffer_Release(&probe);
-  if (!writable) throw std::invalid_argument("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)");
+  if (!writable)
+    throw std::invalid_argument("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)");
   if (!contiguous) throw std::invalid_argument("out must be C-contiguous");
   if (size < len)
-    throw std::invalid_argument("out holds " + std::to_string(size) + " bytes; " + what + " needs " + std::to_string(len));
+    throw std::invalid_argument("out holds " + std::to_string(size) + " bytes; " + what + " needs " +
+                                std::to_string(len));
 }
 
 // `out`, or a new bytes object of `len` bytes when out is None: (owner to return or None, span).
