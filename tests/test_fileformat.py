@@ -454,6 +454,45 @@ def test_a_reader_giving_more_than_asked_is_refused_not_truncated(tmp_path, by_r
     assert not target.exists() and os.listdir(tmp_path) == []
 
 
+class _FailingWriter(io.RawIOBase):
+    """A destination with no descriptor that takes everything until it holds `good` bytes, then
+    fails as a destination that went away, or (`overclaim`) says it took more than it was given."""
+
+    def __init__(self, good, overclaim):
+        self.good, self.overclaim = good, overclaim
+        self.data = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, piece):
+        if len(self.data) >= self.good:
+            if self.overclaim:
+                return len(piece) + 1
+            raise OSError(errno.EIO, "the destination went away")
+        self.data += piece
+        return len(piece)
+
+
+@pytest.mark.parametrize("overclaim", [False, True], ids=["raises", "claims-more"])
+def test_a_writer_failing_midway_surfaces_unchanged(tmp_path, overclaim):
+    """A file object with no descriptor is written by the library (format.hpp writing_all): the
+    destination's own exception leaves as it is once the jobs in flight stopped; one whose write()
+    says it took more than it was given is a ValueError, never taken as written."""
+    plaintext = os.urandom(300_000)
+    dst = _FailingWriter(100_000, overclaim)
+    expected = (ValueError, r"the output said it took \d+ bytes of the \d+ it was given") if overclaim \
+        else (OSError, "the destination went away")
+    with pytest.raises(expected[0], match=expected[1]) as info:
+        fileformat.encrypt_stream(io.BytesIO(plaintext), dst, KEY, chunk_size=4096, job_size=16384)
+    assert overclaim or info.value.errno == errno.EIO
+    sealed = fileformat.encrypt_buffer(plaintext, KEY, chunk_size=4096)
+    dst = _FailingWriter(100_000, overclaim)
+    with pytest.raises(expected[0], match=expected[1]):
+        fileformat.decrypt_stream(io.BytesIO(sealed), dst, KEY, job_size=16384)
+    assert bytes(dst.data) == plaintext[:len(dst.data)]   # only authenticated plaintext reached it
+
+
 def test_final_flag_on_a_middle_chunk():
     plaintext, blob = _three_chunk_file()
     header, chunks = chunks_of(blob, 64)
@@ -989,6 +1028,10 @@ def test_write_all_rules():
         fileformat.write_all(Counting([0]), b"abc")
     with pytest.raises(BlockingIOError):
         fileformat.write_all(Counting([None]), b"abc")
+    with pytest.raises(ValueError, match="the output said it took 4 bytes of the 3 it was given"):
+        fileformat.write_all(Counting([4]), b"abc")
+    with pytest.raises(ValueError, match="returned -1"):
+        fileformat.write_all(Counting([-1]), b"abc")
 
     class OldStyle:        # not an io object: no count returned means all written
         def __init__(self):

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -251,6 +252,10 @@ std::vector<std::string> auto_gpus();
 // DeviceError for a named GPU that is not there (before any work).
 DeviceSelection select_devices(std::string_view device, std::string_view devices = "",
                                std::string_view cpu_share = "", bool check_present = true);
+// The CPU share as select_devices reads it (Python's stream.parse_cpu_share, the CLI's --cpu-share):
+// nullopt for "" (not given), -1 for "auto" (measured), else a number 0..1; blanks around it are
+// ignored. std::invalid_argument "cpu_share must be ..." for anything else.
+std::optional<double> parse_cpu_share(std::string_view text);
 // scheduler_devices: the scheduler's view of `devices` (names as select_devices gives them), from
 // each one's device_traits: is_cpu for the host's CPU, workers from traits().workers, or cpu_workers /
 // gpu_workers where the caller tunes its own (non-zero).

@@ -432,6 +432,16 @@ class ChunkStream {
 // read or write throw; what write already took is the caller's to discard on an error.
 using StreamReader = std::function<size_t(MutableByteSpan buffer)>;
 using StreamWriter = std::function<void(ByteSpan bytes)>;
+// A destination that may take fewer bytes than it is offered (a raw file, a socket, a pipe):
+// write_some(bytes) takes some from the start of `bytes` and returns how many.
+using PartialWriter = std::function<size_t(ByteSpan bytes)>;
+// A StreamWriter that gives each piece whole to write_some: after a short count, the rest by further
+// calls. A call that takes nothing cannot make progress (a non-blocking destination whose buffer is
+// full): FileError EAGAIN on the output, never a silent loss. A count above what it was given is
+// std::invalid_argument: bytes it never had would count as written (the mirror of a StreamReader
+// returning more than its room). Python's writers (fileformat.write_all, a file object with no
+// descriptor as OutputEnd::write) are this.
+StreamWriter writing_all(PartialWriter write_some);
 uint64_t seal_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write,
                      uint32_t chunk_len = kDefaultChunkLen, const PipelineOptions& options = {});
 uint64_t open_stream(ByteSpan key, const StreamReader& read, const StreamWriter& write,

@@ -1,5 +1,4 @@
-"""Argument checks shared by every module that takes data, keys or lengths from the caller, and
-which file objects the library may read or write by their descriptor.
+"""Argument checks shared by every module that takes data, keys or lengths from the caller.
 
 Each rule lives here once, so ``Cipher``, ``AEAD``, the hashes, ``encrypt_many`` and the stream
 engine refuse the same mistakes with the same words, before anything reaches native code (where
@@ -9,15 +8,13 @@ or, worse, be taken at face value: ``bytes(5)`` is five zero bytes, not an error
 
 from __future__ import annotations
 
-import io
 import operator
 import sys
-from typing import BinaryIO, Optional
 
 from gpucrypt import _native
 
 __all__ = ["as_bytes_like", "owned_bytes", "optional_bytes", "check_length", "check_tag_length", "parse_cipher_name",
-           "GCM_MIN_TAG_LEN", "GCM_MAX_TAG_LEN", "raw_of", "descriptor_of", "descriptor_source"]
+           "GCM_MIN_TAG_LEN", "GCM_MAX_TAG_LEN"]
 
 # SP 800-38D 5.2.1.2 allows tags of 128, 120, 112, 104, 96 bits and, for some uses, 64 and 32;
 # every length in between is accepted too, as OpenSSL and pyca do.
@@ -138,44 +135,3 @@ def parse_cipher_name(name, key=None, aead: bool = False) -> dict:
         raise TypeError(f"gpucrypt takes the cipher as a name string and the key and IV as bytes, not "
                         f"pyca/cryptography objects: write {_pyca_form(name, key, aead)}")
     raise TypeError(f"a cipher name is a str such as 'aes-256-ctr', not {type(name).__name__}")
-
-
-# ---- file objects the library reads and writes by descriptor (fileformat's streams, stream.hash_stream)
-
-def raw_of(stream_object):
-    """The raw file under a buffered reader or writer, or the object itself; exactly these types:
-    a subclass or a proxy may do more than read or write."""
-    buffered = type(stream_object) in (io.BufferedReader, io.BufferedWriter, io.BufferedRandom)
-    return stream_object.raw if buffered else stream_object
-
-
-def descriptor_of(stream_object) -> Optional[int]:
-    """The descriptor of a file object that is only its descriptor (io.FileIO, a raw file saying
-    `reads_its_descriptor` such as the CLI's terminal, or a buffered reader or writer over one):
-    what the library may read or write directly. Others with a fileno() (a gzip file, a wrapper
-    that transforms) are read and written through their methods."""
-    raw = raw_of(stream_object)
-    if not (type(raw) is io.FileIO or getattr(raw, "reads_its_descriptor", False)) or raw.closed:
-        return None
-    return raw.fileno()
-
-
-def descriptor_source(src: BinaryIO) -> Optional[tuple[int, bytes, bool]]:
-    """(descriptor, bytes already buffered past the header, whether the input already ended) for
-    a source the library reads itself, else None."""
-    fd = descriptor_of(src)
-    if fd is None:
-        return None
-    read1 = getattr(src, "read1", None)
-    buffered = read1() if read1 is not None else None   # what a buffered reader holds (or its next read)
-    ended = buffered == b"" or getattr(raw_of(src), "at_end", False)
-    return fd, buffered or b"", ended
-
-
-def offset_of(stream_object) -> int:
-    """Where a seekable file object stands (what the library reads or writes it from by offset);
-    -1 when it is not seekable."""
-    try:
-        return stream_object.tell() if stream_object.seekable() else -1
-    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both of the last
-        return -1

@@ -272,8 +272,8 @@ class _TerminalInput(io.RawIOBase):
     short read (the stream engine does) would need a second Ctrl-D."""
 
     # fileformat/stream: its bytes are its descriptor's, read(2) by read(2), so the library may read
-    # the descriptor itself (it too never reads again after an empty read); `at_end` says whether
-    # the Ctrl-D came already.
+    # the descriptor itself (format_bindings.cpp descriptor_of; it too never reads again after an
+    # empty read); `at_end` says whether the Ctrl-D came already.
     reads_its_descriptor = True
 
     def __init__(self, fd: int):

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import os
-import time
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
 
@@ -36,9 +34,6 @@ import gpucrypt
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
-from gpucrypt._buffers import descriptor_of as _descriptor_of
-from gpucrypt._buffers import descriptor_source as _descriptor_source
-from gpucrypt._buffers import offset_of as _offset
 
 # `gpucrypt inspect` loads this module to read a header, and its whole start-up is meant to stay
 # under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
@@ -196,25 +191,11 @@ def _secret(material) -> dict:
     return {"key": material} if isinstance(material, bytes) else {}
 
 
-def write_all(dst: BinaryIO, data) -> None:
-    """Write every byte of `data` to `dst`, the one place every writer of this module goes through.
-
-    Buffered files write everything or raise, but a raw destination (an unbuffered file, a
-    socket's makefile(buffering=0), a pipe) may take fewer bytes than offered; the rest is
-    written by further calls. A raw destination that returns None (non-blocking, nothing taken)
-    or 0 cannot make progress: that is an error, never a silent loss. Other file-like objects
-    that return None (no count) are taken to have written everything, as old-style writers do.
-    """
-    view = memoryview(data).cast("B")
-    raw = isinstance(dst, io.RawIOBase)
-    while view.nbytes:
-        written = dst.write(view)
-        if written is None and not raw:
-            return
-        if not written:
-            raise BlockingIOError(errno.EAGAIN, "the output accepted no bytes (a non-blocking "
-                                  f"destination); {view.nbytes} bytes unwritten")
-        view = view[written:]
+# write_all(dst, data): every byte of `data` to `dst`, the one place every writer of this module goes
+# through; its rule (short counts of a raw destination followed, none taken is BlockingIOError, more
+# than given a ValueError, None from an old-style writer all of it) is the library's (format.hpp
+# writing_all), which is also how the chunks reach a file object with no descriptor.
+write_all = _native.format_write_all
 
 
 # The library's chunk-length rule (format.hpp check_chunk_len): FormatError naming the bounds.
@@ -282,17 +263,6 @@ def _open_header(header: Header, key_material: KeySource, max_scrypt_log2n: int 
     return payload_key
 
 
-class _PayloadKey:
-    """The payload key in a bytearray that close() zeroes (the native stream keeps its own copy,
-    which it wipes when it goes)."""
-
-    def __init__(self, payload_key: bytearray):
-        self.key = payload_key
-
-    def close(self):
-        _native.wipe(self.key)
-
-
 def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[bytes], payload_key: bytearray,
                 chunk_size: int, *, workers: tuple, variant, job_size, cancel, stats: stream.StreamStats,
                 progress: Progress, direct_io: bool) -> tuple[int, int]:
@@ -304,44 +274,22 @@ def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[b
     which both files are then left after (on an authentication failure, the output after the
     authenticated plaintext); else its streaming path, reading `src`'s descriptor after what a
     buffered reader holds (pipes, FIFOs, devices, sockets, stdin) or, with none (in memory),
-    `src`'s readinto or read, and writing `dst`'s descriptor, or `dst` here when it has none.
+    `src`'s readinto or read, and writing `dst`'s descriptor, or through `dst`'s write() when it
+    has none (write_all's rule). Which file objects are taken by descriptor is the binding's
+    (format_bindings.cpp PythonInput / PythonOutput).
     Each device runs a constant-time AES unless `variant` names another. Opening, only
     authenticated plaintext is written: a failure raises DecryptionError after the chunks before
     it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
     """
     from gpucrypt import stream
-    worker_devices, share = workers   # stream.resolve_devices' answer
-    if job_size is not None:
-        job_size = _check_length(job_size, "job_size", minimum=1)
-    key = _PayloadKey(payload_key)
-    del payload_key
-    in_offset = _offset(src)          # before a buffered reader's bytes are taken
-    in_fd, buffered, ended = _descriptor_source(src) or (-1, b"", False)
-    out, out_offset = None, -1        # None: nowhere (decrypt --check: authenticate, keep nothing)
-    if not getattr(dst, "discards_output", False):
-        out = _descriptor_of(dst)
-        if out is None:
-            out = lambda piece: write_all(dst, piece)   # noqa: E731
-        else:
-            dst.flush()          # what the caller wrote before (a header): the descriptor's offset is then real
-            out_offset = _offset(dst)
-    name = getattr(src, "name", "")
     function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
-    start = time.perf_counter()
     try:
-        read, written, native, failure, by_offset = function(
-            in_fd, in_offset, buffered, ended, out, out_offset, header, key.key, chunk_size, worker_devices,
-            stream.native_cpu_share(share), job_size or 0, variant or "",
-            progress,   # once per chunk, with the input bytes it consumed (the binding's steps)
-            cancel.is_set if cancel is not None else None, name if isinstance(name, str) else "", "",
-            direct_input=direct_io, reader=src if in_fd < 0 else None)
+        # progress: once per chunk, with the input bytes it consumed (the binding's steps)
+        read, written, native, failure, _ = function(src, dst, header, payload_key, chunk_size,
+                                                     *_pipeline(workers, job_size, variant, progress, cancel),
+                                                     direct_input=direct_io)
     finally:
-        key.close()
-        stats.wall_s += time.perf_counter() - start
-    if by_offset:   # the library left both descriptors after what it read and wrote
-        src.seek(os.lseek(in_fd, 0, os.SEEK_CUR))
-        if isinstance(out, int):
-            dst.seek(os.lseek(out, 0, os.SEEK_CUR))
+        _native.wipe(payload_key)   # its one Python copy (the native stream wipes its own when it goes)
     stream.add_native_stats(stats, native, read, written)
     if failure is not None:
         raise DecryptionError(*failure)
@@ -450,36 +398,24 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
 _plaintext_len = _native.format_plaintext_len
 
 
-def _writable_out(out):
-    """`out` (any writable buffer) as the native code will see it, or None; ValueError naming
-    what is wrong, before any key is derived."""
-    if out is None:
-        return None
-    try:
-        view = memoryview(out)
-    except TypeError:
-        raise TypeError(f"out must be a writable buffer, not {type(out).__name__}") from None
-    if view.readonly:
-        raise ValueError("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)")
-    if not view.c_contiguous:
-        raise ValueError("out must be C-contiguous")
-    return view.cast("B") if view.format != "B" or view.ndim != 1 else view
-
-
-def _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel):
-    """Native pipeline arguments: (devices, cpu_share with -1 for auto, job_len, variant,
-    progress, cancelled). device="auto" with no `devices`
-    or `cpu_share` names no devices: the library's choice for the buffers (format.hpp
-    buffer_devices: the GPUs alone when both are page-locked, else the CPU alone, and why)."""
+def _pipeline(workers: tuple, job_size, variant, progress, cancel) -> tuple:
+    """The native pipelines' arguments (devices, cpu_share with -1 for auto, job_len, variant,
+    progress, cancelled) from `workers`, stream.resolve_devices' (devices, share) answer."""
     from gpucrypt import stream
-    worker_devices, share = [], None
-    if device not in (None, "auto") or devices or cpu_share is not None:
-        worker_devices, share = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    cancelled = cancel.is_set if cancel is not None else None
-    return (worker_devices, stream.native_cpu_share(share), job_size or 0, variant or "",
-            progress, cancelled)
+    return (workers[0], stream.native_cpu_share(workers[1]), job_size or 0, variant or "", progress,
+            cancel.is_set if cancel is not None else None)
+
+
+def _buffer_workers(device, devices, cpu_share) -> tuple:
+    """device="auto" with no `devices` or `cpu_share` names no devices: the library's choice for
+    the buffers (format.hpp buffer_devices: the GPUs alone when both are page-locked, else the CPU
+    alone, and why); else stream.resolve_devices'."""
+    from gpucrypt import stream
+    if device not in (None, "auto") or devices or cpu_share is not None:
+        return stream.resolve_devices(device, devices, cpu_share)
+    return [], None
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -505,20 +441,17 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     _check_chunk_size(chunk_size)
     _native.format_suite_of_aead(suite)
     source = _as_source(data)
-    target = _writable_out(out)
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
-    if target is not None and len(target) < file_len:   # before any key is derived (scrypt: a second)
-        raise ValueError(f"out holds {len(target)} bytes; the encrypted file needs {file_len}")
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    _native.format_check_out(out, file_len, "the encrypted file")   # before any key is derived (scrypt: a second)
+    pipeline = _pipeline(_buffer_workers(device, devices, cpu_share), job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
-    start = time.perf_counter()
     try:
-        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, target, *pipeline)
+        result, native_stats = _native.format_seal_body(key, header, chunk_size, source, out, *pipeline)
     finally:
         _native.wipe(key)
     if stats is not None:
-        stream.add_native_stats(stats, native_stats, len(source), file_len, time.perf_counter() - start)
+        stream.add_native_stats(stats, native_stats, len(source), file_len)
     return file_len if out is not None else result
 
 
@@ -540,23 +473,22 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     """
     from gpucrypt import stream
     source = _as_source(data)
-    target = _writable_out(out)
+    _native.format_check_out(out, 0, "the plaintext")   # its length once the header is open
     header = parse_header(source, max_scrypt_log2n)
-    pipeline = _buffer_pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
+    pipeline = _pipeline(_buffer_workers(device, devices, cpu_share), job_size, variant, progress, cancel)
     key = _open_header(header, key_material, max_scrypt_log2n)
-    start = time.perf_counter()
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
         # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
         plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
-                                                                 source[header.length:], target, *pipeline)
+                                                                 source[header.length:], out, *pipeline)
     finally:
         _native.wipe(key)
     if failure is not None:
         raise DecryptionError(*failure)
     if stats is not None:
-        stream.add_native_stats(stats, native_stats, len(source), plaintext_len, time.perf_counter() - start)
+        stream.add_native_stats(stats, native_stats, len(source), plaintext_len)
     return plaintext_len if out is not None else result
 
 

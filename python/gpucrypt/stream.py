@@ -18,15 +18,15 @@ computing, waiting and writing.
 
 Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
 ``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
-consumers, ``hash_stream``/``hash_file``. Keys given to these objects are copied into a
-``bytearray`` and zeroed when the work ends; the library zeroes its staging buffers.
+consumers, ``hash_stream``/``hash_file``. ``StreamCipher``'s key is held by the library's stream
+only, which zeroes it with its staging buffers on close; ``transform_into`` copies its key into a
+``bytearray`` zeroed when the work ends.
 See docs/engine.md.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -35,8 +35,6 @@ from typing import Iterable, Iterator, Optional, Sequence, Union
 from gpucrypt import _native
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
-from gpucrypt._buffers import descriptor_source as _descriptor_source
-from gpucrypt._buffers import offset_of as _offset
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
 from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
@@ -57,16 +55,10 @@ class Cancelled(Exception):
 # ----------------------------------------------------------------------------- devices and variants
 
 def parse_cpu_share(value) -> Union[str, float, None]:
-    """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line)."""
-    if value is None or value == "auto":
-        return value
-    try:
-        share = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"cpu_share must be 'auto' or a number from 0 to 1, not {value!r}") from None
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"cpu_share must be between 0 and 1, got {share}")
-    return share
+    """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line); a
+    ValueError for anything else. The library's parser (gpucrypt/device.hpp parse_cpu_share), the
+    one select_devices reads the share with."""
+    return None if value is None else _native.parse_cpu_share(str(value))
 
 
 def normalise_device(name: str) -> str:
@@ -76,8 +68,7 @@ def normalise_device(name: str) -> str:
 
 
 def _share_text(cpu_share) -> str:
-    share = parse_cpu_share(cpu_share)
-    return "" if share is None else str(share)
+    return "" if cpu_share is None else str(cpu_share)   # select_devices parses it (parse_cpu_share)
 
 
 def _device_list(devices) -> str:
@@ -170,14 +161,13 @@ class StreamStats:
         }
 
 
-def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_out: int = 0,
-                     wall_s: float = 0.0) -> None:
-    """Adds what a native scheduler reports (``{"devices": {name: {jobs, bytes, busy_s, ...}},
-    "wait_s"}``; rate, variant, stage seconds and a file's read_s / write_s where given) and the
-    caller's bytes and wall time to ``stats``."""
+def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_out: int = 0) -> None:
+    """Adds what a native call reports (``{"devices": {name: {jobs, bytes, busy_s, ...}}, "wait_s",
+    "wall_s"}``: the library's own clock; rate, variant, stage seconds and a file's read_s /
+    write_s where given) and the caller's bytes to ``stats``."""
     stats.bytes_in += bytes_in
     stats.bytes_out += bytes_out
-    stats.wall_s += wall_s
+    stats.wall_s += native["wall_s"]
     stats.wait_s += native["wait_s"]
     stats.read_s += native.get("read_s", 0.0)
     stats.write_s += native.get("write_s", 0.0)
@@ -282,18 +272,16 @@ class StreamCipher:
         self.name = _parse_cipher_name(name)["canonical"]
         if chunk_size is not None and (_check_length(chunk_size, "chunk_size", minimum=1) % 16):
             raise ValueError(f"chunk_size must be a positive multiple of 16, got {chunk_size}")
-        self._key = bytearray(_as_bytes_like(key, "key"))   # never bytearray(int): zeros
+        key = _as_bytes_like(key, "key")   # copied by the library's stream, which zeroes it on close
         iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
-        self._stream = _native.TransformStream(self.name, not decrypt, self._key, iv, variant or "", chosen,
-                                               native_cpu_share(share), depth or 0,
-                                               chunk_size or 0)
+        self._stream = _native.TransformStream(self.name, not decrypt, key, iv, variant or "", chosen,
+                                               native_cpu_share(share), depth or 0, chunk_size or 0)
         self.devices = self._stream.devices
         self.stats = StreamStats()
         for d in self.devices:
             self.stats.device(d)
         self._progress, self._cancelled = progress, (cancel.is_set if cancel is not None else None)
-        self._start = time.perf_counter()
         self._finalized = False
         # The library's stream takes one call at a time too; this lock also covers the stats and
         # the return to the caller, so that a thread that got earlier output resumes first.
@@ -325,15 +313,10 @@ class StreamCipher:
     def close(self) -> None:
         """Stops the workers and wipes the key and staging buffers (finalize does this too)."""
         with self._lock:
-            self._close()
-
-    def _close(self) -> None:
-        self._stream.close()
-        if not self._finalized:
-            self._finalized = True
-            self.stats.wall_s = time.perf_counter() - self._start
-            add_native_stats(self.stats, self._stream.stats())
-            _native.wipe(self._key)
+            self._stream.close()
+            if not self._finalized:
+                self._finalized = True
+                add_native_stats(self.stats, self._stream.stats())   # wall_s: from its start to its last drain
 
     def __enter__(self):
         return self
@@ -386,12 +369,10 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     try:
         _parse_cipher_name(name)                  # an unknown name before the devices are looked at
         chosen, share = resolve_devices(device, devices, cpu_share)
-        start = time.perf_counter()
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
                                          target, chosen, native_cpu_share(share), 0,
                                          depth or 0, job_size or 0, progress,
                                          cancel.is_set if cancel is not None else None)
-        stats.wall_s += time.perf_counter() - start
     finally:
         _native.wipe(key)
     add_native_stats(stats, native, len(source), len(source))
@@ -420,23 +401,11 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
     if read_size is not None:
         _check_length(read_size, "read_size", minimum=1)
     if out_len and "variant" not in params:
-        in_offset = _offset(source)       # before a buffered reader's bytes are taken
-        fd, buffered, ended = _descriptor_source(source) or (-1, b"", False)
-        path = getattr(source, "name", "")
         digest, native = _native.format_hash_ends(
-            fd, in_offset, buffered, ended, source if fd < 0 else None, name,
-            bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
+            source, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
             params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, progress,
-            cancel.is_set if cancel is not None else None, path if isinstance(path, str) else "")
-        if fd >= 0 and in_offset >= 0:     # the library left the descriptor where it stopped reading
-            source.seek(os.lseek(fd, 0, os.SEEK_CUR))
-        stats.bytes_in += native["bytes"]
-        stats.read_s += native["read_s"]
-        hashing = stats.device(native["device"])
-        hashing.jobs += 1
-        hashing.bytes += native["bytes"]
-        hashing.busy_s += native["hash_s"]
-        stats.wall_s += native["wall_s"]
+            cancel.is_set if cancel is not None else None)
+        add_native_stats(stats, native, native["bytes"])
         return digest
     start = time.perf_counter()
     while block := source.read(read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN):

@@ -42,8 +42,16 @@ bool other_opencl_icd_registered() {
   return false;
 }
 
-// The CPU share as text: "" (not given), "auto", or a number from 0 to 1.
-std::optional<double> parse_share(std::string_view text) {
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::optional<double> parse_cpu_share(std::string_view text) {
+  text = trimmed(text);
   if (text.empty()) return std::nullopt;
   if (text == "auto") return -1.0;
   const std::string s(text);
@@ -54,14 +62,6 @@ std::optional<double> parse_share(std::string_view text) {
   if (share < 0.0 || share > 1.0) throw std::invalid_argument("cpu_share must be between 0 and 1, got " + s);
   return share;
 }
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 std::vector<std::string> auto_gpus() {
   // Found once per process (the devices of a process do not change; callers ask per message).
@@ -84,7 +84,7 @@ std::vector<std::string> auto_gpus() {
 
 DeviceSelection select_devices(std::string_view device, std::string_view devices, std::string_view cpu_share,
                                bool check_present) {
-  std::optional<double> share = parse_share(trimmed(cpu_share));
+  std::optional<double> share = parse_cpu_share(cpu_share);
   const bool given_share = share.has_value();
   std::vector<std::string> chosen;
   auto add = [&](std::string_view name) {

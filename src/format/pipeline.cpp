@@ -11,6 +11,7 @@
 // Constant-time: as format.cpp (the chunks' variant is the device's constant-time choice unless
 // the caller names one); branches depend on lengths and chunk indices only.
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -420,6 +421,26 @@ std::pair<size_t, bool> fill(const StreamReader& read, MutableByteSpan buffer) {
   }
   return {filled, false};
 }
+
+}  // namespace
+
+StreamWriter writing_all(PartialWriter write_some) {
+  return [write_some = std::move(write_some)](ByteSpan bytes) {
+    while (!bytes.empty()) {
+      const size_t taken = write_some(bytes);
+      if (taken == 0)
+        throw FileError(EAGAIN, true,
+                        "writing the output (it accepted no bytes, a non-blocking destination; " +
+                            std::to_string(bytes.size()) + " bytes unwritten)");
+      if (taken > bytes.size())
+        throw std::invalid_argument("the output said it took " + std::to_string(taken) + " bytes of the " +
+                                    std::to_string(bytes.size()) + " it was given");
+      bytes = bytes.subspan(taken);
+    }
+  };
+}
+
+namespace {
 
 // The job buffers of one seal_stream / open_stream call, reused once their job retired (at most
 // the scheduler's depth + 1 exist at a time) and zeroed when the call ends, however it ends.

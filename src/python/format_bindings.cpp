@@ -17,6 +17,8 @@
 //     library's choice for these buffers (format.hpp buffer_devices).
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
+//   format_check_out(out, len, what): their check of `out` (None passes; TypeError without a buffer,
+//     ValueError read-only, not C-contiguous, or under len bytes: "out holds N bytes; WHAT needs LEN").
 //   FormatStream(operation "seal" | "open", payload_key, chunk_len, devices, cpu_share, job_len, variant,
 //                retire, cancelled): format.hpp's ChunkStream. .input_unit_len, .chunks_per_job,
 //     .output_capacity(input_len); .submit(job_id, input, output, at_end, trailing_data) and .drain()
@@ -39,7 +41,7 @@
 //     direct_input): format.hpp's seal_ends / open_ends, which choose the file pipeline (regular files at
 //     known offsets, -1: not seekable) or the streaming path (pipes, FIFOs, devices, sockets: read(2) in order
 //     from already_read, or with in_fd -1 from `reader`, a file object's readinto or read); `out` a descriptor,
-//     None for nowhere, or a callable taking each piece of output as a memoryview, in order -> as
+//     None for nowhere, or a file object given each piece of output by format_write_all's rule, in order -> as
 //     format_seal_file, and whether the file pipeline ran.
 //   format_hash_ends(in_fd, in_offset, already_read, input_ended, reader, name, customization, function_name,
 //                    block_size, out_len, device, block_len, progress, cancelled, input_name)
@@ -47,6 +49,8 @@
 //     known offset by the library's positional readers in blocks of about block_len bytes, 0: the library's,
 //     a tree's leaves on `device`; else the stream hasher, from `reader`, a file object's readinto or read, with
 //     in_fd -1); progress gets bytes hashed; a read error is OSError naming input_name.
+//   format_write_all(dst, data): every byte of data through dst.write (format.hpp writing_all; BlockingIOError
+//     when a raw dst takes nothing, ValueError for a count above what it was given).
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
 //   format_positional_problem(fd, output) -> "" or why the file pipeline cannot use fd by offset.
 //   format_available_memory_len() -> bytes or None; format_check_scrypt_memory(log2n, available or None)
@@ -67,6 +71,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
+
+#include <unistd.h>
 
 #include <cstring>
 #include <map>
@@ -138,6 +144,27 @@ struct PyOpener {
 
 // ---- the in-memory pipeline -----------------------------------------------------------------
 
+// A caller's `out` for the in-memory pipelines (None: a new bytes object): TypeError for what has no
+// buffer, ValueError for a read-only or non-contiguous one or one of fewer than `len` bytes, naming
+// `what` needs them. fileformat asks (format_check_out) before any key is derived, then again here.
+void check_out(nb::handle out, uint64_t len, const std::string& what) {
+  if (out.is_none()) return;
+  Py_buffer probe;
+  if (PyObject_GetBuffer(out.ptr(), &probe, PyBUF_FULL_RO) != 0) {
+    PyErr_Clear();
+    throw nb::type_error(("out must be a writable buffer, not " + std::string(Py_TYPE(out.ptr())->tp_name)).c_str());
+  }
+  const bool writable = !probe.readonly, contiguous = PyBuffer_IsContiguous(&probe, 'C');
+  const uint64_t size = static_cast<uint64_t>(probe.len);
+  PyBuffer_Release(&probe);
+  if (!writable)
+    throw std::invalid_argument("out must be writable (bytearray, memoryview, numpy array, stream.page_locked)");
+  if (!contiguous) throw std::invalid_argument("out must be C-contiguous");
+  if (size < len)
+    throw std::invalid_argument("out holds " + std::to_string(size) + " bytes; " + what + " needs " +
+                                std::to_string(len));
+}
+
 // `out`, or a new bytes object of `len` bytes when out is None: (owner to return or None, span).
 // A new bytes object is filled before Python sees it, which CPython allows its creator.
 struct Output {
@@ -151,10 +178,8 @@ struct Output {
       span = MutableByteSpan(reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(fresh.ptr())), len);
       return;
     }
+    check_out(out, len, what);
     view.emplace(out, true);
-    if (view->size() < len)
-      throw std::invalid_argument(std::string("out holds ") + std::to_string(view->size()) + " bytes; " + what +
-                                  " needs " + std::to_string(len));
     span = MutableByteSpan(view->data(), len);
   }
   nb::object result() const { return fresh.is_valid() ? fresh : nb::none(); }
@@ -299,14 +324,19 @@ nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plainte
   throw nb::python_error();
 }
 
-// What format_hash_ends returns: (digest, stats dict).
+// What format_hash_ends returns: (digest, stats dict shaped as the pipelines' (stats_dict, with
+// read_s): one job of `bytes` on the device that hashed, busy for the hashing's seconds).
 nb::tuple hash_run_result(const std::vector<uint8_t>& digest, const format::FileHashStats& stats) {
-  nb::dict stats_out;
+  nb::dict device, devices, stats_out;
+  device["jobs"] = 1;
+  device["bytes"] = stats.bytes;
+  device["busy_s"] = stats.hash_s;
+  devices[nb::cast(stats.device)] = device;
   stats_out["bytes"] = stats.bytes;
   stats_out["wall_s"] = stats.wall_s;
   stats_out["read_s"] = stats.read_s;
-  stats_out["hash_s"] = stats.hash_s;
-  stats_out["device"] = stats.device;
+  stats_out["wait_s"] = 0.0;
+  stats_out["devices"] = devices;
   return nb::make_tuple(to_bytes(digest), stats_out);
 }
 
@@ -406,48 +436,163 @@ format::StreamReader python_reader(nb::handle source, size_t request_len) {
   };
 }
 
-// format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends with the GIL released;
-// returns as format_seal_file, and whether the file pipeline ran (both descriptors then stand after what was
-// read and written, which a Python file object over them follows).
-nb::tuple run_ends(bool sealing, int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended,
-                   nb::handle out, int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
-                   std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-                   nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                   const std::string& output_name, bool direct_input, nb::handle reader) {
-  BufferView key_view(payload_key), before(already_read);
+// A Python file object as the library's writer (format.hpp writing_all, which follows short counts and
+// refuses a count of 0 or one above what was given), called with the GIL taken: its write() gets each
+// piece as a memoryview that is released after the call (the buffer is the library's and reused). None
+// is "nothing taken" from a raw file (io.RawIOBase: non-blocking, its buffer full), and "all of it"
+// from any other object (old-style writers return no count).
+format::StreamWriter python_writer(nb::handle destination) {
+  const bool raw = nb::isinstance(destination, nb::module_::import_("io").attr("RawIOBase"));
+  return format::writing_all([destination = nb::borrow<nb::object>(destination), raw](ByteSpan bytes) -> size_t {
+    nb::gil_scoped_acquire gil;
+    PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
+                                             static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
+    if (view == nullptr) throw nb::python_error();
+    nb::object piece = nb::steal(view);
+    nb::object count = destination.attr("write")(piece);
+    piece.attr("release")();
+    if (count.is_none()) return raw ? 0 : bytes.size();
+    const long long taken = nb::cast<long long>(count);
+    if (taken < 0)
+      throw std::invalid_argument("the output's write() returned " + std::to_string(taken));
+    return static_cast<size_t>(taken);
+  });
+}
+
+// ---- Python file objects as the library's ends (format.hpp InputEnd / OutputEnd) ---------------
+// Which file objects the library reads or writes by their descriptor, from where, and where it leaves
+// them: the one place (fileformat's streams and stream.hash_stream hand their file objects here).
+
+bool truthy(nb::handle value) {
+  const int answer = PyObject_IsTrue(value.ptr());
+  if (answer < 0) throw nb::python_error();
+  return answer == 1;
+}
+
+// Where a seekable file object stands (what the library reads or writes it from by offset); -1 when it
+// is not seekable or cannot say (no such method, a closed file, io.UnsupportedOperation).
+int64_t offset_of(nb::handle file) {
+  try {
+    return truthy(file.attr("seekable")()) ? nb::cast<int64_t>(file.attr("tell")()) : -1;
+  } catch (nb::python_error& error) {
+    if (error.matches(nb::handle(PyExc_AttributeError)) || error.matches(nb::handle(PyExc_OSError)) ||
+        error.matches(nb::handle(PyExc_ValueError)))
+      return -1;
+    throw;
+  }
+}
+
+// The raw file under a buffered reader or writer, or the object itself; exactly these types: a subclass
+// or a proxy may do more than read or write.
+nb::object raw_of(nb::handle file) {
+  const nb::module_ io = nb::module_::import_("io");
+  const nb::handle type = file.type();
+  const bool buffered = type.is(io.attr("BufferedReader")) || type.is(io.attr("BufferedWriter")) ||
+                        type.is(io.attr("BufferedRandom"));
+  return buffered ? nb::object(file.attr("raw")) : nb::borrow<nb::object>(file);
+}
+
+// The descriptor of a file object that is only its descriptor (io.FileIO, a raw file saying
+// `reads_its_descriptor` such as the CLI's terminal, or a buffered reader or writer over one), else -1:
+// others with a fileno() (a gzip file, a wrapper that transforms) are read and written through their
+// methods.
+int descriptor_of(nb::handle file) {
+  const nb::object raw = raw_of(file);
+  const bool only_its_descriptor = raw.type().is(nb::module_::import_("io").attr("FileIO")) ||
+                                   truthy(nb::getattr(raw, "reads_its_descriptor", nb::bool_(false)));
+  if (!only_its_descriptor || truthy(raw.attr("closed"))) return -1;
+  return nb::cast<int>(raw.attr("fileno")());
+}
+
+// A Python file object as an InputEnd: its descriptor after what a buffered reader already holds, at
+// its offset where it is seekable; else its readinto or read (python_reader, requests of request_len
+// bytes at most). The offset is taken before a buffered reader's bytes are.
+class PythonInput {
+ public:
+  PythonInput(nb::handle source, size_t request_len)
+      : source_(nb::borrow<nb::object>(source)), offset_(offset_of(source)), fd_(descriptor_of(source)) {
+    nb::object name = nb::getattr(source, "name", nb::str(""));
+    if (nb::isinstance<nb::str>(name)) name_ = nb::cast<std::string>(name);
+    bool ended = false;
+    nb::object buffered = nb::bytes("", 0);
+    if (fd_ >= 0) {
+      const nb::object read1 = nb::getattr(source, "read1", nb::none());
+      // What a buffered reader holds (or its next read); b"": the input already ended.
+      const nb::object held = read1.is_none() ? nb::object(nb::none()) : read1();
+      ended = (!held.is_none() && nb::len(held) == 0) ||
+              truthy(nb::getattr(raw_of(source), "at_end", nb::bool_(false)));
+      if (!held.is_none()) buffered = held;
+    }
+    before_.emplace(buffered);
+    end_ = {fd_, offset_, before_->span(), ended,
+            fd_ >= 0 ? format::StreamReader() : python_reader(source, request_len)};
+  }
+  const format::InputEnd& end() const { return end_; }
+  const std::string& name() const { return name_; }
+  // After the library read it by offset: the file object stands where the descriptor was left.
+  void follow() const {
+    if (fd_ >= 0 && offset_ >= 0) source_.attr("seek")(::lseek(fd_, 0, SEEK_CUR));
+  }
+
+ private:
+  nb::object source_;
+  int64_t offset_;
+  int fd_;
+  std::string name_;
+  std::optional<BufferView> before_;
+  format::InputEnd end_;
+};
+
+// A Python file object as an OutputEnd: nowhere when it says `discards_output` (decrypt --check:
+// authenticate, keep nothing); its descriptor where it has one, after flushing what the caller wrote
+// before (a header: the descriptor's offset is then real); else its write() (python_writer).
+class PythonOutput {
+ public:
+  explicit PythonOutput(nb::handle destination) : destination_(nb::borrow<nb::object>(destination)) {
+    end_.discard = truthy(nb::getattr(destination, "discards_output", nb::bool_(false)));
+    if (end_.discard) return;
+    end_.fd = descriptor_of(destination);
+    if (end_.fd < 0) {
+      end_.write = python_writer(destination);
+      return;
+    }
+    destination.attr("flush")();
+    end_.offset = offset_of(destination);
+  }
+  const format::OutputEnd& end() const { return end_; }
+  void follow() const {
+    if (end_.fd >= 0) destination_.attr("seek")(::lseek(end_.fd, 0, SEEK_CUR));
+  }
+
+ private:
+  nb::object destination_;
+  format::OutputEnd end_;
+};
+
+// format_seal_ends / format_open_ends: format.hpp's seal_ends / open_ends between Python file objects
+// (PythonInput / PythonOutput) with the GIL released; returns as format_seal_file, and whether the file
+// pipeline ran (the file objects then stand after what was read and written).
+nb::tuple run_ends(bool sealing, nb::handle source, nb::handle destination, nb::handle header, nb::handle payload_key,
+                   uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                   std::string variant, nb::handle progress, nb::handle cancelled, bool direct_input) {
+  BufferView key_view(payload_key);
   std::optional<BufferView> header_view;
   if (sealing) header_view.emplace(header);
   const ByteSpan header_span = sealing ? header_view->span() : ByteSpan();
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
   options.direct_input = direct_input;
-  // `reader`: a file object with no descriptor (in_fd -1), read through its methods.
-  const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
-                            reader.is_none() ? format::StreamReader()
-                                              : python_reader(reader, chunk_len + (sealing ? 0 : format::kTagLen))};
-  // `out`: None for nowhere, a descriptor, or a Python callable taking each piece as a memoryview
-  // (a file object with no descriptor), called with the GIL; its exception leaves as it is.
-  format::OutputEnd to;
-  to.discard = out.is_none();
-  if (nb::isinstance<nb::int_>(out)) {
-    to.fd = nb::cast<int>(out);
-    to.offset = out_offset;
-  } else if (!to.discard) {
-    to.write = [out](ByteSpan bytes) {
-      nb::gil_scoped_acquire gil;
-      PyObject* view = PyMemoryView_FromMemory(reinterpret_cast<char*>(const_cast<uint8_t*>(bytes.data())),
-                                               static_cast<Py_ssize_t>(bytes.size()), PyBUF_READ);
-      if (view == nullptr) throw nb::python_error();
-      nb::object piece = nb::steal(view);
-      out(piece);
-      piece.attr("release")();  // the buffer is reused: nothing may keep a view of it
-    };
-  }
-  const bool positional = format::ends_by_offset(in, to);
-  const nb::object per_chunk = progress_in_steps(progress, chunk_len + (sealing ? 0 : format::kTagLen));
-  nb::tuple result = run_file_released(options, per_chunk, cancelled, input_name, output_name, [&] {
-    return sealing ? format::seal_ends(in, to, header_span, key_view.span(), chunk_len, options)
-                   : format::open_ends(in, to, key_view.span(), chunk_len, options);
+  const size_t unit_len = chunk_len + (sealing ? 0 : format::kTagLen);
+  const PythonInput in(source, unit_len);
+  const PythonOutput out(destination);
+  const bool positional = format::ends_by_offset(in.end(), out.end());
+  nb::tuple result = run_file_released(options, progress_in_steps(progress, unit_len), cancelled, in.name(), "", [&] {
+    return sealing ? format::seal_ends(in.end(), out.end(), header_span, key_view.span(), chunk_len, options)
+                   : format::open_ends(in.end(), out.end(), key_view.span(), chunk_len, options);
   });
+  if (positional) {
+    in.follow();
+    out.follow();
+  }
   return nb::make_tuple(result[0], result[1], result[2], result[3], positional);
 }
 
@@ -701,6 +846,7 @@ void register_format_bindings(nb::module_& m) {
         return to_bytes(key);
       },
       nb::arg("passphrase"), nb::arg("salt"), nb::arg("log2n"));
+  m.def("format_check_out", &check_out, nb::arg("out").none(), nb::arg("len"), nb::arg("what"));
   m.def("format_seal_body", &seal_body, nb::arg("payload_key"), nb::arg("header"), nb::arg("chunk_len"),
         nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
@@ -730,36 +876,26 @@ void register_format_bindings(nb::module_& m) {
   }
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_ends" : "format_open_ends",
-          [sealing](int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended, nb::handle out,
-                    int64_t out_offset, nb::handle header, nb::handle payload_key, uint32_t chunk_len,
-                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
-                    nb::handle progress, nb::handle cancelled, const std::string& input_name,
-                    const std::string& output_name, bool direct_input, nb::handle reader) {
-            return run_ends(sealing, in_fd, in_offset, already_read, input_ended, out, out_offset, header, payload_key,
-                            chunk_len, std::move(devices), cpu_share, job_len, std::move(variant), progress, cancelled,
-                            input_name, output_name, direct_input, reader);
+          [sealing](nb::handle source, nb::handle destination, nb::handle header, nb::handle payload_key,
+                    uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                    std::string variant, nb::handle progress, nb::handle cancelled, bool direct_input) {
+            return run_ends(sealing, source, destination, header, payload_key, chunk_len, std::move(devices),
+                            cpu_share, job_len, std::move(variant), progress, cancelled, direct_input);
           },
-          nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
-          nb::arg("out").none(), nb::arg("out_offset"), nb::arg("header").none(), nb::arg("payload_key"),
+          nb::arg("source"), nb::arg("destination"), nb::arg("header").none(), nb::arg("payload_key"),
           nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
-          nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"),
-          nb::arg("direct_input") = false, nb::arg("reader").none() = nb::none());
+          nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("direct_input") = false);
   }
   m.def("format_hash_ends",
-        [](int in_fd, int64_t in_offset, nb::handle already_read, bool input_ended, nb::handle reader,
-           std::string_view name, nb::bytes customization, nb::bytes function_name, size_t block_size, size_t out_len,
-           const std::string& device, uint64_t block_len, nb::handle progress, nb::handle cancelled,
-           const std::string& input_name) {
+        [](nb::handle source, std::string_view name, nb::bytes customization, nb::bytes function_name,
+           size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, nb::handle progress,
+           nb::handle cancelled) {
           hash::HashParams params;
           params.customization.assign(customization.c_str(), customization.size());
           params.function_name.assign(function_name.c_str(), function_name.size());
           params.block_size = block_size;
-          BufferView before(already_read);
           // A reader's read() requests are a block at most (what the source allocates per call stays bounded).
-          const format::InputEnd in{in_fd, in_offset, before.span(), input_ended,
-                                    reader.is_none() ? format::StreamReader()
-                                                     : python_reader(reader, block_len ? block_len
-                                                                                       : format::kHashStreamBlockLen)};
+          const PythonInput in(source, block_len ? block_len : format::kHashStreamBlockLen);
           format::PipelineOptions options;
           options.devices = {device};
           options.job_len = block_len;
@@ -767,18 +903,37 @@ void register_format_bindings(nb::module_& m) {
           std::vector<uint8_t> digest;
           try {
             run_released(options, progress_in_steps(progress), cancelled, [&] {
-              digest = format::hash_ends(in, name, params, out_len, options, &stats);
+              digest = format::hash_ends(in.end(), name, params, out_len, options, &stats);
               return format::PipelineStats{};
             });
           } catch (const format::FileError& error) {
-            raise_file_error(error, input_name, input_name);
+            raise_file_error(error, in.name(), in.name());
           }
+          in.follow();  // a regular file was hashed by offset to its end; a stream's descriptor is at its end too
           return hash_run_result(digest, stats);
         },
-        nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("already_read"), nb::arg("input_ended"),
-        nb::arg("reader").none(), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
+        nb::arg("source"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
         nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
-        nb::arg("cancelled").none(), nb::arg("input_name"));
+        nb::arg("cancelled").none());
+  m.def("format_write_all",
+        [](nb::handle destination, nb::handle data) {
+          BufferView bytes(data);
+          try {
+            python_writer(destination)(bytes.span());
+          } catch (const format::FileError& error) {
+            raise_file_error(error, "", "");
+          }
+        },
+        nb::arg("dst"), nb::arg("data"),
+        "Write every byte of `data` to `dst`, the one place every writer of gpucrypt.fileformat goes\n"
+        "through (the library's writing_all, which the file format's own writer to a file object\n"
+        "with no descriptor is too).\n\n"
+        "Buffered files write everything or raise, but a raw destination (an unbuffered file, a\n"
+        "socket's makefile(buffering=0), a pipe) may take fewer bytes than offered; the rest is\n"
+        "written by further calls. A raw destination that returns None (non-blocking, nothing taken)\n"
+        "or 0 cannot make progress: BlockingIOError, never a silent loss. A count above what it was\n"
+        "given is a ValueError. Other file-like objects that return None (no count) are taken to\n"
+        "have written everything, as old-style writers do.");
   m.def("format_positional_problem", &format::positional_problem, nb::arg("fd"), nb::arg("output"));
   m.def("format_reserve_file",
         [](int fd, uint64_t length, const std::string& name) {

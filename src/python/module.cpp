@@ -314,6 +314,15 @@ NB_MODULE(_native, m) {
         return nb::make_tuple(names, s.cpu_share < 0 ? nb::object(nb::str("auto")) : nb::object(nb::float_(s.cpu_share)));
       },
       nb::arg("device"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("check_present"));
+  // select_devices' share parser: None for "", "auto", or a float 0..1 (ValueError naming the text).
+  m.def(
+      "parse_cpu_share",
+      [](std::string_view text) -> nb::object {
+        const std::optional<double> share = parse_cpu_share(text);
+        if (!share) return nb::none();
+        return *share < 0 ? nb::object(nb::str("auto")) : nb::object(nb::float_(*share));
+      },
+      nb::arg("text"));
   m.def("auto_gpus", &auto_gpus);
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
         nb::arg("device"));

@@ -67,7 +67,7 @@ class SchedulerCallbacks {
 };
 
 // A scheduler's stats() as Python's stream.add_native_stats reads them: {"devices": {name: {jobs,
-// bytes, busy_s, rate[, variant]}}, "wait_s", "device_choice"}.
+// bytes, busy_s, rate[, variant]}}, "wait_s", "wall_s", "device_choice"}.
 inline nanobind::dict scheduler_stats_dict(const engine::SchedulerStats& stats) {
   nanobind::dict devices;
   for (const engine::DeviceStats& d : stats.devices) {
@@ -82,6 +82,7 @@ inline nanobind::dict scheduler_stats_dict(const engine::SchedulerStats& stats) 
   nanobind::dict out;
   out["devices"] = devices;
   out["wait_s"] = stats.wait_s;
+  out["wall_s"] = stats.wall_s;
   out["device_choice"] = stats.device_choice;
   return out;
 }

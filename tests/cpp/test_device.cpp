@@ -256,6 +256,19 @@ void check_device_policy() {
   check(auto_share.cpu_share == (auto_gpus().empty() ? 1.0 : 0.5), "auto with a share: accepted");
   check(refused("auto", "1.5", "between 0 and 1"), "a share above 1");
   check(refused("auto", "half", "'auto' or a number"), "a share that is no number");
+  // The parser select_devices reads the share with, which Python's stream.parse_cpu_share is.
+  check(!parse_cpu_share(" ") && parse_cpu_share(" auto ") == -1.0 && parse_cpu_share("0.25") == 0.25 &&
+            parse_cpu_share("1") == 1.0,
+        "parse_cpu_share: blank, auto, numbers");
+  for (const char* bad : {"nan", "-0.5", "0.5x", "1e3"}) {
+    bool threw = false;
+    try {
+      parse_cpu_share(bad);
+    } catch (const std::invalid_argument& e) {
+      threw = std::string(e.what()).rfind("cpu_share must be", 0) == 0;
+    }
+    check(threw, std::string("parse_cpu_share refuses ") + bad);
+  }
   check(refused("gpu", "", "unknown device"), "an unknown device name");
   for (const std::string& gpu : auto_gpus()) check(gpu.rfind("cpu", 0) != 0, "auto_gpus lists no CPU");
 }

@@ -738,6 +738,74 @@ void ends_read_through_a_reader() {
   }
 }
 
+// A caller's writer that takes short pieces (writing_all: OutputEnd::write of Python's file objects with no
+// descriptor, fileformat.write_all): the whole file reaches it, in order; a writer that takes nothing is
+// FileError EAGAIN on the output, one claiming more than it was given is refused, and its own exception
+// stops the stream and leaves as it is.
+void ends_write_through_a_partial_writer() {
+  const auto plaintext = random_bytes(7 * kChunkLen + 5, 81);
+  std::mt19937 rng(82);
+  uint8_t payload_key[format::kKeyLen];
+  const std::vector<uint8_t> header = format::build_header_with_key(kKey, kChunkLen, payload_key);
+  const ByteSpan key(payload_key, format::kKeyLen);
+  size_t position = 0;
+  format::InputEnd in;
+  in.read = [&](MutableByteSpan buffer) -> size_t {
+    const size_t n = std::min(buffer.size(), plaintext.size() - position);
+    std::memcpy(buffer.data(), plaintext.data() + position, n);
+    position += n;
+    return n;
+  };
+  std::vector<uint8_t> sealed;
+  size_t calls = 0;
+  format::OutputEnd out;
+  out.write = format::writing_all([&](ByteSpan bytes) -> size_t {
+    ++calls;
+    const size_t n = std::min(bytes.size(), size_t(1 + rng() % 50));
+    sealed.insert(sealed.end(), bytes.begin(), bytes.begin() + n);
+    return n;
+  });
+  const format::FileRun run = format::seal_ends(in, out, header, key, kChunkLen, small_jobs());
+  std::vector<uint8_t> opened(plaintext.size());
+  check(header.size() + run.output_len == sealed.size() && calls > sealed.size() / 50 &&
+            std::equal(header.begin(), header.end(), sealed.begin()) &&
+            format::open_buffer(kKey, sealed, opened) == plaintext.size() && opened == plaintext,
+        "writing_all: short counts are followed by the rest, in order");
+
+  const auto refusal = [&](format::PartialWriter write_some) -> std::string {
+    position = 0;
+    out.write = format::writing_all(std::move(write_some));
+    try {
+      format::seal_ends(in, out, header, key, kChunkLen, small_jobs());
+    } catch (const format::FileError& error) {
+      return error.code().value() == EAGAIN && error.on_output ? std::string("EAGAIN ") + error.what() : "";
+    } catch (const std::invalid_argument& error) {
+      return error.what();
+    } catch (const std::runtime_error& error) {
+      return std::string("runtime ") + error.what();
+    }
+    return "";
+  };
+  size_t taken = 0;
+  check(refusal([&](ByteSpan bytes) -> size_t {
+          const size_t n = taken < 300 ? std::min<size_t>(bytes.size(), 100) : 0;
+          taken += n;
+          return n;
+        }).find("EAGAIN writing the output (it accepted no bytes") == 0,
+        "a writer that takes nothing is EAGAIN on the output, not a loss");
+  check(refusal([](ByteSpan bytes) -> size_t { return bytes.size() + 1; }) ==
+            "the output said it took " + std::to_string(header.size() + 1) + " bytes of the " +
+                std::to_string(header.size()) + " it was given",
+        "a writer claiming more than it was given is refused");
+  taken = 0;
+  check(refusal([&](ByteSpan bytes) -> size_t {
+          if (taken > 3 * kChunkLen) throw std::runtime_error("the destination went away");  // after the header
+          taken += bytes.size();
+          return bytes.size();
+        }) == "runtime the destination went away",
+        "the writer's own exception leaves as it is");
+}
+
 // The suites and the in-memory pipeline's device choice are the library's (Python asks for them).
 void suites_and_buffer_devices() {
   check(format::suite_name(1) == "AES-256-GCM" && format::suite_of_aead("aes-256-gcm") == 1, "suite 1 both ways");
@@ -803,6 +871,7 @@ int main() {
   headers_of_either_version();
   ends_choose_their_path();
   ends_read_through_a_reader();
+  ends_write_through_a_partial_writer();
   suites_and_buffer_devices();
   hash_ends_takes_a_file_or_a_reader();
 #else
