@@ -1016,27 +1016,38 @@ FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const
 
 namespace {
 
-// Blocks of the file read ahead of the hashing: reader r reads blocks r, r + readers, ... each
-// into slot (block % slots) once the hashing thread has finished with the block that slot held;
-// the hashing thread takes them in order. Every slot's buffer is allocated before the readers
-// start (allocate_host: the leaf device's page-locked memory where it has some, so that a GPU
-// reads the block in place; ordinary memory where it is refused): page-locked allocations
-// serialise on the driver, so readers allocating as they start only queued behind each other
-// and held back the first blocks. The first error (a reader's, or the hashing thread stopping)
-// stops every reader; the destructor joins them and zeroes the buffers.
+// Blocks of the file read ahead of the hashing, each read in pieces (kReadPieceLen) by whichever
+// readers are free, in file order, into slot (block % slots) once the hashing thread has finished
+// with the block that slot held; the hashing thread takes the blocks in order. Pieces, not whole
+// blocks per reader: one reader's pread of a 16 MiB block from page cache takes about 7 ms, longer
+// than a GPU takes to hash the 17 blocks ahead of it (0.33 ms each at the host link's rate), so
+// with a block per reader the hashing thread waited half the time for the one reader behind
+// (KT128 of 16 GiB on an H200 host: readers busy 0.45 s of a 1.42 s run, docs/performance.md,
+// 2026-11-28); with every reader on the blocks at the head of the queue, the next block is ready
+// after about a piece's time. Every slot's buffer is allocated before the readers start
+// (allocate_host: the leaf device's page-locked memory where it has some, so that a GPU reads the
+// block in place; ordinary memory where it is refused): page-locked allocations serialise on the
+// driver, so readers allocating as they start only queued behind each other and held back the
+// first blocks. The first error (a reader's, or the hashing thread stopping) stops every reader;
+// the destructor joins them and zeroes the buffers.
 class BlockReader {
  public:
+  // A piece takes a reader about 0.5 ms from page cache: short beside a GPU block's hashing, long
+  // beside a pread's own cost.
+  static constexpr uint64_t kReadPieceLen = 2 << 20;
+
   BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers,
               const Device* host_memory)
       : fd_(fd), first_offset_(first_offset), body_len_(body_len), block_len_(block_len),
         num_blocks_((body_len + block_len - 1) / block_len),
         // Every reader a block in hand and two ready for the hashing thread.
         slots_(std::min<uint64_t>(num_blocks_, uint64_t{readers} + 2)), host_memory_(host_memory),
-        buffers_(slots_), filled_(slots_, kNone) {
+        buffers_(slots_), filled_(slots_, kNone), pieces_of_(slots_, kNone), pieces_read_(slots_, 0) {
     try {
       for (HostBuffer& buffer : buffers_) buffer = allocate_host(block_len_, host_memory_);
-      const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, num_blocks_));
-      for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this, r, threads] { read_blocks(r, threads); });
+      const uint64_t pieces = (body_len_ + kReadPieceLen - 1) / kReadPieceLen;
+      const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, pieces));
+      for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this] { read_pieces(); });
     } catch (...) {
       release();
       throw;
@@ -1069,19 +1080,31 @@ class BlockReader {
  private:
   static constexpr uint64_t kNone = UINT64_MAX;
 
-  void read_blocks(unsigned first, unsigned step) {
-    for (uint64_t block = first; block < num_blocks_; block += step) {
+  uint64_t pieces_in(uint64_t block) const { return (block_len(block) + kReadPieceLen - 1) / kReadPieceLen; }
+
+  void read_pieces() {
+    while (true) {
+      uint64_t block = 0, piece = 0;
       {
         std::unique_lock lock(mutex_);
+        if (stopping_ || next_block_ >= num_blocks_) return;
+        block = next_block_;  // the next piece in file order is this reader's
+        piece = next_piece_;
+        if (++next_piece_ == pieces_in(block)) {
+          ++next_block_;
+          next_piece_ = 0;
+        }
         changed_.wait(lock, [&] { return stopping_ || block < hashed_ + slots_; });
         if (stopping_) return;
       }
+      const uint64_t slot = block % slots_;
       try {
-        // The slot is this reader's alone until it reports the block filled (the hashing thread
-        // and the reader of the slot's previous block are done with it).
-        const HostBuffer& buffer = buffers_[block % slots_];
+        // The slot's bytes of this piece are this reader's alone: the hashing thread and the
+        // readers of the slot's previous block are done with it, and no other reader has the piece.
+        const uint64_t at = piece * kReadPieceLen;
+        const uint64_t len = std::min(kReadPieceLen, block_len(block) - at);
         const auto start = std::chrono::steady_clock::now();
-        pread_exactly(fd_, buffer.data, block_len(block), first_offset_ + block * block_len_);
+        pread_exactly(fd_, buffers_[slot].data + at, len, first_offset_ + block * block_len_ + at);
         read_ns_ += static_cast<uint64_t>(seconds_since(start) * 1e9);
       } catch (...) {
         std::lock_guard lock(mutex_);
@@ -1090,11 +1113,19 @@ class BlockReader {
         changed_.notify_all();
         return;
       }
+      bool block_filled = false;
       {
         std::lock_guard lock(mutex_);
-        filled_[block % slots_] = block;
+        if (pieces_of_[slot] != block) {  // the block's first piece read: the slot's count starts again
+          pieces_of_[slot] = block;
+          pieces_read_[slot] = 0;
+        }
+        if (++pieces_read_[slot] == pieces_in(block)) {
+          filled_[slot] = block;
+          block_filled = true;
+        }
       }
-      changed_.notify_all();
+      if (block_filled) changed_.notify_all();
     }
   }
   void release() {
@@ -1111,10 +1142,13 @@ class BlockReader {
   const uint64_t first_offset_, body_len_, block_len_, num_blocks_, slots_;
   const Device* const host_memory_;
   std::vector<HostBuffer> buffers_;
-  std::vector<uint64_t> filled_;  // the block each slot holds, kNone before its first
+  std::vector<uint64_t> filled_;       // the block each slot holds whole, kNone before its first
+  std::vector<uint64_t> pieces_of_;    // the block whose pieces pieces_read_ counts, per slot
+  std::vector<uint64_t> pieces_read_;  // pieces of that block read so far
   std::mutex mutex_;
   std::condition_variable changed_;
-  uint64_t hashed_ = 0;  // blocks the hashing thread finished
+  uint64_t next_block_ = 0, next_piece_ = 0;  // the next piece a free reader takes
+  uint64_t hashed_ = 0;                       // blocks the hashing thread finished
   bool stopping_ = false;
   std::exception_ptr error_;
   std::atomic<uint64_t> read_ns_{0};

@@ -342,6 +342,24 @@ void hash_file_equals_the_in_memory_hash() {
       }
     }
   }
+  // Many readers sharing each block's pieces (2 MiB each; blocks here of 3 MiB and 8 KiB, so the
+  // last piece of every block is short and the slots wrap many times), against one reader.
+  {
+    const size_t len = 40 * size_t(1 << 20) + 12345;
+    const auto data = random_bytes(len, 77);
+    check(::ftruncate(fd, 0) == 0 && ::pwrite(fd, data.data(), len, 0) == ssize_t(len), "writing the file");
+    format::PipelineOptions options;
+    options.job_len = (3 << 20) + 8192;
+    for (const std::string name : {"kt128", "sha3-256"}) {
+      auto context = hash::create_hash(name, {});
+      context->update(data.data() + 7, len - 7);
+      std::vector<uint8_t> expected(32);
+      context->finalize(expected.data(), 32);
+      for (unsigned readers : {1u, 3u, 16u})
+        check(format::hash_file(fd, 7, name, {}, 32, options, readers) == expected,
+              name + " with " + std::to_string(readers) + " readers of 2 MiB pieces: hash_file's digest");
+    }
+  }
   // Stopped after its first block, while that block's chaining values may still be absorbing on
   // the absorber's thread: the stop reaches the caller (a cancellation as Cancelled, a progress
   // callback's error as itself), and hash_file returns only once that thread is done. Then the
