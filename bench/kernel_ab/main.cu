@@ -5,7 +5,8 @@
 // side's output is poisoned, computed once and compared byte for byte with the other side's (the
 // same key and counter must give the same bytes). Writes a JSON report (--json) and a table.
 //
-// Usage: kernel_ab [--bytes N] [--reps N] [--json FILE] [--old-label S] [--new-label S]
+// Usage: kernel_ab [--bytes N] [--reps N] [--json FILE] [--old-label S] [--new-label S] [--modes M,M,...]
+// (--modes: only the cases of those modes; every case by default)
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -29,7 +30,7 @@ using gpucrypt::bench::median;
 int main(int argc, char** argv) {
   size_t bytes = size_t(1) << 30;
   int reps = 20;
-  std::string json_path, old_label = "old", new_label = "new";
+  std::string json_path, old_label = "old", new_label = "new", modes;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     else if (a == "--json") json_path = next();
     else if (a == "--old-label") old_label = next();
     else if (a == "--new-label") new_label = next();
+    else if (a == "--modes") modes = "," + next() + ",";
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
   bytes = bytes / 16 * 16;
@@ -65,12 +67,16 @@ int main(int argc, char** argv) {
   struct Case { const char* mode; int bits; };
   const Case cases[] = {{"ctr", 128},         {"ctr", 256},         {"ecb_encrypt", 128}, {"ecb_encrypt", 256},
                         {"ecb_decrypt", 128}, {"ecb_decrypt", 256}, {"gcm", 128},         {"gcm", 256},
-                        {"ghash", 128}};
+                        {"ghash", 128},       {"xts_encrypt", 128}, {"xts_encrypt", 256},
+                        {"xts_units4096_encrypt", 128}, {"xts_units4096_encrypt", 256},
+                        {"xts_units512_encrypt", 128},  {"xts_units512_encrypt", 256},
+                        {"xts_units4096_decrypt", 128}, {"xts_units512_decrypt", 128}};
   std::string rows;
-  std::printf("device: %s\n%-12s %4s %12s %12s %8s %6s\n", prop.name, "mode", "key", old_label.c_str(),
+  std::printf("device: %s\n%-22s %4s %12s %12s %8s %6s\n", prop.name, "mode", "key", old_label.c_str(),
               new_label.c_str(), "ratio", "equal");
   int failures = 0;
   for (const Case& c : cases) {
+    if (!modes.empty() && modes.find("," + std::string(c.mode) + ",") == std::string::npos) continue;
     auto launch = [&](bool use_new) {
       const int rc = (use_new ? new_launch : old_launch)(c.mode, c.bits, key, in, use_new ? out_new : out_old, bytes,
                                                          iv, stream);
@@ -93,7 +99,7 @@ int main(int argc, char** argv) {
     }
     const double old_ms = median(ms_old), new_ms = median(ms_new);
     const double old_tbps = bytes * 8.0 / (old_ms * 1e-3) / 1e12, new_tbps = bytes * 8.0 / (new_ms * 1e-3) / 1e12;
-    std::printf("%-12s %4d %9.3f Tb %9.3f Tb %8.3f %6s\n", c.mode, c.bits, old_tbps, new_tbps, new_tbps / old_tbps,
+    std::printf("%-22s %4d %9.3f Tb %9.3f Tb %8.3f %6s\n", c.mode, c.bits, old_tbps, new_tbps, new_tbps / old_tbps,
                 equal ? "yes" : "NO");
     char row[512];
     std::snprintf(row, sizeof row,
@@ -111,7 +117,7 @@ int main(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::fprintf(f,
                  "{\n  \"device\": \"%s\",\n  \"date\": \"%s\",\n  \"variant\": \"aes_bitsliced8\",\n"
-                 "  \"what\": \"one kernel launch per run (bulk, fused GCM or GHASH tile pass), %zu bytes "
+                 "  \"what\": \"one kernel launch per run (bulk, XTS, fused GCM or GHASH tile pass), %zu bytes "
                  "device-resident random input, CUDA events, sides "
                  "interleaved, median of %d\",\n  \"old\": \"%s\",\n  \"new\": \"%s\",\n  \"cases\": [\n%s\n  ]\n}\n",
                  prop.name, date, bytes, reps, old_label.c_str(), new_label.c_str(), rows.c_str());

@@ -7,6 +7,7 @@
 // for both.
 #include "backends/cuda/aes_bitsliced.cuh"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace gpucrypt::cuda {
@@ -92,6 +93,20 @@ int run(const char* mode, const uint8_t* key, const uint8_t* in, uint8_t* out, s
     kernels::launch_bulk<F, BitslicedWidePolicy, kernels::Bulk::ecb_encrypt>(cipher, in, out, len, iv, stream);
   } else if (std::strcmp(mode, "ecb_decrypt") == 0) {
     kernels::launch_bulk<F, BitslicedWidePolicy, kernels::Bulk::ecb_decrypt>(cipher, in, out, len, iv, stream);
+  } else if (std::strcmp(mode, "xts_encrypt") == 0) {  // one data unit of the whole buffer
+    kernels::launch_xts<F, BitslicedWidePolicy, true>(cipher, iv, 0, in, out, len, stream);
+  } else if (std::strncmp(mode, "xts_units", 9) == 0) {
+    // xts_units<BYTES>_{encrypt,decrypt}: units of BYTES back to back; their block-0 tweaks are
+    // the input's first blocks (any values do for timing, and both sides read the same).
+    const uint64_t unit_blocks = std::strtoull(mode + 9, nullptr, 10) / 16;
+    if (unit_blocks == 0) return -1;
+    const size_t units_len = len / (16 * unit_blocks) * (16 * unit_blocks);
+    const auto* unit_tweaks = reinterpret_cast<const gc_block*>(in);
+    if (std::strstr(mode, "_decrypt") != nullptr)
+      kernels::launch_xts_units<F, BitslicedWidePolicy, false>(cipher, unit_tweaks, unit_blocks, in, out, units_len, stream);
+    else
+      kernels::launch_xts_units<F, BitslicedWidePolicy, true>(cipher, unit_tweaks, unit_blocks, in, out, units_len, stream);
+    if (units_len < len) check(cudaMemsetAsync(out + units_len, 0, len - units_len, stream), "cudaMemsetAsync");
   } else {
     return -1;
   }
@@ -104,8 +119,9 @@ int run(const char* mode, const uint8_t* key, const uint8_t* in, uint8_t* out, s
 #define KERNEL_AB_CAT2(a, b) a##b
 #define KERNEL_AB_CAT(a, b) KERNEL_AB_CAT2(a, b)
 
-// Launches aes_bitsliced8's bulk kernel for `mode` (ctr, ecb_encrypt, ecb_decrypt), its fused GCM
-// kernel (gcm) or the GHASH tile pass (ghash) on `stream`;
+// Launches aes_bitsliced8's bulk kernel for `mode` (ctr, ecb_encrypt, ecb_decrypt), its XTS kernels
+// (xts_encrypt: one data unit; xts_units512_encrypt, xts_units4096_decrypt, ...: many), its fused
+// GCM kernel (gcm) or the GHASH tile pass (ghash) on `stream`;
 // key_bits 128 or 256. Returns 0, or -1 for a mode or key size it does not know.
 extern "C" int KERNEL_AB_CAT(AB_SIDE, launch)(const char* mode, int key_bits, const uint8_t* key, const uint8_t* in,
                                               uint8_t* out, size_t len, const uint8_t* iv16, cudaStream_t stream) {
