@@ -2,12 +2,13 @@
 // (format.hpp check_scrypt_memory): one rule for every caller that derives a key from a passphrase
 // (the library's scrypt checks it first; Python's fileformat calls it before asking for a
 // passphrase, so that a file demanding more memory than there is fails before a prompt in vain).
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gpucrypt/format.hpp"
@@ -19,16 +20,50 @@ constexpr uint64_t kScryptR = 8;
 
 std::optional<uint64_t> parse_number(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;  // "max"
-  return std::stoull(std::string(text));
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;  // "max"
+  return value;
 }
 
-std::string read_text(const char* path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+// The number after `key` at the start of a line of `text` ("MemAvailable:" in /proc/meminfo,
+// "active_file" in a cgroup's memory.stat), or nothing. Parsed with from_chars, not iostreams,
+// whose numbers follow the process's global C++ locale: a program around the library may set it.
+std::optional<uint64_t> field(std::string_view text, std::string_view key) {
+  for (size_t at = 0; at < text.size();) {
+    size_t line_end = text.find('\n', at);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    std::string_view line = text.substr(at, line_end - at);
+    at = line_end + 1;
+    if (line.size() <= key.size() || line.substr(0, key.size()) != key || line[key.size()] != ' ') continue;
+    line.remove_prefix(key.size());
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    uint64_t value = 0;
+    if (std::from_chars(line.data(), line.data() + line.size(), value).ec == std::errc()) return value;
+    return std::nullopt;
+  }
+  return std::nullopt;
 }
+
+// A whole small file (procfs, cgroupfs: their size is not known before reading) by read(2); ""
+// when it cannot be read.
+std::string read_text(const char* path) {
+  std::string text;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return text;
+  char buffer[4096];
+  for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      text.clear();
+      break;
+    }
+    text.append(buffer, size_t(got));
+  }
+  ::close(fd);
+  return text;
+}
+
 }  // namespace
 
 uint64_t scrypt_memory_len(int log2n) { return 128 * kScryptR * (uint64_t(1) << log2n); }
@@ -53,27 +88,13 @@ std::optional<int64_t> cgroup_memory_room(std::string_view max, std::string_view
   // limit, most of it cache, and the limit less memory.current would refuse every scrypt. Its file
   // pages (active_file, inactive_file; tmpfs pages are not among them, they count as anon) are
   // room; the rest of what the group holds is not.
-  uint64_t reclaimable = 0;
-  std::istringstream lines{std::string(stat)};
-  for (std::string key; lines >> key;) {
-    uint64_t value = 0;
-    if ((key == "active_file" || key == "inactive_file") && lines >> value) reclaimable += value;
-    std::getline(lines, key);  // the rest of the line
-  }
+  const uint64_t reclaimable = field(stat, "active_file").value_or(0) + field(stat, "inactive_file").value_or(0);
   return int64_t(*limit) - (int64_t(*used) - int64_t(std::min(reclaimable, *used)));
 }
 
 std::optional<int64_t> available_memory_len() {
   std::optional<int64_t> available;
-  std::ifstream meminfo("/proc/meminfo");
-  for (std::string key; meminfo >> key;) {
-    uint64_t kib = 0;
-    if (key == "MemAvailable:" && meminfo >> kib) {
-      available = int64_t(kib * 1024);
-      break;
-    }
-    std::getline(meminfo, key);  // the rest of the line
-  }
+  if (const auto kib = field(read_text("/proc/meminfo"), "MemAvailable:")) available = int64_t(*kib * 1024);
   if (!available) {
     const long pages = ::sysconf(_SC_AVPHYS_PAGES), page_len = ::sysconf(_SC_PAGE_SIZE);
     if (pages > 0 && page_len > 0) available = int64_t(pages) * page_len;
