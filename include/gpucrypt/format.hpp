@@ -602,7 +602,8 @@ FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const
 // The digest of everything readable from fd (after `already_read`, as above) with hash `name` on
 // the CPU: a reader thread reads blocks of options.job_len bytes (0: kHashStreamBlockLen) ahead of
 // the calling thread, which hashes them in order, calls options.progress with the bytes hashed so
-// far and polls options.cancelled (also while the input is slow). Errors as hash_file's.
+// far and polls options.cancelled (also while the input is slow). options.variant and errors as
+// hash_file's.
 inline constexpr uint64_t kHashStreamBlockLen = 4 << 20;
 std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
                                     const hash::HashParams& params, size_t out_len, const PipelineOptions& options = {},
@@ -612,7 +613,7 @@ std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_en
 // Python's stream.hash_stream): a regular file at a known offset by hash_file (leaves on the device
 // options.devices names; the descriptor is then left at its end, which a buffered caller follows),
 // anything else by hash_stream_fd on the CPU, from in.read (on the reader thread) where there is no
-// descriptor. Errors as those functions'.
+// descriptor; options.variant as hash_file's, for both. Errors as those functions'.
 std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
                                size_t out_len, const PipelineOptions& options = {}, FileHashStats* stats = nullptr);
 
@@ -632,6 +633,9 @@ inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // place from its page-locked memory), the values of one block absorbed while the next block's
 // leaves hash, so the digest is create_hash's for the same bytes. options.progress gets the bytes
 // hashed so far and options.cancelled is polled between blocks (engine::Cancelled).
+// options.variant names a CPU variant of the hash (hash.hpp hash_variants) when not "": that
+// variant's one context then hashes every byte on the CPU, a tree's leaves included (what
+// gpucrypt.new(name, variant=...) would compute; the devices' leaf kernels are not that variant).
 // std::invalid_argument for a descriptor that is not a regular file, a tree given more than one device, and
 // the hash's own errors (name, parameters, out_len); DeviceError for a device that cannot run;
 // FileError for a read error.

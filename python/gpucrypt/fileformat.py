@@ -399,12 +399,12 @@ _plaintext_len = _native.format_plaintext_len
 
 
 def _pipeline(workers: tuple, job_size, variant, progress, cancel) -> tuple:
-    """The native pipelines' arguments (devices, cpu_share with -1 for auto, job_len, variant,
-    progress, cancelled) from `workers`, stream.resolve_devices' (devices, share) answer."""
-    from gpucrypt import stream
+    """The native pipelines' arguments (devices, cpu_share, job_len, variant, progress, cancelled)
+    from `workers`, stream.resolve_devices' (devices, share) answer, whose share the bindings take
+    as it is ("auto", a float, or None for auto)."""
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    return (workers[0], stream.native_cpu_share(workers[1]), job_size or 0, variant or "", progress,
+    return (workers[0], workers[1], job_size or 0, variant or "", progress,
             cancel.is_set if cancel is not None else None)
 
 

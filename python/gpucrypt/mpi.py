@@ -622,9 +622,8 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
                     os.pwrite(out_fd, header_bytes, 0)
             run_chunks = _native.format_seal_file_chunks if sealing else _native.format_open_file_chunks
             native, failed = run_chunks(in_fd, 0 if sealing else header_len, out_fd, header_len if sealing else 0,
-                                        key, chunk_len, plaintext_len, first, count, devices,
-                                        stream.native_cpu_share(share),
-                                        job_len, variant or "", None, None, input_path, output_path)
+                                        key, chunk_len, plaintext_len, first, count, devices, share, job_len,
+                                        variant or "", None, None, input_path, output_path)
             ctx.fault("read")
             ctx.fault("write")
             if failed is not None:

@@ -1216,13 +1216,16 @@ class ChainingValueAbsorber {
 // it); a tree hash (ParallelHash, KangarooTwelve) its head to its final node, then blocks of whole
 // leaves (but the last) on one device (leaf_device), each block's chaining values absorbed on a
 // thread of their own while the next block's leaves hash, the last block's tail after them. The
-// digest is create_hash's for the same bytes. What hash_file and hash_stream_fd share.
+// digest is create_hash's for the same bytes. A named CPU variant (options.variant) hashes
+// everything in that variant's one context, a tree's leaves too: the caller asked for that code,
+// and the leaf kernels are the devices' own. What hash_file and hash_stream_fd share.
 class BlockHasher {
  public:
   BlockHasher(std::string_view name, const hash::HashParams& params, const PipelineOptions& options)
-      : name_(name), params_(params), context_(hash::create_hash(name, params)) {  // checks name and parameters
+      : name_(name), params_(params),
+        context_(hash::create_hash(name, params, options.variant)) {  // checks name, parameters and variant
     try {
-      tree_ = hash::tree_shape(name, params);  // only the tree hashes have one
+      if (options.variant.empty()) tree_ = hash::tree_shape(name, params);  // only the tree hashes have one
     } catch (const std::invalid_argument&) {
     }
     if (tree_) {

@@ -371,6 +371,23 @@ void hash_file_equals_the_in_memory_hash() {
   std::vector<uint8_t> expected(32);
   context->finalize(expected.data(), 32);
   check(format::hash_file(fd, 0, "kt128", {}, 32, {}, 2) == expected, "kt128 after the stopped hashes");
+  // A named CPU variant (options.variant) hashes every byte in that variant's one context, a tree's
+  // leaves too, on the CPU; one that does not exist is refused before any read.
+  for (const std::string name : {"sha3-256", "kt128"}) {
+    format::PipelineOptions options;
+    options.variant = "keccak_portable";
+    auto portable = hash::create_hash(name, {}, "keccak_portable");
+    portable->update(data.data(), data.size());
+    std::vector<uint8_t> wanted(32);
+    portable->finalize(wanted.data(), 32);
+    format::FileHashStats stats;
+    check(format::hash_file(fd, 0, name, {}, 32, options, 2, &stats) == wanted && stats.device == "cpu" &&
+              stats.bytes == data.size(),
+          name + " in the variant keccak_portable");
+    options.variant = "no_such_variant";
+    check(throws_invalid_argument([&] { format::hash_file(fd, 0, name, {}, 32, options, 2); }),
+          name + ": an unknown variant is refused");
+  }
   ::close(fd);
   int pipe_fds[2];
   check(::pipe(pipe_fds) == 0, "pipe");
