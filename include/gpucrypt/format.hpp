@@ -698,6 +698,10 @@ class AtomicOutput {
   // The named temporary file's path ("" when it is anonymous or in place): where other processes
   // write their share (the MPI mode's ranks, which open it by name; they pass anonymous = false).
   const std::string& temp_path() const { return temp_path_; }
+  // Every byte of `data` at the descriptor's position (short counts followed, EINTR retried): what
+  // a caller writing in order uses, so that a full disk or quota (ENOSPC, EDQUOT, EFBIG) and every
+  // other failure is a PathError naming PATH as given, never the temporary file.
+  void write(ByteSpan data);
   void commit();
   void discard() noexcept;
 

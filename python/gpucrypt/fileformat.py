@@ -25,7 +25,7 @@ so they are dropped.
 from __future__ import annotations
 
 import contextlib
-import errno
+import io
 import os
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
@@ -503,8 +503,9 @@ def _as_source(data) -> memoryview:
 # AtomicOutput, src/format/file_output.cpp; docs/file-format.md "Plaintext release"): the
 # temporary file (anonymous where the file system allows), its name and the clean-up of stale
 # ones, fsync of the file and its directory, overwrite or not, following symlinks, writing devices,
-# FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error naming the
-# path the user gave. What stays here is the Python file object over its descriptor.
+# FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error, a write's
+# (a full disk) among them, naming the path the user gave. What stays here is Python's buffer over
+# that writer.
 
 
 def _anonymous_files_work() -> bool:
@@ -526,27 +527,10 @@ def output_exists(dst_path: Union[str, os.PathLike]) -> bool:
     return _native.format_output_exists(os.fspath(dst_path))
 
 
-def _output_file(fd: int) -> BinaryIO:
-    """The Python file over the output's descriptor, which the library owns; tests replace this to inject faults."""
-    return os.fdopen(fd, "wb", closefd=False)
-
-
-def _named(exc: OSError, shown_path: str) -> OSError:
-    """The same error, naming the path the user gave (errors of a descriptor carry no name)."""
-    return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path) if exc.errno else exc
-
-
-@contextlib.contextmanager
-def _full_output_named(shown_path: str) -> Iterator[None]:
-    """A write that found the disk full (or the quota spent) went to an open descriptor and
-    carries no file name: name the output the user gave. Other errors of the block may be the
-    input's, so they keep their own words."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            raise _named(exc, shown_path) from None
-        raise
+def _output_file(output) -> BinaryIO:
+    """The Python file over the library's writer (_native.AtomicOutput, which the file pipelines
+    also write by its descriptor); tests replace this to inject faults."""
+    return io.BufferedWriter(output)
 
 
 @contextlib.contextmanager
@@ -570,18 +554,12 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True, 
     file is never replaced (FileExistsError). Errors name `dst_path` as given, never a temporary
     or resolved name; a directory is refused.
     """
-    shown_path = os.fspath(dst_path)
-    output = _native.AtomicOutput(shown_path, overwrite, -1 if mode is None else mode, _input_fd,
+    output = _native.AtomicOutput(os.fspath(dst_path), overwrite, -1 if mode is None else mode, _input_fd,
                                   _anonymous_files_work())
     try:
-        # The namer outermost: closing the file after a failed write flushes what is left in its
-        # buffer, and that second, unnamed error is the one that comes out.
-        with _full_output_named(shown_path), _output_file(output.fd) as stream:
+        # Closing flushes the last buffered bytes, through the library's writer like every write.
+        with _output_file(output) as stream:
             yield stream
-            try:
-                stream.flush()        # the last buffered bytes: only the output can fail here
-            except OSError as exc:
-                raise _named(exc, shown_path) from None
         output.commit()
     finally:
         output.discard()

@@ -547,12 +547,15 @@ class PythonInput {
 
 // A Python file object as an OutputEnd: nowhere when it says `discards_output` (decrypt --check:
 // authenticate, keep nothing); its descriptor where it has one, after flushing what the caller wrote
-// before (a header: the descriptor's offset is then real); else its write() (python_writer).
+// before (a header: the descriptor's offset is then real); else its write() (python_writer). Over
+// the library's AtomicOutput (fileformat.atomic_output), the output's errors name its path as given.
 class PythonOutput {
  public:
   explicit PythonOutput(nb::handle destination) : destination_(nb::borrow<nb::object>(destination)) {
     end_.discard = truthy(nb::getattr(destination, "discards_output", nb::bool_(false)));
     if (end_.discard) return;
+    format::AtomicOutput* atomic = nullptr;
+    if (nb::try_cast(raw_of(destination), atomic) && atomic != nullptr) name_ = atomic->path();
     end_.fd = descriptor_of(destination);
     if (end_.fd < 0) {
       end_.write = python_writer(destination);
@@ -562,12 +565,14 @@ class PythonOutput {
     end_.offset = offset_of(destination);
   }
   const format::OutputEnd& end() const { return end_; }
+  const std::string& name() const { return name_; }
   void follow() const {
     if (end_.fd >= 0) destination_.attr("seek")(::lseek(end_.fd, 0, SEEK_CUR));
   }
 
  private:
   nb::object destination_;
+  std::string name_;  // "": the caller names the output's errors (stdout: the CLI)
   format::OutputEnd end_;
 };
 
@@ -587,7 +592,7 @@ nb::tuple run_ends(bool sealing, nb::handle source, nb::handle destination, nb::
   const PythonInput in(source, unit_len);
   const PythonOutput out(destination);
   const bool positional = format::ends_by_offset(in.end(), out.end());
-  nb::tuple result = run_file_released(options, progress_in_steps(progress, unit_len), cancelled, in.name(), "", [&] {
+  nb::tuple result = run_file_released(options, progress_in_steps(progress, unit_len), cancelled, in.name(), out.name(), [&] {
     return sealing ? format::seal_ends(in.end(), out.end(), header_span, key_view.span(), chunk_len, options)
                    : format::open_ends(in.end(), out.end(), key_view.span(), chunk_len, options);
   });

@@ -4,7 +4,10 @@
 // small jobs are in flight; a tampered chunk yields DecryptionError for it, its released_len, and
 // zeros after the authenticated prefix; bad lengths and overlapping buffers are refused. The
 // streaming ChunkStream writes the same files and reads them back, job by job.
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -872,10 +875,77 @@ void hash_ends_takes_a_file_or_a_reader() {
             stats.device == "cpu",
         "hash_ends through a reader, on the CPU");
 }
+
+// AtomicOutput::write: every byte at the descriptor's position, the output appearing whole at
+// commit(); a failed write (a full device, a file size limit on the temporary file) is a PathError
+// naming the path given, never the temporary, and discard() leaves nothing; no write after the end.
+void atomic_output_writes_and_names_its_errors() {
+  char directory[] = "/tmp/gpucrypt-atomic-write-XXXXXX";
+  check(::mkdtemp(directory) != nullptr, "mkdtemp");
+  const std::string target = std::string(directory) + "/out";
+  const auto data = random_bytes(100000, 3);
+  for (const bool anonymous : {true, false}) {
+    ::unlink(target.c_str());
+    format::AtomicOutput out(target, {true, -1, -1, anonymous});
+    out.write(ByteSpan(data.data(), 1000));
+    out.write(ByteSpan(data.data() + 1000, data.size() - 1000));
+    check(::access(target.c_str(), F_OK) != 0, "nothing at the target before commit");
+    out.commit();
+    std::vector<uint8_t> back(data.size() + 1);
+    const int fd = ::open(target.c_str(), O_RDONLY);
+    check(fd >= 0 && ::read(fd, back.data(), back.size()) == ssize_t(data.size()) &&
+              std::equal(data.begin(), data.end(), back.begin()),
+          std::string("the written bytes, committed (") + (anonymous ? "anonymous" : "named") + ")");
+    ::close(fd);
+    bool refused = false;
+    try {
+      out.write(ByteSpan(data.data(), 1));
+    } catch (const std::logic_error&) {
+      refused = true;
+    }
+    check(refused, "no write after commit");
+  }
+  auto failure_of = [&](const std::string& path, bool anonymous) -> std::pair<int, std::string> {
+    try {
+      format::AtomicOutput out(path, {true, -1, -1, anonymous});
+      out.write(ByteSpan(data.data(), data.size()));
+      out.commit();
+    } catch (const format::PathError& error) {
+      return {error.code().value(), error.path()};
+    }
+    return {0, ""};
+  };
+  if (::access("/dev/full", W_OK) == 0) {
+    const auto [code, path] = failure_of("/dev/full", true);
+    check(code == ENOSPC && path == "/dev/full", "a full device: ENOSPC naming /dev/full, got " + path);
+  }
+  // A file size limit (SIGXFSZ ignored: EFBIG instead) meets the temporary file's write.
+  struct rlimit before {};
+  ::getrlimit(RLIMIT_FSIZE, &before);
+  struct rlimit small = before;
+  small.rlim_cur = 4096;
+  void (*old_handler)(int) = ::signal(SIGXFSZ, SIG_IGN);
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  const std::string other = std::string(directory) + "/limited";
+  for (const bool anonymous : {true, false}) {
+    const auto [code, path] = failure_of(other, anonymous);
+    check(code == EFBIG && path == other, "a file size limit: EFBIG naming the target, got " + path);
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  ::signal(SIGXFSZ, old_handler);
+  DIR* listing = ::opendir(directory);
+  int entries = 0;
+  while (const dirent* entry = ::readdir(listing)) entries += entry->d_name[0] != '.' || std::strlen(entry->d_name) > 2;
+  ::closedir(listing);
+  check(entries == 1, "only the committed output is left (no temporary, no partial target)");
+  ::unlink(target.c_str());
+  ::rmdir(directory);
+}
 }  // namespace
 
 int main() {
   hash_file_equals_the_in_memory_hash();
+  atomic_output_writes_and_names_its_errors();
   direct_input_reads_the_same_files();
 #if defined(GPUCRYPT_WITH_OPENSSL)
   round_trips();
