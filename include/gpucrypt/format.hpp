@@ -73,9 +73,12 @@ struct Layout {
   std::pair<uint64_t, uint64_t> plaintext_range(uint64_t first, uint64_t count) const;
   std::pair<uint64_t, uint64_t> sealed_range(uint64_t first, uint64_t count) const;
 };
-// The layout of an encrypted file of file_len bytes; DecryptionError when no valid file has that
-// length (the final chunk missing or shorter than its tag).
-Layout layout_for_file(uint64_t file_len, uint32_t chunk_len);
+// The layout of an encrypted file of file_len bytes whose header is header_len bytes (version 1's
+// 80; version 2's recipient stanzas lengthen it, and the chunks follow whatever header there is;
+// the Layout's own file_len() counts version 1's): FormatError when the file is shorter than that
+// header, DecryptionError when no valid file has that length (the final chunk missing or shorter
+// than its tag).
+Layout layout_for_file(uint64_t file_len, uint32_t chunk_len, uint64_t header_len = kHeaderLen);
 void check_chunk_len(uint64_t chunk_len);
 
 // The cipher suites (docs/file-format.md, the header's suite byte): only 1, AES-256-GCM. A new suite

@@ -367,10 +367,13 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
 Layout = _native.FormatLayout
 
 
-def layout_for_file(file_len: int, chunk_size: int) -> Layout:
-    """The layout of a version 1 file of `file_len` bytes; DecryptionError when no file has that
-    length (the final chunk missing or shorter than its tag: a truncated file)."""
-    return Layout(chunk_size, _plaintext_len(file_len, chunk_size))
+def layout_for_file(file_len: int, chunk_size: int, header_len: int = HEADER_LEN) -> Layout:
+    """The layout of a file of `file_len` bytes whose header is `header_len` bytes (version 1's 80
+    by default; a version 2 header's stanzas lengthen it): the library's rule (format.hpp
+    layout_for_file). DecryptionError (released_len 0: no chunk was opened) when no file has that
+    length (the final chunk missing or shorter than its tag: a truncated file), FormatError when
+    it is shorter than its header."""
+    return _native.format_layout_for_file(file_len, chunk_size, header_len)
 
 
 # Chunks first .. first + count - 1 sealed from exactly their plaintext into `out` as they lie in
@@ -391,11 +394,6 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
     # Version 2's fixed part and MAC take version 1's 80 bytes (48 + 32): its stanzas are the extra.
     stanzas_len = recipients.key_set(key_material).stanza_len() if recipients.is_key_set(key_material) else 0
     return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
-
-
-# The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no chunk was
-# opened) when no file has that length (the library's layout rule, format.hpp layout_for_file).
-_plaintext_len = _native.format_plaintext_len
 
 
 def _pipeline(workers: tuple, job_size, variant, progress, cancel) -> tuple:
@@ -479,8 +477,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     key = _open_header(header, key_material, max_scrypt_log2n)
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
-        # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
-        plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
+        plaintext_len = layout_for_file(len(source), header.chunk_size, header.length).plaintext_len
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
                                                                  source[header.length:], out, *pipeline)
     finally:

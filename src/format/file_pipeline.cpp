@@ -520,8 +520,7 @@ FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offs
   }
   if (body_offset > file_len)
     throw DecryptionError("file truncated: it ends inside its header", 0);
-  // layout_for_file counts the 80-byte header of version 1; the body is what follows any header.
-  const Layout layout = layout_for_file(file_len - body_offset + kHeaderLen, chunk_len);
+  const Layout layout = layout_for_file(file_len, chunk_len, body_offset);
   if (!discard) reserve_output(out_fd, out_offset + layout.plaintext_len);
   FileRun run;
   try {

@@ -59,8 +59,8 @@
 //     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
 //   format_suite_name(suite) -> "AES-256-GCM"; format_suite_of_aead(aead_name) -> 1 (FormatError for others).
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
-//   format_plaintext_len(file_len, chunk_len) -> plaintext length; DecryptionError when no file has that
-//     length (format.hpp's layout_for_file).
+//   format_layout_for_file(file_len, chunk_len, header_len=80) -> FormatLayout; DecryptionError when no
+//     file has that length, FormatError when it is shorter than its header (format.hpp's layout_for_file).
 //   Progress is progress(n) with the bytes done since its last call (format_seal_ends / format_open_ends:
 //   once per chunk, n its input bytes; format_seal_file and the chunk ranges: the input bytes done so far).
 //   Both call progress and cancelled() -> bool with the GIL, on the calling
@@ -966,9 +966,10 @@ void register_format_bindings(nb::module_& m) {
     format::check_chunk_len(chunk_len);
     return format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len}.file_len();
   }, nb::arg("plaintext_len"), nb::arg("chunk_len"));
-  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) {
-    return format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len;
-  }, nb::arg("file_len"), nb::arg("chunk_len"));
+  m.def("format_layout_for_file", [](uint64_t file_len, uint64_t chunk_len, uint64_t header_len) {
+    format::check_chunk_len(chunk_len);
+    return format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len), header_len);
+  }, nb::arg("file_len"), nb::arg("chunk_len"), nb::arg("header_len") = format::kHeaderLen);
   nb::class_<PyChunkStream>(m, "FormatStream")
       .def(nb::init<std::string_view, nb::handle, uint32_t, std::vector<std::string>, nb::handle, uint64_t, std::string,
                     nb::object, nb::object>(),

@@ -138,6 +138,27 @@ void bad_arguments() {
   format::PipelineOptions no_devices;
   no_devices.devices.clear();
   check(throws_invalid_argument([&] { format::seal_body(kKey, layout, plaintext, body, no_devices); }), "no device");
+  // layout_for_file after a header of any length (version 2's stanzas): the same chunks after it.
+  const uint64_t longer = format::kHeaderLen + 300;
+  check(format::layout_for_file(layout.file_len() + 300, kChunkLen, longer).plaintext_len == plaintext.size() &&
+            format::layout_for_file(layout.file_len(), kChunkLen).plaintext_len == plaintext.size(),
+        "layout_for_file after an 80-byte and a 380-byte header");
+  std::string why;
+  try {
+    format::layout_for_file(layout.file_len() + 300 - format::kTagLen, kChunkLen, longer);
+  } catch (const format::DecryptionError& error) {
+    why = error.what();
+  }
+  check(why.find("the final chunk is missing") != std::string::npos, "a missing final chunk after a longer header: " + why);
+  why.clear();
+  try {
+    format::layout_for_file(longer - 1, kChunkLen, longer);
+  } catch (const format::DecryptionError&) {
+    why = "DecryptionError";
+  } catch (const format::FormatError& error) {
+    why = error.what();
+  }
+  check(why == "file shorter than its 380-byte header", "a file shorter than its header: " + why);
 }
 
 // ChunkStream: the pipeline fed job by job. `job_chunks` lists each job's whole input units
