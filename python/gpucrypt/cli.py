@@ -204,9 +204,9 @@ STANDARD_OUTPUT = "standard output"   # how errors name stdout, which has no pat
 
 @contextlib.contextmanager
 def _full_output_named(shown_path: str) -> Iterator[None]:
-    """A write that found the disk full (or the quota spent) went to an open descriptor and
-    carries no file name: name the output the user gave. Other errors of the block may be the
-    input's, so they keep their own words."""
+    """A write that found the disk full (or the quota spent) went to a descriptor with no file
+    name (standard output's: every -o FILE names its own errors): name it `shown_path`. Other
+    errors of the block may be the input's, so they keep their own words."""
     try:
         yield
     except OSError as exc:
