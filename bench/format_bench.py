@@ -96,8 +96,8 @@ def staging_of(device):
     """(job length, page-locked) of the staging buffers the format's streams use on `device`: read
     off a FormatStream, the library's own choice."""
     devices, share = stream.resolve_devices(device)
-    probe = _native.FormatStream("seal", bytes(32), fileformat.DEFAULT_CHUNK_SIZE, devices,
-                                 -1.0 if share == "auto" else float(share), 0, "", lambda *_: None, None)
+    probe = _native.FormatStream("seal", bytes(32), fileformat.DEFAULT_CHUNK_SIZE, devices, share, 0, "",
+                                 lambda *_: None, None)
     try:
         return probe.chunks_per_job * probe.input_unit_len, any(is_gpu(device) for device in devices)
     finally:

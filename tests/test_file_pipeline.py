@@ -8,6 +8,7 @@ a killed process, a file open for appending.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -176,7 +177,7 @@ def test_native_refuses_what_is_not_a_regular_file(tmp_path):
     try:
         with open(tmp_path / "out", "wb") as dst:
             with pytest.raises(ValueError, match="not a regular file"):
-                _native.format_seal_file(read_end, 0, dst.fileno(), 0, b"h" * HEADER_LEN, KEY, CHUNK, ["cpu"], -1.0,
+                _native.format_seal_file(read_end, 0, dst.fileno(), 0, b"h" * HEADER_LEN, KEY, CHUNK, ["cpu"], "auto",
                                          0, "", None, None, "in", "out")
     finally:
         os.close(read_end)
@@ -213,6 +214,39 @@ def test_full_disk_fails_at_once_and_leaves_nothing(tmp_path, small_tmpfs, direc
     assert os.listdir(small_tmpfs) == []
     assert os.statvfs(small_tmpfs).f_bfree == os.statvfs(small_tmpfs).f_blocks   # no space held
     assert (tmp_path / "plain").read_bytes() == plaintext  # the input untouched
+
+
+@pytest.mark.parametrize("anonymous", [True, False])
+def test_full_disk_through_atomic_output_names_the_output(tmp_path, small_tmpfs, monkeypatch, anonymous):
+    """A full disk met by atomic_output's own writes (Python's buffer over the library's
+    AtomicOutput::write) or by the streaming pipeline writing its descriptor (a pipe's input) is
+    named by the path the user gave, never by the temporary file (anonymous or named); nothing is
+    left and no space is held."""
+    monkeypatch.setattr(fileformat, "_anonymous_files_work", lambda: anonymous)
+    target = small_tmpfs / "out"
+    with pytest.raises(OSError) as failure:
+        with fileformat.atomic_output(target) as stream:
+            for _ in range(4):
+                stream.write(bytes(1 << 20))
+    assert failure.value.errno == errno.ENOSPC and failure.value.filename == str(target)
+    assert "gpucrypt-tmp" not in str(failure.value)
+    assert os.listdir(small_tmpfs) == []
+    reader, writer = os.pipe()
+
+    def feed():
+        with contextlib.suppress(BrokenPipeError), open(writer, "wb") as sink:
+            sink.write(os.urandom(4 << 20))
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    with open(reader, "rb") as source, pytest.raises(OSError) as failure:
+        with fileformat.atomic_output(target) as sink:
+            fileformat.encrypt_stream(source, sink, KEY, device="cpu", chunk_size=1 << 16)
+    feeder.join()
+    assert failure.value.errno == errno.ENOSPC and failure.value.filename == str(target)
+    assert "gpucrypt-tmp" not in str(failure.value)
+    assert os.listdir(small_tmpfs) == []
+    assert os.statvfs(small_tmpfs).f_bfree == os.statvfs(small_tmpfs).f_blocks
 
 
 def test_cli_full_disk_is_one_line(tmp_path, small_tmpfs):
@@ -302,7 +336,7 @@ def test_native_refuses_the_input_as_its_own_output(tmp_path):
     os.link(tmp_path / "plain", tmp_path / "link")
     with open(tmp_path / "plain", "rb") as src, open(tmp_path / "link", "r+b") as dst:
         with pytest.raises(ValueError, match="the input file itself"):
-            _native.format_seal_file(src.fileno(), 0, dst.fileno(), 0, b"h" * HEADER_LEN, KEY, CHUNK, ["cpu"], -1.0,
+            _native.format_seal_file(src.fileno(), 0, dst.fileno(), 0, b"h" * HEADER_LEN, KEY, CHUNK, ["cpu"], "auto",
                                      0, "", None, None, "in", "out")
     assert (tmp_path / "plain").read_bytes() == plaintext
 
@@ -319,14 +353,14 @@ def test_chunk_ranges_make_the_same_file_as_one_call(tmp_path):
         dst.flush()
         for first, count in ((0, 10), (10, 1), (11, num_chunks - 11)):
             stats, failure = _native.format_seal_file_chunks(src.fileno(), 0, dst.fileno(), HEADER_LEN, payload_key,
-                                                             CHUNK, len(plaintext), first, count, ["cpu"], -1.0, 0, "",
+                                                             CHUNK, len(plaintext), first, count, ["cpu"], "auto", 0, "",
                                                              None, None, "in", "out")
             assert failure is None
     assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=KEY) == plaintext
     with open(tmp_path / "sealed", "rb") as src, open(tmp_path / "opened", "wb") as dst:
         for first, count in ((20, num_chunks - 20), (0, 20)):
             _, failure = _native.format_open_file_chunks(src.fileno(), HEADER_LEN, dst.fileno(), 0, payload_key,
-                                                         CHUNK, len(plaintext), first, count, ["cpu"], -1.0, 0, "",
+                                                         CHUNK, len(plaintext), first, count, ["cpu"], "auto", 0, "",
                                                          None, None, "in", "out")
             assert failure is None
     assert (tmp_path / "opened").read_bytes() == plaintext

@@ -873,22 +873,17 @@ def test_disk_full_leaves_nothing(tmp_path, monkeypatch, limit, direction):
     assert _snapshot(source) == before
 
 
-def test_disk_full_names_the_output(tmp_path, monkeypatch):
-    """A full disk is reported against the output path the user gave, not a bare strerror."""
-    (tmp_path / "plain").write_bytes(os.urandom(4000))
-    real_output_file = fileformat._output_file
-    monkeypatch.setattr(fileformat, "_output_file", lambda fd: DiskFullAfter(real_output_file(fd), 100))
-    with pytest.raises(OSError) as info:
-        fileformat.encrypt_file(tmp_path / "plain", tmp_path / "out", KEY, chunk_size=256)
-    assert info.value.errno == errno.ENOSPC and info.value.filename == str(tmp_path / "out")
-
-
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
 def test_full_device_names_the_output(tmp_path):
     """A device written in place (/dev/full: every write fails with ENOSPC) is named too."""
     (tmp_path / "plain").write_bytes(os.urandom(200_000))
     with pytest.raises(OSError) as info:
         fileformat.encrypt_file(tmp_path / "plain", "/dev/full", KEY)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
+    # Written by the caller through atomic_output (the library's AtomicOutput::write), the same.
+    with pytest.raises(OSError) as info:
+        with fileformat.atomic_output("/dev/full") as stream:
+            stream.write(bytes(100))
     assert info.value.errno == errno.ENOSPC and info.value.filename == "/dev/full"
 
 

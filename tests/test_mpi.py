@@ -165,6 +165,14 @@ def test_layout_is_the_librarys_rule():
     assert fileformat.layout_for_file(layout.file_len, CHUNK).plaintext_len == 4 * CHUNK
     with pytest.raises(ValueError, match="chunk size 8 is outside"):
         fileformat.Layout(8, 100)
+    # A longer header (version 2's stanzas): the chunks follow it, whatever its length.
+    assert fileformat.layout_for_file(layout.file_len + 300, CHUNK, fileformat.HEADER_LEN + 300).plaintext_len == \
+        4 * CHUNK
+    with pytest.raises(fileformat.DecryptionError, match="fewer than its 16-byte tag"):
+        fileformat.layout_for_file(layout.file_len + 300, CHUNK, fileformat.HEADER_LEN + 305)
+    with pytest.raises(fileformat.FormatError, match="shorter than its 400-byte header") as short:
+        fileformat.layout_for_file(399, CHUNK, 400)
+    assert not isinstance(short.value, fileformat.DecryptionError)
 
 
 def test_mpi_options_need_mpi(tmp_path, key_file):

@@ -205,6 +205,10 @@ def test_files_and_buffers(tmp_path):
     assert len(blob) == fileformat.encrypted_len(len(data), fileformat.DEFAULT_CHUNK_SIZE, [ALICE.recipient()])
     assert fileformat.decrypt_buffer(blob, ALICE, device="cpu") == data
     assert unseal(blob, ALICE) == data and spec_decrypt_v2(blob, [str(ALICE)]) == data
+    # Cut after a whole chunk: the library's layout after this header's length finds the final chunk missing.
+    body_at = fileformat.parse_header(blob).length
+    with pytest.raises(fileformat.DecryptionError, match="final chunk is missing"):
+        fileformat.decrypt_buffer(blob[:body_at + 2 * (fileformat.DEFAULT_CHUNK_SIZE + fileformat.TAG_LEN)], ALICE)
     assert fileformat.decrypt_buffer(sealed.read_bytes(), CAROL, device="cpu") == data
 
 

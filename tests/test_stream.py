@@ -215,6 +215,34 @@ def test_resolve_devices_errors(monkeypatch):
         stream.resolve_devices("cuda:0", "cpu")
 
 
+def test_device_lists_and_shares_as_python_holds_them(monkeypatch):
+    """select_devices takes the devices as text or any iterable of names and the share as None, text
+    or a number (the library's one parser reads it, module.cpp); the pipelines take the share
+    select_devices answers, "auto" or a float, as it is (scheduler_callbacks.hpp cpu_share_of)."""
+    monkeypatch.setattr(stream, "cuda_available", lambda: False)
+    assert stream.plan_devices("auto", (name for name in ["cuda:0", "cuda:1"]), 1) == (["cuda:0", "cuda:1", "cpu"], 1.0)
+    assert stream.plan_devices("auto", ("cuda:0",), " auto ") == (["cuda:0", "cpu"], "auto")
+    with pytest.raises(TypeError):
+        stream.plan_devices("auto", ["cuda:0", 1])
+    assert [stream.parse_cpu_share(value) for value in (None, "", "auto", 0, 0.25, "1")] == [None, None, "auto", 0.0,
+                                                                                           0.25, 1.0]
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        stream.parse_cpu_share(-0.5)
+    with pytest.raises(ValueError, match="cpu_share"):
+        stream.parse_cpu_share(True)
+    data = os.urandom(1 << 16)
+    expected = gpucrypt.Cipher("aes-128-ctr", KEY[:16], bytes(16), padding=False).encrypt(data)
+    for share in ("auto", None, 1.0, 1):
+        out = bytearray(len(data))
+        gpucrypt._native.transform_range("aes-128-ctr", True, KEY[:16], bytes(16), "", data, out, ["cpu"], share,
+                                         0, 0, 0, None, None)
+        assert out == expected
+    for bad in (1.5, "most", True):
+        with pytest.raises(ValueError, match="cpu_share"):
+            gpucrypt._native.transform_range("aes-128-ctr", True, KEY[:16], bytes(16), "", data, bytearray(len(data)),
+                                             ["cpu"], bad, 0, 0, 0, None, None)
+
+
 # ----------------------------------------------------------------------------- constant-time default
 
 def test_constant_time_variant_choice():
@@ -730,8 +758,41 @@ def test_in_memory_sources_hash_through_the_library_reader():
     with pytest.raises(OSError, match="the source went away") as failure:
         stream.hash_stream("sha3-256", _ReadOnlySource(data, good=50000), read_size=4096)
     assert failure.value.errno == errno.EIO
-    # A chosen variant is hashed here, by gpucrypt.new's object.
+    # A chosen variant is the library's too (format.hpp hash_ends, options.variant): every byte in that variant.
     assert stream.hash_stream("sha3-256", io.BytesIO(data), variant="keccak_portable") == hashlib.sha3_256(data).digest()
+
+
+def test_a_named_hash_variant_hashes_every_byte_in_the_library(tmp_path):
+    """hash_ends with a CPU variant (format.hpp hash_file / hash_stream_fd, options.variant): a
+    regular file, a pipe and a source in memory, a tree hash's leaves included, all on the CPU in
+    that variant; a variant that cannot compute the hash is refused before any read; an XOF with
+    no length is refused before any read too."""
+    data = os.urandom(300_000)
+    path = tmp_path / "data"
+    path.write_bytes(data)
+    for name, length in (("sha3-256", None), ("kt128", 64), ("parallelhash128", 32), ("shake256", 40)):
+        expected = gpucrypt.new(name, data).digest(length) if length else gpucrypt.new(name, data).digest()
+        stats = StreamStats()
+        assert stream.hash_file(name, path, length, variant="keccak_portable", stats=stats, read_size=65536) == expected
+        assert list(stats.devices) == ["cpu"] and stats.bytes_in == len(data)
+        with open(path, "rb") as source:
+            source.read(10)   # a buffered reader ahead: the library follows it
+            assert stream.hash_stream(name, source, length, variant="keccak_portable") == \
+                (gpucrypt.new(name, data[10:]).digest(length) if length else gpucrypt.new(name, data[10:]).digest())
+            assert source.read() == b""
+        reader, writer = os.pipe()
+        feeder = threading.Thread(target=lambda: (os.write(writer, data), os.close(writer)))
+        feeder.start()
+        with open(reader, "rb") as source:
+            assert stream.hash_stream(name, source, length, variant="keccak_portable") == expected
+        feeder.join()
+    source = io.BytesIO(data)
+    with pytest.raises(ValueError, match="variant"):
+        stream.hash_stream("sha3-256", source, variant="no_such_variant")
+    assert source.tell() == 0
+    with pytest.raises(TypeError, match="needs length="):
+        stream.hash_stream("shake128", source)
+    assert source.tell() == 0
 
 
 @pytest.mark.parametrize("name", ["aes-256-cbc", "aes-128-cfb", "aes-128-ofb"])

@@ -73,9 +73,12 @@ struct Layout {
   std::pair<uint64_t, uint64_t> plaintext_range(uint64_t first, uint64_t count) const;
   std::pair<uint64_t, uint64_t> sealed_range(uint64_t first, uint64_t count) const;
 };
-// The layout of an encrypted file of file_len bytes; DecryptionError when no valid file has that
-// length (the final chunk missing or shorter than its tag).
-Layout layout_for_file(uint64_t file_len, uint32_t chunk_len);
+// The layout of an encrypted file of file_len bytes whose header is header_len bytes (version 1's
+// 80; version 2's recipient stanzas lengthen it, and the chunks follow whatever header there is;
+// the Layout's own file_len() counts version 1's): FormatError when the file is shorter than that
+// header, DecryptionError when no valid file has that length (the final chunk missing or shorter
+// than its tag).
+Layout layout_for_file(uint64_t file_len, uint32_t chunk_len, uint64_t header_len = kHeaderLen);
 void check_chunk_len(uint64_t chunk_len);
 
 // The cipher suites (docs/file-format.md, the header's suite byte): only 1, AES-256-GCM. A new suite
@@ -602,7 +605,8 @@ FileRun open_stream_fd(int in_fd, ByteSpan already_read, bool input_ended, const
 // The digest of everything readable from fd (after `already_read`, as above) with hash `name` on
 // the CPU: a reader thread reads blocks of options.job_len bytes (0: kHashStreamBlockLen) ahead of
 // the calling thread, which hashes them in order, calls options.progress with the bytes hashed so
-// far and polls options.cancelled (also while the input is slow). Errors as hash_file's.
+// far and polls options.cancelled (also while the input is slow). options.variant and errors as
+// hash_file's.
 inline constexpr uint64_t kHashStreamBlockLen = 4 << 20;
 std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
                                     const hash::HashParams& params, size_t out_len, const PipelineOptions& options = {},
@@ -612,7 +616,7 @@ std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_en
 // Python's stream.hash_stream): a regular file at a known offset by hash_file (leaves on the device
 // options.devices names; the descriptor is then left at its end, which a buffered caller follows),
 // anything else by hash_stream_fd on the CPU, from in.read (on the reader thread) where there is no
-// descriptor. Errors as those functions'.
+// descriptor; options.variant as hash_file's, for both. Errors as those functions'.
 std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
                                size_t out_len, const PipelineOptions& options = {}, FileHashStats* stats = nullptr);
 
@@ -632,6 +636,9 @@ inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // place from its page-locked memory), the values of one block absorbed while the next block's
 // leaves hash, so the digest is create_hash's for the same bytes. options.progress gets the bytes
 // hashed so far and options.cancelled is polled between blocks (engine::Cancelled).
+// options.variant names a CPU variant of the hash (hash.hpp hash_variants) when not "": that
+// variant's one context then hashes every byte on the CPU, a tree's leaves included (what
+// gpucrypt.new(name, variant=...) would compute; the devices' leaf kernels are not that variant).
 // std::invalid_argument for a descriptor that is not a regular file, a tree given more than one device, and
 // the hash's own errors (name, parameters, out_len); DeviceError for a device that cannot run;
 // FileError for a read error.
@@ -694,6 +701,10 @@ class AtomicOutput {
   // The named temporary file's path ("" when it is anonymous or in place): where other processes
   // write their share (the MPI mode's ranks, which open it by name; they pass anonymous = false).
   const std::string& temp_path() const { return temp_path_; }
+  // Every byte of `data` at the descriptor's position (short counts followed, EINTR retried): what
+  // a caller writing in order uses, so that a full disk or quota (ENOSPC, EDQUOT, EFBIG) and every
+  // other failure is a PathError naming PATH as given, never the temporary file.
+  void write(ByteSpan data);
   void commit();
   void discard() noexcept;
 

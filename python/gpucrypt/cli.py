@@ -136,9 +136,10 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             # A full disk or quota met by a write without a file name is standard output's: every
-            # -o FILE is named where it is written (fileformat.atomic_output), and stdout's writes
-            # (click.echo, the stream engine, the file pipeline into a redirected file) carry none.
-            with fileformat._full_output_named(STANDARD_OUTPUT):
+            # -o FILE names itself (the library's AtomicOutput under fileformat.atomic_output), and
+            # stdout's writes (click.echo, the stream engine, the file pipeline into a redirected
+            # file) carry none.
+            with _full_output_named(STANDARD_OUTPUT):
                 result = super().main(args, prog_name or "gpucrypt", complete_var,
                                       standalone_mode=False, **extra)
             exit_code = result if isinstance(result, int) else 0
@@ -199,6 +200,19 @@ def _quiet_after_broken_pipe() -> int:
 
 
 STANDARD_OUTPUT = "standard output"   # how errors name stdout, which has no path of the user's
+
+
+@contextlib.contextmanager
+def _full_output_named(shown_path: str) -> Iterator[None]:
+    """A write that found the disk full (or the quota spent) went to a descriptor with no file
+    name (standard output's: every -o FILE names its own errors): name it `shown_path`. Other
+    errors of the block may be the input's, so they keep their own words."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path) from None
+        raise
 _STDOUT_CLOSED = f"{STANDARD_OUTPUT} is closed; redirect it (> FILE) or use -o FILE"
 
 

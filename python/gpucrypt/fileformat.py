@@ -25,7 +25,7 @@ so they are dropped.
 from __future__ import annotations
 
 import contextlib
-import errno
+import io
 import os
 from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
@@ -367,10 +367,13 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
 Layout = _native.FormatLayout
 
 
-def layout_for_file(file_len: int, chunk_size: int) -> Layout:
-    """The layout of a version 1 file of `file_len` bytes; DecryptionError when no file has that
-    length (the final chunk missing or shorter than its tag: a truncated file)."""
-    return Layout(chunk_size, _plaintext_len(file_len, chunk_size))
+def layout_for_file(file_len: int, chunk_size: int, header_len: int = HEADER_LEN) -> Layout:
+    """The layout of a file of `file_len` bytes whose header is `header_len` bytes (version 1's 80
+    by default; a version 2 header's stanzas lengthen it): the library's rule (format.hpp
+    layout_for_file). DecryptionError (released_len 0: no chunk was opened) when no file has that
+    length (the final chunk missing or shorter than its tag: a truncated file), FormatError when
+    it is shorter than its header."""
+    return _native.format_layout_for_file(file_len, chunk_size, header_len)
 
 
 # Chunks first .. first + count - 1 sealed from exactly their plaintext into `out` as they lie in
@@ -393,18 +396,13 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
     return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
 
 
-# The plaintext length of a file of `file_len` bytes; DecryptionError (released_len 0: no chunk was
-# opened) when no file has that length (the library's layout rule, format.hpp layout_for_file).
-_plaintext_len = _native.format_plaintext_len
-
-
 def _pipeline(workers: tuple, job_size, variant, progress, cancel) -> tuple:
-    """The native pipelines' arguments (devices, cpu_share with -1 for auto, job_len, variant,
-    progress, cancelled) from `workers`, stream.resolve_devices' (devices, share) answer."""
-    from gpucrypt import stream
+    """The native pipelines' arguments (devices, cpu_share, job_len, variant, progress, cancelled)
+    from `workers`, stream.resolve_devices' (devices, share) answer, whose share the bindings take
+    as it is ("auto", a float, or None for auto)."""
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    return (workers[0], stream.native_cpu_share(workers[1]), job_size or 0, variant or "", progress,
+    return (workers[0], workers[1], job_size or 0, variant or "", progress,
             cancel.is_set if cancel is not None else None)
 
 
@@ -479,8 +477,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     key = _open_header(header, key_material, max_scrypt_log2n)
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
-        # The library's layout rule counts version 1's 80-byte header: give it the body's length as such.
-        plaintext_len = _plaintext_len(len(source) - header.length + HEADER_LEN, header.chunk_size)
+        plaintext_len = layout_for_file(len(source), header.chunk_size, header.length).plaintext_len
         result, native_stats, failure = _native.format_open_body(key, header.chunk_size, plaintext_len,
                                                                  source[header.length:], out, *pipeline)
     finally:
@@ -503,8 +500,9 @@ def _as_source(data) -> memoryview:
 # AtomicOutput, src/format/file_output.cpp; docs/file-format.md "Plaintext release"): the
 # temporary file (anonymous where the file system allows), its name and the clean-up of stale
 # ones, fsync of the file and its directory, overwrite or not, following symlinks, writing devices,
-# FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error naming the
-# path the user gave. What stays here is the Python file object over its descriptor.
+# FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error, a write's
+# (a full disk) among them, naming the path the user gave. What stays here is Python's buffer over
+# that writer.
 
 
 def _anonymous_files_work() -> bool:
@@ -526,27 +524,10 @@ def output_exists(dst_path: Union[str, os.PathLike]) -> bool:
     return _native.format_output_exists(os.fspath(dst_path))
 
 
-def _output_file(fd: int) -> BinaryIO:
-    """The Python file over the output's descriptor, which the library owns; tests replace this to inject faults."""
-    return os.fdopen(fd, "wb", closefd=False)
-
-
-def _named(exc: OSError, shown_path: str) -> OSError:
-    """The same error, naming the path the user gave (errors of a descriptor carry no name)."""
-    return type(exc)(exc.errno, exc.strerror or os.strerror(exc.errno), shown_path) if exc.errno else exc
-
-
-@contextlib.contextmanager
-def _full_output_named(shown_path: str) -> Iterator[None]:
-    """A write that found the disk full (or the quota spent) went to an open descriptor and
-    carries no file name: name the output the user gave. Other errors of the block may be the
-    input's, so they keep their own words."""
-    try:
-        yield
-    except OSError as exc:
-        if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            raise _named(exc, shown_path) from None
-        raise
+def _output_file(output) -> BinaryIO:
+    """The Python file over the library's writer (_native.AtomicOutput, which the file pipelines
+    also write by its descriptor); tests replace this to inject faults."""
+    return io.BufferedWriter(output)
 
 
 @contextlib.contextmanager
@@ -570,18 +551,12 @@ def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True, 
     file is never replaced (FileExistsError). Errors name `dst_path` as given, never a temporary
     or resolved name; a directory is refused.
     """
-    shown_path = os.fspath(dst_path)
-    output = _native.AtomicOutput(shown_path, overwrite, -1 if mode is None else mode, _input_fd,
+    output = _native.AtomicOutput(os.fspath(dst_path), overwrite, -1 if mode is None else mode, _input_fd,
                                   _anonymous_files_work())
     try:
-        # The namer outermost: closing the file after a failed write flushes what is left in its
-        # buffer, and that second, unnamed error is the one that comes out.
-        with _full_output_named(shown_path), _output_file(output.fd) as stream:
+        # Closing flushes the last buffered bytes, through the library's writer like every write.
+        with _output_file(output) as stream:
             yield stream
-            try:
-                stream.flush()        # the last buffered bytes: only the output can fail here
-            except OSError as exc:
-                raise _named(exc, shown_path) from None
         output.commit()
     finally:
         output.discard()

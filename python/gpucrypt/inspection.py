@@ -40,10 +40,8 @@ def inspect_file(path: str, source: Optional[BinaryIO] = None) -> dict:
     if file_len is not None:
         sizes["file"] = file_len
         try:
-            # The library's layout counts version 1's header; the chunks are what follows ours.
-            layout = fileformat.layout_for_file(max(file_len - header.length, 0) + fileformat.HEADER_LEN,
-                                                header.chunk_size)
-        except fileformat.DecryptionError:
+            layout = fileformat.layout_for_file(file_len, header.chunk_size, header.length)
+        except fileformat.FormatError:   # DecryptionError, or a file shorter than its header
             report["length_problem"] = "truncated (the final chunk is missing or shorter than its tag) or extended"
         else:
             sizes.update(chunks=layout.num_chunks, tags=layout.num_chunks * fileformat.TAG_LEN,

@@ -593,8 +593,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     def layout():
         if sealing:
             return file_len
-        # The library's layout counts version 1's 80-byte header; the body is what follows ours.
-        return fileformat.layout_for_file(file_len - header_len + fileformat.HEADER_LEN, chunk_len).plaintext_len
+        return fileformat.layout_for_file(file_len, chunk_len, header_len).plaintext_len
 
     plaintext_len, failure = ctx.step(layout)
     ctx.agree(failure)
@@ -622,9 +621,8 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
                     os.pwrite(out_fd, header_bytes, 0)
             run_chunks = _native.format_seal_file_chunks if sealing else _native.format_open_file_chunks
             native, failed = run_chunks(in_fd, 0 if sealing else header_len, out_fd, header_len if sealing else 0,
-                                        key, chunk_len, plaintext_len, first, count, devices,
-                                        stream.native_cpu_share(share),
-                                        job_len, variant or "", None, None, input_path, output_path)
+                                        key, chunk_len, plaintext_len, first, count, devices, share, job_len,
+                                        variant or "", None, None, input_path, output_path)
             ctx.fault("read")
             ctx.fault("write")
             if failed is not None:
@@ -670,7 +668,7 @@ def _process_chunks(ctx, what, input_path, temp_path, output_path, header_bytes,
         # stanzas) is longer, and every sealed chunk lies that much further on.
         shift = len(header_bytes) - fileformat.HEADER_LEN
         layout, failure = ctx.step(lambda: fileformat.Layout(chunk_len, file_len) if sealing
-                                   else fileformat.layout_for_file(file_len - shift, chunk_len))
+                                   else fileformat.layout_for_file(file_len, chunk_len, len(header_bytes)))
         ctx.agree(failure)
         totals["bytes"] = layout.plaintext_len
         output_len = layout.file_len + shift if sealing else layout.plaintext_len

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
@@ -58,7 +57,7 @@ def parse_cpu_share(value) -> Union[str, float, None]:
     """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line); a
     ValueError for anything else. The library's parser (gpucrypt/device.hpp parse_cpu_share), the
     one select_devices reads the share with."""
-    return None if value is None else _native.parse_cpu_share(str(value))
+    return _native.parse_cpu_share(value)
 
 
 def normalise_device(name: str) -> str:
@@ -67,21 +66,13 @@ def normalise_device(name: str) -> str:
     return _native.parse_device_name(name.strip())[2]
 
 
-def _share_text(cpu_share) -> str:
-    return "" if cpu_share is None else str(cpu_share)   # select_devices parses it (parse_cpu_share)
-
-
-def _device_list(devices) -> str:
-    return devices if isinstance(devices, str) else ",".join(devices or ())
-
-
 def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
                     cpu_share=None) -> tuple[list, Union[str, float]]:
     """The worker devices and the CPU share for a stream (plan_devices), each device checked to
     exist: a ``DeviceError`` saying why one does not, before any work. The file functions, the
     stream engine and the CLI all resolve their devices here, so an absent GPU is refused alike
     everywhere (a share of the work would otherwise fall silently to the devices that exist)."""
-    return _native.select_devices(device or "auto", _device_list(devices), _share_text(cpu_share), True)
+    return _native.select_devices(device or "auto", devices, cpu_share, True)
 
 
 def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
@@ -96,13 +87,7 @@ def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] 
     the CPU (``0`` keeps it out); naming ``cpu`` beside GPUs measures the shares. Returns
     (devices, share) with share ``"auto"`` or a float.
     """
-    return _native.select_devices(device or "auto", _device_list(devices), _share_text(cpu_share), False)
-
-
-def native_cpu_share(share) -> float:
-    """A CPU share as resolve_devices / plan_devices give it (``"auto"`` or a float; None: auto)
-    in the library's form: negative for measured shares (gpucrypt/scheduler.hpp ``cpu_share``)."""
-    return -1.0 if share in ("auto", None) else float(share)
+    return _native.select_devices(device or "auto", devices, cpu_share, False)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -276,7 +261,7 @@ class StreamCipher:
         iv = _optional_bytes(iv, "iv")
         chosen, share = resolve_devices(device, devices, cpu_share)
         self._stream = _native.TransformStream(self.name, not decrypt, key, iv, variant or "", chosen,
-                                               native_cpu_share(share), depth or 0, chunk_size or 0)
+                                               share, depth or 0, chunk_size or 0)
         self.devices = self._stream.devices
         self.stats = StreamStats()
         for d in self.devices:
@@ -370,7 +355,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         _parse_cipher_name(name)                  # an unknown name before the devices are looked at
         chosen, share = resolve_devices(device, devices, cpu_share)
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
-                                         target, chosen, native_cpu_share(share), 0,
+                                         target, chosen, share, 0,
                                          depth or 0, job_size or 0, progress,
                                          cancel.is_set if cancel is not None else None)
     finally:
@@ -392,31 +377,21 @@ def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, p
     hashes it whatever ``device`` says. ``read_size``: the bytes of each read (a regular file's
     blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job length for a tree
     on a GPU; a stream's reads, default 4 MiB). ``params`` as for ``gpucrypt.new``; XOFs need
-    ``length``. A ``variant`` (which the library's readers do not choose) is hashed here."""
+    ``length``. A ``variant`` hashes every byte on the CPU in that variant, a tree's leaves too."""
     from gpucrypt.hashing import new
 
     hasher = new(name, **params)   # the name and the parameters checked before any read
-    stats = stats if stats is not None else StreamStats()
     out_len = length if length is not None else hasher.digest_size
+    if not out_len:   # an XOF without a length (TypeError), or length=0: before any read
+        return hasher.digest(length)
     if read_size is not None:
         _check_length(read_size, "read_size", minimum=1)
-    if out_len and "variant" not in params:
-        digest, native = _native.format_hash_ends(
-            source, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
-            params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, progress,
-            cancel.is_set if cancel is not None else None)
-        add_native_stats(stats, native, native["bytes"])
-        return digest
-    start = time.perf_counter()
-    while block := source.read(read_size or _native.FORMAT_HASH_STREAM_BLOCK_LEN):
-        if cancel is not None and cancel.is_set():
-            raise Cancelled("hashing cancelled")
-        hasher.update(block)
-        stats.bytes_in += len(block)
-        if progress is not None:
-            progress(len(block))
-    stats.wall_s += time.perf_counter() - start
-    return hasher.digest(length) if (length is not None or hasher.digest_size == 0) else hasher.digest()
+    digest, native = _native.format_hash_ends(
+        source, name, bytes(params.get("customization", b"")), bytes(params.get("function_name", b"")),
+        params.get("block_size", 8192), out_len, normalise_device(device), read_size or 0, params.get("variant") or "",
+        progress, cancel.is_set if cancel is not None else None)
+    add_native_stats(stats if stats is not None else StreamStats(), native, native["bytes"])
+    return digest
 
 
 def hash_file(name, path, length=None, **options) -> bytes:

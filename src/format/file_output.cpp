@@ -340,6 +340,15 @@ void AtomicOutput::discard() noexcept {
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
 }
 
+void AtomicOutput::write(ByteSpan data) {
+  if (finished_) throw std::logic_error("AtomicOutput: write after commit or discard");
+  try {
+    write_fully(fd_, data.data(), data.size());
+  } catch (const std::system_error& error) {  // a full disk or quota among them: the user's path, never the temporary
+    fail(error.code().value(), shown_path_);
+  }
+}
+
 void AtomicOutput::commit() {
   if (finished_) throw std::logic_error("AtomicOutput: already committed or discarded");
   try {

@@ -520,8 +520,7 @@ FileRun open_file(int in_fd, uint64_t body_offset, int out_fd, uint64_t out_offs
   }
   if (body_offset > file_len)
     throw DecryptionError("file truncated: it ends inside its header", 0);
-  // layout_for_file counts the 80-byte header of version 1; the body is what follows any header.
-  const Layout layout = layout_for_file(file_len - body_offset + kHeaderLen, chunk_len);
+  const Layout layout = layout_for_file(file_len, chunk_len, body_offset);
   if (!discard) reserve_output(out_fd, out_offset + layout.plaintext_len);
   FileRun run;
   try {
@@ -1250,13 +1249,16 @@ class ChainingValueAbsorber {
 // it); a tree hash (ParallelHash, KangarooTwelve) its head to its final node, then blocks of whole
 // leaves (but the last) on one device (leaf_device), each block's chaining values absorbed on a
 // thread of their own while the next block's leaves hash, the last block's tail after them. The
-// digest is create_hash's for the same bytes. What hash_file and hash_stream_fd share.
+// digest is create_hash's for the same bytes. A named CPU variant (options.variant) hashes
+// everything in that variant's one context, a tree's leaves too: the caller asked for that code,
+// and the leaf kernels are the devices' own. What hash_file and hash_stream_fd share.
 class BlockHasher {
  public:
   BlockHasher(std::string_view name, const hash::HashParams& params, const PipelineOptions& options)
-      : name_(name), params_(params), context_(hash::create_hash(name, params)) {  // checks name and parameters
+      : name_(name), params_(params),
+        context_(hash::create_hash(name, params, options.variant)) {  // checks name, parameters and variant
     try {
-      tree_ = hash::tree_shape(name, params);  // only the tree hashes have one
+      if (options.variant.empty()) tree_ = hash::tree_shape(name, params);  // only the tree hashes have one
     } catch (const std::invalid_argument&) {
     }
     if (tree_) {

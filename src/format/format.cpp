@@ -254,10 +254,10 @@ void check_chunk_len(uint64_t chunk_len) {
                       ".." + std::to_string(kMaxChunkLen) + " bytes");
 }
 
-Layout layout_for_file(uint64_t file_len, uint32_t chunk_len) {
+Layout layout_for_file(uint64_t file_len, uint32_t chunk_len, uint64_t header_len) {
   check_chunk_len(chunk_len);
-  if (file_len < kHeaderLen) throw FormatError("file shorter than its " + std::to_string(kHeaderLen) + "-byte header");
-  const uint64_t body_len = file_len - kHeaderLen, full_len = uint64_t(chunk_len) + kTagLen;
+  if (file_len < header_len) throw FormatError("file shorter than its " + std::to_string(header_len) + "-byte header");
+  const uint64_t body_len = file_len - header_len, full_len = uint64_t(chunk_len) + kTagLen;
   const uint64_t num_full = body_len / full_len, rest = body_len % full_len;
   if (rest == 0)
     throw DecryptionError("file truncated: the final chunk is missing (" +

@@ -13,7 +13,8 @@
 //   format_seal_body(payload_key, header, chunk_len, plaintext, out, devices, cpu_share, job_len, variant,
 //                    progress, cancelled) -> (new bytes when out is None else None, stats dict):
 //     the whole file (header of any length + sealed chunks) into `out` (or a new bytes object) on the in-memory
-//     pipeline (format.hpp seal_body), with the GIL released. cpu_share < 0 is "auto"; no devices: the
+//     pipeline (format.hpp seal_body), with the GIL released. cpu_share: None or "auto" (measured), or a
+//     number 0..1 (scheduler_callbacks.hpp cpu_share_of); no devices: the
 //     library's choice for these buffers (format.hpp buffer_devices).
 //   format_open_body(payload_key, chunk_len, plaintext_len, body, out, ...same...) -> (new bytes or None,
 //     stats dict, None or (message, chunk_index, released_len) of an authentication failure)
@@ -43,12 +44,13 @@
 //     from already_read, or with in_fd -1 from `reader`, a file object's readinto or read); `out` a descriptor,
 //     None for nowhere, or a file object given each piece of output by format_write_all's rule, in order -> as
 //     format_seal_file, and whether the file pipeline ran.
-//   format_hash_ends(in_fd, in_offset, already_read, input_ended, reader, name, customization, function_name,
-//                    block_size, out_len, device, block_len, progress, cancelled, input_name)
-//     -> (digest bytes, {bytes, wall_s, read_s, hash_s, device}): format.hpp's hash_ends (a regular file at a
-//     known offset by the library's positional readers in blocks of about block_len bytes, 0: the library's,
-//     a tree's leaves on `device`; else the stream hasher, from `reader`, a file object's readinto or read, with
-//     in_fd -1); progress gets bytes hashed; a read error is OSError naming input_name.
+//   format_hash_ends(source, name, customization, function_name, block_size, out_len, device, block_len,
+//                    variant, progress, cancelled)
+//     -> (digest bytes, stats dict in the pipelines' shape): format.hpp's hash_ends over the file object
+//     `source` (PythonInput: a regular file at a known offset by the library's positional readers in blocks
+//     of about block_len bytes, 0: the library's, a tree's leaves on `device`; else the stream hasher, from
+//     its descriptor or its readinto or read); `variant` "" or a CPU hash variant that hashes it all;
+//     progress gets bytes hashed; a read error is OSError naming the source's file.
 //   format_write_all(dst, data): every byte of data through dst.write (format.hpp writing_all; BlockingIOError
 //     when a raw dst takes nothing, ValueError for a count above what it was given).
 //   format_reserve_file(fd, length, name): format.hpp's reserve_file (OSError naming `name`).
@@ -57,8 +59,8 @@
 //     (ValueError naming the memory); format_memory_text(num_bytes) -> "256 MiB": format.hpp's scrypt rule.
 //   format_suite_name(suite) -> "AES-256-GCM"; format_suite_of_aead(aead_name) -> 1 (FormatError for others).
 //   format_file_len(plaintext_len, chunk_len) -> the file's length (ValueError for a bad chunk_len);
-//   format_plaintext_len(file_len, chunk_len) -> plaintext length; DecryptionError when no file has that
-//     length (format.hpp's layout_for_file).
+//   format_layout_for_file(file_len, chunk_len, header_len=80) -> FormatLayout; DecryptionError when no
+//     file has that length, FormatError when it is shorter than its header (format.hpp's layout_for_file).
 //   Progress is progress(n) with the bytes done since its last call (format_seal_ends / format_open_ends:
 //   once per chunk, n its input bytes; format_seal_file and the chunk ranges: the input bytes done so far).
 //   Both call progress and cancelled() -> bool with the GIL, on the calling
@@ -238,26 +240,26 @@ format::PipelineStats run_released(format::PipelineOptions& options, nb::handle 
   }
 }
 
-format::PipelineOptions pipeline_options(std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+format::PipelineOptions pipeline_options(std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len,
                                          std::string variant) {
   format::PipelineOptions options;
   options.devices = std::move(devices);
-  options.cpu_share = cpu_share;
+  options.cpu_share = cpu_share_of(cpu_share);
   options.job_len = job_len;
   options.variant = std::move(variant);
   return options;
 }
 
 // No devices given: the in-memory pipeline's own choice (format.hpp buffer_devices).
-void choose_buffer_devices(std::vector<std::string>& devices, double& cpu_share, ByteSpan in, ByteSpan out) {
-  if (!devices.empty()) return;
+void choose_buffer_devices(format::PipelineOptions& options, ByteSpan in, ByteSpan out) {
+  if (!options.devices.empty()) return;
   DeviceSelection chosen = format::buffer_devices(in, out);
-  devices = std::move(chosen.devices);
-  cpu_share = chosen.cpu_share;
+  options.devices = std::move(chosen.devices);
+  options.cpu_share = chosen.cpu_share;
 }
 
 nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_len, nb::handle plaintext, nb::handle out,
-                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled) {
   BufferView key_view(payload_key), header_view(header), in(plaintext);
   format::check_chunk_len(chunk_len);
@@ -269,8 +271,8 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
   if (ranges_overlap(in.data(), in.size(), output.span.data(), output.span.size()))
     throw std::invalid_argument("out overlaps the input (in place is not supported: each chunk's tag shifts the "
                                 "chunks after it)");
-  choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  choose_buffer_devices(options, in.span(), output.span);
   const format::PipelineStats stats = run_released(options, progress_in_steps(progress), cancelled, [&] {
     return format::seal_body(key_view.span(), layout, in.span(), output.span.subspan(header_len), options);
   });
@@ -279,14 +281,14 @@ nb::tuple seal_body(nb::handle payload_key, nb::handle header, uint32_t chunk_le
 }
 
 nb::tuple open_body(nb::handle payload_key, uint32_t chunk_len, uint64_t plaintext_len, nb::handle body, nb::handle out,
-                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled) {
   BufferView key_view(payload_key), in(body);
   format::check_chunk_len(chunk_len);
   const format::Layout layout{chunk_len, plaintext_len};
   Output output(out, plaintext_len, "the plaintext");
-  choose_buffer_devices(devices, cpu_share, in.span(), output.span);
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  choose_buffer_devices(options, in.span(), output.span);
   std::optional<format::DecryptionError> failure;
   const format::PipelineStats stats = run_released(options, progress_in_steps(progress), cancelled, [&] {
     try {
@@ -374,7 +376,7 @@ nb::tuple run_file_released(format::PipelineOptions& options, nb::handle progres
 // format_seal_ends / format_open_ends. Returns (input_len, output_len, stats dict, None).
 // progress(input bytes done), cancelled() as seal_body's.
 nb::tuple seal_file_released(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle header,
-                    nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, double cpu_share,
+                    nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices, nb::handle cpu_share,
                     uint64_t job_len, std::string variant, nb::handle progress, nb::handle cancelled,
                     const std::string& input_name, const std::string& output_name, bool direct_input) {
   BufferView key_view(payload_key), header_view(header);
@@ -545,12 +547,15 @@ class PythonInput {
 
 // A Python file object as an OutputEnd: nowhere when it says `discards_output` (decrypt --check:
 // authenticate, keep nothing); its descriptor where it has one, after flushing what the caller wrote
-// before (a header: the descriptor's offset is then real); else its write() (python_writer).
+// before (a header: the descriptor's offset is then real); else its write() (python_writer). Over
+// the library's AtomicOutput (fileformat.atomic_output), the output's errors name its path as given.
 class PythonOutput {
  public:
   explicit PythonOutput(nb::handle destination) : destination_(nb::borrow<nb::object>(destination)) {
     end_.discard = truthy(nb::getattr(destination, "discards_output", nb::bool_(false)));
     if (end_.discard) return;
+    format::AtomicOutput* atomic = nullptr;
+    if (nb::try_cast(raw_of(destination), atomic) && atomic != nullptr) name_ = atomic->path();
     end_.fd = descriptor_of(destination);
     if (end_.fd < 0) {
       end_.write = python_writer(destination);
@@ -560,12 +565,14 @@ class PythonOutput {
     end_.offset = offset_of(destination);
   }
   const format::OutputEnd& end() const { return end_; }
+  const std::string& name() const { return name_; }
   void follow() const {
     if (end_.fd >= 0) destination_.attr("seek")(::lseek(end_.fd, 0, SEEK_CUR));
   }
 
  private:
   nb::object destination_;
+  std::string name_;  // "": the caller names the output's errors (stdout: the CLI)
   format::OutputEnd end_;
 };
 
@@ -573,7 +580,7 @@ class PythonOutput {
 // (PythonInput / PythonOutput) with the GIL released; returns as format_seal_file, and whether the file
 // pipeline ran (the file objects then stand after what was read and written).
 nb::tuple run_ends(bool sealing, nb::handle source, nb::handle destination, nb::handle header, nb::handle payload_key,
-                   uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                   uint32_t chunk_len, std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len,
                    std::string variant, nb::handle progress, nb::handle cancelled, bool direct_input) {
   BufferView key_view(payload_key);
   std::optional<BufferView> header_view;
@@ -585,7 +592,7 @@ nb::tuple run_ends(bool sealing, nb::handle source, nb::handle destination, nb::
   const PythonInput in(source, unit_len);
   const PythonOutput out(destination);
   const bool positional = format::ends_by_offset(in.end(), out.end());
-  nb::tuple result = run_file_released(options, progress_in_steps(progress, unit_len), cancelled, in.name(), "", [&] {
+  nb::tuple result = run_file_released(options, progress_in_steps(progress, unit_len), cancelled, in.name(), out.name(), [&] {
     return sealing ? format::seal_ends(in.end(), out.end(), header_span, key_view.span(), chunk_len, options)
                    : format::open_ends(in.end(), out.end(), key_view.span(), chunk_len, options);
   });
@@ -601,7 +608,7 @@ nb::tuple run_ends(bool sealing, nb::handle source, nb::handle destination, nb::
 // (stats dict, None or the authentication failure tuple, released_len counted from chunk first).
 nb::tuple run_file_chunks(bool sealing, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset,
                           nb::handle payload_key, uint32_t chunk_len, uint64_t plaintext_len, uint64_t first,
-                          uint64_t count, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                          uint64_t count, std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len,
                           std::string variant, nb::handle progress, nb::handle cancelled,
                           const std::string& input_name, const std::string& output_name) {
   BufferView key_view(payload_key);
@@ -637,7 +644,7 @@ nb::tuple run_file_chunks(bool sealing, int in_fd, uint64_t in_offset, int out_f
 class PyChunkStream {
  public:
   PyChunkStream(std::string_view operation, nb::handle payload_key, uint32_t chunk_len, std::vector<std::string> devices,
-                double cpu_share, uint64_t job_len, std::string variant, nb::object retire, nb::object cancelled)
+                nb::handle cpu_share, uint64_t job_len, std::string variant, nb::object retire, nb::object cancelled)
       : retire_(std::move(retire)), cancelled_(std::move(cancelled)) {
     if (operation != "seal" && operation != "open")
       throw std::invalid_argument("FormatStream: operation is 'seal' or 'open', got '" + std::string(operation) + "'");
@@ -848,21 +855,21 @@ void register_format_bindings(nb::module_& m) {
       nb::arg("passphrase"), nb::arg("salt"), nb::arg("log2n"));
   m.def("format_check_out", &check_out, nb::arg("out").none(), nb::arg("len"), nb::arg("what"));
   m.def("format_seal_body", &seal_body, nb::arg("payload_key"), nb::arg("header"), nb::arg("chunk_len"),
-        nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
+        nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
   m.def("format_open_body", &open_body, nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("plaintext_len"),
-        nb::arg("body"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
+        nb::arg("body"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none());
   m.def("format_seal_file", &seal_file_released,
         nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("header"),
-        nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"),
+        nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("job_len"),
         nb::arg("variant"), nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("input_name"),
         nb::arg("output_name"), nb::arg("direct_input") = false);
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_file_chunks" : "format_open_file_chunks",
           [sealing](int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, nb::handle payload_key,
                     uint32_t chunk_len, uint64_t plaintext_len, uint64_t first, uint64_t count,
-                    std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+                    std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len, std::string variant,
                     nb::handle progress, nb::handle cancelled, const std::string& input_name,
                     const std::string& output_name) {
             return run_file_chunks(sealing, in_fd, in_offset, out_fd, out_offset, payload_key, chunk_len,
@@ -871,25 +878,25 @@ void register_format_bindings(nb::module_& m) {
           },
           nb::arg("in_fd"), nb::arg("in_offset"), nb::arg("out_fd"), nb::arg("out_offset"), nb::arg("payload_key"),
           nb::arg("chunk_len"), nb::arg("plaintext_len"), nb::arg("first"), nb::arg("count"), nb::arg("devices"),
-          nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
+          nb::arg("cpu_share").none(), nb::arg("job_len"), nb::arg("variant"), nb::arg("progress").none(),
           nb::arg("cancelled").none(), nb::arg("input_name"), nb::arg("output_name"));
   }
   for (const bool sealing : {true, false}) {
     m.def(sealing ? "format_seal_ends" : "format_open_ends",
           [sealing](nb::handle source, nb::handle destination, nb::handle header, nb::handle payload_key,
-                    uint32_t chunk_len, std::vector<std::string> devices, double cpu_share, uint64_t job_len,
+                    uint32_t chunk_len, std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len,
                     std::string variant, nb::handle progress, nb::handle cancelled, bool direct_input) {
             return run_ends(sealing, source, destination, header, payload_key, chunk_len, std::move(devices),
                             cpu_share, job_len, std::move(variant), progress, cancelled, direct_input);
           },
           nb::arg("source"), nb::arg("destination"), nb::arg("header").none(), nb::arg("payload_key"),
-          nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("job_len"), nb::arg("variant"),
+          nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("job_len"), nb::arg("variant"),
           nb::arg("progress").none(), nb::arg("cancelled").none(), nb::arg("direct_input") = false);
   }
   m.def("format_hash_ends",
         [](nb::handle source, std::string_view name, nb::bytes customization, nb::bytes function_name,
-           size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, nb::handle progress,
-           nb::handle cancelled) {
+           size_t block_size, size_t out_len, const std::string& device, uint64_t block_len, std::string variant,
+           nb::handle progress, nb::handle cancelled) {
           hash::HashParams params;
           params.customization.assign(customization.c_str(), customization.size());
           params.function_name.assign(function_name.c_str(), function_name.size());
@@ -899,6 +906,7 @@ void register_format_bindings(nb::module_& m) {
           format::PipelineOptions options;
           options.devices = {device};
           options.job_len = block_len;
+          options.variant = std::move(variant);
           format::FileHashStats stats;
           std::vector<uint8_t> digest;
           try {
@@ -913,7 +921,8 @@ void register_format_bindings(nb::module_& m) {
           return hash_run_result(digest, stats);
         },
         nb::arg("source"), nb::arg("name"), nb::arg("customization"), nb::arg("function_name"),
-        nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("progress").none(),
+        nb::arg("block_size"), nb::arg("out_len"), nb::arg("device"), nb::arg("block_len"), nb::arg("variant"),
+        nb::arg("progress").none(),
         nb::arg("cancelled").none());
   m.def("format_write_all",
         [](nb::handle destination, nb::handle data) {
@@ -957,13 +966,14 @@ void register_format_bindings(nb::module_& m) {
     format::check_chunk_len(chunk_len);
     return format::Layout{static_cast<uint32_t>(chunk_len), plaintext_len}.file_len();
   }, nb::arg("plaintext_len"), nb::arg("chunk_len"));
-  m.def("format_plaintext_len", [](uint64_t file_len, uint64_t chunk_len) {
-    return format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len)).plaintext_len;
-  }, nb::arg("file_len"), nb::arg("chunk_len"));
+  m.def("format_layout_for_file", [](uint64_t file_len, uint64_t chunk_len, uint64_t header_len) {
+    format::check_chunk_len(chunk_len);
+    return format::layout_for_file(file_len, static_cast<uint32_t>(chunk_len), header_len);
+  }, nb::arg("file_len"), nb::arg("chunk_len"), nb::arg("header_len") = format::kHeaderLen);
   nb::class_<PyChunkStream>(m, "FormatStream")
-      .def(nb::init<std::string_view, nb::handle, uint32_t, std::vector<std::string>, double, uint64_t, std::string,
+      .def(nb::init<std::string_view, nb::handle, uint32_t, std::vector<std::string>, nb::handle, uint64_t, std::string,
                     nb::object, nb::object>(),
-           nb::arg("operation"), nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share"),
+           nb::arg("operation"), nb::arg("payload_key"), nb::arg("chunk_len"), nb::arg("devices"), nb::arg("cpu_share").none(),
            nb::arg("job_len"), nb::arg("variant"), nb::arg("retire"), nb::arg("cancelled").none())
       .def_prop_ro("input_unit_len", [](const PyChunkStream& s) { return s.stream().input_unit_len(); })
       .def_prop_ro("chunks_per_job", [](const PyChunkStream& s) { return s.stream().chunks_per_job(); })

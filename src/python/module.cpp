@@ -40,6 +40,9 @@ void register_transform_bindings(nb::module_& m);
 
 namespace {
 
+// An option the library reads as text (a CPU share): None is "" (not given), anything else its str()
+// (a float's shortest repr, which the library's parser reads back exactly).
+std::string option_text(nb::handle value) { return value.is_none() ? "" : nb::cast<std::string>(nb::str(value)); }
 
 nb::dict variant_dict(const VariantInfo& v) {
   nb::dict d;
@@ -304,25 +307,32 @@ NB_MODULE(_native, m) {
   // One device through the registry (include/gpucrypt/device.hpp): what it is, and the variant it
   // runs for a cipher when the caller names none (constant_time: the file format's choice).
   // The device policy (gpucrypt/device.hpp select_devices): (devices, cpu_share) with the share
-  // as Python's stream layer spells it, "auto" or a float.
+  // as Python's stream layer spells it, "auto" or a float. Its arguments as Python holds them: the
+  // devices as text ("cuda:0,cuda:1"), any iterable of names or None; the share None, text or a
+  // number, which the library's parser reads from its text (parse_cpu_share), as the CLI's.
   m.def(
       "select_devices",
-      [](std::string_view device, std::string_view devices, std::string_view cpu_share, bool check_present) {
-        const DeviceSelection s = select_devices(device, devices, cpu_share, check_present);
+      [](std::string_view device, nb::handle devices, nb::handle cpu_share, bool check_present) {
+        const std::string device_list = devices.is_none() ? ""
+                                        : nb::isinstance<nb::str>(devices)
+                                            ? nb::cast<std::string>(devices)
+                                            : nb::cast<std::string>(nb::str(",").attr("join")(devices));
+        const DeviceSelection s = select_devices(device, device_list, option_text(cpu_share), check_present);
         nb::list names;
         for (const std::string& name : s.devices) names.append(name);
         return nb::make_tuple(names, s.cpu_share < 0 ? nb::object(nb::str("auto")) : nb::object(nb::float_(s.cpu_share)));
       },
-      nb::arg("device"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("check_present"));
-  // select_devices' share parser: None for "", "auto", or a float 0..1 (ValueError naming the text).
+      nb::arg("device"), nb::arg("devices").none(), nb::arg("cpu_share").none(), nb::arg("check_present"));
+  // select_devices' share parser: None for None or "", "auto", or a float 0..1 from a number or its
+  // text (ValueError naming the text).
   m.def(
       "parse_cpu_share",
-      [](std::string_view text) -> nb::object {
-        const std::optional<double> share = parse_cpu_share(text);
+      [](nb::handle value) -> nb::object {
+        const std::optional<double> share = parse_cpu_share(option_text(value));
         if (!share) return nb::none();
         return *share < 0 ? nb::object(nb::str("auto")) : nb::object(nb::float_(*share));
       },
-      nb::arg("text"));
+      nb::arg("value").none());
   m.def("auto_gpus", &auto_gpus);
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
         nb::arg("device"));

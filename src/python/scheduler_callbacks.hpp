@@ -1,6 +1,6 @@
 // scheduler_callbacks.hpp: Python callbacks around the C++ scheduler (include/gpucrypt/scheduler.hpp),
 // one rule for the bindings that run it with the GIL released (format_bindings.cpp,
-// transform_bindings.cpp).
+// transform_bindings.cpp), and the CPU share those bindings take (cpu_share_of).
 //
 // A callback runs with the GIL taken back. A Python exception it raises is kept here and the
 // scheduler is stopped with engine::Cancelled; once the blocking call has returned (GIL held
@@ -14,6 +14,7 @@
 
 #include <optional>
 
+#include "gpucrypt/device.hpp"
 #include "gpucrypt/scheduler.hpp"
 
 namespace gpucrypt::python {
@@ -65,6 +66,15 @@ class SchedulerCallbacks {
  private:
   std::optional<nanobind::python_error> raised_;  // touched with the GIL held only
 };
+
+// The scheduler's cpu_share from a share as Python's stream layer holds it (what select_devices
+// answers, or the caller's own): None or "auto" for measured shares (negative), a number 0..1, or
+// its text. Every form goes through the library's one parser (gpucrypt/device.hpp
+// parse_cpu_share), so a share out of range is its std::invalid_argument (ValueError) here too.
+inline double cpu_share_of(nanobind::handle share) {
+  if (share.is_none()) return -1;
+  return parse_cpu_share(nanobind::str(share).c_str()).value_or(-1);
+}
 
 // A scheduler's stats() as Python's stream.add_native_stats reads them: {"devices": {name: {jobs,
 // bytes, busy_s, rate[, variant]}}, "wait_s", "wall_s", "device_choice"}.

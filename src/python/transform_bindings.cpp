@@ -1,5 +1,6 @@
 // transform_bindings.cpp: transform_range (src/api/transform.hpp) for Python's stream.transform_into.
-//   transform_range(name, encrypt, key, iv or None, variant, data, out, devices, cpu_share (< 0: auto),
+//   transform_range(name, encrypt, key, iv or None, variant, data, out, devices, cpu_share (None or
+//                   "auto": measured; a number 0..1: scheduler_callbacks.hpp cpu_share_of),
 //                   device_workers, depth, job_len, progress, cancelled) -> scheduler stats dict
 //     (scheduler_stats_dict), with the GIL released; progress(job bytes) and cancelled() -> bool run
 //     with the GIL on the calling thread (SchedulerCallbacks: a Python exception from either, or a
@@ -29,11 +30,11 @@ namespace gpucrypt::python {
 namespace {
 
 // The options both entry points take from Python (the callbacks are each one's own).
-TransformOptions options_from(std::vector<std::string> devices, double cpu_share, uint64_t job_len, std::string variant,
+TransformOptions options_from(std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len, std::string variant,
                               size_t depth, unsigned device_workers) {
   TransformOptions options;
   options.devices = std::move(devices);
-  options.cpu_share = cpu_share;
+  options.cpu_share = cpu_share_of(cpu_share);
   options.job_len = job_len;
   options.variant = std::move(variant);
   options.depth = depth;
@@ -136,7 +137,7 @@ void register_transform_bindings(nb::module_& m) {
   m.def(
       "transform_range",
       [](std::string_view cipher, bool encrypt, nb::handle key, nb::handle iv, std::string variant, nb::handle data,
-         nb::handle out, std::vector<std::string> devices, double cpu_share, unsigned device_workers, size_t depth,
+         nb::handle out, std::vector<std::string> devices, nb::handle cpu_share, unsigned device_workers, size_t depth,
          uint64_t job_len, nb::handle progress, nb::handle cancelled) {
         const CipherName name = parse_cipher_name(cipher);
         BufferView key_view(key), in(data), target(out, true);
@@ -159,14 +160,14 @@ void register_transform_bindings(nb::module_& m) {
         return scheduler_stats_dict(stats);
       },
       nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"), nb::arg("data"),
-      nb::arg("out"), nb::arg("devices"), nb::arg("cpu_share"), nb::arg("device_workers"), nb::arg("depth"),
+      nb::arg("out"), nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("device_workers"), nb::arg("depth"),
       nb::arg("job_len"), nb::arg("progress").none(), nb::arg("cancelled").none());
 
   nb::class_<PyTransformStream>(m, "TransformStream")
       .def(
           "__init__",
           [](PyTransformStream* self, std::string_view cipher, bool encrypt, nb::handle key, nb::handle iv,
-             std::string variant, std::vector<std::string> devices, double cpu_share, size_t depth, uint64_t job_len) {
+             std::string variant, std::vector<std::string> devices, nb::handle cpu_share, size_t depth, uint64_t job_len) {
             BufferView key_view(key);
             std::optional<BufferView> iv_view;
             if (!iv.is_none()) iv_view.emplace(iv);
@@ -176,7 +177,7 @@ void register_transform_bindings(nb::module_& m) {
                                                       depth, 0));
           },
           nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"),
-          nb::arg("devices"), nb::arg("cpu_share"), nb::arg("depth"), nb::arg("job_len"))
+          nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("depth"), nb::arg("job_len"))
       .def("update", &PyTransformStream::update, nb::arg("data"), nb::arg("progress").none(),
            nb::arg("cancelled").none())
       .def("finalize", &PyTransformStream::finalize, nb::arg("progress").none(), nb::arg("cancelled").none())

@@ -4,7 +4,10 @@
 // small jobs are in flight; a tampered chunk yields DecryptionError for it, its released_len, and
 // zeros after the authenticated prefix; bad lengths and overlapping buffers are refused. The
 // streaming ChunkStream writes the same files and reads them back, job by job.
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -135,6 +138,27 @@ void bad_arguments() {
   format::PipelineOptions no_devices;
   no_devices.devices.clear();
   check(throws_invalid_argument([&] { format::seal_body(kKey, layout, plaintext, body, no_devices); }), "no device");
+  // layout_for_file after a header of any length (version 2's stanzas): the same chunks after it.
+  const uint64_t longer = format::kHeaderLen + 300;
+  check(format::layout_for_file(layout.file_len() + 300, kChunkLen, longer).plaintext_len == plaintext.size() &&
+            format::layout_for_file(layout.file_len(), kChunkLen).plaintext_len == plaintext.size(),
+        "layout_for_file after an 80-byte and a 380-byte header");
+  std::string why;
+  try {
+    format::layout_for_file(layout.file_len() + 300 - format::kTagLen, kChunkLen, longer);
+  } catch (const format::DecryptionError& error) {
+    why = error.what();
+  }
+  check(why.find("the final chunk is missing") != std::string::npos, "a missing final chunk after a longer header: " + why);
+  why.clear();
+  try {
+    format::layout_for_file(longer - 1, kChunkLen, longer);
+  } catch (const format::DecryptionError&) {
+    why = "DecryptionError";
+  } catch (const format::FormatError& error) {
+    why = error.what();
+  }
+  check(why == "file shorter than its 380-byte header", "a file shorter than its header: " + why);
 }
 
 // ChunkStream: the pipeline fed job by job. `job_chunks` lists each job's whole input units
@@ -389,6 +413,23 @@ void hash_file_equals_the_in_memory_hash() {
   std::vector<uint8_t> expected(32);
   context->finalize(expected.data(), 32);
   check(format::hash_file(fd, 0, "kt128", {}, 32, {}, 2) == expected, "kt128 after the stopped hashes");
+  // A named CPU variant (options.variant) hashes every byte in that variant's one context, a tree's
+  // leaves too, on the CPU; one that does not exist is refused before any read.
+  for (const std::string name : {"sha3-256", "kt128"}) {
+    format::PipelineOptions options;
+    options.variant = "keccak_portable";
+    auto portable = hash::create_hash(name, {}, "keccak_portable");
+    portable->update(data.data(), data.size());
+    std::vector<uint8_t> wanted(32);
+    portable->finalize(wanted.data(), 32);
+    format::FileHashStats stats;
+    check(format::hash_file(fd, 0, name, {}, 32, options, 2, &stats) == wanted && stats.device == "cpu" &&
+              stats.bytes == data.size(),
+          name + " in the variant keccak_portable");
+    options.variant = "no_such_variant";
+    check(throws_invalid_argument([&] { format::hash_file(fd, 0, name, {}, 32, options, 2); }),
+          name + ": an unknown variant is refused");
+  }
   ::close(fd);
   int pipe_fds[2];
   check(::pipe(pipe_fds) == 0, "pipe");
@@ -873,10 +914,77 @@ void hash_ends_takes_a_file_or_a_reader() {
             stats.device == "cpu",
         "hash_ends through a reader, on the CPU");
 }
+
+// AtomicOutput::write: every byte at the descriptor's position, the output appearing whole at
+// commit(); a failed write (a full device, a file size limit on the temporary file) is a PathError
+// naming the path given, never the temporary, and discard() leaves nothing; no write after the end.
+void atomic_output_writes_and_names_its_errors() {
+  char directory[] = "/tmp/gpucrypt-atomic-write-XXXXXX";
+  check(::mkdtemp(directory) != nullptr, "mkdtemp");
+  const std::string target = std::string(directory) + "/out";
+  const auto data = random_bytes(100000, 3);
+  for (const bool anonymous : {true, false}) {
+    ::unlink(target.c_str());
+    format::AtomicOutput out(target, {true, -1, -1, anonymous});
+    out.write(ByteSpan(data.data(), 1000));
+    out.write(ByteSpan(data.data() + 1000, data.size() - 1000));
+    check(::access(target.c_str(), F_OK) != 0, "nothing at the target before commit");
+    out.commit();
+    std::vector<uint8_t> back(data.size() + 1);
+    const int fd = ::open(target.c_str(), O_RDONLY);
+    check(fd >= 0 && ::read(fd, back.data(), back.size()) == ssize_t(data.size()) &&
+              std::equal(data.begin(), data.end(), back.begin()),
+          std::string("the written bytes, committed (") + (anonymous ? "anonymous" : "named") + ")");
+    ::close(fd);
+    bool refused = false;
+    try {
+      out.write(ByteSpan(data.data(), 1));
+    } catch (const std::logic_error&) {
+      refused = true;
+    }
+    check(refused, "no write after commit");
+  }
+  auto failure_of = [&](const std::string& path, bool anonymous) -> std::pair<int, std::string> {
+    try {
+      format::AtomicOutput out(path, {true, -1, -1, anonymous});
+      out.write(ByteSpan(data.data(), data.size()));
+      out.commit();
+    } catch (const format::PathError& error) {
+      return {error.code().value(), error.path()};
+    }
+    return {0, ""};
+  };
+  if (::access("/dev/full", W_OK) == 0) {
+    const auto [code, path] = failure_of("/dev/full", true);
+    check(code == ENOSPC && path == "/dev/full", "a full device: ENOSPC naming /dev/full, got " + path);
+  }
+  // A file size limit (SIGXFSZ ignored: EFBIG instead) meets the temporary file's write.
+  struct rlimit before {};
+  ::getrlimit(RLIMIT_FSIZE, &before);
+  struct rlimit small = before;
+  small.rlim_cur = 4096;
+  void (*old_handler)(int) = ::signal(SIGXFSZ, SIG_IGN);
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  const std::string other = std::string(directory) + "/limited";
+  for (const bool anonymous : {true, false}) {
+    const auto [code, path] = failure_of(other, anonymous);
+    check(code == EFBIG && path == other, "a file size limit: EFBIG naming the target, got " + path);
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  ::signal(SIGXFSZ, old_handler);
+  DIR* listing = ::opendir(directory);
+  int entries = 0;
+  while (const dirent* entry = ::readdir(listing)) entries += entry->d_name[0] != '.' || std::strlen(entry->d_name) > 2;
+  ::closedir(listing);
+  check(entries == 1, "only the committed output is left (no temporary, no partial target)");
+  ::unlink(target.c_str());
+  ::rmdir(directory);
+}
 }  // namespace
 
 int main() {
   hash_file_equals_the_in_memory_hash();
+  atomic_output_writes_and_names_its_errors();
   direct_input_reads_the_same_files();
 #if defined(GPUCRYPT_WITH_OPENSSL)
   round_trips();
