@@ -163,26 +163,6 @@ GC_FN gc_block gc_xts_mul_alpha_pow_small(gc_block t, unsigned m) {
   return t;
 }
 
-/* gc_xts_mul_alpha_pow_below32: t * alpha^m for 0 <= m < 32, the same product as
- * gc_xts_mul_alpha_pow_small's in about 15 word operations instead of 40: each word shifted up by
- * m with the top m bits of the word below it (the high half of a 64-bit shift, one funnel shift on
- * a GPU), and the m bits that fall off the top folded back with 0x87 as xts_mul_x32 folds its word.
- * m < 32 is what a walk across data units needs at each unit boundary (a lane restarts at most 31
- * blocks into the next unit: XtsUnitWalk), where the general shift was a large part of the cost
- * of 512-byte units. No branch on m: the shifts by m are well defined for m = 0 too. */
-GC_FN uint32_t gc_u32_funnel_shl(uint32_t hi, uint32_t lo, unsigned m) {
-  return (uint32_t)(((((uint64_t)hi) << 32 | lo) << m) >> 32); /* 0 <= m < 32 */
-}
-GC_FN gc_block gc_xts_mul_alpha_pow_below32(gc_block t, unsigned m) {
-  const uint32_t over = gc_u32_funnel_shl(0u, t.w[3], m); /* the bits shifted out of the top */
-  gc_block r;
-  r.w[3] = gc_u32_funnel_shl(t.w[3], t.w[2], m);
-  r.w[2] = gc_u32_funnel_shl(t.w[2], t.w[1], m);
-  r.w[1] = gc_u32_funnel_shl(t.w[1], t.w[0], m) ^ (over >> 31) ^ (over >> 30) ^ (over >> 25);
-  r.w[0] = (t.w[0] << m) ^ over ^ (over << 1) ^ (over << 2) ^ (over << 7);
-  return r;
-}
-
 /* gc_xts_tweak_at: the tweak of block j of a data unit whose block-0 tweak (E_K2 of the sector
  * tweak) is t0: t0 * alpha^j. Call it once per range and walk on with gc_xts_mul_alpha.
  * Cost: for j up to 4 * 120 (data units up to 7.5 KiB, every disk sector size) at most four small

@@ -458,7 +458,7 @@ struct XtsUnitsParams {
 // A lane's walk across data units: the unit and index j of its block, and its tweak
 // T_u * alpha^j. Inside a unit the tweak moves by x^32 as X32Walk's; at a unit boundary it starts
 // again from the next unit's tweak, j < 32 blocks in (one small shift,
-// gc_xts_mul_alpha_pow_below32). The lanes of a warp cross boundaries at the same step (tiles start
+// gc_xts_mul_alpha_pow_small). The lanes of a warp cross boundaries at the same step (tiles start
 // at multiples of 32 blocks), so the branch does not diverge for units of 32 blocks and more.
 struct XtsUnitWalk {
   const gc_block* unit_tweaks;
@@ -484,9 +484,7 @@ struct XtsUnitWalk {
       unit += j / unit_blocks;
       j %= unit_blocks;
     }
-    // j < 32 here (a boundary is at most 31 blocks behind): the funnel-shift product, about 15
-    // operations against the general small shift's 40, twice a block with 512-byte units.
-    tweak = unit * unit_blocks < num_blocks ? gc_xts_mul_alpha_pow_below32(unit_tweaks[unit], static_cast<unsigned>(j))
+    tweak = unit * unit_blocks < num_blocks ? gc_xts_mul_alpha_pow_small(unit_tweaks[unit], static_cast<unsigned>(j))
                                             : modes::zero_block();
   }
 };
