@@ -627,7 +627,8 @@ inline constexpr uint64_t kHashFileBlockLen = 8 << 20;
 // fd, from `offset` to its end (its length when the call starts; a file that shrinks meanwhile is
 // a FileError). `readers` threads pread blocks (of about options.job_len bytes, rounded to whole
 // leaves; 0: kHashFileBlockLen, or the GPU's job length when larger) at their offsets ahead of the
-// hashing, into reused buffers zeroed at the end; 0 readers means the library's choice (two when the CPU hashes, every
+// hashing, each block in 2 MiB pieces taken in file order by whichever reader is free (so the next
+// block is ready soon after the one before), into reused buffers zeroed at the end; 0 readers means the library's choice (two when the CPU hashes, every
 // core up to 16 when a GPU hashes a tree's leaves). The calling thread hashes the blocks in order: a
 // sponge block by block on the CPU (it is serial, so no device helps it), a tree hash
 // (ParallelHash, KangarooTwelve) its head and tail on the final node and its whole leaves on the
