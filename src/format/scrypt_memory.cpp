@@ -27,8 +27,10 @@ std::optional<uint64_t> parse_number(std::string_view text) {
 }
 
 // The number after `key` at the start of a line of `text` ("MemAvailable:" in /proc/meminfo,
-// "active_file" in a cgroup's memory.stat), or nothing. Parsed with from_chars, not iostreams,
-// whose numbers follow the process's global C++ locale: a program around the library may set it.
+// "active_file" in a cgroup's memory.stat), or nothing. Parsed with from_chars (locale-free), not
+// iostreams: an ifstream >> parse of /proc/meminfo read 0 bytes inside pytest on the H200 host
+// (and the right figure outside it), so every scrypt was refused there; the cause inside the
+// streams was not found (docs/performance.md, eleventh session).
 std::optional<uint64_t> field(std::string_view text, std::string_view key) {
   for (size_t at = 0; at < text.size();) {
     size_t line_end = text.find('\n', at);
