@@ -5,6 +5,7 @@ sha3sum wrote. Without sha3sum those comparisons skip; the hashlib checks still 
 """
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -211,6 +212,21 @@ def test_device_cuda_matches_cpu(files, name):
     names = ["empty", "abc", "block", "big"]
     assert run(["hash", "-a", name, "--device", "cuda", *names]).stdout == \
         run(["hash", "-a", name, "--device", "cpu", *names]).stdout
+
+
+def test_stats_print_one_json_line_per_file(files):
+    # --stats leaves stdout as it is (what sha3sum prints) and adds, on stderr, each file's
+    # statistics named by its path: a regular file through the library's readers, stdin through the
+    # stream hasher, and the bytes each hashed.
+    _, contents = files
+    plain = ours(["-a", "kt128", "big", "abc"])
+    result = ours(["-a", "kt128", "--stats", "big", "abc", "-"], input=contents["block"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(plain.stdout)
+    lines = [json.loads(line) for line in result.stderr.decode().splitlines()]
+    assert [line["file"] for line in lines] == ["big", "abc", "-"]
+    assert [line["bytes_in"] for line in lines] == [len(contents["big"]), 3, len(contents["block"])]
+    assert all(line["wall_s"] > 0 and line["read_s"] >= 0 and set(line["devices"]) == {"cpu"} for line in lines)
 
 
 def test_progress_forced_on_a_long_input(files):

@@ -877,8 +877,9 @@ class _HashJob:
     positional readers (a tree hash's leaves on the chosen device), a pipe through the stream
     engine's CPU worker."""
 
-    def __init__(self, name, length, keywords, device, show_progress, quiet):
+    def __init__(self, name, length, keywords, device, show_progress, quiet, show_stats=False):
         self.name, self.keywords, self.device = name, keywords, device
+        self.show_stats = show_stats   # --stats: each file's StreamStats on stderr, as encrypt's
         self.variable_length = name in bench.VARIABLE_LENGTH_HASHES
         if self.variable_length and length is None:
             length = 64 if "256" in name else 32
@@ -902,13 +903,17 @@ class _HashJob:
             total = _input_size(source)
             bar = _progress_bar(self.show_progress, self.quiet, False, total, path)
             bar.leave = False
+            stats = stream.StreamStats()
             try:
                 # A regular file: the library's positional readers ahead of the hashing, a tree's
                 # leaves on the chosen device; a pipe: read here, hashed on a CPU worker.
-                return stream.hash_stream(self.name, source, length, progress=bar, device=self._device_for(total),
-                                          **self.keywords)
+                digest = stream.hash_stream(self.name, source, length, progress=bar, device=self._device_for(total),
+                                            stats=stats, **self.keywords)
             finally:
                 bar.close()
+        if self.show_stats:
+            click.echo(json.dumps({"file": path, **stats.as_dict()}), err=True)
+        return digest
 
     def _device_for(self, total: Optional[int]) -> str:
         """--device auto: a tree hash of a file of AUTO_GPU_TREE_HASH_MIN_LEN bytes or more on the
@@ -1061,7 +1066,10 @@ _HASH_EPILOG = (
                    "straight into the device's host memory; a pipe's leaves hash on the CPU); auto does so on the first GPU (CUDA, else OpenCL) for files of 2 GiB and more, where the "
                    "GPU's start-up pays off.")
 @click.option("--progress", is_flag=True, help="Show a progress bar even when stderr is not a terminal.")
-@click.option("--stats", "show_stats", is_flag=True, help="With --mpi: print every rank's times to stderr.")
+@click.option("--stats", "show_stats", is_flag=True,
+              help="Print each file's statistics to stderr as it is hashed (one JSON line with the file's "
+                   "name: bytes, wall, read and hash seconds, the device that hashed it); with --mpi, every "
+                   "rank's times.")
 @mpi.cli_options
 @click.argument("files", nargs=-1)
 def hash_command(algorithm, length, customization, function_name, block_size, check, tag, binary, text,
@@ -1106,10 +1114,8 @@ def hash_command(algorithm, length, customization, function_name, block_size, ch
         ("function_name", None if function_name is None else function_name.encode("utf-8")),
         ("block_size", block_size)) if value is not None}
     job = _HashJob(name, length, keywords, stream.normalise_device(device) if device != "auto" else "auto",
-                   progress, quiet)
+                   progress, quiet, show_stats and not use_mpi)
     mpi.check_options(use_mpi, round_size, stats_json, progress=progress)
-    if show_stats and not use_mpi:
-        raise _usage_error("hash --stats is for --mpi runs")
     if use_mpi:
         if check or tag:
             raise _usage_error("-c/--check and --tag are not available with --mpi")
