@@ -12,14 +12,17 @@ file beside `gpucrypt hash -a sha3-256` (its digest must agree); with --in-proce
 algorithm's stream.hash_stream in this process through the library's positional reader (what a
 regular file gets) and through the Python reader (what a pipe gets: the file behind an object
 with no fileno), the reader alone compared. Every other command is the whole process a user starts
-(start-up included); rounds are interleaved; every device's digest must equal the CPU's. The
-data is random (never zeros).
+(start-up included); rounds are interleaved; every device's digest must equal the CPU's. Each
+`gpucrypt hash` run also reports its own figures (--stats), kept per round in the JSON's
+engine_stats: the library's wall, read and hash seconds beside the process's. The data is random
+(never zeros).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import statistics
@@ -30,14 +33,27 @@ import time
 from bench_files import parallel_read, write_and_print, write_random_file  # noqa: E402 - bench/ is the script's folder
 
 
-
-
-
-
 def digest_of(line: str) -> str:
     """The hex digest of a `gpucrypt hash` line, bare ('HEX  FILE') or tagged ('NAME (FILE) = HEX')."""
     line = line.strip()
     return line.rsplit(" = ", 1)[1] if " = " in line else line.split()[0]
+
+
+# Each `gpucrypt hash` run's own figures (its --stats line: the library's wall, read and hash
+# seconds and the device), kept beside the whole process's time: what the start-up costs and which
+# stage the rest goes to. Keyed by the command's name, one record per round.
+ENGINE_STATS: dict = {}
+
+
+def hash_command(algorithm: str, device: str, path: str) -> str:
+    """The digest `gpucrypt hash -a ALGORITHM --device DEVICE --stats PATH` prints; its stats line
+    goes to ENGINE_STATS."""
+    run = subprocess.run([sys.executable, "-m", "gpucrypt", "hash", "-a", algorithm, "--device", device, "--stats", path],
+                         check=True, capture_output=True, text=True)
+    stats = json.loads(run.stderr.strip().splitlines()[-1])
+    ENGINE_STATS.setdefault(f"{algorithm}@{device}", []).append(
+        {key: stats[key] for key in ("wall_s", "read_s", "compute_s")} | {"devices": sorted(stats["devices"])})
+    return digest_of(run.stdout)
 
 
 def timed(function) -> tuple[float, object]:
@@ -75,9 +91,7 @@ def main() -> int:
                 if device != "cpu" and not algorithm.startswith(("kt", "parallelhash")):
                     continue   # sponges stream through the CPU on every setting
                 commands[f"{algorithm}@{device}"] = (
-                    lambda algorithm=algorithm, device=device: digest_of(subprocess.run(
-                        [sys.executable, "-m", "gpucrypt", "hash", "-a", algorithm, "--device", device, path],
-                        check=True, capture_output=True, text=True).stdout))
+                    lambda algorithm=algorithm, device=device: hash_command(algorithm, device, path))
         if "openssl" in args.peers.split(","):
             commands["openssl-sha3-256"] = lambda: digest_of(subprocess.run(
                 ["openssl", "dgst", "-sha3-256", "-r", path], check=True, capture_output=True, text=True).stdout)
@@ -125,6 +139,7 @@ def main() -> int:
         "median_gb_per_s": {name: size / value / 1e9 for name, value in median.items()},
         "throughput_ratio_to_read_ceiling": {name: ceiling / value for name, value in median.items()
                                              if "@" in name or name.startswith("openssl")},
+        "engine_stats": ENGINE_STATS,
         "devices": gpucrypt.devices(),
     }
     write_and_print(args.out_json, result, samples, median, size)
