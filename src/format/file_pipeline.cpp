@@ -1039,7 +1039,8 @@ class BlockReader {
               const Device* host_memory)
       : fd_(fd), first_offset_(first_offset), body_len_(body_len), block_len_(block_len),
         num_blocks_((body_len + block_len - 1) / block_len),
-        // Every reader a block in hand and two ready for the hashing thread.
+        // As many blocks ahead as when each reader read a whole block (one per reader, two ready
+        // for the hashing thread). With pieces fewer would do; that count is for a GPU run to set.
         slots_(std::min<uint64_t>(num_blocks_, uint64_t{readers} + 2)), host_memory_(host_memory),
         buffers_(slots_), filled_(slots_, kNone), pieces_of_(slots_, kNone), pieces_read_(slots_, 0) {
     try {
