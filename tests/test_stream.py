@@ -180,24 +180,31 @@ def test_memory_source_and_sink_carry_the_file_format():
 
 
 def test_page_locked_falls_back_to_bytearray_without_cuda(monkeypatch):
-    monkeypatch.setattr(stream, "cuda_available", lambda: False)
+    monkeypatch.setattr(stream, "auto_gpus", lambda: [])   # what page_locked asks for host memory
     buffer = stream.page_locked(100)
     assert isinstance(buffer, bytearray) and len(buffer) == 100
 
 
 @pytest.mark.parametrize("device, devices, share, expected", [
     ("cpu", None, None, (["cpu"], 1.0)),
-    ("auto", None, None, (["cpu"], 1.0)),
     ("cuda", None, None, (["cuda:0"], 0.0)),
     ("cuda:1", None, "auto", (["cuda:1", "cpu"], "auto")),
     ("auto", "cuda:0,cuda:1", None, (["cuda:0", "cuda:1"], 0.0)),
     ("auto", ["cuda:0", "cuda:1"], "0.3", (["cuda:0", "cuda:1", "cpu"], 0.3)),
-    ("auto", None, 0.5, (["cpu"], 1.0)),     # auto on a machine without a GPU: the CPU does it all
     ("auto", "cpu,cuda:0", None, (["cuda:0", "cpu"], "auto")),   # the CPU named beside a GPU takes part
 ])
-def test_resolve_devices(monkeypatch, device, devices, share, expected):
-    monkeypatch.setattr(stream, "cuda_available", lambda: False)
+def test_resolve_devices(device, devices, share, expected):
     assert stream.plan_devices(device, devices, share) == expected    # resolve_devices: also checks presence
+
+
+@pytest.mark.parametrize("share", [None, 0.5])
+def test_plan_devices_auto_follows_the_machine(share):
+    # The library lists the machine's GPUs itself (a Python-side patch cannot hide them): auto is
+    # every GPU plus the CPU, with the share asked for ("auto" by default); on a machine without a
+    # GPU, the CPU does it all, whatever the share.
+    gpus = gpucrypt.info.auto_gpus()
+    expected = (gpus + ["cpu"], "auto" if share is None else share) if gpus else (["cpu"], 1.0)
+    assert stream.plan_devices("auto", None, share) == expected
 
 
 def test_resolve_devices_errors(monkeypatch):
