@@ -15,8 +15,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -197,8 +199,10 @@ def small_tmpfs(tmp_path):
     subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
+@pytest.mark.parametrize("mapped", ["0", "1"])   # GPUCRYPT_FILE_MAPPED_OUTPUT: pwrites, or a shared mapping
 @pytest.mark.parametrize("direction", ["encrypt", "decrypt"])
-def test_full_disk_fails_at_once_and_leaves_nothing(tmp_path, small_tmpfs, direction):
+def test_full_disk_fails_at_once_and_leaves_nothing(tmp_path, small_tmpfs, direction, mapped, monkeypatch):
+    monkeypatch.setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped)
     plaintext = os.urandom(6 << 20)
     _write(tmp_path / "plain", plaintext)
     fileformat.encrypt_file(tmp_path / "plain", tmp_path / "sealed", KEY, device="cpu")
@@ -214,6 +218,33 @@ def test_full_disk_fails_at_once_and_leaves_nothing(tmp_path, small_tmpfs, direc
     assert os.listdir(small_tmpfs) == []
     assert os.statvfs(small_tmpfs).f_bfree == os.statvfs(small_tmpfs).f_blocks   # no space held
     assert (tmp_path / "plain").read_bytes() == plaintext  # the input untouched
+
+
+def test_mapped_output_round_trips_a_tmpfs_file(tmp_path, monkeypatch):
+    """GPUCRYPT_FILE_MAPPED_OUTPUT=1 (the file pipeline's writes as copies into a shared mapping
+    of the output, a measuring knob): a file in /dev/shm encrypts and decrypts back, and each
+    direction reads what the other mode wrote; an unknown value is refused, naming the variable."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm")
+    plaintext = os.urandom((5 << 20) + 12345)
+    plain = tmp_path / "plain"
+    _write(plain, plaintext)
+    with tempfile.TemporaryDirectory(dir=shm) as directory:
+        outputs = {}
+        for mapped in ("0", "1"):
+            monkeypatch.setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped)
+            outputs[mapped] = Path(directory) / f"sealed{mapped}"
+            fileformat.encrypt_file(plain, outputs[mapped], KEY, device="cpu", chunk_size=1 << 16)
+        for mapped, other in (("0", "1"), ("1", "0")):
+            monkeypatch.setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped)
+            back = Path(directory) / f"back{mapped}"
+            fileformat.decrypt_file(outputs[other], back, KEY, device="cpu")
+            assert back.read_bytes() == plaintext, (mapped, other)
+        monkeypatch.setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", "yes")
+        with pytest.raises(ValueError, match="GPUCRYPT_FILE_MAPPED_OUTPUT"):
+            fileformat.encrypt_file(plain, Path(directory) / "refused", KEY, device="cpu")
+        assert not (Path(directory) / "refused").exists()
 
 
 @pytest.mark.parametrize("anonymous", [True, False])

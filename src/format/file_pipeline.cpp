@@ -20,6 +20,7 @@
 // Constant-time: as format.cpp; branches and offsets depend on lengths and chunk indices only.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -244,6 +245,53 @@ const Device* job_buffer_device(const std::vector<std::string>& devices) {
   return host_memory_device(devices);
 }
 
+// Where a run's output goes: pwrite at each job's offset, or (GPUCRYPT_FILE_MAPPED_OUTPUT=1, a knob
+// for measuring it on a machine of many cores; off by default until measured) a copy into a
+// shared mapping of the output's range. Linux takes the inode's lock for each buffered write, so
+// one file takes about 2.7 GB/s of pwrites whatever the number of writers (a 2-H200 host,
+// tmpfs, 1 to 16 threads), while 16 threads copying into a mapping of it reached 3.7-5.1 GB/s
+// (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session). The range is
+// allocated first (fallocate), so that no page fault finds the file system full: that would be
+// a SIGBUS, not an error. Where fallocate is refused, or the range cannot be mapped, the writes
+// stay pwrites. Unmapped when the run ends, before its caller truncates a failed output.
+class OutputWriter {
+ public:
+  OutputWriter(int fd, uint64_t begin, uint64_t len) : fd_(fd) {
+    const char* text = std::getenv("GPUCRYPT_FILE_MAPPED_OUTPUT");
+    if (fd < 0 || len == 0 || text == nullptr || std::string(text) == "0") return;
+    if (std::string(text) != "1")
+      throw std::invalid_argument(std::string("GPUCRYPT_FILE_MAPPED_OUTPUT is 0 or 1, got '") + text + "'");
+    for (;;) {
+      if (::fallocate(fd, 0, static_cast<off_t>(begin), static_cast<off_t>(len)) == 0) break;
+      if (errno == EINTR) continue;
+      if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) return;  // pwrite
+      throw FileError(errno, true, "writing the output (reserving " + bytes_text(len) + ")");
+    }
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    map_begin_ = begin / page * page;
+    map_len_ = begin + len - map_begin_;
+    void* map = ::mmap(nullptr, map_len_, PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(map_begin_));
+    if (map != MAP_FAILED) map_ = static_cast<uint8_t*>(map);
+  }
+  ~OutputWriter() {
+    if (map_ != nullptr) ::munmap(map_, map_len_);
+  }
+  OutputWriter(const OutputWriter&) = delete;
+  OutputWriter& operator=(const OutputWriter&) = delete;
+
+  bool mapped() const { return map_ != nullptr; }
+  // `len` bytes at file offset `at`, inside the range given to the constructor.
+  void write(const uint8_t* data, uint64_t len, uint64_t at) const {
+    if (map_ == nullptr) return pwrite_exactly(fd_, data, len, at);
+    std::memcpy(map_ + (at - map_begin_), data, len);
+  }
+
+ private:
+  const int fd_;
+  uint8_t* map_ = nullptr;
+  uint64_t map_begin_ = 0, map_len_ = 0;
+};
+
 // Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
 // job's read, seal and write would take turns; with two, one job's I/O overlaps the other's
 // sealing (on 2 cores, 1 GiB from /dev/shm: see docs/performance.md, 2026-11-28).
@@ -340,6 +388,8 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
 
   JobTrace trace((count + chunks_per_job - 1) / chunks_per_job);
   BufferPool buffers(buffer_in, buffer_out, job_buffer_device(options.devices));
+  const auto [range_out_start, range_out_len] = output_at(first, count);
+  const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len);  // after the workers stop: declared before them
   IoTimes io;
   engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
@@ -382,7 +432,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
                 // The chunks before the failed one authenticated: they are written, so that the
                 // output holds the whole authenticated prefix (the caller truncates after it).
                 const uint64_t good_len = plain_at(job_first, failure.chunk_index - job_first).second;
-                if (out_fd >= 0) pwrite_exactly(out_fd, pair.output.data, good_len, out_offset + out_at);
+                if (out_fd >= 0) out.write(pair.output.data, good_len, out_offset + out_at);
                 throw;
               }
             }
@@ -390,7 +440,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
             trace.mark(job, JobTrace::sealed);
             if (out_fd < 0) return;  // authenticate only
             started = std::chrono::steady_clock::now();
-            pwrite_exactly(out_fd, pair.output.data, out_len, out_offset + out_at);
+            out.write(pair.output.data, out_len, out_offset + out_at);
             IoTimes::add(io.write_ns, started);
             trace.mark(job, JobTrace::written);
           },
