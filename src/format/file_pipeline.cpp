@@ -252,7 +252,8 @@ const Device* job_buffer_device(const std::vector<std::string>& devices) {
 // tmpfs, 1 to 16 threads), while 16 threads copying into a mapping of it reached 3.7-5.1 GB/s
 // (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session). The range is
 // allocated first (fallocate), so that no page fault finds the file system full: that would be
-// a SIGBUS, not an error. Where fallocate is refused, or the range cannot be mapped, the writes
+// a SIGBUS, not an error. Where fallocate is refused, or the range cannot be mapped (a descriptor
+// open for writing only: a shared writable mapping needs it open for reading too), the writes
 // stay pwrites. Unmapped when the run ends, before its caller truncates a failed output.
 class OutputWriter {
  public:
