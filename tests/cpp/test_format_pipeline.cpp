@@ -477,81 +477,6 @@ void direct_input_reads_the_same_files() {
   }
 }
 
-// GPUCRYPT_FILE_MAPPED_OUTPUT=1: the file pipeline writes each job's output by a copy into a shared
-// mapping of the output's range (after the output's header offset and behind bytes already there),
-// the same bytes as its pwrites; a tampered chunk still leaves only the authenticated prefix; a
-// value other than 0 or 1 is refused, naming the variable.
-void mapped_output_writes_the_same_files() {
-  auto temp_file = [] {
-    char path[] = "/dev/shm/gpucrypt-mapped-XXXXXX";  // tmpfs: fallocate, so the mapping is taken
-    const int fd = ::mkstemp(path);
-    check(fd >= 0, "mkstemp");
-    ::unlink(path);
-    return fd;
-  };
-  auto bytes_of = [](int fd) {
-    std::vector<uint8_t> bytes(size_t(::lseek(fd, 0, SEEK_END)));
-    check(::pread(fd, bytes.data(), bytes.size(), 0) == ssize_t(bytes.size()), "reading back");
-    return bytes;
-  };
-  const std::vector<uint8_t> header(format::kHeaderLen, 0x5c);  // opaque to seal_file
-  uint8_t payload_key[format::kKeyLen];
-  std::memset(payload_key, 9, sizeof payload_key);
-  const ByteSpan key(payload_key, format::kKeyLen);
-  for (size_t len : {size_t(0), size_t(4095), size_t(100 * kChunkLen + 7), size_t(3 << 20) + 5}) {
-    const auto plaintext = random_bytes(len, unsigned(len) + 29);
-    const int plain = temp_file();
-    check(::pwrite(plain, plaintext.data(), len, 0) == ssize_t(len), "writing the plaintext");
-    std::vector<uint8_t> written[2], opened_bytes[2];
-    for (int mapped : {0, 1}) {
-      ::setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped ? "1" : "0", 1);
-      const int sealed = temp_file(), opened = temp_file();
-      check(::pwrite(sealed, "prefix", 6, 0) == 6 && ::pwrite(opened, "abc", 3, 0) == 3, "the outputs' own bytes");
-      format::seal_file(plain, 0, sealed, 6, header, key, kChunkLen, small_jobs());
-      format::open_file(sealed, 6 + format::kHeaderLen, opened, 3, key, kChunkLen, small_jobs());
-      written[mapped] = bytes_of(sealed);
-      opened_bytes[mapped] = bytes_of(opened);
-      ::close(sealed), ::close(opened);
-    }
-    const std::string name = "mapped output, " + std::to_string(len) + " bytes";
-    check(written[1] == written[0], name + ": the sealed file equals the pwrite pipeline's");
-    check(opened_bytes[1].size() == len + 3 && std::equal(plaintext.begin(), plaintext.end(), opened_bytes[1].begin() + 3) &&
-              std::memcmp(opened_bytes[1].data(), "abc", 3) == 0,
-          name + ": opened back after the output's first bytes");
-    if (len > 50 * kChunkLen) {  // a chunk in the middle tampered with: only the prefix before it stays
-      std::vector<uint8_t> changed = written[1];
-      changed[6 + format::kHeaderLen + 40 * (kChunkLen + format::kTagLen) + 1] ^= 1;
-      const int sealed = temp_file(), opened = temp_file();
-      check(::pwrite(sealed, changed.data(), changed.size(), 0) == ssize_t(changed.size()), "writing the tampered file");
-      uint64_t released = UINT64_MAX;
-      try {
-        format::open_file(sealed, 6 + format::kHeaderLen, opened, 0, key, kChunkLen, small_jobs());
-      } catch (const format::DecryptionError& error) {
-        released = error.released_len;
-      }
-      const std::vector<uint8_t> kept = bytes_of(opened);
-      check(released == 40 * kChunkLen && kept.size() == released &&
-                std::equal(kept.begin(), kept.end(), plaintext.begin()),
-            name + ": a tampered chunk 40 leaves the 40 chunks before it");
-      ::close(sealed), ::close(opened);
-    }
-    ::close(plain);
-  }
-  ::setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", "yes", 1);
-  const int plain = temp_file(), sealed = temp_file();
-  check(::pwrite(plain, "x", 1, 0) == 1, "writing the plaintext");
-  std::string message;
-  try {
-    format::seal_file(plain, 0, sealed, 0, header, key, kChunkLen, small_jobs());
-  } catch (const std::invalid_argument& error) {
-    message = error.what();
-  }
-  check(message.find("GPUCRYPT_FILE_MAPPED_OUTPUT") != std::string::npos && message.find("yes") != std::string::npos,
-        "a value other than 0 or 1 is refused: " + message);
-  ::close(plain), ::close(sealed);
-  ::unsetenv("GPUCRYPT_FILE_MAPPED_OUTPUT");
-}
-
 // seal_stream_fd / open_stream_fd / hash_stream_fd: a pipe fed by a slow producer in odd-sized
 // pieces (the first bytes handed over as already read, the read end non-blocking: EAGAIN waits in
 // poll) seals to a file that opens back through a pipe; a tampered chunk leaves the output holding
@@ -595,6 +520,76 @@ std::vector<uint8_t> file_bytes(int fd) {
   std::vector<uint8_t> bytes(size_t(::lseek(fd, 0, SEEK_END)));
   check(::pread(fd, bytes.data(), bytes.size(), 0) == ssize_t(bytes.size()), "reading back");
   return bytes;
+}
+
+// GPUCRYPT_FILE_MAPPED_OUTPUT=1: the file pipeline writes each job's output by a copy into a shared
+// mapping of the output's range (after the output's header offset and behind bytes already there),
+// the same bytes as its pwrites; a tampered chunk still leaves only the authenticated prefix; a
+// value other than 0 or 1 is refused, naming the variable.
+void mapped_output_writes_the_same_files() {
+  auto temp_file = [] {
+    char path[] = "/dev/shm/gpucrypt-mapped-XXXXXX";  // tmpfs: fallocate, so the mapping is taken
+    const int fd = ::mkstemp(path);
+    check(fd >= 0, "mkstemp");
+    ::unlink(path);
+    return fd;
+  };
+  const std::vector<uint8_t> header(format::kHeaderLen, 0x5c);  // opaque to seal_file
+  uint8_t payload_key[format::kKeyLen];
+  std::memset(payload_key, 9, sizeof payload_key);
+  const ByteSpan key(payload_key, format::kKeyLen);
+  for (size_t len : {size_t(0), size_t(4095), size_t(100 * kChunkLen + 7), size_t(3 << 20) + 5}) {
+    const auto plaintext = random_bytes(len, unsigned(len) + 29);
+    const int plain = temp_file();
+    check(::pwrite(plain, plaintext.data(), len, 0) == ssize_t(len), "writing the plaintext");
+    std::vector<uint8_t> written[2], opened_bytes[2];
+    for (int mapped : {0, 1}) {
+      ::setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped ? "1" : "0", 1);
+      const int sealed = temp_file(), opened = temp_file();
+      check(::pwrite(sealed, "prefix", 6, 0) == 6 && ::pwrite(opened, "abc", 3, 0) == 3, "the outputs' own bytes");
+      format::seal_file(plain, 0, sealed, 6, header, key, kChunkLen, small_jobs());
+      format::open_file(sealed, 6 + format::kHeaderLen, opened, 3, key, kChunkLen, small_jobs());
+      written[mapped] = file_bytes(sealed);
+      opened_bytes[mapped] = file_bytes(opened);
+      ::close(sealed), ::close(opened);
+    }
+    const std::string name = "mapped output, " + std::to_string(len) + " bytes";
+    check(written[1] == written[0], name + ": the sealed file equals the pwrite pipeline's");
+    check(opened_bytes[1].size() == len + 3 && std::equal(plaintext.begin(), plaintext.end(), opened_bytes[1].begin() + 3) &&
+              std::memcmp(opened_bytes[1].data(), "abc", 3) == 0,
+          name + ": opened back after the output's first bytes");
+    if (len > 50 * kChunkLen) {  // a chunk in the middle tampered with: only the prefix before it stays
+      std::vector<uint8_t> changed = written[1];
+      changed[6 + format::kHeaderLen + 40 * (kChunkLen + format::kTagLen) + 1] ^= 1;
+      const int sealed = temp_file(), opened = temp_file();
+      check(::pwrite(sealed, changed.data(), changed.size(), 0) == ssize_t(changed.size()), "writing the tampered file");
+      uint64_t released = UINT64_MAX;
+      try {
+        format::open_file(sealed, 6 + format::kHeaderLen, opened, 0, key, kChunkLen, small_jobs());
+      } catch (const format::DecryptionError& error) {
+        released = error.released_len;
+      }
+      const std::vector<uint8_t> kept = file_bytes(opened);
+      check(released == 40 * kChunkLen && kept.size() == released &&
+                std::equal(kept.begin(), kept.end(), plaintext.begin()),
+            name + ": a tampered chunk 40 leaves the 40 chunks before it");
+      ::close(sealed), ::close(opened);
+    }
+    ::close(plain);
+  }
+  ::setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", "yes", 1);
+  const int plain = temp_file(), sealed = temp_file();
+  check(::pwrite(plain, "x", 1, 0) == 1, "writing the plaintext");
+  std::string message;
+  try {
+    format::seal_file(plain, 0, sealed, 0, header, key, kChunkLen, small_jobs());
+  } catch (const std::invalid_argument& error) {
+    message = error.what();
+  }
+  check(message.find("GPUCRYPT_FILE_MAPPED_OUTPUT") != std::string::npos && message.find("yes") != std::string::npos,
+        "a value other than 0 or 1 is refused: " + message);
+  ::close(plain), ::close(sealed);
+  ::unsetenv("GPUCRYPT_FILE_MAPPED_OUTPUT");
 }
 
 void streams_between_descriptors() {
