@@ -611,7 +611,8 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
     def run():
         in_fd = os.open(input_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         try:
-            out_fd = os.open(temp_path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+            # Open for reading too: the library may write through a shared mapping (GPUCRYPT_FILE_MAPPED_OUTPUT).
+            out_fd = os.open(temp_path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             os.close(in_fd)
             raise OSError(exc.errno, exc.strerror, output_path) from None
