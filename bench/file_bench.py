@@ -3,6 +3,7 @@
 
     python3 bench/file_bench.py OUT.json [--size-mib 1024] [--dir /dev/shm] [--repeats 5]
                                 [--device auto] [--threads N] [--quick] [--baseline-path DIR]
+                                [--mapped-output]
 
 Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
 turn, every other round in reverse order, so that a noisy neighbour hits them all alike):
@@ -17,6 +18,9 @@ With --recipients, `encrypt -r RECIPIENT` and `decrypt -i IDENTITY` (format vers
 run beside the key-file commands in the same rounds: recipients change only the header, so the
 target is the key file's time within 2% (recipient_ratio: medians, and the median of each
 round's own ratio).
+With --mapped-output, the two commands also run with GPUCRYPT_FILE_MAPPED_OUTPUT=1 (the file
+pipeline's writes as copies into a shared mapping of the output; docs/file-format.md), as
+encrypt_mapped / decrypt_mapped, interleaved with the rest.
 With --baseline-path DIR, the same two commands also run from another build of gpucrypt
 installed in DIR (`pip install --target DIR` of an older commit), as encrypt_baseline /
 decrypt_baseline, interleaved with the rest: before and after in one run.
@@ -79,6 +83,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="64 MiB, 2 repeats (a smoke test)")
     parser.add_argument("--recipients", action="store_true",
                         help="also time encrypt -r / decrypt -i against the key-file commands")
+    parser.add_argument("--mapped-output", action="store_true",
+                        help="also time encrypt/decrypt with GPUCRYPT_FILE_MAPPED_OUTPUT=1 (writes through a "
+                             "shared mapping of the output), as encrypt_mapped / decrypt_mapped")
     parser.add_argument("--baseline-path", default=None, metavar="DIR",
                         help="also time the gpucrypt installed in DIR (PYTHONPATH), e.g. an older commit")
     args = parser.parse_args()
@@ -113,6 +120,13 @@ def main() -> int:
             commands["decrypt_identity"] = lambda: timed(gpucrypt_command + [
                 "decrypt", "-q", "--stats", "-i", identity, "--device", args.device, "-o", out, sealed_v2])
             engine.update(encrypt_recipient=[], decrypt_identity=[])
+        if args.mapped_output:
+            mapped_env = dict(os.environ, GPUCRYPT_FILE_MAPPED_OUTPUT="1")
+            for what, source in (("encrypt", plain), ("decrypt", sealed)):
+                commands[f"{what}_mapped"] = (lambda what=what, source=source: timed(
+                    gpucrypt_command + [what, "-q", "--stats", "--key-file", key, "--device", args.device, "-o", out,
+                                        source], env=mapped_env))
+                engine[f"{what}_mapped"] = []
         if args.baseline_path:
             baseline_env = dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline_path))
             for what, source in (("encrypt", plain), ("decrypt", sealed)):
