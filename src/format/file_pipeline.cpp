@@ -280,7 +280,6 @@ class OutputWriter {
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
-  bool mapped() const { return map_ != nullptr; }
   // `len` bytes at file offset `at`, inside the range given to the constructor.
   void write(const uint8_t* data, uint64_t len, uint64_t at) const {
     if (map_ == nullptr) return pwrite_exactly(fd_, data, len, at);
