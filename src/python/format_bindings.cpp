@@ -232,12 +232,15 @@ format::PipelineStats run_released(format::PipelineOptions& options, nb::handle 
   SchedulerCallbacks callbacks;
   if (!progress.is_none()) options.progress = [&](uint64_t done) { callbacks.call(progress, done); };
   options.cancelled = [&] { return callbacks.poll_cancelled(cancelled, true); };
+  format::PipelineStats stats;
   try {
     nb::gil_scoped_release release;
-    return pipeline();
+    stats = pipeline();
   } catch (const engine::Cancelled&) {
     callbacks.raise_stopped();
   }
+  callbacks.raise_if_stopped();
+  return stats;
 }
 
 format::PipelineOptions pipeline_options(std::vector<std::string> devices, nb::handle cpu_share, uint64_t job_len,
@@ -704,6 +707,7 @@ class PyChunkStream {
     } catch (const engine::Cancelled&) {
       callbacks_.raise_stopped();
     }
+    callbacks_.raise_if_stopped();
     if (!failure) return nb::none();
     return nb::make_tuple(std::string(failure->what()), failure->chunk_index, failure->released_len);
   }

@@ -50,6 +50,14 @@ class SchedulerCallbacks {
     }
   }
 
+  // With the GIL held, after the blocking call returned without engine::Cancelled: raises what a
+  // callback raised or a signal brought (Ctrl-C) if one came as the work ended, too late to stop
+  // it (the scheduler asked `cancelled` after the last job was handed out). Kept, not raised, it
+  // was lost: a Ctrl-C then did nothing.
+  void raise_if_stopped() {
+    if (raised_) raise_stopped();
+  }
+
   // With the GIL held, after engine::Cancelled left the blocking call: raises the kept Python
   // exception, or gpucrypt.stream.Cancelled.
   [[noreturn]] void raise_stopped() {

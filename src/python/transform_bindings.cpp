@@ -110,6 +110,7 @@ class PyTransformStream {
       throw;
     }
     release_kept();
+    callbacks_.raise_if_stopped();
     return out;
   }
 
@@ -157,6 +158,7 @@ void register_transform_bindings(nb::module_& m) {
         } catch (const engine::Cancelled&) {
           callbacks.raise_stopped();
         }
+        callbacks.raise_if_stopped();
         return scheduler_stats_dict(stats);
       },
       nb::arg("name"), nb::arg("encrypt"), nb::arg("key"), nb::arg("iv").none(), nb::arg("variant"), nb::arg("data"),
