@@ -245,6 +245,18 @@ const Device* job_buffer_device(const std::vector<std::string>& devices) {
   return host_memory_device(devices);
 }
 
+// Allocates bytes [begin, begin + len) of the output's file (fallocate, retried on EINTR). False
+// where the file system or kernel has no fallocate for it (the caller falls back); any other
+// failure (ENOSPC, EFBIG, EIO) is the output's error.
+bool allocate_output_range(int fd, uint64_t begin, uint64_t len) {
+  for (;;) {
+    if (::fallocate(fd, 0, static_cast<off_t>(begin), static_cast<off_t>(len)) == 0) return true;
+    if (errno == EINTR) continue;
+    if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) return false;
+    throw FileError(errno, true, "writing the output (reserving " + bytes_text(len) + ")");
+  }
+}
+
 // Where a run's output goes: pwrite at each job's offset, or (GPUCRYPT_FILE_MAPPED_OUTPUT=1, a knob
 // for measuring it on a machine of many cores; off by default until measured) a copy into a
 // shared mapping of the output's range. Linux takes the inode's lock for each buffered write, so
@@ -262,12 +274,7 @@ class OutputWriter {
     if (fd < 0 || len == 0 || text == nullptr || std::string(text) == "0") return;
     if (std::string(text) != "1")
       throw std::invalid_argument(std::string("GPUCRYPT_FILE_MAPPED_OUTPUT is 0 or 1, got '") + text + "'");
-    for (;;) {
-      if (::fallocate(fd, 0, static_cast<off_t>(begin), static_cast<off_t>(len)) == 0) break;
-      if (errno == EINTR) continue;
-      if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) return;  // pwrite
-      throw FileError(errno, true, "writing the output (reserving " + bytes_text(len) + ")");
-    }
+    if (!allocate_output_range(fd, begin, len)) return;  // pwrite
     const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     map_begin_ = begin / page * page;
     map_len_ = begin + len - map_begin_;
@@ -495,12 +502,7 @@ void reserve_output(int out_fd, uint64_t end) {
   }
   constexpr decltype(file_system.f_type) kTmpfsMagic = 0x01021994;  // linux/magic.h TMPFS_MAGIC
   if (!known || file_system.f_type != kTmpfsMagic) {
-    for (;;) {
-      if (::fallocate(out_fd, 0, 0, static_cast<off_t>(end)) == 0) return;
-      if (errno == EINTR) continue;
-      if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) break;
-      throw FileError(errno, true, "writing the output (reserving " + bytes_text(end) + ")");
-    }
+    if (allocate_output_range(out_fd, 0, end)) return;
   }
   if (::ftruncate(out_fd, static_cast<off_t>(end)) != 0)
     throw FileError(errno, true, "writing the output (setting its length)");
