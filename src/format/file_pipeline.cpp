@@ -245,6 +245,14 @@ const Device* job_buffer_device(const std::vector<std::string>& devices) {
   return host_memory_device(devices);
 }
 
+// Whether fd's file lives on tmpfs (/dev/shm, /tmp on many systems): there fallocate zero-fills
+// every page at once, under the file's lock, where a disk file system only records the blocks.
+bool on_tmpfs(int fd) {
+  struct statfs file_system {};
+  constexpr decltype(file_system.f_type) kTmpfsMagic = 0x01021994;  // linux/magic.h TMPFS_MAGIC
+  return ::fstatfs(fd, &file_system) == 0 && file_system.f_type == kTmpfsMagic;
+}
+
 // Allocates bytes [begin, begin + len) of the output's file (fallocate, retried on EINTR). False
 // where the file system or kernel has no fallocate for it (the caller falls back); any other
 // failure (ENOSPC, EFBIG, EIO) is the output's error.
@@ -262,11 +270,16 @@ bool allocate_output_range(int fd, uint64_t begin, uint64_t len) {
 // shared mapping of the output's range. Linux takes the inode's lock for each buffered write, so
 // one file takes about 2.7 GB/s of pwrites whatever the number of writers (a 2-H200 host,
 // tmpfs, 1 to 16 threads), while 16 threads copying into a mapping of it reached 3.7-5.1 GB/s
-// (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session). The range is
-// allocated first (fallocate), so that no page fault finds the file system full: that would be
-// a SIGBUS, not an error. Where fallocate is refused, or the range cannot be mapped (a descriptor
-// open for writing only: a shared writable mapping needs it open for reading too), the writes
-// stay pwrites. Unmapped when the run ends, before its caller truncates a failed output.
+// (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session).
+// No page fault may find the file system full: that would be a SIGBUS, not an error. On a disk
+// file system the range is allocated first (fallocate: it records the blocks without writing
+// them). On tmpfs that would zero-fill every page in one call under the file's lock (4 GiB: most
+// of a second outside the engine on a 2-H200 host, thirteenth session), so each job's pages are
+// allocated by its own worker just before the copy, with MADV_POPULATE_WRITE, which returns an
+// error where a fault would raise SIGBUS (Linux 5.14; before it, fallocate of the job's range).
+// Where fallocate is refused, or the range cannot be mapped (a descriptor open for writing only:
+// a shared writable mapping needs it open for reading too), the writes stay pwrites. Unmapped
+// when the run ends, before its caller truncates a failed output.
 class OutputWriter {
  public:
   OutputWriter(int fd, uint64_t begin, uint64_t len) : fd_(fd) {
@@ -274,9 +287,10 @@ class OutputWriter {
     if (fd < 0 || len == 0 || text == nullptr || std::string(text) == "0") return;
     if (std::string(text) != "1")
       throw std::invalid_argument(std::string("GPUCRYPT_FILE_MAPPED_OUTPUT is 0 or 1, got '") + text + "'");
-    if (!allocate_output_range(fd, begin, len)) return;  // pwrite
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    map_begin_ = begin / page * page;
+    populate_per_job_ = on_tmpfs(fd);
+    if (!populate_per_job_ && !allocate_output_range(fd, begin, len)) return;  // pwrite
+    page_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    map_begin_ = begin / page_ * page_;
     map_len_ = begin + len - map_begin_;
     void* map = ::mmap(nullptr, map_len_, PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(map_begin_));
     if (map != MAP_FAILED) map_ = static_cast<uint8_t*>(map);
@@ -290,13 +304,35 @@ class OutputWriter {
   // `len` bytes at file offset `at`, inside the range given to the constructor.
   void write(const uint8_t* data, uint64_t len, uint64_t at) const {
     if (map_ == nullptr) return pwrite_exactly(fd_, data, len, at);
+    if (populate_per_job_) populate(at, len);
     std::memcpy(map_ + (at - map_begin_), data, len);
   }
 
  private:
+  // Allocates the pages under file bytes [at, at + len) of the mapping, or throws the output's
+  // error (a full tmpfs: ENOSPC).
+  void populate(uint64_t at, uint64_t len) const {
+#ifndef MADV_POPULATE_WRITE
+    constexpr int MADV_POPULATE_WRITE = 23;  // linux/mman.h, Linux 5.14; older C library headers lack it
+#endif
+    const uint64_t first = (at - map_begin_) / page_ * page_;
+    const uint64_t end = std::min(map_len_, at + len - map_begin_);
+    for (;;) {
+      if (::madvise(map_ + first, end - first, MADV_POPULATE_WRITE) == 0) return;
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == EINVAL) {  // a kernel without it
+        if (allocate_output_range(fd_, at, len)) return;
+        errno = EOPNOTSUPP;
+      }
+      // EFAULT: a fault here would have been a SIGBUS, which on tmpfs is a full file system.
+      throw FileError(errno == EFAULT ? ENOSPC : errno, true, "writing the output (allocating " + bytes_text(len) + ")");
+    }
+  }
+
   const int fd_;
+  bool populate_per_job_ = false;
   uint8_t* map_ = nullptr;
-  uint64_t map_begin_ = 0, map_len_ = 0;
+  uint64_t page_ = 0, map_begin_ = 0, map_len_ = 0;
 };
 
 // Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
@@ -500,8 +536,7 @@ void reserve_output(int out_fd, uint64_t end) {
       throw FileError(ENOSPC, true, "writing the output (" + bytes_text(end - have) + " needed, " +
                                         bytes_text(free_bytes) + " free)");
   }
-  constexpr decltype(file_system.f_type) kTmpfsMagic = 0x01021994;  // linux/magic.h TMPFS_MAGIC
-  if (!known || file_system.f_type != kTmpfsMagic) {
+  if (!on_tmpfs(out_fd)) {
     if (allocate_output_range(out_fd, 0, end)) return;
   }
   if (::ftruncate(out_fd, static_cast<off_t>(end)) != 0)
