@@ -18,9 +18,10 @@ With --recipients, `encrypt -r RECIPIENT` and `decrypt -i IDENTITY` (format vers
 run beside the key-file commands in the same rounds: recipients change only the header, so the
 target is the key file's time within 2% (recipient_ratio: medians, and the median of each
 round's own ratio).
-With --mapped-output, the two commands also run with GPUCRYPT_FILE_MAPPED_OUTPUT=1 (the file
-pipeline's writes as copies into a shared mapping of the output; docs/file-format.md), as
-encrypt_mapped / decrypt_mapped, interleaved with the rest.
+With --mapped-output, the two commands run with GPUCRYPT_FILE_MAPPED_OUTPUT=0 (pwrites) as
+encrypt / decrypt and with =1 (the file pipeline's writes as copies into a shared mapping of the
+output; docs/file-format.md) as encrypt_mapped / decrypt_mapped, interleaved with the rest.
+Without it, the library's own choice (auto) is timed.
 With --baseline-path DIR, the same two commands also run from another build of gpucrypt
 installed in DIR (`pip install --target DIR` of an older commit), as encrypt_baseline /
 decrypt_baseline, interleaved with the rest: before and after in one run.
@@ -84,7 +85,7 @@ def main() -> int:
     parser.add_argument("--recipients", action="store_true",
                         help="also time encrypt -r / decrypt -i against the key-file commands")
     parser.add_argument("--mapped-output", action="store_true",
-                        help="also time encrypt/decrypt with GPUCRYPT_FILE_MAPPED_OUTPUT=1 (writes through a "
+                        help="time encrypt/decrypt with GPUCRYPT_FILE_MAPPED_OUTPUT=0 and =1 (writes through a "
                              "shared mapping of the output), as encrypt_mapped / decrypt_mapped")
     parser.add_argument("--baseline-path", default=None, metavar="DIR",
                         help="also time the gpucrypt installed in DIR (PYTHONPATH), e.g. an older commit")
@@ -121,6 +122,7 @@ def main() -> int:
                 "decrypt", "-q", "--stats", "-i", identity, "--device", args.device, "-o", out, sealed_v2])
             engine.update(encrypt_recipient=[], decrypt_identity=[])
         if args.mapped_output:
+            os.environ["GPUCRYPT_FILE_MAPPED_OUTPUT"] = "0"  # the plain rows: pwrites, whatever auto picks
             mapped_env = dict(os.environ, GPUCRYPT_FILE_MAPPED_OUTPUT="1")
             for what, source in (("encrypt", plain), ("decrypt", sealed)):
                 commands[f"{what}_mapped"] = (lambda what=what, source=source: timed(

@@ -12,6 +12,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -222,8 +223,8 @@ def test_full_disk_fails_at_once_and_leaves_nothing(tmp_path, small_tmpfs, direc
 
 def test_mapped_output_round_trips_a_tmpfs_file(tmp_path, monkeypatch):
     """GPUCRYPT_FILE_MAPPED_OUTPUT=1 (the file pipeline's writes as copies into a shared mapping
-    of the output, a measuring knob): a file in /dev/shm encrypts and decrypts back, and each
-    direction reads what the other mode wrote; an unknown value is refused, naming the variable."""
+    of the output), 0 (pwrites) and auto: a file in /dev/shm encrypts and decrypts back, and each
+    direction reads what another mode wrote; an unknown value is refused, naming the variable."""
     shm = Path("/dev/shm")
     if not shm.is_dir():
         pytest.skip("no /dev/shm")
@@ -232,11 +233,11 @@ def test_mapped_output_round_trips_a_tmpfs_file(tmp_path, monkeypatch):
     _write(plain, plaintext)
     with tempfile.TemporaryDirectory(dir=shm) as directory:
         outputs = {}
-        for mapped in ("0", "1"):
+        for mapped in ("0", "1", "auto"):
             monkeypatch.setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped)
             outputs[mapped] = Path(directory) / f"sealed{mapped}"
             fileformat.encrypt_file(plain, outputs[mapped], KEY, device="cpu", chunk_size=1 << 16)
-        for mapped, other in (("0", "1"), ("1", "0")):
+        for mapped, other in (("0", "1"), ("1", "auto"), ("auto", "0")):
             monkeypatch.setenv("GPUCRYPT_FILE_MAPPED_OUTPUT", mapped)
             back = Path(directory) / f"back{mapped}"
             fileformat.decrypt_file(outputs[other], back, KEY, device="cpu")
@@ -245,6 +246,38 @@ def test_mapped_output_round_trips_a_tmpfs_file(tmp_path, monkeypatch):
         with pytest.raises(ValueError, match="GPUCRYPT_FILE_MAPPED_OUTPUT"):
             fileformat.encrypt_file(plain, Path(directory) / "refused", KEY, device="cpu")
         assert not (Path(directory) / "refused").exists()
+
+
+@pytest.mark.parametrize("mapped, expect_mapping", [("1", True), ("0", False), ("auto", False)])
+def test_mapped_output_is_taken_when_asked_and_not_on_the_cpu_alone(tmp_path, mapped, expect_mapping):
+    """Which write path a run takes, seen in its system calls (strace): =1 maps the output shared
+    and allocates each job's tmpfs pages (madvise MADV_POPULATE_WRITE) before copying; =0 and
+    auto on the CPU alone (two writers: the mapping was measured slower there) pwrite."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shutil.which("strace") is None:
+        pytest.skip("needs /dev/shm and strace")
+    plain = tmp_path / "plain"
+    _write(plain, os.urandom(3 << 20))
+    with tempfile.TemporaryDirectory(dir=shm) as directory:
+        script = (f"from gpucrypt import fileformat; fileformat.encrypt_file({str(plain)!r}, "
+                  f"{directory + '/sealed'!r}, bytes(range(32)), device='cpu', chunk_size=1 << 16)")
+        done = subprocess.run(["strace", "-f", "-e", "trace=mmap,madvise,pwrite64", sys.executable, "-c", script],
+                              capture_output=True, text=True, env=dict(os.environ, GPUCRYPT_FILE_MAPPED_OUTPUT=mapped))
+        if done.returncode != 0 and "ptrace" in done.stderr:
+            pytest.skip(f"strace cannot trace here: {done.stderr.strip()[:200]}")
+        assert done.returncode == 0, done.stderr[-2000:]
+        shared_writable = [line for line in done.stderr.splitlines()
+                           if "mmap(" in line and "PROT_WRITE, MAP_SHARED" in line]
+        populated = [line for line in done.stderr.splitlines() if "MADV_POPULATE_WRITE" in line or
+                     ("madvise(" in line and ", 23)" in line)]
+        def pwrite_len(line):  # pwrite64(fd, "..."..., LEN, OFFSET) = LEN (or <unfinished ...>)
+            fields = line.split("pwrite64(", 1)[1].rsplit(",", 2) if "pwrite64(" in line else []
+            return int(fields[-2]) if len(fields) == 3 and fields[-2].strip().isdigit() else 0
+        big_pwrites = [line for line in done.stderr.splitlines() if pwrite_len(line) >= 1 << 16]
+        if expect_mapping:
+            assert shared_writable and populated and not big_pwrites, done.stderr[-3000:]
+        else:
+            assert not shared_writable and not populated and big_pwrites, done.stderr[-3000:]
 
 
 @pytest.mark.parametrize("anonymous", [True, False])

@@ -265,9 +265,8 @@ bool allocate_output_range(int fd, uint64_t begin, uint64_t len) {
   }
 }
 
-// Where a run's output goes: pwrite at each job's offset, or (GPUCRYPT_FILE_MAPPED_OUTPUT=1, a knob
-// for measuring it on a machine of many cores; off by default until measured) a copy into a
-// shared mapping of the output's range. Linux takes the inode's lock for each buffered write, so
+// Where a run's output goes: pwrite at each job's offset, or a copy into a shared mapping of the
+// output's range (mapped_output_wanted says when). Linux takes the inode's lock for each buffered write, so
 // one file takes about 2.7 GB/s of pwrites whatever the number of writers (a 2-H200 host,
 // tmpfs, 1 to 16 threads), while 16 threads copying into a mapping of it reached 3.7-5.1 GB/s
 // (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session).
@@ -282,11 +281,26 @@ bool allocate_output_range(int fd, uint64_t begin, uint64_t len) {
 // when the run ends, before its caller truncates a failed output.
 class OutputWriter {
  public:
-  OutputWriter(int fd, uint64_t begin, uint64_t len) : fd_(fd) {
+  // GPUCRYPT_FILE_MAPPED_OUTPUT: 1 a mapping, 0 pwrites; unset or "auto", a mapping where it was
+  // measured faster: a run with GPUs on a host of 8 or more hardware threads writing to tmpfs.
+  // There the file's lock bounds pwrites (4 GiB on a 2-H200 host of 32 threads, /dev/shm: encrypt
+  // 0.58x a parallel copy with pwrites, 0.78x through the mapping, thirteenth session). On 2
+  // cores the mapping's extra pass (each page zeroed, then copied into) costs more than the lock
+  // (1 GiB encrypt from /dev/shm on the CPU: 0.60 s against 0.44 s), and runs on the CPU alone
+  // have two writers; on a disk file system it is not measured.
+  static bool mapped_output_wanted(int fd, bool gpus) {
     const char* text = std::getenv("GPUCRYPT_FILE_MAPPED_OUTPUT");
-    if (fd < 0 || len == 0 || text == nullptr || std::string(text) == "0") return;
-    if (std::string(text) != "1")
-      throw std::invalid_argument(std::string("GPUCRYPT_FILE_MAPPED_OUTPUT is 0 or 1, got '") + text + "'");
+    const std::string value = text == nullptr ? "auto" : text;
+    if (value == "1") return true;
+    if (value == "0") return false;
+    if (value != "auto" && !value.empty())
+      throw std::invalid_argument("GPUCRYPT_FILE_MAPPED_OUTPUT is 0, 1 or auto, got '" + value + "'");
+    constexpr unsigned kMappedOutputMinThreads = 8;
+    return gpus && std::thread::hardware_concurrency() >= kMappedOutputMinThreads && on_tmpfs(fd);
+  }
+
+  OutputWriter(int fd, uint64_t begin, uint64_t len, bool gpus) : fd_(fd) {
+    if (fd < 0 || len == 0 || !mapped_output_wanted(fd, gpus)) return;
     populate_per_job_ = on_tmpfs(fd);
     if (!populate_per_job_ && !allocate_output_range(fd, begin, len)) return;  // pwrite
     page_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -432,7 +446,9 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   JobTrace trace((count + chunks_per_job - 1) / chunks_per_job);
   BufferPool buffers(buffer_in, buffer_out, job_buffer_device(options.devices));
   const auto [range_out_start, range_out_len] = output_at(first, count);
-  const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len);  // after the workers stop: declared before them
+  const bool gpus = std::any_of(options.devices.begin(), options.devices.end(),
+                                [](const std::string& name) { return device_traits(name).is_gpu; });
+  const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len, gpus);  // after the workers stop: declared before them
   IoTimes io;
   engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
