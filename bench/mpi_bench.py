@@ -2,7 +2,7 @@
 """`gpucrypt encrypt/decrypt` in one process against `mpirun -n N gpucrypt ... --mpi` on the same file.
 
     python3 bench/mpi_bench.py OUT.json [--size-mib 4096] [--ranks 1,2,4] [--repeats 3]
-                               [--device cuda:0] [--dir /dev/shm] [--round-size 32M]
+                               [--device cuda:0] [--dir /dev/shm] [--round-size SIZE]
 
 Issue 12's target: N ranks on one host within 10% of the single-process stream on the same
 devices. The file lives in host memory (/dev/shm) so that the disk is not what is measured. The
@@ -82,7 +82,7 @@ def single(op, source, target, key_file, device):
 def ranks(op, n, source, target, key_file, device, round_size, stats_path, io_mode):
     command = [shutil.which("mpirun"), "--oversubscribe", "--bind-to", "none", "-n", str(n), sys.executable, "-m",
                "gpucrypt", op, source, "-o", target, "--force", "--key-file", key_file, "--device", device, "--mpi",
-               "--round-size", round_size, "--stats-json", stats_path]
+               "--stats-json", stats_path] + (["--round-size", round_size] if round_size else [])
     wall, _ = run(command, {"GPUCRYPT_MPI_IO": io_mode})
     with open(stats_path) as stats_file:
         stats = json.load(stats_file)
@@ -107,7 +107,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default=None, help="default cuda:0 with a GPU, else cpu")
     parser.add_argument("--dir", default="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    parser.add_argument("--round-size", default="32M")
+    parser.add_argument("--round-size", default=None,
+                        help="pass --round-size to the ranks (default: not passed, as a user types it; positional "
+                             "ranks then take the pipeline's own job length, MPI-IO ranks 32M rounds)")
     parser.add_argument("--io", default="collective,independent",
                         help="MPI-IO modes to time (GPUCRYPT_MPI_IO), comma-separated")
     args = parser.parse_args()
