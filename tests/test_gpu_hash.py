@@ -269,6 +269,20 @@ def test_a_file_hashes_its_tree_leaves_on_the_gpu(tmp_path, size):
         assert stats.device(DEVICE).bytes == size and "cpu" not in stats.devices, (name, size)
 
 
+@pytest.mark.parametrize("read_size", (8192, 3 * 8192 + 5))
+def test_a_file_in_small_blocks_hashes_in_runs_on_the_gpu(tmp_path, read_size):
+    """hash_file hands the GPU runs of adjacent blocks already read (one call each, cut where its
+    ring of slots wraps and where a block is not read yet): blocks of one or three leaves make
+    hundreds of runs and wraps, each run's leaves in one Device::tree_leaves call."""
+    size = (6 << 20) + 3 * 8192 + 17
+    data = random.Random(read_size).randbytes(size)
+    (tmp_path / "f").write_bytes(data)
+    for name, length, params in [("kt128", 32, {}), ("parallelhash256", 64, {"block_size": 8192})]:
+        with open(tmp_path / "f", "rb") as source:
+            digest = stream.hash_stream(name, source, length, read_size=read_size, device=DEVICE, **params)
+        assert digest == gpucrypt.hash(name, data, length, **params), (name, read_size)
+
+
 def test_the_hash_command_on_the_gpu_prints_the_cpu_digest(tmp_path):
     """`gpucrypt hash -a kt128 --device cuda:N FILE...` (the path a user types) equals --device cpu."""
     import subprocess

@@ -1120,23 +1120,30 @@ namespace {
 
 // Blocks of the file read ahead of the hashing, each read in pieces (kReadPieceLen) by whichever
 // readers are free, in file order, into slot (block % slots) once the hashing thread has finished
-// with the block that slot held; the hashing thread takes the blocks in order. Pieces, not whole
+// with the block that slot held; the hashing thread takes the blocks in order, several at a time
+// where they are read and adjacent in the ring (one allocation, slot after slot). Pieces, not whole
 // blocks per reader: one reader's pread of a 16 MiB block from page cache takes about 7 ms, longer
 // than a GPU takes to hash the 17 blocks ahead of it (0.33 ms each at the host link's rate), so
 // with a block per reader the hashing thread waited half the time for the one reader behind
 // (KT128 of 16 GiB on an H200 host: readers busy 0.45 s of a 1.42 s run, docs/performance.md,
 // 2026-11-28); with every reader on the blocks at the head of the queue, the next block is ready
-// after about a piece's time. Every slot's buffer is allocated before the readers start
-// (allocate_host: the leaf device's page-locked memory where it has some, so that a GPU reads the
-// block in place; ordinary memory where it is refused): page-locked allocations serialise on the
-// driver, so readers allocating as they start only queued behind each other and held back the
-// first blocks. The first error (a reader's, or the hashing thread stopping) stops every reader;
-// the destructor joins them and zeroes the buffers.
+// after about a piece's time. The ring is allocated before the readers start (allocate_host: the
+// leaf device's page-locked memory where it has some, so that a GPU reads the blocks in place;
+// ordinary memory where it is refused): page-locked allocations serialise on the driver, so readers
+// allocating as they started only queued behind each other and held back the first blocks. The
+// first error (a reader's, or the hashing thread stopping) stops every reader; the destructor
+// joins them and zeroes the ring.
 class BlockReader {
  public:
   // A piece takes a reader about 0.5 ms from page cache: short beside a GPU block's hashing, long
   // beside a pread's own cost.
   static constexpr uint64_t kReadPieceLen = 2 << 20;
+
+  // A run of consecutive blocks read and next to each other in memory (hash them in one call).
+  struct Run {
+    const uint8_t* data;
+    uint64_t len, blocks;
+  };
 
   BlockReader(int fd, uint64_t first_offset, uint64_t body_len, uint64_t block_len, unsigned readers,
               const Device* host_memory)
@@ -1145,9 +1152,9 @@ class BlockReader {
         // As many blocks ahead as when each reader read a whole block (one per reader, two ready
         // for the hashing thread). With pieces fewer would do; that count is for a GPU run to set.
         slots_(std::min<uint64_t>(num_blocks_, uint64_t{readers} + 2)), host_memory_(host_memory),
-        buffers_(slots_), filled_(slots_, kNone), pieces_of_(slots_, kNone), pieces_read_(slots_, 0) {
+        filled_(slots_, kNone), pieces_of_(slots_, kNone), pieces_read_(slots_, 0) {
     try {
-      for (HostBuffer& buffer : buffers_) buffer = allocate_host(block_len_, host_memory_);
+      ring_ = allocate_host(slots_ * block_len_, host_memory_);
       const uint64_t pieces = (body_len_ + kReadPieceLen - 1) / kReadPieceLen;
       const unsigned threads = static_cast<unsigned>(std::min<uint64_t>(readers, pieces));
       for (unsigned r = 0; r < threads; ++r) threads_.emplace_back([this] { read_pieces(); });
@@ -1161,21 +1168,29 @@ class BlockReader {
   BlockReader& operator=(const BlockReader&) = delete;
 
   uint64_t num_blocks() const { return num_blocks_; }
+  uint64_t num_slots() const { return slots_; }
   uint64_t block_len(uint64_t block) const { return std::min(block_len_, body_len_ - block * block_len_); }
   double read_s() const { return read_ns_.load() / 1e9; }
 
-  // Block `block` (the next in order) once it is read; rethrows a reader's error.
-  const uint8_t* wait(uint64_t block) {
+  // Block `block` (the next in order) once it is read, with the blocks after it that are read too
+  // and follow it in the ring (not past its end), up to max_blocks; rethrows a reader's error.
+  Run wait(uint64_t block, uint64_t max_blocks) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return error_ || filled_[block % slots_] == block; });
     if (error_) std::rethrow_exception(error_);
-    return buffers_[block % slots_].data;
+    uint64_t blocks = 1, len = block_len(block);
+    for (uint64_t next = block + 1; blocks < max_blocks && next < num_blocks_ && next % slots_ != 0 &&
+                                    filled_[next % slots_] == next;
+         ++next, ++blocks)
+      len += block_len(next);
+    return {ring_.data + (block % slots_) * block_len_, len, blocks};
   }
-  // The hashing thread is done with `block`: its slot may take the block `slots` later.
-  void done(uint64_t block) {
+  // The hashing thread is done with the blocks before `end`: their slots may take the blocks
+  // `slots` later.
+  void done_before(uint64_t end) {
     {
       std::lock_guard lock(mutex_);
-      hashed_ = block + 1;
+      hashed_ = end;
     }
     changed_.notify_all();
   }
@@ -1207,7 +1222,7 @@ class BlockReader {
         const uint64_t at = piece * kReadPieceLen;
         const uint64_t len = std::min(kReadPieceLen, block_len(block) - at);
         const auto start = std::chrono::steady_clock::now();
-        pread_exactly(fd_, buffers_[slot].data + at, len, first_offset_ + block * block_len_ + at);
+        pread_exactly(fd_, ring_.data + slot * block_len_ + at, len, first_offset_ + block * block_len_ + at);
         read_ns_ += static_cast<uint64_t>(seconds_since(start) * 1e9);
       } catch (...) {
         std::lock_guard lock(mutex_);
@@ -1238,13 +1253,14 @@ class BlockReader {
     }
     changed_.notify_all();
     for (std::thread& thread : threads_) thread.join();
-    for (HostBuffer& buffer : buffers_) release_host(buffer, block_len_, host_memory_);
+    release_host(ring_, slots_ * block_len_, host_memory_);
+    ring_ = {};
   }
 
   const int fd_;
   const uint64_t first_offset_, body_len_, block_len_, num_blocks_, slots_;
   const Device* const host_memory_;
-  std::vector<HostBuffer> buffers_;
+  HostBuffer ring_;                    // slot i: block_len_ bytes at i * block_len_
   std::vector<uint64_t> filled_;       // the block each slot holds whole, kNone before its first
   std::vector<uint64_t> pieces_of_;    // the block whose pieces pieces_read_ counts, per slot
   std::vector<uint64_t> pieces_read_;  // pieces of that block read so far
@@ -1423,6 +1439,10 @@ class BlockHasher {
 // each reader holds a page-locked block, so a host of many cores would pin more memory for nothing.
 constexpr unsigned kMaxGpuHashReaders = 16;
 
+// The most bytes of adjacent blocks that hash_file hands the hasher in one call: two of the CUDA
+// backend's 64 MiB tree segments (keccak_kernels.cu kStagingBytes), which it pipelines.
+constexpr uint64_t kHashRunLen = 128 << 20;
+
 unsigned hash_file_readers(const DeviceTraits& leaf_device) {
   // Hashing on the CPU, two readers keep a sponge (one core) or the leaves (the pool) fed from
   // page cache with the cores left for the hashing; a GPU hashes leaves faster than one core
@@ -1459,14 +1479,22 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   }
   const Device* host_memory = leaves_on.offers_host_memory() ? &leaves_on : nullptr;
   BlockReader reader(fd, offset + head_len, total - head_len, block_len, std::max(readers, 1u), host_memory);
+  // Several blocks per call where they are read and adjacent: a GPU's call of one 16 MiB block
+  // took 0.79-0.84 ms on an H200 (20 GB/s: the copy, then a leaves kernel of 2047 leaves, too few
+  // to fill the GPU, waiting its whole latency) with or without readers beside it, one call of 1 GiB
+  // 20.6 ms (52 GB/s; docs/performance.md, 2026-11-29 twelfth session). A call of kHashRunLen hashes
+  // in two of the backend's 64 MiB segments, the second's copy overlapping the first's kernel. At
+  // most half the slots, so that the readers fill the rest meanwhile.
+  const uint64_t max_run_blocks =
+      std::max<uint64_t>(1, std::min<uint64_t>(kHashRunLen / block_len, reader.num_slots() / 2));
   uint64_t done = head_len;
-  for (uint64_t block = 0; block < reader.num_blocks(); ++block) {
+  for (uint64_t block = 0; block < reader.num_blocks();) {
     if (options.cancelled && options.cancelled()) throw engine::Cancelled();
-    const uint8_t* data = reader.wait(block);
-    const uint64_t len = reader.block_len(block);
-    hasher.block(data, len);
-    reader.done(block);
-    done += len;
+    const BlockReader::Run run = reader.wait(block, max_run_blocks);
+    hasher.block(run.data, run.len);
+    block += run.blocks;
+    reader.done_before(block);
+    done += run.len;
     if (options.progress) options.progress(done);
   }
   std::vector<uint8_t> digest = hasher.finish(out_len);

@@ -383,6 +383,13 @@ void hash_file_equals_the_in_memory_hash() {
       for (unsigned readers : {1u, 3u, 16u})
         check(format::hash_file(fd, 7, name, {}, 32, options, readers) == expected,
               name + " with " + std::to_string(readers) + " readers of 2 MiB pieces: hash_file's digest");
+      // Blocks of one KT leaf: the hashing thread takes runs of many read blocks at once, cut
+      // where the ring wraps and where a block is not read yet.
+      format::PipelineOptions one_leaf = options;
+      one_leaf.job_len = 8192;
+      for (unsigned readers : {2u, 16u})
+        check(format::hash_file(fd, 7, name, {}, 32, one_leaf, readers) == expected,
+              name + " in 8 KiB blocks, " + std::to_string(readers) + " readers: hash_file's digest");
     }
   }
   // Stopped after its first block, while that block's chaining values may still be absorbing on
