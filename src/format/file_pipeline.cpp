@@ -266,19 +266,22 @@ bool allocate_output_range(int fd, uint64_t begin, uint64_t len) {
 }
 
 // Where a run's output goes: pwrite at each job's offset, or a copy into a shared mapping of the
-// output's range (mapped_output_wanted says when). Linux takes the inode's lock for each buffered write, so
-// one file takes about 2.7 GB/s of pwrites whatever the number of writers (a 2-H200 host,
-// tmpfs, 1 to 16 threads), while 16 threads copying into a mapping of it reached 3.7-5.1 GB/s
-// (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session).
+// job's range (mapped_output_wanted says when). Linux takes the inode's lock for each buffered
+// write, so one file takes about 2.7 GB/s of pwrites whatever the number of writers (a 2-H200
+// host, tmpfs, 1 to 16 threads), while 16 threads copying into a mapping of it reached 3.7-5.1
+// GB/s (bench/one_file_write_probe.c; docs/performance.md, 2026-11-29 twelfth session).
+// Each job maps its own range and unmaps it after the copy: a mapping of the whole output would
+// hold page tables for all of it (2 MB per GiB) and count the whole file in the process's memory
+// until one long munmap at the end (4 GiB: the run's RSS 4.7 GB).
 // No page fault may find the file system full: that would be a SIGBUS, not an error. On a disk
-// file system the range is allocated first (fallocate: it records the blocks without writing
-// them). On tmpfs that would zero-fill every page in one call under the file's lock (4 GiB: most
-// of a second outside the engine on a 2-H200 host, thirteenth session), so each job's pages are
-// allocated by its own worker just before the copy, with MADV_POPULATE_WRITE, which returns an
-// error where a fault would raise SIGBUS (Linux 5.14; before it, fallocate of the job's range).
-// Where fallocate is refused, or the range cannot be mapped (a descriptor open for writing only:
-// a shared writable mapping needs it open for reading too), the writes stay pwrites. Unmapped
-// when the run ends, before its caller truncates a failed output.
+// file system the output's range is allocated first (fallocate: it records the blocks without
+// writing them). On tmpfs that would zero-fill every page in one call under the file's lock
+// (4 GiB: most of a second outside the engine on a 2-H200 host, thirteenth session), so each
+// job's pages are allocated by its own worker just before the copy, with MADV_POPULATE_WRITE,
+// which returns an error where a fault would raise SIGBUS (Linux 5.14; before it, fallocate of
+// the job's range). Where fallocate is refused, or the output cannot be mapped (a descriptor open
+// for writing only: a shared writable mapping needs it open for reading too), the writes stay
+// pwrites.
 class OutputWriter {
  public:
   // GPUCRYPT_FILE_MAPPED_OUTPUT: 1 a mapping, 0 pwrites; unset or "auto", a mapping where it was
@@ -304,35 +307,40 @@ class OutputWriter {
     populate_per_job_ = on_tmpfs(fd);
     if (!populate_per_job_ && !allocate_output_range(fd, begin, len)) return;  // pwrite
     page_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    map_begin_ = begin / page_ * page_;
-    map_len_ = begin + len - map_begin_;
-    void* map = ::mmap(nullptr, map_len_, PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(map_begin_));
-    if (map != MAP_FAILED) map_ = static_cast<uint8_t*>(map);
-  }
-  ~OutputWriter() {
-    if (map_ != nullptr) ::munmap(map_, map_len_);
+    // One page mapped and let go: whether this descriptor can be mapped at all.
+    void* trial = ::mmap(nullptr, page_, PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(begin / page_ * page_));
+    if (trial == MAP_FAILED) return;  // pwrite
+    ::munmap(trial, page_);
+    mapped_ = true;
   }
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
   // `len` bytes at file offset `at`, inside the range given to the constructor.
   void write(const uint8_t* data, uint64_t len, uint64_t at) const {
-    if (map_ == nullptr) return pwrite_exactly(fd_, data, len, at);
-    if (populate_per_job_) populate(at, len);
-    std::memcpy(map_ + (at - map_begin_), data, len);
+    if (!mapped_ || len == 0) return pwrite_exactly(fd_, data, len, at);
+    const uint64_t map_begin = at / page_ * page_, map_len = at + len - map_begin;
+    void* map = ::mmap(nullptr, map_len, PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(map_begin));
+    if (map == MAP_FAILED) throw FileError(errno, true, "writing the output (mapping " + bytes_text(len) + ")");
+    struct Unmap {
+      void* map;
+      uint64_t len;
+      ~Unmap() { ::munmap(map, len); }
+    } unmap{map, map_len};
+    uint8_t* const bytes = static_cast<uint8_t*>(map);
+    if (populate_per_job_) populate(bytes, map_len, at, len);
+    std::memcpy(bytes + (at - map_begin), data, len);
   }
 
  private:
-  // Allocates the pages under file bytes [at, at + len) of the mapping, or throws the output's
-  // error (a full tmpfs: ENOSPC).
-  void populate(uint64_t at, uint64_t len) const {
+  // Allocates the pages of a job's mapping (map_len bytes at map, file bytes [at, at + len)), or
+  // throws the output's error (a full tmpfs: ENOSPC).
+  void populate(uint8_t* map, uint64_t map_len, uint64_t at, uint64_t len) const {
 #ifndef MADV_POPULATE_WRITE
     constexpr int MADV_POPULATE_WRITE = 23;  // linux/mman.h, Linux 5.14; older C library headers lack it
 #endif
-    const uint64_t first = (at - map_begin_) / page_ * page_;
-    const uint64_t end = std::min(map_len_, at + len - map_begin_);
     for (;;) {
-      if (::madvise(map_ + first, end - first, MADV_POPULATE_WRITE) == 0) return;
+      if (::madvise(map, map_len, MADV_POPULATE_WRITE) == 0) return;
       if (errno == EINTR || errno == EAGAIN) continue;
       if (errno == EINVAL) {  // a kernel without it
         if (allocate_output_range(fd_, at, len)) return;
@@ -344,9 +352,8 @@ class OutputWriter {
   }
 
   const int fd_;
-  bool populate_per_job_ = false;
-  uint8_t* map_ = nullptr;
-  uint64_t page_ = 0, map_begin_ = 0, map_len_ = 0;
+  bool mapped_ = false, populate_per_job_ = false;
+  uint64_t page_ = 0;
 };
 
 // Workers per GPU as the in-memory pipeline (pipeline.cpp), but the CPU gets two: with one, a CPU
@@ -448,7 +455,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   const auto [range_out_start, range_out_len] = output_at(first, count);
   const bool gpus = std::any_of(options.devices.begin(), options.devices.end(),
                                 [](const std::string& name) { return device_traits(name).is_gpu; });
-  const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len, gpus);  // after the workers stop: declared before them
+  const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len, gpus);
   IoTimes io;
   engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
   const uint64_t range_in_start = input_at(first, 0).first;
