@@ -287,7 +287,7 @@ class OutputWriter {
   // GPUCRYPT_FILE_MAPPED_OUTPUT: 1 a mapping, 0 pwrites; unset or "auto", a mapping where it was
   // measured faster: a run with GPUs on a host of 8 or more hardware threads writing to tmpfs.
   // There the file's lock bounds pwrites (4 GiB on a 2-H200 host of 32 threads, /dev/shm: encrypt
-  // 0.58x a parallel copy with pwrites, 0.78x through the mapping, thirteenth session). On 2
+  // 0.58-0.64x a parallel copy with pwrites, 0.76-0.78x through the mapping, thirteenth session). On 2
   // cores the mapping's extra pass (each page zeroed, then copied into) costs more than the lock
   // (1 GiB encrypt from /dev/shm on the CPU: 0.60 s against 0.44 s), and runs on the CPU alone
   // have two writers; on a disk file system it is not measured.
