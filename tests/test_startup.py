@@ -104,3 +104,66 @@ def test_inspect_loads_only_what_reading_a_header_needs(tmp_path):
                  "print(sorted(m for m in ('click', 'gpucrypt.stream', 'dataclasses', 'hashlib', 'json') "
                  "if m in sys.modules and m not in before))")
     assert "recipients: 1 x25519" in out and out.splitlines()[-1] == "[]"
+
+
+# ----------------------------------------------------------------------------- GPUs started early
+# gpucrypt.__main__ starts the GPUs of a large file's encrypt/decrypt/hash on a library thread
+# before the command framework is imported (start_devices_early). Which commands do is the rule
+# below; that the start itself changes no result is checked by running the commands (on a GPU
+# host the thread starts CUDA, here it finds no GPU).
+
+def _started_devices(monkeypatch, args):
+    from gpucrypt import __main__ as entry, _native
+    calls = []
+    monkeypatch.setattr(_native, "start_devices_early", lambda devices: calls.append(list(devices)))
+    monkeypatch.setattr("atexit.register", lambda function: None)
+    entry._start_devices_early(args)
+    return calls
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["encrypt", "--key-file", "K", "BIG"], [["auto"]]),
+    (["decrypt", "-q", "--device", "cuda:1", "BIG", "-o", "out"], [["cuda:1"]]),
+    (["encrypt", "--devices=cuda:0,cpu", "BIG"], [["cuda:0", "cpu"]]),
+    (["encrypt", "--device", "cpu", "BIG"], [["cpu"]]),          # the library skips the CPU
+    (["hash", "-a", "kt128", "--device", "cuda:0", "BIG"], [["cuda:0"]]),
+    (["hash", "-a", "kt128", "BIG"], []),                         # auto: small files on the CPU
+    (["encrypt", "--key-file", "K", "SMALL"], []),                 # below START_EARLY_MIN_LEN
+    (["encrypt", "--mpi", "BIG"], []),                            # each rank takes one GPU
+    (["enc", "-aes-256-ctr", "-in", "BIG"], []),
+    (["encrypt", "--key-file", "K"], []),                          # stdin
+])
+def test_which_commands_start_their_gpus_early(tmp_path, monkeypatch, args, expected):
+    from gpucrypt import __main__ as entry
+    big, small = tmp_path / "big", tmp_path / "small"
+    with open(big, "wb") as f:
+        f.truncate(entry.START_EARLY_MIN_LEN)
+    small.write_bytes(b"x" * 100)
+    args = [str(big) if a == "BIG" else str(small) if a == "SMALL" else a for a in args]
+    assert _started_devices(monkeypatch, args) == expected
+
+
+def test_started_devices_change_no_result(tmp_path):
+    """A 64 MiB file's encrypt and decrypt through the command with its GPUs started early (on a
+    GPU host: CUDA's driver and contexts on the library's thread while the CLI imports), then the
+    native calls themselves: a second start does nothing, waiting twice is fine, and the devices
+    still work."""
+    from gpucrypt import __main__ as entry
+    plain, sealed, opened, key = (tmp_path / n for n in ("plain", "sealed", "opened", "key"))
+    data = os.urandom(1 << 20) * (entry.START_EARLY_MIN_LEN >> 20) + os.urandom(7)
+    plain.write_bytes(data)
+    key.write_bytes(os.urandom(32))
+    command = [sys.executable, "-m", "gpucrypt"]
+    subprocess.run(command + ["encrypt", "-q", "--key-file", str(key), "-o", str(sealed), str(plain)], check=True)
+    subprocess.run(command + ["decrypt", "-q", "--key-file", str(key), "-o", str(opened), str(sealed)], check=True)
+    assert opened.read_bytes() == data
+    out = _fresh("import gpucrypt\nfrom gpucrypt import _native, info\n"
+                 "gpus = info.auto_gpus()\n"
+                 "_native.start_devices_early(['auto', 'cuda:7', 'not a device'])\n"
+                 "_native.start_devices_early(['cpu'])\n"
+                 "_native.wait_devices_started(); _native.wait_devices_started()\n"
+                 "key, iv, data = bytes(range(32)), bytes(16), bytes(range(256)) * 4096\n"
+                 "cpu = gpucrypt.Cipher('aes-256-ctr', key, iv, device='cpu').encrypt(data)\n"
+                 "print(all(gpucrypt.Cipher('aes-256-ctr', key, iv, device=d).encrypt(data) == cpu for d in gpus),"
+                 " gpus == info.auto_gpus())")
+    assert out.strip() == "True True"

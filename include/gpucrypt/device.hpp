@@ -242,6 +242,17 @@ struct DeviceSelection {
 // only where an OpenCL ICD other than PoCL's is registered: PoCL's devices are this CPU, which
 // "auto" runs natively). Empty on a machine without a GPU. A new backend needs no change here.
 std::vector<std::string> auto_gpus();
+// start_devices_early: begins, on a library thread, what the first use of the GPUs among `devices`
+// (device names; "auto" for auto_gpus()) costs: a CUDA device's driver initialisation and primary
+// context, about 0.5 s for two H200s. A program that knows early that it will use them (the CLI,
+// before its imports and argument checks) overlaps that with its own start; every later call
+// waits for what it needs of it as a first use would. Once per process (later calls do nothing);
+// names that are malformed, absent or of a backend without such a start-up are skipped, and
+// errors are left to the first real use. wait_devices_started returns once that thread is done:
+// call it before the process exits (the Python package does, at exit), since the drivers'
+// teardown must not run beside it.
+void start_devices_early(const std::vector<std::string>& devices);
+void wait_devices_started();
 // select_devices: `devices` (a comma-separated list, "" for none) or `device` ("auto" or "" for
 // auto_gpus() plus the CPU with measured shares; else one device name); naming both is refused.
 // `cpu_share` is "" (not given), "auto" or a number 0..1: given with GPUs it adds the CPU ("0"

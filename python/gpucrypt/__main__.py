@@ -1,12 +1,55 @@
 """`python -m gpucrypt` and the `gpucrypt` command (its entry point `gpucrypt_entry:main` answers a lone
 --version itself and calls main() here for everything else)."""
 
+import os
 import sys
 
 import gpucrypt
 
 # `gpucrypt --version`'s answer, also what cli.py's --version option prints.
 VERSION_LINE = f"gpucrypt {gpucrypt.__version__}"
+
+
+# A file from this length up is encrypted, decrypted or tree-hashed on the GPUs the run names
+# (auto: every GPU shares the jobs), so their start-up is certain to be paid.
+START_EARLY_MIN_LEN = 64 << 20
+
+
+def _option_values(args: list, names: tuple) -> list:
+    """The values given to the options `names` in `args` ("--device X" or "--device=X")."""
+    values = []
+    for position, arg in enumerate(args):
+        name, equals, value = arg.partition("=")
+        if name in names:
+            values.append(value if equals else (args[position + 1] if position + 1 < len(args) else ""))
+    return values
+
+
+def _start_devices_early(args: list) -> None:
+    """Starts CUDA for the GPUs a large file's encrypt, decrypt or hash will run on, on a library
+    thread (start_devices_early), so that its 0.3-0.5 s (the driver and each device's context, on
+    a 2-H200 host) overlap the ~0.15 s of imports and checks before the first job
+    (docs/performance.md, fourteenth session). Only where the run uses those GPUs anyway: some
+    argument is a regular file of START_EARLY_MIN_LEN bytes or more; not for MPI ranks (each takes
+    one GPU); `hash` only on a GPU named with --device (auto hashes small files on the CPU). A
+    hint, never a decision: what runs where is still the commands' own device policy."""
+    if not args or args[0] not in ("encrypt", "decrypt", "hash") or "--mpi" in args:
+        return
+    devices = [name for value in _option_values(args, ("--device", "--devices")) for name in value.split(",")]
+    if args[0] == "hash" and not any(name.strip().startswith("cuda") for name in devices):
+        return
+
+    def large_file(arg: str) -> bool:
+        try:
+            return os.path.isfile(arg) and os.path.getsize(arg) >= START_EARLY_MIN_LEN
+        except (OSError, ValueError):
+            return False
+
+    if any(large_file(arg) for arg in args[1:]):
+        import atexit
+        from gpucrypt import _native
+        _native.start_devices_early(devices or ["auto"])
+        atexit.register(_native.wait_devices_started)   # the drivers' teardown must not run beside it
 
 
 def main(argv=None) -> None:
@@ -23,6 +66,7 @@ def main(argv=None) -> None:
         from gpucrypt import inspection
         if inspection.answer_without_click(args[1:]):
             return
+    _start_devices_early(args)
     from gpucrypt.cli import main as cli_main
     cli_main(argv)
 

@@ -123,6 +123,7 @@ DeviceBackend cuda_backend() {
     if (cuda::device_count() == 0) throw device_unavailable(as_named, cuda::unavailable_reason());
     return std::make_unique<CudaDevice>(where);
   };
+  b.start_up = cuda::start_up;
   return b;
 }
 

@@ -35,6 +35,9 @@ struct DeviceBackend {
   // open: the Device for a parsed name; `as_named` is the caller's spelling, for error messages.
   // Throws DeviceError (device_unavailable) when the backend cannot run here.
   std::function<std::unique_ptr<Device>(const DeviceName& where, std::string_view as_named)> open;
+  // Optional: bring the driver and the devices of these indices (every one when empty) up ahead of
+  // their first use, on the caller's thread (start_devices_early's); unset where nothing is gained.
+  std::function<void(const std::vector<int>& indices)> start_up;
   // What its devices are to a caller that spreads work (Device::traits); a GPU's unless set.
   DeviceTraits traits = gpu_traits();
 

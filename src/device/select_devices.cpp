@@ -8,8 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "device/registry.hpp"
 #include "gpucrypt/scheduler.hpp"
@@ -80,6 +83,55 @@ std::vector<std::string> auto_gpus() {
     return std::vector<std::string>{};
   }();
   return found;
+}
+
+namespace {
+
+// The early start's thread. Never destroyed: a std::thread still joinable at exit would terminate
+// the process, and wait_devices_started is the one place that joins it.
+struct EarlyStart {
+  std::mutex mutex;
+  std::thread thread;
+  bool begun = false;
+};
+EarlyStart& early_start() {
+  static EarlyStart* state = new EarlyStart;
+  return *state;
+}
+
+}  // namespace
+
+void start_devices_early(const std::vector<std::string>& devices) {
+  EarlyStart& state = early_start();
+  std::lock_guard lock(state.mutex);
+  if (state.begun) return;
+  state.begun = true;
+  state.thread = std::thread([devices] {
+    try {
+      std::map<std::string, std::vector<int>> indices;  // backend kind -> its devices' indices
+      for (const std::string& named : devices) {
+        std::vector<std::string> names{named};
+        if (trimmed(named) == "auto") names = auto_gpus();
+        for (const std::string& name : names) {
+          try {
+            const DeviceName parsed = parse_device_name(trimmed(name));
+            indices[parsed.kind].push_back(parsed.index);
+          } catch (const std::exception&) {  // a malformed name: the caller's own parse says so
+          }
+        }
+      }
+      for (const auto& [kind, numbers] : indices)
+        if (const registry::DeviceBackend* backend = registry::find_backend(kind); backend && backend->start_up)
+          backend->start_up(numbers);
+    } catch (...) {  // nothing to report here: the first use of a device names its error
+    }
+  });
+}
+
+void wait_devices_started() {
+  EarlyStart& state = early_start();
+  std::lock_guard lock(state.mutex);
+  if (state.thread.joinable()) state.thread.join();
 }
 
 DeviceSelection select_devices(std::string_view device, std::string_view devices, std::string_view cpu_share,

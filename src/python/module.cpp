@@ -334,6 +334,11 @@ NB_MODULE(_native, m) {
       },
       nb::arg("value").none());
   m.def("auto_gpus", &auto_gpus);
+  m.def("start_devices_early", &start_devices_early, nb::arg("devices"),
+        "Starts the named GPUs ('auto': every one auto_gpus gives) on a library thread ahead of their first use "
+        "(gpucrypt/device.hpp start_devices_early); once per process.");
+  m.def("wait_devices_started", &wait_devices_started, nb::call_guard<nb::gil_scoped_release>(),
+        "Returns once start_devices_early's thread is done.");
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
         nb::arg("device"));
   m.def(

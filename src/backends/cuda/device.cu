@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -90,6 +91,20 @@ void require_device(int device_index) {
                       return s;
                     }()
                                       : t.reason));
+}
+
+void start_up(const std::vector<int>& indices) {
+  std::vector<std::thread> contexts;
+  for (int ordinal : device_table().ordinals) {
+    if (!indices.empty() && std::find(indices.begin(), indices.end(), ordinal) == indices.end()) continue;
+    contexts.emplace_back([ordinal] {
+      // cudaFree(nullptr) is the runtime's way to create the current device's primary context, the
+      // one every later call on this device (any thread's) uses.
+      if (cudaSetDevice(ordinal) == cudaSuccess) cudaFree(nullptr);
+      cudaGetLastError();  // this thread's; a device that fails says so at its first real use
+    });
+  }
+  for (std::thread& thread : contexts) thread.join();
 }
 
 // ---- variants -------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/device.hpp"
@@ -26,6 +27,13 @@ namespace gpucrypt::cuda {
 // The Device's opaque stream handle (gpucrypt/device.hpp StreamHandle) is a cudaStream_t here.
 inline cudaStream_t stream_of(StreamHandle handle) { return reinterpret_cast<cudaStream_t>(handle); }
 inline StreamHandle handle_of(cudaStream_t stream) { return reinterpret_cast<StreamHandle>(stream); }
+
+// start_up: what the first use of each usable CUDA device among `indices` (all of them when empty)
+// would cost, done now: the driver's initialisation and the device table (cuInit, properties), then
+// each device's primary context, the devices in parallel (about 0.5 s for two H200s, most of it the
+// contexts). For start_devices_early (gpucrypt/device.hpp), on its thread; errors are left for the
+// first use to report.
+void start_up(const std::vector<int>& indices);
 
 // Host memory the GPU's copy engines can read and write directly (cudaHostAlloc, or memory the
 // caller registered with cudaHostRegister, e.g. a pinned PyTorch tensor). The host-pointer entry
