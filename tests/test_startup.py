@@ -127,7 +127,11 @@ def _started_devices(monkeypatch, args):
     (["encrypt", "--devices=cuda:0,cpu", "BIG"], [["cuda:0", "cpu"]]),
     (["encrypt", "--device", "cpu", "BIG"], [["cpu"]]),          # the library skips the CPU
     (["hash", "-a", "kt128", "--device", "cuda:0", "BIG"], [["cuda:0"]]),
-    (["hash", "-a", "kt128", "BIG"], []),                         # auto: small files on the CPU
+    (["hash", "-a", "kt128", "BIG"], []),                         # auto: below 2 GiB on the CPU
+    (["hash", "--algorithm=KT128", "HUGE"], [["cuda:0"]]),        # auto's first GPU
+    (["hash", "-a", "parallelhash256", "--device", "auto", "HUGE"], [["cuda:0"]]),
+    (["hash", "HUGE"], []),                                       # sha3-256: a sponge, on the CPU
+    (["hash", "-a", "shake128", "HUGE"], []),
     (["encrypt", "--key-file", "K", "SMALL"], []),                 # below START_EARLY_MIN_LEN
     (["encrypt", "--mpi", "BIG"], []),                            # each rank takes one GPU
     (["enc", "-aes-256-ctr", "-in", "BIG"], []),
@@ -135,11 +139,11 @@ def _started_devices(monkeypatch, args):
 ])
 def test_which_commands_start_their_gpus_early(tmp_path, monkeypatch, args, expected):
     from gpucrypt import __main__ as entry
-    big, small = tmp_path / "big", tmp_path / "small"
-    with open(big, "wb") as f:
-        f.truncate(entry.START_EARLY_MIN_LEN)
-    small.write_bytes(b"x" * 100)
-    args = [str(big) if a == "BIG" else str(small) if a == "SMALL" else a for a in args]
+    files = {"BIG": entry.START_EARLY_MIN_LEN, "HUGE": entry.AUTO_GPU_TREE_HASH_MIN_LEN, "SMALL": 100}
+    for name, length in files.items():
+        with open(tmp_path / name, "wb") as f:
+            f.truncate(length)   # sparse: no bytes written
+    args = [str(tmp_path / a) if a in files else a for a in args]
     assert _started_devices(monkeypatch, args) == expected
 
 

@@ -14,6 +14,14 @@ VERSION_LINE = f"gpucrypt {gpucrypt.__version__}"
 # (auto: every GPU shares the jobs), so their start-up is certain to be paid.
 START_EARLY_MIN_LEN = 64 << 20
 
+TREE_HASH_PREFIXES = ("parallelhash", "kt")
+# `hash --device auto` hashes a tree hash's leaves on the GPU from this file length up (the CLI's
+# rule, gpucrypt.cli _HashJob; stated here, where the GPU is started early by it). On an H200 host
+# (16 cores, 2026-11-28, bench/hash_file_bench.py, a 4 GiB file in page cache, whole processes)
+# KT128 took 0.78 s on cuda:0 and 1.39 s on the CPU; the GPU's start-up (CUDA context, the
+# known-answer check) costs about 0.55 s, which the CPU's ~3.6 GB/s leaves behind at ~2 GB.
+AUTO_GPU_TREE_HASH_MIN_LEN = 2 << 30
+
 
 def _option_values(args: list, names: tuple) -> list:
     """The values given to the options `names` in `args` ("--device X" or "--device=X")."""
@@ -31,17 +39,23 @@ def _start_devices_early(args: list) -> None:
     a 2-H200 host) overlap the ~0.15 s of imports and checks before the first job
     (docs/performance.md, fourteenth session). Only where the run uses those GPUs anyway: some
     argument is a regular file of START_EARLY_MIN_LEN bytes or more; not for MPI ranks (each takes
-    one GPU); `hash` only on a GPU named with --device (auto hashes small files on the CPU). A
-    hint, never a decision: what runs where is still the commands' own device policy."""
+    one GPU); `hash --device auto` only for a tree hash (-a kt*, parallelhash*) and a file of
+    AUTO_GPU_TREE_HASH_MIN_LEN or more, as the command's own rule decides. A hint, never a
+    decision: what runs where is still the commands' own device policy."""
     if not args or args[0] not in ("encrypt", "decrypt", "hash") or "--mpi" in args:
         return
     devices = [name for value in _option_values(args, ("--device", "--devices")) for name in value.split(",")]
-    if args[0] == "hash" and not any(name.strip().startswith("cuda") for name in devices):
-        return
+    min_len = START_EARLY_MIN_LEN
+    if args[0] == "hash" and devices in ([], ["auto"]):
+        algorithms = _option_values(args, ("-a", "--algorithm"))
+        if not algorithms or not algorithms[-1].lower().startswith(TREE_HASH_PREFIXES):
+            return   # a sponge: the CPU, whatever the device
+        min_len = AUTO_GPU_TREE_HASH_MIN_LEN
+        devices = ["cuda:0"]   # auto's first GPU where CUDA has one (else nothing is started)
 
     def large_file(arg: str) -> bool:
         try:
-            return os.path.isfile(arg) and os.path.getsize(arg) >= START_EARLY_MIN_LEN
+            return os.path.isfile(arg) and os.path.getsize(arg) >= min_len
         except (OSError, ValueError):
             return False
 

@@ -33,6 +33,9 @@ import click
 import gpucrypt
 from gpucrypt import bench, checksums, cli_recipients, fileformat, hashing, mpi, recipients, stream
 from gpucrypt.__main__ import VERSION_LINE
+# `hash --device auto` hashes a tree hash's leaves on the GPU from AUTO_GPU_TREE_HASH_MIN_LEN up:
+# the rule is stated in gpucrypt.__main__, which starts that GPU early by it.
+from gpucrypt.__main__ import AUTO_GPU_TREE_HASH_MIN_LEN, TREE_HASH_PREFIXES as _TREE_HASH_PREFIXES
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -845,12 +848,6 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
 
 # ----------------------------------------------------------------------------- hash
 
-_TREE_HASH_PREFIXES = ("parallelhash", "kt")
-# `hash --device auto` hashes a tree hash's leaves on the GPU from this file length up. On an H200
-# host (16 cores, 2026-11-28, bench/hash_file_bench.py, a 4 GiB file in page cache, whole
-# processes) KT128 took 0.78 s on cuda:0 and 1.39 s on the CPU; the GPU's start-up (CUDA context,
-# the known-answer check) costs about 0.55 s, which the CPU's ~3.6 GB/s leaves behind at ~2 GB.
-AUTO_GPU_TREE_HASH_MIN_LEN = 2 << 30
 
 
 # sha3sum's `-a 128000|256000`: SHAKE128/256 at its output lengths (1344 and 1088 bits).
