@@ -1046,6 +1046,17 @@ void hash_ends_takes_a_file_or_a_reader() {
   check(format::hash_ends(in, "kt128", {}, 32, options, &stats) == expected && stats.bytes == data.size() - 5 &&
             stats.device == "cpu",
         "hash_ends through a reader, on the CPU");
+  // A digest longer than the memory available: bad_alloc before the input is read, whatever the
+  // kernel's overcommit would grant (the CLI's `-l 2^40` on a GPU host ran into the OOM killer).
+  const size_t too_long = size_t(std::max<int64_t>(format::available_memory_len().value_or(int64_t(1) << 40), 0)) + 1;
+  position = 5;
+  bool refused = false;
+  try {
+    format::hash_ends(in, "shake128", {}, too_long, options);
+  } catch (const std::bad_alloc&) {
+    refused = true;
+  }
+  check(refused && position == 5, "hash_ends refuses a digest longer than the memory available, reading nothing");
 }
 
 // AtomicOutput::write: every byte at the descriptor's position, the output appearing whole at
