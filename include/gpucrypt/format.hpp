@@ -616,8 +616,8 @@ std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_en
 // Python's stream.hash_stream): a regular file at a known offset by hash_file (leaves on the device
 // options.devices names; the descriptor is then left at its end, which a buffered caller follows),
 // anything else by hash_stream_fd on the CPU, from in.read (on the reader thread) where there is no
-// descriptor; options.variant as hash_file's, for both. Errors as those functions'; std::bad_alloc,
-// before any read, for an out_len larger than available_memory_len() (hash_stream_fd too).
+// descriptor; options.variant as hash_file's, for both. Errors as those functions' (std::bad_alloc,
+// before any read, for an out_len larger than available_memory_len(): hash_file and hash_stream_fd).
 std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
                                size_t out_len, const PipelineOptions& options = {}, FileHashStats* stats = nullptr);
 

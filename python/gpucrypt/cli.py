@@ -848,8 +848,6 @@ def enc(cipher_flag, cipher_name, encrypt_flag, decrypt, input_path, output_path
 
 # ----------------------------------------------------------------------------- hash
 
-
-
 # sha3sum's `-a 128000|256000`: SHAKE128/256 at its output lengths (1344 and 1088 bits).
 _SHA3SUM_SHAKE_ALGORITHMS = {"128000": "shake128", "256000": "shake256"}
 

@@ -1475,11 +1475,20 @@ unsigned hash_file_readers(const DeviceTraits& leaf_device) {
   return std::clamp(std::thread::hardware_concurrency(), 2u, kMaxGpuHashReaders);
 }
 
+// A digest longer than the memory the process can still get: std::bad_alloc (Python's MemoryError)
+// before any byte is read. Where the kernel overcommits (vm.overcommit_memory=1, as on GPU hosts)
+// a vector of 2^40 bytes is granted, and the squeeze would run for many minutes into the OOM killer.
+void check_digest_memory(size_t out_len) {
+  const std::optional<int64_t> available = available_memory_len();
+  if (available && static_cast<uint64_t>(std::max<int64_t>(*available, 0)) < out_len) throw std::bad_alloc();
+}
+
 }  // namespace
 
 std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, const hash::HashParams& params,
                                size_t out_len, const PipelineOptions& options, unsigned readers,
                                FileHashStats* stats) {
+  check_digest_memory(out_len);
   const auto start = std::chrono::steady_clock::now();
   BlockHasher hasher(name, params, options);
   const Device& leaves_on = hasher.leaves_on();
@@ -1531,6 +1540,7 @@ namespace {
 
 std::vector<uint8_t> hash_in_order(const InputEnd& in, std::string_view name, const hash::HashParams& params,
                                    size_t out_len, const PipelineOptions& options, FileHashStats* stats) {
+  check_digest_memory(out_len);
   const auto start = std::chrono::steady_clock::now();
   BlockHasher hasher(name, params, options);
   const uint64_t wanted_block_len = options.job_len ? options.job_len : kHashStreamBlockLen;
@@ -1554,26 +1564,17 @@ std::vector<uint8_t> hash_in_order(const InputEnd& in, std::string_view name, co
   return digest;
 }
 
-// A digest longer than the memory the process can still get: std::bad_alloc (Python's MemoryError)
-// before any byte is read. Where the kernel overcommits (vm.overcommit_memory=1, as on GPU hosts)
-// a vector of 2^40 bytes is granted, and the squeeze would run for many minutes into the OOM killer.
-void check_digest_memory(size_t out_len) {
-  const std::optional<int64_t> available = available_memory_len();
-  if (available && static_cast<uint64_t>(std::max<int64_t>(*available, 0)) < out_len) throw std::bad_alloc();
-}
 
 }  // namespace
 
 std::vector<uint8_t> hash_stream_fd(int fd, ByteSpan already_read, bool input_ended, std::string_view name,
                                     const hash::HashParams& params, size_t out_len, const PipelineOptions& options,
                                     FileHashStats* stats) {
-  check_digest_memory(out_len);
   return hash_in_order(InputEnd{fd, -1, already_read, input_ended, {}}, name, params, out_len, options, stats);
 }
 
 std::vector<uint8_t> hash_ends(const InputEnd& in, std::string_view name, const hash::HashParams& params,
                                size_t out_len, const PipelineOptions& options, FileHashStats* stats) {
-  check_digest_memory(out_len);
   OutputEnd nowhere;
   nowhere.discard = true;
   if (!ends_by_offset(in, nowhere)) {
