@@ -533,3 +533,16 @@ def test_two_hosts_over_tcp(tmp_path, key_file, two_hosts):
     split = _ok(subprocess.run([*command, "hash", "-a", "kt128", str(tmp_path / "in"), "--round-size", "64K",
                                 "--mpi"], capture_output=True, env=_env(), timeout=120))
     assert split.stdout == _ok(single("hash", "-a", "kt128", str(tmp_path / "in"))).stdout
+
+
+def test_a_nodes_gpus_are_dealt_to_its_ranks():
+    """--device auto under --mpi: local rank k of n takes GPUs k, k + n, ...: a lone rank all of the
+    node's GPUs (one process's devices), one each when ranks and GPUs match, and GPU k mod their
+    number when there are more ranks than GPUs."""
+    from gpucrypt.mpi import deal_gpus
+    gpus = ["cuda:0", "cuda:1", "cuda:2", "cuda:3"]
+    assert deal_gpus(gpus, 0, 1) == gpus
+    assert [deal_gpus(gpus, rank, 2) for rank in range(2)] == [["cuda:0", "cuda:2"], ["cuda:1", "cuda:3"]]
+    assert [deal_gpus(gpus[:3], rank, 2) for rank in range(2)] == [["cuda:0", "cuda:2"], ["cuda:1"]]
+    assert [deal_gpus(gpus, rank, 4) for rank in range(4)] == [[gpu] for gpu in gpus]
+    assert [deal_gpus(gpus[:2], rank, 3) for rank in range(3)] == [["cuda:0"], ["cuda:1"], ["cuda:0"]]

@@ -115,14 +115,17 @@ class _Rank:
         self.comm = MPI.COMM_WORLD
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         node = self.comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
-        self.local_rank = node.Get_rank()
-        self.one_node = node.Get_size() == self.size   # every rank shares this host (and its page cache)
+        self.local_rank, self.local_size = node.Get_rank(), node.Get_size()
+        self.one_node = self.local_size == self.size   # every rank shares this host (and its page cache)
         node.Free()
-        self.device = _rank_device(device, self.local_rank)
+        # The rank's GPUs (its file pipeline runs on all of them) and the first, which the paths
+        # that take one device use (MPI-IO rounds, a tree hash's leaves).
+        self.devices = _rank_devices(device, self.local_rank, self.local_size)
+        self.device = self.devices[0]
         self.what = what
         self.round = 0
         self.stats = {"rank": self.rank, "host": os.uname().nodename, "local_rank": self.local_rank,
-                      "device": self.device, "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
+                      "device": ",".join(self.devices), "variant": None, "rounds": 0, "bytes_read": 0, "bytes_written": 0,
                       **{stage: 0.0 for stage in STAGES}}
         self._fault = _parse_fault(os.environ.get(FAULT_ENV_VAR), self.rank)
         io_mode = os.environ.get(IO_ENV_VAR) or ("positional" if self.one_node else "collective")
@@ -192,21 +195,31 @@ def _parse_fault(text: Optional[str], rank: int) -> Optional[tuple]:
     return (kind, int(fault_round)) if int(fault_rank) == rank else None
 
 
-def _rank_device(requested: Optional[str], local_rank: int) -> str:
-    """auto or a bare kind (cuda, opencl): this node's device number local_rank mod their number
-    (auto: info.auto_gpus(), the GPUs of the library's device policy, or the CPU without one;
-    a kind: that kind's devices); cpu or cuda:N: as named."""
+def _rank_devices(requested: Optional[str], local_rank: int, local_size: int) -> list:
+    """auto or a bare kind (cuda, opencl): this node's GPUs dealt out to its ranks (auto:
+    info.auto_gpus(), the GPUs of the library's device policy, or the CPU without one; a kind: that
+    kind's devices); cpu or cuda:N: as named, for every rank."""
     requested = (requested or "auto").strip().lower()
     if requested != "auto" and (":" in requested or not _is_gpu_kind(requested)):
-        return stream.normalise_device(requested)
+        return [stream.normalise_device(requested)]
     kind = None if requested == "auto" else _native.parse_device_name(requested)[0]
     gpus = (info.auto_gpus() if kind is None   # the library's device policy: every GPU
             else [device["name"] for device in gpucrypt.devices() if device.get("kind") == kind])
     if gpus:
-        return gpus[local_rank % len(gpus)]
+        return deal_gpus(gpus, local_rank, local_size)
     if kind is not None:
         raise gpucrypt.DeviceError(f"no {kind} device on {os.uname().nodename}")
-    return "cpu"
+    return ["cpu"]
+
+
+def deal_gpus(gpus: list, local_rank: int, local_size: int) -> list:
+    """The GPUs of local rank `local_rank` of `local_size` on a node with `gpus`: GPUs local_rank,
+    local_rank + local_size, ... (one each when there are as many ranks as GPUs; all of them for
+    a lone rank, which would otherwise leave the others idle), or GPU local_rank mod their number
+    when there are more ranks than GPUs."""
+    if local_size < len(gpus):
+        return gpus[local_rank::local_size]
+    return [gpus[local_rank % len(gpus)]]
 
 
 def _is_gpu_kind(name: str) -> bool:
@@ -602,10 +615,10 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
                   else plaintext_len)
     ctx.agree(ctx.step(_reserve, temp_path, output_len, output_path)[1] if ctx.rank == 0 else None)
     # The stream engine's device rule (stream.resolve_devices): under auto, this host's CPU joins
-    # the rank's GPU with a measured share; a named device runs alone.
+    # the rank's GPUs with a measured share; a named device runs alone.
     # A rank without a GPU runs on the CPU alone, which takes no share.
     measured = (requested_device or "auto") == "auto" and info.is_gpu(ctx.device)
-    devices, share = stream.resolve_devices(ctx.device, None, "auto" if measured else None)
+    devices, share = stream.resolve_devices("auto", ctx.devices, "auto" if measured else None)
     first, count = _rank_share(fileformat.Layout(chunk_len, plaintext_len).num_chunks, ctx)
 
     def run():
