@@ -115,7 +115,8 @@ def test_inspect_loads_only_what_reading_a_header_needs(tmp_path):
 def _started_devices(monkeypatch, args):
     from gpucrypt import __main__ as entry, _native
     calls = []
-    monkeypatch.setattr(_native, "start_devices_early", lambda devices: calls.append(list(devices)))
+    monkeypatch.setattr(_native, "start_devices_early",
+                        lambda devices, *place: calls.append(list(devices) + [place] * bool(place and place != (0, 1))))
     monkeypatch.setattr("atexit.register", lambda function: None)
     entry._start_devices_early(args)
     return calls
@@ -133,12 +134,14 @@ def _started_devices(monkeypatch, args):
     (["hash", "HUGE"], []),                                       # sha3-256: a sponge, on the CPU
     (["hash", "-a", "shake128", "HUGE"], []),
     (["encrypt", "--key-file", "K", "SMALL"], []),                 # below START_EARLY_MIN_LEN
-    (["encrypt", "--mpi", "BIG"], []),                            # each rank takes one GPU
+    (["encrypt", "--mpi", "BIG"], []),                            # no launcher: its rank is unknown
     (["enc", "-aes-256-ctr", "-in", "BIG"], []),
     (["encrypt", "--key-file", "K"], []),                          # stdin
 ])
 def test_which_commands_start_their_gpus_early(tmp_path, monkeypatch, args, expected):
     from gpucrypt import __main__ as entry
+    for name in ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"):
+        monkeypatch.delenv(name, raising=False)
     files = {"BIG": entry.START_EARLY_MIN_LEN, "HUGE": entry.AUTO_GPU_TREE_HASH_MIN_LEN, "SMALL": 100}
     for name, length in files.items():
         with open(tmp_path / name, "wb") as f:
@@ -171,3 +174,34 @@ def test_started_devices_change_no_result(tmp_path):
                  "print(all(gpucrypt.Cipher('aes-256-ctr', key, iv, device=d).encrypt(data) == cpu for d in gpus),"
                  " gpus == info.auto_gpus())")
     assert out.strip() == "True True"
+
+
+@pytest.mark.parametrize("environment, expected", [
+    ({"OMPI_COMM_WORLD_LOCAL_RANK": "1", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, [["auto", (1, 2)]]),
+    ({"MPI_LOCALRANKID": "0", "MPI_LOCALNRANKS": "1"}, [["auto"]]),
+    ({"OMPI_COMM_WORLD_LOCAL_RANK": "x", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"}, []),
+])
+def test_an_mpi_rank_starts_its_share_of_the_gpus(tmp_path, monkeypatch, environment, expected):
+    """Under --mpi the launcher's local rank and size say which of the node's GPUs the rank deals
+    itself (gpucrypt.mpi), so the rank starts those; without them, nothing."""
+    from gpucrypt import __main__ as entry
+    for name in ("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    big = tmp_path / "big"
+    with open(big, "wb") as f:
+        f.truncate(entry.START_EARLY_MIN_LEN)
+    assert _started_devices(monkeypatch, ["encrypt", "--mpi", "--key-file", "K", str(big)]) == expected
+
+
+def test_the_gpus_dealt_to_a_nodes_ranks():
+    """The library's rule (device.hpp deal_gpus) that gpucrypt.mpi and the early start share."""
+    from gpucrypt import _native
+    gpus = ["cuda:0", "cuda:1", "cuda:2"]
+    assert _native.deal_gpus(gpus, 0, 1) == gpus
+    assert [_native.deal_gpus(gpus, rank, 2) for rank in range(2)] == [["cuda:0", "cuda:2"], ["cuda:1"]]
+    assert [_native.deal_gpus(gpus, rank, 4) for rank in range(4)] == [["cuda:0"], ["cuda:1"], ["cuda:2"], ["cuda:0"]]
+    assert _native.deal_gpus([], 0, 2) == []
+    with pytest.raises(ValueError, match="not a rank"):
+        _native.deal_gpus(gpus, 2, 2)

@@ -251,8 +251,16 @@ std::vector<std::string> auto_gpus();
 // errors are left to the first real use. wait_devices_started returns once that thread is done:
 // call it before the process exits (the Python package does, at exit), since the drivers'
 // teardown must not run beside it.
-void start_devices_early(const std::vector<std::string>& devices);
+// `local_rank` of `local_size` (an MPI rank on its node, known from its launcher before MPI starts):
+// "auto" means that rank's GPUs (deal_gpus).
+void start_devices_early(const std::vector<std::string>& devices, int local_rank = 0, int local_size = 1);
 void wait_devices_started();
+// deal_gpus: the GPUs of local rank `local_rank` of `local_size` on a node with `gpus` (MPI ranks
+// under "auto"): GPUs local_rank, local_rank + local_size, ... (one each when there are as many ranks
+// as GPUs; all of them for a lone rank, which would otherwise leave the others idle), or GPU
+// local_rank mod their number when there are more ranks than GPUs. std::invalid_argument for a
+// rank outside 0..local_size-1; empty for no GPUs.
+std::vector<std::string> deal_gpus(const std::vector<std::string>& gpus, int local_rank, int local_size);
 // select_devices: `devices` (a comma-separated list, "" for none) or `device` ("auto" or "" for
 // auto_gpus() plus the CPU with measured shares; else one device name); naming both is refused.
 // `cpu_share` is "" (not given), "auto" or a number 0..1: given with GPUs it adds the CPU ("0"

@@ -33,17 +33,39 @@ def _option_values(args: list, names: tuple) -> list:
     return values
 
 
+# The local rank and the node's rank count as MPI launchers state them before MPI starts (Open MPI's
+# mpirun, MPICH's Hydra); gpucrypt.mpi's own split of MPI_COMM_TYPE_SHARED gives the same numbers
+# under them, and where the two differ only an unused GPU was started.
+_LAUNCHER_PLACES = (("OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"), ("MPI_LOCALRANKID", "MPI_LOCALNRANKS"))
+
+
+def _launcher_local_rank():
+    """(local rank, ranks on this node) from the launcher's environment, or None."""
+    for rank_name, size_name in _LAUNCHER_PLACES:
+        try:
+            return int(os.environ[rank_name]), int(os.environ[size_name])
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
 def _start_devices_early(args: list) -> None:
     """Starts CUDA for the GPUs a large file's encrypt, decrypt or hash will run on, on a library
     thread (start_devices_early), so that its 0.3-0.5 s (the driver and each device's context, on
     a 2-H200 host) overlap the ~0.15 s of imports and checks before the first job
     (docs/performance.md, fourteenth session). Only where the run uses those GPUs anyway: some
-    argument is a regular file of START_EARLY_MIN_LEN bytes or more; not for MPI ranks (each takes
-    one GPU); `hash --device auto` only for a tree hash (-a kt*, parallelhash*) and a file of
+    argument is a regular file of START_EARLY_MIN_LEN bytes or more; an MPI rank (--mpi) starts its
+    share of its node's GPUs where its launcher states its local rank; `hash --device auto` only for a tree hash (-a kt*, parallelhash*) and a file of
     AUTO_GPU_TREE_HASH_MIN_LEN or more, as the command's own rule decides. A hint, never a
     decision: what runs where is still the commands' own device policy."""
-    if not args or args[0] not in ("encrypt", "decrypt", "hash") or "--mpi" in args:
+    if not args or args[0] not in ("encrypt", "decrypt", "hash"):
         return
+    local_rank, local_size = 0, 1
+    if "--mpi" in args:   # this rank's share of its node's GPUs, as gpucrypt.mpi deals them
+        place = _launcher_local_rank()
+        if place is None:
+            return
+        local_rank, local_size = place
     devices = [name for value in _option_values(args, ("--device", "--devices")) for name in value.split(",")]
     min_len = START_EARLY_MIN_LEN
     if args[0] == "hash" and devices in ([], ["auto"]):
@@ -62,7 +84,7 @@ def _start_devices_early(args: list) -> None:
     if any(large_file(arg) for arg in args[1:]):
         import atexit
         from gpucrypt import _native
-        _native.start_devices_early(devices or ["auto"])
+        _native.start_devices_early(devices or ["auto"], local_rank, local_size)
         atexit.register(_native.wait_devices_started)   # the drivers' teardown must not run beside it
 
 

@@ -212,14 +212,10 @@ def _rank_devices(requested: Optional[str], local_rank: int, local_size: int) ->
     return ["cpu"]
 
 
-def deal_gpus(gpus: list, local_rank: int, local_size: int) -> list:
-    """The GPUs of local rank `local_rank` of `local_size` on a node with `gpus`: GPUs local_rank,
-    local_rank + local_size, ... (one each when there are as many ranks as GPUs; all of them for
-    a lone rank, which would otherwise leave the others idle), or GPU local_rank mod their number
-    when there are more ranks than GPUs."""
-    if local_size < len(gpus):
-        return gpus[local_rank::local_size]
-    return [gpus[local_rank % len(gpus)]]
+# The GPUs of local rank k of n on a node (k, k + n, ...; all for a lone rank; k mod their number
+# when ranks outnumber GPUs): the library's rule (gpucrypt/device.hpp deal_gpus), which the CLI's
+# early start of a rank's GPUs follows too.
+deal_gpus = _native.deal_gpus
 
 
 def _is_gpu_kind(name: str) -> bool:

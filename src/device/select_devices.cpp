@@ -101,17 +101,30 @@ EarlyStart& early_start() {
 
 }  // namespace
 
-void start_devices_early(const std::vector<std::string>& devices) {
+std::vector<std::string> deal_gpus(const std::vector<std::string>& gpus, int local_rank, int local_size) {
+  if (local_size < 1 || local_rank < 0 || local_rank >= local_size)
+    throw std::invalid_argument("local rank " + std::to_string(local_rank) + " of " + std::to_string(local_size) +
+                                " ranks is not a rank");
+  if (gpus.empty()) return {};
+  if (static_cast<size_t>(local_size) >= gpus.size()) return {gpus[static_cast<size_t>(local_rank) % gpus.size()]};
+  std::vector<std::string> mine;
+  for (size_t i = static_cast<size_t>(local_rank); i < gpus.size(); i += static_cast<size_t>(local_size))
+    mine.push_back(gpus[i]);
+  return mine;
+}
+
+void start_devices_early(const std::vector<std::string>& devices, int local_rank, int local_size) {
   EarlyStart& state = early_start();
   std::lock_guard lock(state.mutex);
   if (state.begun) return;
   state.begun = true;
-  state.thread = std::thread([devices] {
+  if (local_size < 1 || local_rank < 0 || local_rank >= local_size) return;  // not a rank: nothing to start
+  state.thread = std::thread([devices, local_rank, local_size] {
     try {
       std::map<std::string, std::vector<int>> indices;  // backend kind -> its devices' indices
       for (const std::string& named : devices) {
         std::vector<std::string> names{named};
-        if (trimmed(named) == "auto") names = auto_gpus();
+        if (trimmed(named) == "auto") names = deal_gpus(auto_gpus(), local_rank, local_size);
         for (const std::string& name : names) {
           try {
             const DeviceName parsed = parse_device_name(trimmed(name));

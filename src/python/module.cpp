@@ -334,9 +334,12 @@ NB_MODULE(_native, m) {
       },
       nb::arg("value").none());
   m.def("auto_gpus", &auto_gpus);
-  m.def("start_devices_early", &start_devices_early, nb::arg("devices"),
-        "Starts the named GPUs ('auto': every one auto_gpus gives) on a library thread ahead of their first use "
-        "(gpucrypt/device.hpp start_devices_early); once per process.");
+  m.def("start_devices_early", &start_devices_early, nb::arg("devices"), nb::arg("local_rank") = 0,
+        nb::arg("local_size") = 1,
+        "Starts the named GPUs ('auto': every one auto_gpus gives, or local rank k of n's share: deal_gpus) on a "
+        "library thread ahead of their first use (gpucrypt/device.hpp start_devices_early); once per process.");
+  m.def("deal_gpus", &deal_gpus, nb::arg("gpus"), nb::arg("local_rank"), nb::arg("local_size"),
+        "The GPUs of local rank k of n on a node with `gpus` (gpucrypt/device.hpp deal_gpus).");
   m.def("wait_devices_started", &wait_devices_started, nb::call_guard<nb::gil_scoped_release>(),
         "Returns once start_devices_early's thread is done.");
   m.def("device_info", [](std::string_view device) { return device_dict(gpucrypt::device(device).info()); },
