@@ -263,6 +263,34 @@ def test_a_length_too_large_for_memory_is_one_line(tmp_path):
         f"gpucrypt: error: --length {1 << 40}: not enough memory for a digest of {1 << 40} bytes"]
 
 
+DIGEST_DEVICES = ["cpu"] + [d["name"] for d in gpucrypt.devices() if d["kind"] == "cuda"][:1]
+
+
+@pytest.mark.parametrize("device", DIGEST_DEVICES)
+@pytest.mark.parametrize("name", ["shake128", "kt128"])
+def test_a_digest_too_large_for_memory_is_a_memory_error(name, device):
+    """hash(), new().digest() and the tree node MPI ranks finish (_native.TreeHash) refuse a 2^40-byte
+    digest with MemoryError at once. Where the kernel overcommits (GPU hosts) the buffer would be
+    granted and the squeeze run for many minutes: in a child process, so such a hang fails."""
+    script = f"""
+import gpucrypt
+from gpucrypt import _native
+calls = [lambda: gpucrypt.hash({name!r}, b"abc", length=1 << 40, device={device!r}),
+         lambda: gpucrypt.new({name!r}, b"abc").digest(1 << 40)]
+if {name!r} == "kt128":
+    calls.append(lambda: _native.TreeHash("kt128", b"", 8192).finalize(1 << 40))
+for call in calls:
+    try:
+        call()
+    except MemoryError:
+        continue
+    raise SystemExit("no MemoryError")
+print("refused")
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == "refused", result.stderr[-2000:]
+
+
 OPENCL_DEVICES = [d["name"] for d in gpucrypt.devices() if d["kind"] == "opencl"]
 
 

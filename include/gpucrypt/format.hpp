@@ -169,6 +169,12 @@ std::optional<int64_t> cgroup_memory_room(std::string_view max, std::string_view
 // Every scrypt of the library checks it first; Python calls it before asking for a passphrase.
 void check_scrypt_memory(int log2n, std::optional<int64_t> available);
 void check_scrypt_memory(int log2n);
+// std::bad_alloc (Python's MemoryError) where a digest of out_len bytes cannot fit in
+// available_memory_len() (unknown passes): checked before a digest is allocated or any byte is
+// read (hash_file, hash_stream_fd, and the Python bindings' digests). Where the kernel overcommits
+// (vm.overcommit_memory=1, as on GPU hosts) a 2^40-byte buffer is granted, and the squeeze would
+// run for many minutes into the OOM killer.
+void check_digest_memory(size_t out_len);
 // "256 MiB", "1.5 GiB", "512 bytes": a length as the messages above give it.
 std::string memory_text(uint64_t num_bytes);
 

@@ -1475,14 +1475,6 @@ unsigned hash_file_readers(const DeviceTraits& leaf_device) {
   return std::clamp(std::thread::hardware_concurrency(), 2u, kMaxGpuHashReaders);
 }
 
-// A digest longer than the memory the process can still get: std::bad_alloc (Python's MemoryError)
-// before any byte is read. Where the kernel overcommits (vm.overcommit_memory=1, as on GPU hosts)
-// a vector of 2^40 bytes is granted, and the squeeze would run for many minutes into the OOM killer.
-void check_digest_memory(size_t out_len) {
-  const std::optional<int64_t> available = available_memory_len();
-  if (available && static_cast<uint64_t>(std::max<int64_t>(*available, 0)) < out_len) throw std::bad_alloc();
-}
-
 }  // namespace
 
 std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, const hash::HashParams& params,

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <new>
 #include <string>
 
 #include "gpucrypt/format.hpp"
@@ -116,5 +117,10 @@ void check_scrypt_memory(int log2n, std::optional<int64_t> available) {
 }
 
 void check_scrypt_memory(int log2n) { check_scrypt_memory(log2n, available_memory_len()); }
+
+void check_digest_memory(size_t out_len) {
+  const std::optional<int64_t> available = available_memory_len();
+  if (available && static_cast<uint64_t>(std::max<int64_t>(*available, 0)) < out_len) throw std::bad_alloc();
+}
 
 }  // namespace gpucrypt::format

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/format.hpp"
 
 namespace gpucrypt::python {
 
@@ -52,6 +53,13 @@ inline nanobind::bytes new_bytes(size_t len, uint8_t** data) {
   if (!obj) throw nanobind::python_error();
   *data = reinterpret_cast<uint8_t*>(PyBytes_AsString(obj));
   return nanobind::steal<nanobind::bytes>(obj);
+}
+
+// new_bytes for a digest: refused (MemoryError) where out_len cannot fit in the memory left, before
+// the allocation (format::check_digest_memory says why).
+inline nanobind::bytes new_digest_bytes(size_t out_len, uint8_t** data) {
+  format::check_digest_memory(out_len);
+  return new_bytes(out_len, data);
 }
 
 }  // namespace gpucrypt::python

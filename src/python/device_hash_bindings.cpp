@@ -39,6 +39,7 @@ nb::list device_hash_many(std::string_view name, nb::iterable messages, size_t o
     pointers.push_back(views.back()->data());
     lens.push_back(views.back()->size());
   }
+  format::check_digest_memory(out_len * pointers.size());
   std::vector<uint8_t> digests(out_len * pointers.size());
   {
     nb::gil_scoped_release release;
@@ -66,6 +67,7 @@ nb::bytes device_tree_hash(std::string_view name, nb::handle data, size_t out_le
     params.customization.assign(reinterpret_cast<const char*>(s.data()), s.size());
   }
   params.block_size = block_size;
+  format::check_digest_memory(out_len);
   std::vector<uint8_t> digest(out_len);
   {
     nb::gil_scoped_release release;

@@ -25,6 +25,7 @@ namespace nb = nanobind;
 using namespace gpucrypt;
 using gpucrypt::python::BufferView;
 using gpucrypt::python::new_bytes;
+using gpucrypt::python::new_digest_bytes;
 
 // Bindings that live in their own files (CUDA device-pointer entry points, GPU hashing).
 namespace gpucrypt::python {
@@ -267,7 +268,7 @@ struct PyHash {
   }
   nb::bytes finalize(size_t out_len) {
     uint8_t* out = nullptr;
-    nb::bytes result = new_bytes(out_len, &out);
+    nb::bytes result = new_digest_bytes(out_len, &out);
     ctx->finalize(out, out_len);
     return result;
   }
@@ -539,7 +540,7 @@ NB_MODULE(_native, m) {
   m.def("hash_once", [](std::string_view name, nb::handle data, size_t out_len, std::string_view variant) {
     BufferView in(data);
     uint8_t* out = nullptr;
-    nb::bytes result = new_bytes(out_len, &out);
+    nb::bytes result = new_digest_bytes(out_len, &out);
     if (in.size() < kMinBytesToReleaseGil) {
       hash::hash_once(name, variant, in.data(), in.size(), out, out_len);
     } else {

@@ -53,7 +53,7 @@ struct PyTreeHash {
   }
   nb::bytes finalize(size_t out_len) {
     uint8_t* out = nullptr;
-    nb::bytes result = new_bytes(out_len, &out);
+    nb::bytes result = new_digest_bytes(out_len, &out);
     ctx->finalize(out, out_len);
     return result;
   }
