@@ -4,7 +4,7 @@
 //   nvcc -O3 -std=c++20 -arch=sm_90 -Iinclude -Isrc bench/keccak_bench.cu src/hash/*.cpp \
 //        src/backends/cuda/cuda_check.cu src/backends/cuda/page_locked.cu \
 //        src/backends/cpu/thread_pool.cpp -o keccak_bench
-//   (that builds the host Keccak loops portably only; the script adds their BMI2 build)
+//   (that builds the host Keccak loops portably only; the script adds their BMI2 and AVX-512 builds)
 //   ./keccak_bench --check            GPU against the CPU backend and a few known answers
 //   ./keccak_bench --bench --json F   timings (device-resident and host-memory) as JSON
 //
@@ -618,6 +618,7 @@ void bench_final_node() {
   std::vector<uint8_t> cvs(size_t{131072} * 32, 0x3c);
   std::vector<const detail::KeccakHostLoops*> builds = {&detail::kKeccakLoopsPortable};
   if (const detail::KeccakHostLoops* bmi2 = detail::keccak_loops_bmi2()) builds.push_back(bmi2);
+  if (const detail::KeccakHostLoops* avx512 = detail::keccak_loops_avx512()) builds.push_back(avx512);
   for (const detail::KeccakHostLoops* build : builds) {
     for (int rounds : {12, 24}) {
       Result r;

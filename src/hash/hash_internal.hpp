@@ -64,7 +64,8 @@ class KeccakContext : public HashContext {
 };
 
 struct KeccakHostLoops;  // keccak_host_loops.h
-// The host's Keccak loops for this CPU: the BMI1/BMI2 build where CPUID has both, else portable.
+// The host's Keccak loops for this CPU: the AVX-512F/VL build where CPUID has both, else the
+// BMI1/BMI2 build where CPUID has both, else portable.
 const KeccakHostLoops& host_keccak_loops();
 
 // KeccakSponge: a byte-streaming sponge (any split of the input) around keccak.h.

@@ -1,5 +1,6 @@
-// keccak_host_loops_body.h: the host Keccak loops' one definition (keccak_host_loops.h), included
-// by the two units that build it: keccak_sponge.cpp portably and keccak_bmi2.cpp with -mbmi -mbmi2.
+// keccak_host_loops_body.h: the host Keccak loops (keccak_host_loops.h) on src/core/keccak.h,
+// included by the two units that build them: keccak_sponge.cpp portably and keccak_bmi2.cpp with
+// -mbmi -mbmi2 (keccak_avx512.cpp has a permutation of its own).
 // Each includer gets its own copy (an unnamed namespace), compiled with its own flags. Only C
 // headers here (keccak_host_loops.h says why).
 //

@@ -3,7 +3,8 @@
 //
 // Constant-time: everything here branches only on lengths and counts (public), and the
 // permutation comes from src/core/keccak.h, which is constant-time, through host_keccak_loops
-// (portable, or the same code built with BMI1/BMI2: keccak_host_loops.h).
+// (portable, the same code built with BMI1/BMI2, or the AVX-512 permutation, constant-time too:
+// keccak_host_loops.h).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -26,9 +27,22 @@ const KeccakHostLoops* keccak_loops_bmi2() {
   return nullptr;
 }
 
+const KeccakHostLoops* keccak_loops_avx512() {
+#if defined(GPUCRYPT_WITH_KECCAK_AVX512)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return &kKeccakLoopsAvx512;
+#endif
+  return nullptr;
+}
+
+// The fastest build this CPU runs: AVX-512 (1.4x BMI2 on the Xeon development machine, 4 MiB
+// absorbed at rate 168, 12 rounds), else BMI2 (1.2x portable), else portable.
 const KeccakHostLoops& host_keccak_loops() {
-  static const KeccakHostLoops* const bmi2 = keccak_loops_bmi2();
-  return bmi2 != nullptr ? *bmi2 : kKeccakLoopsPortable;
+  static const KeccakHostLoops* const fastest = [] {
+    if (const KeccakHostLoops* avx512 = keccak_loops_avx512()) return avx512;
+    if (const KeccakHostLoops* bmi2 = keccak_loops_bmi2()) return bmi2;
+    return &kKeccakLoopsPortable;
+  }();
+  return *fastest;
 }
 
 void KeccakSponge::restart() {

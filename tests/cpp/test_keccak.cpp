@@ -16,8 +16,10 @@
 //     SHA3-256/SHAKE128 messages as the library's keccak_portable does (and the keccak.h checks
 //     above and the TurboSHAKE vectors run through it too);
 //   * the host's Keccak loops (src/hash/keccak_host_loops.h), portable and, where built and the CPU
-//     has BMI1/BMI2, the BMI2 build: absorb + finish and one-shot, every rate, 12 and 24 rounds,
-//     random lengths, against this file's own keccak.h copy;
+//     has the extensions, the BMI2 and AVX-512 builds: absorb + finish and one-shot, every rate,
+//     12 and 24 rounds, random lengths, against this file's own keccak.h copy; and each of those
+//     builds against the portable one from random states: every rate 8..192, 1..24 rounds, block
+//     counts, tails (rate - 1 with domain 0x80), long outputs, the states they leave;
 //   * 200 random SHA3/SHAKE messages, lengths and update splits, both variants, against direct
 //     OpenSSL EVP calls (when built with GPUCRYPT_WITH_OPENSSL);
 //   * streaming: random splits and byte-at-a-time updates of ParallelHash and KangarooTwelve equal
@@ -341,10 +343,13 @@ void test_fma_rotation_model() {
 void test_host_loops() {
   namespace detail = gpucrypt::hash::detail;
   const detail::KeccakHostLoops* bmi2 = detail::keccak_loops_bmi2();
-  std::printf("host Keccak loops in use: %s%s\n", detail::host_keccak_loops().name,
-              bmi2 ? "" : " (BMI2 build not compiled or not supported by this CPU)");
+  const detail::KeccakHostLoops* avx512 = detail::keccak_loops_avx512();
+  std::printf("host Keccak loops in use: %s%s%s\n", detail::host_keccak_loops().name,
+              bmi2 ? "" : " (BMI2 build not compiled or not supported by this CPU)",
+              avx512 ? "" : " (AVX-512 build not compiled or not supported by this CPU)");
   std::vector<const detail::KeccakHostLoops*> builds = {&detail::kKeccakLoopsPortable};
   if (bmi2) builds.push_back(bmi2);
+  if (avx512) builds.push_back(avx512);
   for (const detail::KeccakHostLoops* build : builds) {
     bool ok = true;
     for (int rate : {GC_KECCAK_RATE_128, GC_KECCAK_RATE_224, GC_KECCAK_RATE_256, GC_KECCAK_RATE_384, GC_KECCAK_RATE_512})
@@ -364,6 +369,54 @@ void test_host_loops() {
           ok = ok && oneshot == expected && streamed == expected;
         }
     check(ok, std::string("host Keccak loops '") + build->name + "': every rate, 12 and 24 rounds, random lengths");
+  }
+  // Every other build against the portable one, from random states (not only the zero state a
+  // sponge starts from): every rate keccak.h allows (multiples of 8 below 200), every round count,
+  // 0..4 blocks, every tail length class (empty, random, rate - 1 where the domain byte and the
+  // final 0x80 share a byte), random domain bytes (0x80 included), outputs from none to three
+  // blocks and more (the squeeze), and the state left after absorb_blocks and after finish.
+  for (const detail::KeccakHostLoops* build : builds) {
+    if (build == &detail::kKeccakLoopsPortable) continue;
+    const detail::KeccakHostLoops& portable = detail::kKeccakLoopsPortable;
+    bool ok = true;
+    int num_cases = 0;
+    for (int rate = 8; rate < GC_KECCAK_STATE_BYTES; rate += 8)
+      for (int rounds = 1; rounds <= GC_KECCAK_MAX_ROUNDS; ++rounds)
+        for (int trial = 0; trial < 3; ++trial) {
+          uint64_t initial[25];
+          for (uint64_t& lane : initial) lane = rng();
+          const size_t num_blocks = random_below(5);
+          const Bytes data = random_bytes((num_blocks + 1) * static_cast<size_t>(rate));
+          const int tail_len = trial == 0 ? 0 : trial == 1 ? rate - 1 : static_cast<int>(random_below(rate));
+          const uint8_t domain = trial == 1 ? 0x80 : static_cast<uint8_t>(rng());
+          const size_t out_len = trial == 0 ? random_below(2) : random_below(3 * static_cast<size_t>(rate) + 9);
+          uint64_t want_state[25], got_state[25];
+          std::memcpy(want_state, initial, sizeof initial);
+          std::memcpy(got_state, initial, sizeof initial);
+          portable.absorb_blocks(want_state, data.data(), num_blocks, rate, rounds);
+          build->absorb_blocks(got_state, data.data(), num_blocks, rate, rounds);
+          ok = ok && std::memcmp(want_state, got_state, sizeof want_state) == 0;
+          Bytes want(out_len), got(out_len);
+          const uint8_t* tail = data.data() + num_blocks * static_cast<size_t>(rate);
+          portable.finish(want_state, tail, tail_len, rate, domain, want.data(), out_len, rounds);
+          build->finish(got_state, tail, tail_len, rate, domain, got.data(), out_len, rounds);
+          ok = ok && want == got && std::memcmp(want_state, got_state, sizeof want_state) == 0;
+          const size_t message_len = num_blocks * static_cast<size_t>(rate) + static_cast<size_t>(tail_len);
+          portable.oneshot(rate, domain, data.data(), message_len, want.data(), out_len, rounds);
+          build->oneshot(rate, domain, data.data(), message_len, got.data(), out_len, rounds);
+          ok = ok && want == got;
+          ++num_cases;
+        }
+    // A long squeeze (KT128's 10032-byte vector is one; this is 60 blocks) and an empty message
+    // given as a null pointer, as hash_once can pass it.
+    for (int rounds : {12, 24}) {
+      Bytes want(60 * GC_KECCAK_RATE_128 + 5), got(want.size());
+      portable.oneshot(GC_KECCAK_RATE_128, GC_KECCAK_DOMAIN_SHAKE, nullptr, 0, want.data(), want.size(), rounds);
+      build->oneshot(GC_KECCAK_RATE_128, GC_KECCAK_DOMAIN_SHAKE, nullptr, 0, got.data(), got.size(), rounds);
+      ok = ok && want == got;
+    }
+    check(ok, std::string("host Keccak loops '") + build->name + "' == portable: " + std::to_string(num_cases) +
+                  " random states, every rate 8..192, 1..24 rounds, 0..4 blocks, tails, long outputs");
   }
 }
 
