@@ -33,17 +33,20 @@ if [[ -z "$binary" ]]; then
   mkdir -p "$build_dir"
   binary="$build_dir/keccak_bench"
   echo "building $binary with $nvcc" >&2
-  # The host Keccak loops' BMI1/BMI2 and AVX-512 builds get their flags alone, as CMakeLists.txt
-  # does.
-  hash_sources=$(ls src/hash/*.cpp | grep -v 'keccak_bmi2.cpp\|keccak_avx512.cpp')
+  # The host Keccak loops' BMI1/BMI2 and AVX-512 builds and the eight-way leaf sponge get their
+  # flags alone, as CMakeLists.txt does.
+  hash_sources=$(ls src/hash/*.cpp | grep -v 'keccak_bmi2.cpp\|keccak_avx512.cpp\|keccak_avx512_x8.cpp')
   host_loops=()
   if [[ "$(uname -m)" == x86_64 ]]; then
     "$nvcc" -std=c++20 -O3 -DGPUCRYPT_WITH_KECCAK_BMI2=1 -Xcompiler -mbmi,-mbmi2 -Iinclude -Isrc \
       -c src/hash/keccak_bmi2.cpp -o "$build_dir/keccak_bmi2.o"
     "$nvcc" -std=c++20 -O3 -DGPUCRYPT_WITH_KECCAK_AVX512=1 -Xcompiler -mavx512f,-mavx512vl -Iinclude -Isrc \
       -c src/hash/keccak_avx512.cpp -o "$build_dir/keccak_avx512.o"
+    "$nvcc" -std=c++20 -O3 -DGPUCRYPT_WITH_KECCAK_AVX512_X8=1 -Xcompiler -mavx512f,-mavx512vl,-mavx512bw,-mavx512dq \
+      -Iinclude -Isrc -c src/hash/keccak_avx512_x8.cpp -o "$build_dir/keccak_avx512_x8.o"
     host_loops=(-DGPUCRYPT_WITH_KECCAK_BMI2=1 "$build_dir/keccak_bmi2.o"
-                -DGPUCRYPT_WITH_KECCAK_AVX512=1 "$build_dir/keccak_avx512.o")
+                -DGPUCRYPT_WITH_KECCAK_AVX512=1 "$build_dir/keccak_avx512.o"
+                -DGPUCRYPT_WITH_KECCAK_AVX512_X8=1 "$build_dir/keccak_avx512_x8.o")
   fi
   "$nvcc" -std=c++20 -O3 -arch=sm_90 -Iinclude -Isrc -Xptxas -warn-spills "${host_loops[@]}" \
     bench/keccak_bench.cu src/backends/cuda/cuda_check.cu src/backends/cuda/page_locked.cu $hash_sources \

@@ -4,7 +4,8 @@
 // Constant-time: everything here branches only on lengths and counts (public), and the
 // permutation comes from src/core/keccak.h, which is constant-time, through host_keccak_loops
 // (portable, the same code built with BMI1/BMI2, or the AVX-512 permutation, constant-time too:
-// keccak_host_loops.h).
+// keccak_host_loops.h), or, for whole leaves eight at a time, from keccak_avx512_x8.cpp
+// (constant-time too).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "../backends/cpu/thread_pool.hpp"
 #include "../core/keccak.h"
 #include "hash_internal.hpp"
+#include "keccak_avx512_x8.h"
 #include "keccak_host_loops.h"
 #include "keccak_host_loops_body.h"
 
@@ -173,6 +175,15 @@ void LeafHasher::finish(KeccakSponge& outer) {
   ++num_leaves_;
 }
 
+KeccakOneshotX8 keccak_oneshot_x8_for_this_cpu() {
+#if defined(GPUCRYPT_WITH_KECCAK_AVX512_X8)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq"))
+    return keccak_oneshot_x8;
+#endif
+  return nullptr;
+}
+
 void LeafHasher::chaining_values(const uint8_t* data, size_t num_leaves, uint8_t* out) const {
   // Waking the pool costs tens of microseconds, about what 32 KiB of Keccak costs: below
   // kMinParallelBytes one thread does it.
@@ -182,12 +193,26 @@ void LeafHasher::chaining_values(const uint8_t* data, size_t num_leaves, uint8_t
   const int rate = leaf_.rate();
   const int num_rounds = leaf_.num_rounds();
   const auto oneshot = host_keccak_loops().oneshot;
+  // Eight leaves at a time where the CPU has AVX-512 (keccak_avx512_x8.h), so ranges are whole
+  // groups of eight but the last; the rest one at a time.
+  static const KeccakOneshotX8 oneshot_x8 = keccak_oneshot_x8_for_this_cpu();
+  const size_t group = oneshot_x8 != nullptr ? 8 : 1;
   auto hash_range = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i)
+    size_t i = begin;
+    for (; oneshot_x8 != nullptr && end - i >= 8; i += 8) {
+      const uint8_t* leaves[8];
+      uint8_t* values[8];
+      for (size_t k = 0; k < 8; ++k) {
+        leaves[k] = data + (i + k) * leaf_len_;
+        values[k] = out + (i + k) * cv_len_;
+      }
+      oneshot_x8(rate, domain_, leaves, leaf_len_, values, cv_len_, num_rounds);
+    }
+    for (; i < end; ++i)
       oneshot(rate, domain_, data + i * leaf_len_, leaf_len_, out + i * cv_len_, cv_len_, num_rounds);
   };
   if (num_threads > 1 && num_leaves >= 2 * num_threads && num_leaves * leaf_len_ >= kMinParallelBytes) {
-    pool.parallel_for(num_leaves, 1, hash_range);
+    pool.parallel_for(num_leaves, group, hash_range);
   } else {
     hash_range(0, num_leaves);
   }

@@ -20,6 +20,11 @@
 //     12 and 24 rounds, random lengths, against this file's own keccak.h copy; and each of those
 //     builds against the portable one from random states: every rate 8..192, 1..24 rounds, block
 //     counts, tails (rate - 1 with domain 0x80), long outputs, the states they leave;
+//   * the eight-way AVX-512 sponge (src/hash/keccak_avx512_x8.h), where built and the CPU has
+//     AVX-512: eight messages at once against keccak.h and the host loops' one-shot, every rate,
+//     12 and 24 rounds, lengths around block edges and 8 KiB, the domain bytes, outputs of 32, 64
+//     and over a block; and LeafHasher::chaining_values against one leaf at a time (the KT and
+//     ParallelHash vectors above go through it too: their long inputs are hashed leaf by leaf);
 //   * 200 random SHA3/SHAKE messages, lengths and update splits, both variants, against direct
 //     OpenSSL EVP calls (when built with GPUCRYPT_WITH_OPENSSL);
 //   * streaming: random splits and byte-at-a-time updates of ParallelHash and KangarooTwelve equal
@@ -41,6 +46,7 @@
 #include "core/keccak.h"
 #include "gpucrypt/hash.hpp"
 #include "hash/hash_internal.hpp"
+#include "hash/keccak_avx512_x8.h"
 #include "hash/keccak_host_loops.h"
 
 #include <cctype>
@@ -420,6 +426,79 @@ void test_host_loops() {
   }
 }
 
+// The eight-way AVX-512 sponge (src/hash/keccak_avx512_x8.h), where built and this CPU has
+// AVX-512, against this file's keccak.h and the host loops' one-shot: every rate the library uses
+// and the odd ones (8, 192), 12 and 24 rounds, lengths around block edges and the 8 KiB KT leaf,
+// the domain bytes, outputs of 32 and 64 bytes and longer than a block; messages at unaligned,
+// distinct offsets of one buffer. Then LeafHasher::chaining_values (which takes it in groups of
+// eight, the rest one at a time, on the thread pool for many leaves) against one leaf at a time.
+void test_oneshot_x8() {
+  namespace detail = gpucrypt::hash::detail;
+  const detail::KeccakOneshotX8 oneshot_x8 = detail::keccak_oneshot_x8_for_this_cpu();
+  std::printf("eight-way AVX-512 leaf hasher: %s\n",
+              oneshot_x8 ? "in use" : "not in use (not compiled or no AVX-512 F/VL/BW/DQ on this CPU)");
+  const auto scalar_oneshot = detail::host_keccak_loops().oneshot;
+  if (oneshot_x8) {
+    for (int rate : {GC_KECCAK_RATE_128, GC_KECCAK_RATE_224, GC_KECCAK_RATE_256, GC_KECCAK_RATE_384, GC_KECCAK_RATE_512, 8,
+                     192})
+      for (int rounds : {12, 24}) {
+        bool ok = true;
+        const size_t r = static_cast<size_t>(rate);
+        std::vector<size_t> lengths = {0, 1, 7, 8, 9, r - 1, r, r + 1, 2 * r - 1, 2 * r, 2 * r + 1, 3 * r + 5, 8192};
+        for (int trial = 0; trial < 4; ++trial) lengths.push_back(random_below(6 * r));
+        for (size_t len : lengths)
+          for (uint8_t domain : {GC_KECCAK_DOMAIN_KT_LEAF, GC_KECCAK_DOMAIN_SHAKE, GC_KECCAK_DOMAIN_SHA3,
+                                 GC_KECCAK_DOMAIN_CSHAKE, GC_KECCAK_DOMAIN_KECCAK})
+            for (size_t out_len : {size_t{32}, size_t{64}, size_t{1}, r + 1 + random_below(2 * r)}) {
+              // Eight messages at odd, distinct offsets of one buffer.
+              const Bytes buffer = random_bytes(8 * (len + 3) + 8);
+              const uint8_t* in[8];
+              uint8_t* out[8];
+              std::vector<Bytes> outputs(8, Bytes(out_len));
+              for (int k = 0; k < 8; ++k) {
+                in[k] = buffer.data() + 1 + k * (len + 3);
+                out[k] = outputs[k].data();
+              }
+              oneshot_x8(rate, domain, in, len, out, out_len, rounds);
+              for (int k = 0; k < 8; ++k) {
+                Bytes expected(out_len), scalar(out_len);
+                gc_keccak_sponge_oneshot(rate, domain, in[k], len, expected.data(), out_len, rounds);
+                scalar_oneshot(rate, domain, in[k], len, scalar.data(), out_len, rounds);
+                ok = ok && outputs[k] == expected && scalar == expected;
+              }
+            }
+        check(ok, "keccak_oneshot_x8 rate " + std::to_string(rate) + ", " + std::to_string(rounds) +
+                      " rounds: every length, domain and output length");
+      }
+  }
+  // KT128 leaves (8 KiB, 12 rounds, 32-byte values), ParallelHash256-style leaves (rate 136,
+  // 24 rounds, 64 bytes) and tiny ParallelHash128 leaves; 43 leaves take one thread (5 groups of
+  // eight and 3 alone), 300 KT leaves the thread pool.
+  struct LeafCase {
+    size_t leaf_len;
+    int rate;
+    uint8_t domain;
+    int rounds;
+    size_t cv_len;
+    size_t num_leaves;
+  };
+  for (const LeafCase& c : {LeafCase{8192, GC_KECCAK_RATE_128, GC_KECCAK_DOMAIN_KT_LEAF, 12, 32, 43},
+                            LeafCase{8192, GC_KECCAK_RATE_128, GC_KECCAK_DOMAIN_KT_LEAF, 12, 32, 300},
+                            LeafCase{8192, GC_KECCAK_RATE_256, GC_KECCAK_DOMAIN_KT_LEAF, 12, 64, 21},
+                            LeafCase{1000, GC_KECCAK_RATE_256, GC_KECCAK_DOMAIN_SHAKE, 24, 64, 19},
+                            LeafCase{3, GC_KECCAK_RATE_128, GC_KECCAK_DOMAIN_SHAKE, 24, 32, 17}}) {
+    const detail::LeafHasher leaves(c.leaf_len, c.rate, c.domain, c.rounds, c.cv_len);
+    const Bytes data = random_bytes(c.leaf_len * c.num_leaves);
+    Bytes values(c.cv_len * c.num_leaves), expected(c.cv_len * c.num_leaves);
+    leaves.chaining_values(data.data(), c.num_leaves, values.data());
+    for (size_t i = 0; i < c.num_leaves; ++i)
+      gc_keccak_sponge_oneshot(c.rate, c.domain, data.data() + i * c.leaf_len, c.leaf_len, expected.data() + i * c.cv_len,
+                               c.cv_len, c.rounds);
+    check(values == expected, "LeafHasher::chaining_values, " + std::to_string(c.num_leaves) + " leaves of " +
+                                  std::to_string(c.leaf_len) + " bytes, rate " + std::to_string(c.rate));
+  }
+}
+
 void test_json_vectors(const std::string& dir) {
   const std::string path = dir + "/sp800-185-rfc9861.json";
   const std::string text = read_file(path);
@@ -711,6 +790,7 @@ int main(int argc, char** argv) {
     test_keccak_h_directly();
     test_fma_rotation_model();
     test_host_loops();
+    test_oneshot_x8();
     test_api();
     test_json_vectors(dir);
     test_cavp(dir);
