@@ -237,11 +237,15 @@ def test_progress_forced_on_a_long_input(files):
 
 
 def test_auto_device_keeps_small_tree_hashes_and_every_sponge_on_the_cpu(tmp_path, monkeypatch):
-    """`hash --device auto` moves a tree hash to the GPU only from AUTO_GPU_TREE_HASH_MIN_LEN up and
-    only where the device policy has a GPU; a sponge never goes there."""
+    """`hash --device auto` moves a tree hash to the GPU only from AUTO_GPU_TREE_HASH_MIN_LEN up,
+    only where the device policy has a GPU and the CPU does not keep tree hashes (eight-way AVX-512
+    leaves on enough threads: auto_hashes_trees_on_gpu); a sponge never goes there."""
     from gpucrypt import cli as cli_module, info
     job = cli_module._HashJob("kt128", 32, {}, "auto", False, True)
     monkeypatch.setattr(info, "auto_gpus", lambda: ["cuda:0"])
+    monkeypatch.setattr(cli_module, "auto_hashes_trees_on_gpu", lambda: False)   # a CPU that keeps them
+    assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cpu"
+    monkeypatch.setattr(cli_module, "auto_hashes_trees_on_gpu", lambda: True)
     assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN - 1) == "cpu"
     assert job._device_for(cli_module.AUTO_GPU_TREE_HASH_MIN_LEN) == "cuda:0"
     assert job._device_for(None) == "cpu"                      # a pipe: length unknown

@@ -112,9 +112,10 @@ def test_inspect_loads_only_what_reading_a_header_needs(tmp_path):
 # below; that the start itself changes no result is checked by running the commands (on a GPU
 # host the thread starts CUDA, here it finds no GPU).
 
-def _started_devices(monkeypatch, args):
+def _started_devices(monkeypatch, args, trees_on_gpu=True):
     from gpucrypt import __main__ as entry, _native
     calls = []
+    monkeypatch.setattr(entry, "auto_hashes_trees_on_gpu", lambda: trees_on_gpu)   # the CPU's part: below
     monkeypatch.setattr(_native, "start_devices_early",
                         lambda devices, *place: calls.append(list(devices) + [place] * bool(place and place != (0, 1))))
     monkeypatch.setattr("atexit.register", lambda function: None)
@@ -148,6 +149,30 @@ def test_which_commands_start_their_gpus_early(tmp_path, monkeypatch, args, expe
             f.truncate(length)   # sparse: no bytes written
     args = [str(tmp_path / a) if a in files else a for a in args]
     assert _started_devices(monkeypatch, args) == expected
+
+
+def test_a_cpu_that_keeps_tree_hashes_starts_no_gpu_for_them(tmp_path, monkeypatch):
+    """Where the CPU hashes leaves eight at a time on enough threads, `hash --device auto` keeps a
+    tree hash of a huge file on the CPU (auto_hashes_trees_on_gpu), so no GPU is started for it; a
+    named GPU still is."""
+    from gpucrypt import __main__ as entry
+    huge = tmp_path / "huge"
+    with open(huge, "wb") as f:
+        f.truncate(entry.AUTO_GPU_TREE_HASH_MIN_LEN)
+    assert _started_devices(monkeypatch, ["hash", "-a", "kt128", str(huge)], trees_on_gpu=False) == []
+    assert _started_devices(monkeypatch, ["hash", "-a", "kt128", "--device", "cuda:0", str(huge)],
+                            trees_on_gpu=False) == [["cuda:0"]]
+
+
+@pytest.mark.parametrize("leaves_at_once, threads, on_gpu", [(8, 16, False), (8, 12, False), (8, 8, True),
+                                                              (1, 64, True), (8, None, True)])
+def test_the_cpu_keeps_tree_hashes_with_eight_way_leaves_and_enough_threads(monkeypatch, leaves_at_once, threads,
+                                                                            on_gpu):
+    from gpucrypt import __main__ as entry, _native
+    assert _native.host_keccak()[0] in ("avx512", "bmi2", "portable") and _native.host_keccak()[1] in (1, 8)
+    monkeypatch.setattr(_native, "host_keccak", lambda: ("avx512", leaves_at_once))
+    monkeypatch.setattr(entry.os, "cpu_count", lambda: threads)
+    assert entry.auto_hashes_trees_on_gpu() is on_gpu
 
 
 def test_started_devices_change_no_result(tmp_path):

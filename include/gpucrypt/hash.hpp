@@ -65,6 +65,16 @@ std::vector<HashInfo> list_hashes();
 // hash_variants returns the CPU variants that can compute `name` on this machine, fastest first.
 std::vector<std::string> hash_variants(std::string_view name);
 
+// How this CPU runs Keccak on the host: its serial loops ("avx512", "bmi2" or "portable": one
+// sponge, such as a tree's final node) and how many tree leaves one core hashes at once (8 where
+// the CPU runs the eight-way AVX-512 sponge, else 1). `gpucrypt hash --device auto` reads it to
+// keep tree hashes on a CPU that hashes leaves faster than the host link carries them to a GPU.
+struct HostKeccak {
+  std::string loops;
+  int leaves_at_once;
+};
+HostKeccak host_keccak();
+
 // create_hash starts a computation. variant "" picks the fastest; an unknown variant or one that
 // cannot compute this hash, and parameters the hash does not take, throw std::invalid_argument.
 std::unique_ptr<HashContext> create_hash(std::string_view name, const HashParams& params,

@@ -21,6 +21,19 @@ TREE_HASH_PREFIXES = ("parallelhash", "kt")
 # KT128 took 0.78 s on cuda:0 and 1.39 s on the CPU; the GPU's start-up (CUDA context, the
 # known-answer check) costs about 0.55 s, which the CPU's ~3.6 GB/s leaves behind at ~2 GB.
 AUTO_GPU_TREE_HASH_MIN_LEN = 2 << 30
+# ... unless the CPU hashes leaves eight at a time (AVX-512, hash.hpp host_keccak) on at least this
+# many threads: on the same kind of host (16 threads, 2026-11-30, 16 GiB in page cache) KT128 then
+# took 0.81 s on the CPU against 1.07 s on cuda:0 (ParallelHash128 1.11 / 1.23; 1 GiB 0.21 / 0.62).
+# 21 GB/s on 16 threads is ~1.3 GB/s a thread, reading included, and cuda:0 carried 16 GB/s: the
+# CPU keeps up from about 12 threads.
+CPU_TREE_HASH_MIN_THREADS = 12
+
+
+def auto_hashes_trees_on_gpu() -> bool:
+    """Whether `hash --device auto` sends a large file's tree hash to a GPU (where there is one):
+    not on a CPU with the eight-way AVX-512 leaves and CPU_TREE_HASH_MIN_THREADS threads."""
+    from gpucrypt import _native
+    return _native.host_keccak()[1] < 8 or (os.cpu_count() or 1) < CPU_TREE_HASH_MIN_THREADS
 
 
 def _option_values(args: list, names: tuple) -> list:
@@ -55,8 +68,9 @@ def _start_devices_early(args: list) -> None:
     a 2-H200 host) overlap the ~0.15 s of imports and checks before the first job
     (docs/performance.md, fourteenth session). Only where the run uses those GPUs anyway: some
     argument is a regular file of START_EARLY_MIN_LEN bytes or more; an MPI rank (--mpi) starts its
-    share of its node's GPUs where its launcher states its local rank; `hash --device auto` only for a tree hash (-a kt*, parallelhash*) and a file of
-    AUTO_GPU_TREE_HASH_MIN_LEN or more, as the command's own rule decides. A hint, never a
+    share of its node's GPUs where its launcher states its local rank; `hash --device auto` only for a
+    tree hash (-a kt*, parallelhash*) of a file of AUTO_GPU_TREE_HASH_MIN_LEN or more where
+    auto_hashes_trees_on_gpu(), as the command's own rule decides. A hint, never a
     decision: what runs where is still the commands' own device policy."""
     if not args or args[0] not in ("encrypt", "decrypt", "hash"):
         return
@@ -72,6 +86,8 @@ def _start_devices_early(args: list) -> None:
         algorithms = _option_values(args, ("-a", "--algorithm"))
         if not algorithms or not algorithms[-1].lower().startswith(TREE_HASH_PREFIXES):
             return   # a sponge: the CPU, whatever the device
+        if not auto_hashes_trees_on_gpu():
+            return
         min_len = AUTO_GPU_TREE_HASH_MIN_LEN
         devices = ["cuda:0"]   # auto's first GPU where CUDA has one (else nothing is started)
 

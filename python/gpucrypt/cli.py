@@ -36,6 +36,7 @@ from gpucrypt.__main__ import VERSION_LINE
 # `hash --device auto` hashes a tree hash's leaves on the GPU from AUTO_GPU_TREE_HASH_MIN_LEN up:
 # the rule is stated in gpucrypt.__main__, which starts that GPU early by it.
 from gpucrypt.__main__ import AUTO_GPU_TREE_HASH_MIN_LEN, TREE_HASH_PREFIXES as _TREE_HASH_PREFIXES
+from gpucrypt.__main__ import auto_hashes_trees_on_gpu
 
 READ_BLOCK_LEN = 4 << 20      # large enough that a GPU backend is not launch-bound on each update
 RAW_BLOCK_LEN = 16
@@ -912,11 +913,13 @@ class _HashJob:
 
     def _device_for(self, total: Optional[int]) -> str:
         """--device auto: a tree hash of a file of AUTO_GPU_TREE_HASH_MIN_LEN bytes or more on the
-        first GPU of the device policy (info.auto_gpus), where there is one; everything else on the CPU."""
+        first GPU of the device policy (info.auto_gpus), where there is one and the CPU does not keep
+        tree hashes (auto_hashes_trees_on_gpu); everything else on the CPU."""
         if self.device != "auto":
             return self.device
         from gpucrypt import info
-        if total is not None and total >= AUTO_GPU_TREE_HASH_MIN_LEN and self.name.startswith(_TREE_HASH_PREFIXES):
+        if (total is not None and total >= AUTO_GPU_TREE_HASH_MIN_LEN and self.name.startswith(_TREE_HASH_PREFIXES)
+                and auto_hashes_trees_on_gpu()):
             gpus = info.auto_gpus()
             if gpus:
                 return gpus[0]

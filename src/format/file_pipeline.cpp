@@ -1467,12 +1467,16 @@ constexpr unsigned kMaxGpuHashReaders = 16;
 // backend's 64 MiB tree segments (keccak_kernels.cu kStagingBytes), which it pipelines.
 constexpr uint64_t kHashRunLen = 128 << 20;
 
-unsigned hash_file_readers(const DeviceTraits& leaf_device) {
-  // Hashing on the CPU, two readers keep a sponge (one core) or the leaves (the pool) fed from
-  // page cache with the cores left for the hashing; a GPU hashes leaves faster than one core
-  // reads, so every core reads, up to kMaxGpuHashReaders.
-  if (!leaf_device.is_gpu) return 2;
-  return std::clamp(std::thread::hardware_concurrency(), 2u, kMaxGpuHashReaders);
+unsigned hash_file_readers(const DeviceTraits& leaf_device, bool tree) {
+  // A sponge hashes on one core: two readers keep it fed from page cache. A tree's leaves hash
+  // on the CPU's pool, eight at a time where it has AVX-512 (hash/keccak_avx512_x8.h: 3-5 GB/s a
+  // core, about what a core copies from page cache), so two readers held KT128 of 16 GiB at 9.8
+  // GB/s on a 16-thread H200 host (2026-11-30): half the cores read, and a reader waiting for a
+  // free slot costs no core. A GPU hashes leaves faster than one core reads, so every core reads.
+  // Up to kMaxGpuHashReaders either way.
+  const unsigned cores = std::max(std::thread::hardware_concurrency(), 2u);
+  if (leaf_device.is_gpu) return std::min(cores, kMaxGpuHashReaders);
+  return tree ? std::clamp(cores / 2, 2u, kMaxGpuHashReaders) : 2;
 }
 
 }  // namespace
@@ -1484,7 +1488,7 @@ std::vector<uint8_t> hash_file(int fd, uint64_t offset, std::string_view name, c
   const auto start = std::chrono::steady_clock::now();
   BlockHasher hasher(name, params, options);
   const Device& leaves_on = hasher.leaves_on();
-  if (readers == 0) readers = hash_file_readers(leaves_on.traits());
+  if (readers == 0) readers = hash_file_readers(leaves_on.traits(), hasher.unit() > 1);
   const uint64_t file_len = regular_file_len(fd, false);
   const uint64_t total = file_len > offset ? file_len - offset : 0;
   // A tree hash's head goes to its final node first; the blocks after it are whole leaves (but

@@ -47,6 +47,18 @@ const KeccakHostLoops& host_keccak_loops() {
   return *fastest;
 }
 
+}  // namespace gpucrypt::hash::detail
+
+namespace gpucrypt::hash {
+
+HostKeccak host_keccak() {
+  return HostKeccak{detail::host_keccak_loops().name, detail::keccak_oneshot_x8_for_this_cpu() != nullptr ? 8 : 1};
+}
+
+}  // namespace gpucrypt::hash
+
+namespace gpucrypt::hash::detail {
+
 void KeccakSponge::restart() {
   gc_keccak_init(state_);
   // A restarted sponge keeps nothing of the last message (hash_once reuses contexts).

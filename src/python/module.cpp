@@ -495,6 +495,11 @@ NB_MODULE(_native, m) {
     d["takes_block_size"] = info.takes_block_size;
     return d;
   });
+  // host_keccak() -> (the host's serial Keccak loops, tree leaves one core hashes at once)
+  m.def("host_keccak", [] {
+    const hash::HostKeccak host = hash::host_keccak();
+    return std::make_pair(host.loops, host.leaves_at_once);
+  });
   m.def("hash_names", [] {
     std::vector<std::string> names;
     for (const auto& h : hash::list_hashes()) names.push_back(h.name);
