@@ -645,6 +645,7 @@ def _process_chunks_positional(ctx, what, input_path, temp_path, output_path, he
             os.close(out_fd)
         ctx.stats["read_s"] += native["read_s"]
         ctx.stats["write_s"] += native["write_s"]
+        ctx.stats["pipeline_s"] = native["wall_s"]   # the library's file pipeline alone, as one process's --stats wall_s
         for name, numbers in native["devices"].items():
             ctx.stats["variant"] = numbers.get("variant") or ctx.stats["variant"]
             for stage in ("h2d_s", "compute_s", "d2h_s"):
