@@ -286,7 +286,8 @@ if {name!r} == "kt128":
 for call in calls:
     try:
         call()
-    except MemoryError:
+    except MemoryError as error:
+        assert "1099511627776 bytes" in str(error) and "memory available" in str(error), str(error)
         continue
     raise SystemExit("no MemoryError")
 print("refused")

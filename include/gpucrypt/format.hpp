@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -169,11 +170,20 @@ std::optional<int64_t> cgroup_memory_room(std::string_view max, std::string_view
 // Every scrypt of the library checks it first; Python calls it before asking for a passphrase.
 void check_scrypt_memory(int log2n, std::optional<int64_t> available);
 void check_scrypt_memory(int log2n);
-// std::bad_alloc (Python's MemoryError) where a digest of out_len bytes cannot fit in
+// DigestTooLong (a std::bad_alloc: Python's MemoryError, "a digest of 1 TiB (1099511627776 bytes)
+// does not fit in the memory available (120 GiB)") where a digest of out_len bytes cannot fit in
 // available_memory_len() (unknown passes): checked before a digest is allocated or any byte is
 // read (hash_file, hash_stream_fd, and the Python bindings' digests). Where the kernel overcommits
 // (vm.overcommit_memory=1, as on GPU hosts) a 2^40-byte buffer is granted, and the squeeze would
 // run for many minutes into the OOM killer.
+class DigestTooLong : public std::bad_alloc {
+ public:
+  DigestTooLong(uint64_t out_len, uint64_t available);
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
 void check_digest_memory(size_t out_len);
 // "256 MiB", "1.5 GiB", "512 bytes": a length as the messages above give it.
 std::string memory_text(uint64_t num_bytes);

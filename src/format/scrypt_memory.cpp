@@ -118,9 +118,15 @@ void check_scrypt_memory(int log2n, std::optional<int64_t> available) {
 
 void check_scrypt_memory(int log2n) { check_scrypt_memory(log2n, available_memory_len()); }
 
+DigestTooLong::DigestTooLong(uint64_t out_len, uint64_t available)
+    : message_("a digest of " + memory_text(out_len) + " (" + std::to_string(out_len) +
+               " bytes) does not fit in the memory available (" + memory_text(available) + ")") {}
+
 void check_digest_memory(size_t out_len) {
   const std::optional<int64_t> available = available_memory_len();
-  if (available && static_cast<uint64_t>(std::max<int64_t>(*available, 0)) < out_len) throw std::bad_alloc();
+  if (!available) return;
+  const uint64_t room = static_cast<uint64_t>(std::max<int64_t>(*available, 0));
+  if (room < out_len) throw DigestTooLong(out_len, room);
 }
 
 }  // namespace gpucrypt::format
