@@ -168,6 +168,9 @@ void extract_x8(const __m512i* state, uint8_t* const out[kNumWays], size_t offse
     for (size_t j = num_bytes / 8 * 8; j < num_bytes; ++j)
       destination[j] = static_cast<uint8_t>(lanes[j / 8][k] >> (8 * (j % 8)));
   }
+  // The digests' bytes do not stay behind on the stack (keccak_oneshot_x8 says why).
+  memset(lanes, 0, sizeof lanes);
+  __asm__ __volatile__("" : : "r"(lanes) : "memory");
 }
 
 }  // namespace
@@ -205,6 +208,12 @@ void keccak_oneshot_x8(int rate, uint8_t domain, const uint8_t* const in[8], siz
     offset += static_cast<size_t>(rate);
   }
   extract_x8(state, out, offset, out_len - offset);
+  // The messages' tails and the states' bytes do not stay behind on the stack, as in the serial
+  // loops (keccak_avx512.cpp, hash_small_on_stack); the empty asm keeps the compiler from dropping
+  // the stores to buffers that are dead after them.
+  memset(final_blocks, 0, sizeof final_blocks);
+  for (int i = 0; i < GC_KECCAK_NUM_LANES; ++i) state[i] = _mm512_setzero_si512();
+  __asm__ __volatile__("" : : "r"(final_blocks), "r"(state) : "memory");
 }
 
 }  // namespace gpucrypt::hash::detail
