@@ -224,6 +224,10 @@ class Device {
 // as such on any machine.
 const Device& device(std::string_view name);
 
+// directly_copied: whether one of `devices` (the CPU among them answers no) holds [memory, memory +
+// len) as host memory it copies with no staging (Device::holds_host_memory: page-locked).
+bool directly_copied(const std::vector<std::string>& devices, const void* memory, size_t len);
+
 // device_traits: the traits of the devices `name` names (Device::traits), from its backend's
 // registration: no device is opened, so a name whose backend is absent or has no such device
 // answers too (CUDA's are a GPU's in a build without CUDA). std::invalid_argument for a malformed

@@ -33,6 +33,16 @@
 // 5%) takes the rest of the run. What
 // was measured and decided is in stats().device_choice. probe_jobs 0: depth; a run with fewer
 // jobs ends before deciding (and keeps every device).
+// A phase's rate is the least-squares slope of its bytes done against the time each job finished:
+// the ramp every phase starts with moves the line, not its slope, and a device whose workers
+// finish in waves (a CPU's cores, each taking a job at once) is not credited the gap before its
+// first wave, which timing from the first completion to the last did (a 12% overstatement at five
+// waves a phase).
+// Calibrated once per process (SchedulerOptions::remember_as): a run that names its kind of work
+// (cipher, direction, buffer kind, ...) keeps the set its probe decided, and a later run of the
+// same kind on the same devices starts on that set with no probe. Short runs are where the probe
+// costs most (a 4 GiB transform at 30 GB/s is 0.13 s, of which the probe phases took a third), and
+// a program's repeated calls are where one measurement serves many. forget_device_sets() clears it.
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
 // rest (whether it is the host's CPU, for cpu_share and the measured set; its worker count).
@@ -77,6 +87,9 @@ struct SchedulerOptions {
   size_t depth = 0;            // jobs in flight; 0: 2 * all workers + 1
   bool measure_device_set = true;  // auto with several devices: see "The measured device set"
   size_t probe_jobs = 0;           // jobs per probe phase; 0: depth + all workers
+  // Non-empty: the measured device set is kept for this process under this kind of work and these
+  // devices (see "Calibrated once per process"); "" measures every run afresh.
+  std::string remember_as;
   std::function<bool()> cancelled;
 };
 
@@ -97,6 +110,9 @@ struct SchedulerStats {
   // too short to decide), else e.g. "together 3.1 GB/s, cpu alone 4.2 GB/s: cpu alone".
   std::string device_choice;
 };
+
+// Forgets every device set kept by SchedulerOptions::remember_as (the next run of each kind probes).
+void forget_device_sets();
 
 class Scheduler {
  public:
@@ -156,7 +172,6 @@ class Scheduler {
   enum class Probe { off, warm_up, measuring, decided };
   Probe probe_ = Probe::off;
   size_t probe_jobs_left_ = 0, probe_size_ = 0, warm_up_next_ = 0;
-  uint64_t probe_bytes_ = 0;
   std::vector<std::vector<bool>> probe_sets_;  // candidate device sets, every device first
   std::vector<double> probe_rates_;            // bytes/s each set delivered (the better of two phases)
   size_t probe_phase_ = 0;                     // measuring phases done
@@ -164,9 +179,8 @@ class Scheduler {
   // The phase being measured: jobs submitted in it carry probe_epoch_; their completions (under
   // mutex_) give its steady rate.
   uint64_t probe_epoch_ = 1;
-  size_t probe_done_jobs_ = 0;
-  uint64_t probe_steady_bytes_ = 0;
-  std::chrono::steady_clock::time_point probe_first_done_, probe_last_done_;
+  std::vector<std::pair<double, double>> probe_done_;  // (seconds since start_, bytes done in the phase so far)
+  std::string remember_key_;                           // "" when the set is not kept
   std::vector<bool> excluded_;
   std::string device_choice_;
   std::vector<std::thread> threads_;

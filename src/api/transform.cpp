@@ -78,11 +78,22 @@ JobPlan plan_jobs(const CipherName& name, Direction direction, ByteSpan key, Byt
   return plan;
 }
 
-std::unique_ptr<engine::Scheduler> new_scheduler(const JobPlan& plan, const TransformOptions& options) {
+// The kind of work a transform's measured device set is kept for (SchedulerOptions::remember_as):
+// what each device's job costs depends on the cipher, direction, variant, job length and buffers.
+std::string work_of(const char* what, const CipherName& name, Direction direction, const TransformOptions& options,
+                    uint64_t job_len, const std::string& buffers) {
+  return std::string(what) + " " + name.canonical + (direction == Direction::encrypt ? " encrypt " : " decrypt ") +
+         (options.variant.empty() ? "default" : options.variant) + " job " + std::to_string(job_len) + buffers;
+}
+
+// `work`: the kind of work the measured device set is kept for (work_of).
+std::unique_ptr<engine::Scheduler> new_scheduler(const JobPlan& plan, const TransformOptions& options,
+                                                 const std::string& work) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = plan.cpu_share;
   scheduling.depth = options.depth;
   scheduling.cancelled = options.cancelled;
+  scheduling.remember_as = work;
   return std::make_unique<engine::Scheduler>(scheduler_devices(plan.devices, plan.cpu_workers, plan.gpu_workers),
                                              scheduling);
 }
@@ -135,7 +146,14 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
     const uint64_t offset = j * job_len;
     own_iv[j] = job_iv(name, plan.parallel, iv, offset, offset ? in.data() + offset - 16 : nullptr, job_ivs[j]);
   }
-  auto scheduler = new_scheduler(plan, options);  // after `copy`: its workers stop before `copy` goes
+  // The kind of work (work_of): whether a GPU copies each buffer directly (page-locked) or through
+  // staging copies on the host's cores is what most changes which devices are worth running. The
+  // scheduler comes after `copy`: its workers stop before `copy` goes.
+  const auto kind = [&](const void* memory) {
+    return std::string(directly_copied(plan.devices, memory, size) ? " page-locked" : " pageable");
+  };
+  auto scheduler = new_scheduler(plan, options, work_of("transform", name, direction, options, job_len,
+                                                       kind(in.data()) + kind(out.data())));
   for (uint64_t j = 0; j < num_jobs; ++j) {
     const uint64_t offset = j * job_len, count = std::min(job_len, size - offset);
     const ByteSpan start_iv = own_iv[j] ? ByteSpan(job_ivs[j].data(), 16) : iv;
@@ -178,7 +196,9 @@ TransformStream::TransformStream(const CipherName& name, Direction direction, By
   // 4 MiB keeps the output's lag behind the input short; GPU-only streams take GPU-sized jobs.
   job_len_ = options_.job_len ? whole_blocks(options_.job_len) : (with_cpu ? 4u << 20 : 32u << 20);
   host_memory_ = host_memory_device(devices_);
-  scheduler_ = new_scheduler(plan, options_);
+  scheduler_ = new_scheduler(plan, options_,
+                             work_of("transform stream", name_, direction_, options_, job_len_,
+                                     host_memory_ ? " page-locked" : " pageable"));
 }
 
 void StagingFree::operator()(uint8_t* memory) const {

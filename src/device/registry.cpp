@@ -1,5 +1,6 @@
 // registry.cpp: the list of backends, gpucrypt::device(), and the parts of Device that are the same
 // for every backend.
+#include <algorithm>
 #include "device/registry.hpp"
 
 #include <map>
@@ -102,6 +103,12 @@ void* Device::alloc_host(size_t) const {
 void Device::free_host(void*, size_t) const {}
 
 bool Device::holds_host_memory(const void*, size_t) const { return false; }
+
+bool directly_copied(const std::vector<std::string>& devices, const void* memory, size_t len) {
+  return std::any_of(devices.begin(), devices.end(), [&](const std::string& name) {
+    return device_traits(name).is_gpu && device(name).holds_host_memory(memory, len);
+  });
+}
 
 DeviceTraits Device::traits() const { return registry::find_backend(name_.kind)->traits; }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 namespace gpucrypt::engine {
 
@@ -11,7 +12,36 @@ namespace {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// The device sets kept by SchedulerOptions::remember_as, for this process: key -> (the set, in the
+// devices' order, which the key spells out; what was measured).
+struct KeptSet {
+  std::vector<bool> set;
+  std::string choice;
+};
+std::mutex kept_sets_mutex;
+std::map<std::string, KeptSet>& kept_sets() {
+  static std::map<std::string, KeptSet> sets;
+  return sets;
+}
+
+// The least-squares slope of bytes done against time (bytes/s); 0 with fewer than three points
+// or no spread in time (every job finished at once: nothing to fit).
+double fitted_rate(const std::vector<std::pair<double, double>>& points) {
+  if (points.size() < 3) return 0;
+  double mean_t = 0, mean_b = 0;
+  for (const auto& [t, b] : points) mean_t += t, mean_b += b;
+  mean_t /= double(points.size()), mean_b /= double(points.size());
+  double covariance = 0, variance = 0;
+  for (const auto& [t, b] : points) covariance += (t - mean_t) * (b - mean_b), variance += (t - mean_t) * (t - mean_t);
+  return variance > 0 ? std::max(0.0, covariance / variance) : 0;
+}
 }  // namespace
+
+void forget_device_sets() {
+  std::lock_guard lock(kept_sets_mutex);
+  kept_sets().clear();
+}
 
 struct Scheduler::Job {
   uint64_t num_bytes = 0;
@@ -86,6 +116,18 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
     } else {
       probe_sets_.clear();
     }
+    if (probe_ == Probe::warm_up && !options_.remember_as.empty()) {
+      remember_key_ = options_.remember_as;
+      for (const auto& device : devices_)
+        remember_key_ += " " + device->stats.name + "*" + std::to_string(device->num_workers);
+      std::lock_guard lock(kept_sets_mutex);
+      if (const auto kept = kept_sets().find(remember_key_); kept != kept_sets().end()) {
+        for (size_t i = 0; i < n; ++i) excluded_[i] = !kept->second.set[i];
+        device_choice_ = "kept from an earlier run: " + kept->second.choice;
+        probe_ = Probe::decided;
+        probe_jobs_left_ = 0;
+      }
+    }
   }
   for (auto& device : devices_)
     for (unsigned w = 0; w < device->num_workers; ++w) threads_.emplace_back([this, d = device.get()] { worker_loop(*d); });
@@ -130,7 +172,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
     std::lock_guard lock(mutex_);
     if (stopping_) throw Cancelled();
     job->device_index = choose(num_bytes);
-    if (probe_jobs_left_ > 0) --probe_jobs_left_, probe_bytes_ += num_bytes;
+    if (probe_jobs_left_ > 0) --probe_jobs_left_;
     job->probe_epoch = probe_epoch_;
     device = devices_[job->device_index].get();
     device->queue.push_back(job);
@@ -161,13 +203,12 @@ void Scheduler::advance_probe() {
   // each would be timed with the other's load), then measure and move on.
   while (!pending_.empty()) retire_oldest();
   std::lock_guard lock(mutex_);
-  // The phase's steady rate: the bytes of the jobs that finished after its first one, over the
-  // time from that first completion to its last. Timing from the phase's start would charge
-  // each phase its ramp (the first job's copy in, which nothing overlaps after the barrier), a
-  // cost that weighs most on a GPU with several workers and made "together" (where the CPU fills
-  // the ramp) look better than a GPU alone (H200, 2026-11-28: 41 against 45 GB/s).
-  const double steady_s = std::chrono::duration<double>(probe_last_done_ - probe_first_done_).count();
-  const double rate = probe_done_jobs_ > 1 && steady_s > 0 ? double(probe_steady_bytes_) / steady_s : 0;
+  // The phase's rate: the slope of its bytes done against time (scheduler.hpp says why). Timing
+  // from the phase's start would charge each phase its ramp (the first job's copy in, which
+  // nothing overlaps after the barrier), a cost that weighs most on a GPU with several workers and
+  // made "together" (where the CPU fills the ramp) look better than a GPU alone (H200,
+  // 2026-11-28: 41 against 45 GB/s).
+  const double rate = fitted_rate(probe_done_);
   if (probe_ == Probe::warm_up) {
     probe_ = Probe::measuring;
   } else {
@@ -207,8 +248,7 @@ void Scheduler::advance_probe() {
     for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !set[i];
     probe_jobs_left_ = probe_size_;
   }
-  probe_bytes_ = probe_steady_bytes_ = 0;
-  probe_done_jobs_ = 0;
+  probe_done_.clear();
   ++probe_epoch_;
 }
 
@@ -237,6 +277,10 @@ void Scheduler::decide_device_set() {  // under mutex_
   device_choice_ += ": " + (best == 0 ? std::string("every device") : describe(probe_sets_[best]));
   for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !probe_sets_[best][i];
   probe_ = Probe::decided;
+  if (!remember_key_.empty()) {
+    std::lock_guard lock(kept_sets_mutex);
+    kept_sets()[remember_key_] = {probe_sets_[best], device_choice_};
+  }
 }
 
 size_t Scheduler::choose(uint64_t num_bytes) {
@@ -339,13 +383,9 @@ void Scheduler::worker_loop(Device& device) {
       if (device.smoothed_seconds > 0) stats.rate = device.smoothed_bytes / device.smoothed_seconds;
     }
     if (probe_ != Probe::off && probe_ != Probe::decided && job->probe_epoch == probe_epoch_) {
-      // A job of the phase being measured (advance_probe): its completion times.
-      if (probe_done_jobs_++ == 0) {
-        probe_first_done_ = now;
-      } else {
-        probe_steady_bytes_ += job->num_bytes;
-      }
-      probe_last_done_ = now;
+      // A job of the phase being measured (advance_probe): when it finished, and the bytes done so far.
+      const double done_bytes = (probe_done_.empty() ? 0.0 : probe_done_.back().second) + double(job->num_bytes);
+      probe_done_.emplace_back(std::chrono::duration<double>(now - start_).count(), done_bytes);
     }
     job->done = true;
     job_done_.notify_all();

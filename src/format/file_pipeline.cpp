@@ -474,7 +474,9 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
                                 [](const std::string& name) { return device_traits(name).is_gpu; });
   const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len, gpus);
   IoTimes io;
-  engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options));
+  engine::Scheduler scheduler(file_devices(options),
+                              detail::scheduling_of(options, std::string(opening ? "format file open" : "format file seal") +
+                                                                 (options.direct_input ? " direct" : "")));
   const uint64_t range_in_start = input_at(first, 0).first;
   uint64_t done_input = 0;
   try {

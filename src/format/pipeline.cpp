@@ -94,11 +94,12 @@ uint64_t chunks_per_job_of(const PipelineOptions& options, uint64_t unit_len) {
 
 // Runs every chunk of `layout` as jobs of whole chunks of about options.job_len input bytes
 // (unit_len input bytes per chunk: plaintext when sealing, sealed when opening). done_chunks
-// counts the chunks retired, in order. When this returns or throws, no job runs any more (the
-// scheduler's destructor lets running jobs finish and drops queued ones).
+// counts the chunks retired, in order; `work` names the kind of work (detail::scheduling_of). When
+// this returns or throws, no job runs any more (the scheduler's destructor lets running jobs
+// finish and drops queued ones).
 PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const PipelineOptions& options,
-                           const ChunkJob& run_job, uint64_t& done_chunks) {
-  engine::Scheduler scheduler(scheduled_devices(options), detail::scheduling_of(options));
+                           const ChunkJob& run_job, uint64_t& done_chunks, const std::string& work) {
+  engine::Scheduler scheduler(scheduled_devices(options), detail::scheduling_of(options, work));
   const uint64_t unit_len = layout.chunk_len + (sealed_input ? kTagLen : 0);
   const uint64_t chunks_per_job = chunks_per_job_of(options, unit_len);
   const uint64_t num_chunks = layout.num_chunks();
@@ -124,10 +125,14 @@ PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const Pipeli
 
 unsigned detail::pipeline_gpu_workers() { return gpu_workers(kGpuWorkers); }
 
-engine::SchedulerOptions detail::scheduling_of(const PipelineOptions& options) {
+engine::SchedulerOptions detail::scheduling_of(const PipelineOptions& options, const std::string& work) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
+  // The measured device set is kept per kind of work: the operation, the AES variant and the job
+  // length decide how fast each device runs a job (the devices themselves are in the key too).
+  scheduling.remember_as = work + " " + (options.variant.empty() ? "default" : options.variant) + " job " +
+                           std::to_string(options.job_len);
   return scheduling;
 }
 
@@ -152,14 +157,21 @@ uint64_t default_job_len(const std::vector<std::string>& devices) {
 
 DeviceSelection buffer_devices(ByteSpan in, ByteSpan out) {
   const std::vector<std::string> gpus = auto_gpus();
-  const auto directly_copied = [&gpus](ByteSpan memory) {
-    return std::any_of(gpus.begin(), gpus.end(), [memory](const std::string& gpu) {
-      return device(gpu).holds_host_memory(memory.data(), memory.size());
-    });
-  };
-  if (!gpus.empty() && directly_copied(in) && directly_copied(out)) return {gpus, 0.0};
+  if (!gpus.empty() && directly_copied(gpus, in.data(), in.size()) && directly_copied(gpus, out.data(), out.size()))
+    return {gpus, 0.0};
   return {{"cpu"}, 1.0};
 }
+
+namespace {
+// The kind of work a body's device set is kept for: whether a GPU copies each buffer directly
+// (page-locked) or through staging copies on the host's cores, which is what most changes the answer.
+std::string body_work(const char* operation, const PipelineOptions& options, ByteSpan in, ByteSpan out) {
+  const auto kind = [&](ByteSpan memory) {
+    return directly_copied(options.devices, memory.data(), memory.size()) ? " page-locked" : " pageable";
+  };
+  return std::string(operation) + kind(in) + kind(out);
+}
+}  // namespace
 
 PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan plaintext, MutableByteSpan body,
                         const PipelineOptions& options) {
@@ -181,7 +193,7 @@ PipelineStats seal_body(ByteSpan payload_key, const Layout& layout, ByteSpan pla
         return seal_chunks(payload_key, layout, first, count, plaintext.subspan(in_at, in_len),
                            body.subspan(out_at - kHeaderLen, out_len), device, options.variant);
       },
-      done_chunks);
+      done_chunks, body_work("format body seal", options, plaintext, body));
 }
 
 PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan body, MutableByteSpan plaintext,
@@ -212,7 +224,7 @@ PipelineStats open_body(ByteSpan payload_key, const Layout& layout, ByteSpan bod
           return open_chunks(payload_key, layout, first, count, body.subspan(in_at - kHeaderLen, in_len),
                              plaintext.subspan(out_at, out_len), device, options.variant);
         },
-        done_chunks);
+        done_chunks, body_work("format body open", options, body, plaintext));
   } catch (DecryptionError& failure) {
     // The first failure in file order: the jobs before it retired, the chunks before it in its
     // own job authenticated.
@@ -297,7 +309,8 @@ struct ChunkStream::Impl {
         retire(std::move(retire_in)),
         unit_len(uint64_t(chunk_len) + (operation == Operation::open ? kTagLen : 0)),
         chunks_per_job(chunks_per_job_of(options, unit_len)),
-        scheduler(scheduled_devices(options), detail::scheduling_of(options)) {
+        scheduler(scheduled_devices(options),
+                  detail::scheduling_of(options, operation == Operation::seal ? "format stream seal" : "format stream open")) {
     std::memcpy(payload_key, key.data(), kKeyLen);
   }
   ~Impl() {

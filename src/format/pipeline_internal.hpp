@@ -14,8 +14,9 @@ namespace gpucrypt::format::detail {
 // Worker threads per GPU for the pipelines: GPUCRYPT_GPU_WORKERS (1..16), or the measured default.
 unsigned pipeline_gpu_workers();
 
-// The scheduler's options of a pipeline (its CPU share and cancellation), for both pipelines.
-engine::SchedulerOptions scheduling_of(const PipelineOptions& options);
+// The scheduler's options of a pipeline (its CPU share and cancellation), for both pipelines;
+// `work` names the kind of work its measured device set is kept for (SchedulerOptions::remember_as).
+engine::SchedulerOptions scheduling_of(const PipelineOptions& options, const std::string& work);
 
 // A scheduler's statistics as the pipelines report them (read_s / write_s are the file
 // pipeline's own to add).

@@ -19,6 +19,7 @@
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/parallel.hpp"
 #include "gpucrypt/hash.hpp"
+#include "gpucrypt/scheduler.hpp"
 #include "buffer_view.hpp"
 
 namespace nb = nanobind;
@@ -339,6 +340,9 @@ NB_MODULE(_native, m) {
         nb::arg("local_size") = 1,
         "Starts the named GPUs ('auto': every one auto_gpus gives, or local rank k of n's share: deal_gpus) on a "
         "library thread ahead of their first use (gpucrypt/device.hpp start_devices_early); once per process.");
+  m.def("forget_device_sets", &engine::forget_device_sets,
+        "Forgets the device sets this process measured and kept (gpucrypt/scheduler.hpp): each kind of work "
+        "probes its devices again on its next run.");
   m.def("deal_gpus", &deal_gpus, nb::arg("gpus"), nb::arg("local_rank"), nb::arg("local_size"),
         "The GPUs of local rank k of n on a node with `gpus` (gpucrypt/device.hpp deal_gpus).");
   m.def("wait_devices_started", &wait_devices_started, nb::call_guard<nb::gil_scoped_release>(),

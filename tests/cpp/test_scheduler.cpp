@@ -18,6 +18,7 @@ using gpucrypt::engine::Cancelled;
 using gpucrypt::engine::Scheduler;
 using gpucrypt::engine::SchedulerDevice;
 using gpucrypt::engine::SchedulerOptions;
+using gpucrypt::engine::forget_device_sets;
 using gpucrypt::test_support::check;
 using namespace std::chrono_literals;
 
@@ -225,6 +226,49 @@ void measured_device_set() {
   check(split.stats().device_choice.empty(), "a numeric cpu_share is not second-guessed");
 }
 
+// A CPU-like device whose four workers finish in waves (every job 4 ms, four at once) beside a
+// GPU-like device of one worker that finishes a job every 2 ms, the two slowing each other down
+// when both run: the CPU alone delivers 1000 jobs/s, the GPU alone 500, together less. The probe
+// picks the CPU alone, and the decision is kept: a second run of the same kind of work on the same
+// devices starts on it with no probe, another kind probes afresh, and forget_device_sets() clears it.
+void kept_device_set() {
+  forget_device_sets();
+  const auto run = [](const std::string& work) {
+    std::atomic<int> cpu_running{0}, gpu_running{0};
+    SchedulerOptions options;
+    options.remember_as = work;
+    std::vector<SchedulerDevice> both{{"gpu-like", false, 1}, {"cpu", true, 4}};
+    Scheduler scheduler(both, options);
+    for (int i = 0; i < 160; ++i)
+      scheduler.submit(1 << 20,
+                       [&](const std::string& device) {
+                         const bool cpu = device == "cpu";
+                         auto& mine = cpu ? cpu_running : gpu_running;
+                         auto& other = cpu ? gpu_running : cpu_running;
+                         ++mine;
+                         const bool contended = other > 0;
+                         std::this_thread::sleep_for(contended ? 12ms : cpu ? 4ms : 2ms);
+                         --mine;
+                       },
+                       {});
+    scheduler.drain();
+    return scheduler.stats();
+  };
+  const auto first = run("test work");
+  check(first.device_choice.find(": cpu") != std::string::npos,
+        "the CPU alone delivers most and is chosen: " + first.device_choice);
+  const auto second = run("test work");
+  check(second.device_choice.rfind("kept from an earlier run: ", 0) == 0 &&
+            second.device_choice.find(": cpu") != std::string::npos && stats_of(second, "gpu-like").jobs == 0,
+        "a second run of the same work keeps the set with no probe: " + second.device_choice + ", gpu-like ran " +
+            std::to_string(stats_of(second, "gpu-like").jobs));
+  const auto other = run("other work");
+  check(other.device_choice.rfind("kept", 0) != 0, "another kind of work probes afresh: " + other.device_choice);
+  forget_device_sets();
+  const auto forgotten = run("test work");
+  check(forgotten.device_choice.rfind("kept", 0) != 0, "forget_device_sets clears them: " + forgotten.device_choice);
+}
+
 void numeric_cpu_share() {
   SchedulerOptions options;
   options.cpu_share = 0.25;
@@ -262,6 +306,7 @@ int main() {
   stop_drops_queued_jobs();
   choice_follows_measured_rate();
   measured_device_set();
+  kept_device_set();
   numeric_cpu_share();
   record_run_and_bad_arguments();
   return gpucrypt::test_support::report();
