@@ -1,25 +1,17 @@
 """gpucrypt's authenticated, chunked file format (what `gpucrypt encrypt` / `decrypt` write and read).
 
-The byte-level specification, the design rationale and the failure semantics are in
-docs/file-format.md; keep the two in step. In short: an 80-byte header (magic, version, suite,
-KDF, chunk length, random salt, HMAC over all of that), then the plaintext cut into fixed-length
-chunks sealed with AES-256-GCM under a per-file key from HKDF-SHA256; each chunk's nonce is its
-index and a last-chunk flag, and the last chunk is always shorter than a full one (possibly
-empty), so truncation, reordering, duplication and appended data all fail authentication.
+docs/file-format.md has the byte-level specification, the design rationale and the failure
+semantics; keep the two in step. In short: a header (version 1: 80 bytes, HMAC-authenticated;
+version 2 adds recipient stanzas), then the plaintext in fixed-length AES-256-GCM chunks under a
+per-file key, the last always shorter than a full one, so truncation, reordering, duplication and
+appended data all fail authentication.
 
-The headers are the library's (format.hpp): its one reader and parser (read_header, parse_header),
-and building and opening either version (build_header / open_header: version 1's for a key or a
-passphrase, with scrypt's memory check, HKDF-SHA256 and HMAC-SHA256 through OpenSSL; version 2's layout,
-file key, key schedule and MAC); only version 2's recipient stanzas are wrapped and unwrapped here, by
-gpucrypt.recipients (pyca/cryptography: X25519, the ML-KEM hybrid; its scrypt
-stanza calls the library's scrypt). Everything after the header is the library's (include/gpucrypt/format.hpp): the chunk layout,
-nonces and final-chunk rule, and the pipelines that run them: file objects in one call
-(seal_ends/open_ends, which choose positional I/O between regular files or reading in order),
-data in memory on the caller's buffers (seal_body/open_body: encrypt_buffer/decrypt_buffer), and
-an MPI rank's chunk range at the offsets of Layout (seal_chunks/open_chunks); by default on a
-constant-time AES variant on every device. The payload key is held in a bytearray that is
-zeroed when the work ends; the intermediate keys are immutable `bytes` that Python cannot wipe,
-so they are dropped.
+Everything but version 2's stanzas is the library's (include/gpucrypt/format.hpp): the headers
+(read, parse, build, open; scrypt, HKDF, HMAC), the chunk layout and nonces, and the pipelines over
+file objects (seal_ends/open_ends), buffers in memory (seal_body/open_body) and an MPI rank's
+chunk range (seal_chunks/open_chunks), a constant-time AES by default. The stanzas are wrapped and
+unwrapped by gpucrypt.recipients (pyca/cryptography). The payload key is held in a bytearray
+zeroed when the work ends; the intermediate keys are immutable `bytes` Python cannot wipe.
 """
 
 from __future__ import annotations
@@ -27,8 +19,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from typing import BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
-
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterator, NamedTuple, Optional, Union
 
 import gpucrypt
 from gpucrypt import _native
@@ -39,6 +30,8 @@ from gpucrypt._buffers import check_length as _check_length
 # under 50 ms (bench/cli_startup.py): hashlib, hmac, tempfile and gpucrypt.stream (with its
 # threads and dataclasses) are imported where they are used, and the header's records are
 # NamedTuples, not dataclasses (whose module loads `inspect`, ~5 ms).
+if TYPE_CHECKING:
+    from gpucrypt import stream
 
 __all__ = [
     "MAGIC", "VERSION", "HEADER_LEN", "TAG_LEN", "SALT_LEN", "KEY_LEN",
@@ -157,10 +150,9 @@ def _normalise_key_material(material: KeyMaterial) -> Union[Passphrase, bytes]:
                     "identities (gpucrypt.recipients; a list for several)")
 
 
-def scrypt_memory_len(log2n: int) -> int:
-    """Bytes of memory scrypt needs at N = 2^log2n (r = 8, p = 1): 128 * r * N, the V array
-    (RFC 7914); its other buffers are a few KiB. 2^18 needs 256 MiB, each step doubles it."""
-    return _native.format_scrypt_memory_len(log2n)
+# scrypt_memory_len(log2n): bytes of memory scrypt needs at N = 2^log2n (r = 8, p = 1), 128 * r * N for
+# its V array (RFC 7914; the rest is a few KiB): 2^18 needs 256 MiB. The library's (format.hpp).
+scrypt_memory_len = _native.format_scrypt_memory_len
 
 
 # Memory this process can still get (MemAvailable, bounded by a cgroup v2 limit; None where unknown):
@@ -192,9 +184,7 @@ def _secret(material) -> dict:
 
 
 # write_all(dst, data): every byte of `data` to `dst`, the one place every writer of this module goes
-# through; its rule (short counts of a raw destination followed, none taken is BlockingIOError, more
-# than given a ValueError, None from an old-style writer all of it) is the library's (format.hpp
-# writing_all), which is also how the chunks reach a file object with no descriptor.
+# through; the library's rule for short counts (format.hpp writing_all; its docstring says it).
 write_all = _native.format_write_all
 
 
@@ -229,16 +219,18 @@ def _build_header(key_material: KeyMaterial, chunk_size: int, scrypt_log2n: int)
     (format.hpp build_header): version 1 for a passphrase or a key, version 2 for recipients, whose
     recipients.KeySet wraps the library's fresh file key in its stanzas."""
     material = _normalise_key_material(key_material)
-    wrap = None
-    if not _secret(material):
-        wrap = lambda file_key: [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]  # noqa: E731
+    secret = _secret(material)
+
+    def wrap(file_key: bytes) -> list:   # version 2: the recipients' stanzas, as the library takes them
+        return [(stanza.type, stanza.body) for stanza in material.wrap(file_key, scrypt_log2n)]
     payload_key = bytearray(KEY_LEN)
     try:
-        return _native.format_build_header(payload_key, chunk_size, scrypt_log2n, os.urandom(SALT_LEN), _available_memory_len(),
-                                           **_secret(material), wrap=wrap), payload_key
+        header = _native.format_build_header(payload_key, chunk_size, scrypt_log2n, os.urandom(SALT_LEN),
+                                             _available_memory_len(), **secret, wrap=None if secret else wrap)
     except BaseException:
         _native.wipe(payload_key)
         raise
+    return header, payload_key
 
 
 def _open_header(header: Header, key_material: KeySource, max_scrypt_log2n: int = MAX_SCRYPT_LOG2N) -> bytearray:
@@ -264,33 +256,28 @@ def _open_header(header: Header, key_material: KeySource, max_scrypt_log2n: int 
 
 
 def _run_chunks(operation: str, src: BinaryIO, dst: BinaryIO, header: Optional[bytes], payload_key: bytearray,
-                chunk_size: int, *, workers: tuple, variant, job_size, cancel, stats: stream.StreamStats,
-                progress: Progress, direct_io: bool) -> tuple[int, int]:
-    """Seals (`header` first) or opens every chunk readable from `src` into `dst`; returns (bytes
-    read, bytes written).
+                chunk_size: int, pipeline: tuple, stats: Optional[stream.StreamStats],
+                direct_io: bool) -> tuple[int, int]:
+    """Seals (`header` first) or opens every chunk readable from `src` into `dst` on `pipeline`
+    (_pipeline's); returns (bytes read, bytes written).
 
-    One native call (format.hpp seal_ends / open_ends) chooses the path: its file pipeline
-    (positional reads and writes on its worker threads) between regular files at known offsets,
-    which both files are then left after (on an authentication failure, the output after the
-    authenticated plaintext); else its streaming path, reading `src`'s descriptor after what a
-    buffered reader holds (pipes, FIFOs, devices, sockets, stdin) or, with none (in memory),
-    `src`'s readinto or read, and writing `dst`'s descriptor, or through `dst`'s write() when it
-    has none (write_all's rule). Which file objects are taken by descriptor is the binding's
-    (format_bindings.cpp PythonInput / PythonOutput).
-    Each device runs a constant-time AES unless `variant` names another. Opening, only
-    authenticated plaintext is written: a failure raises DecryptionError after the chunks before
-    it were written. `direct_io` (O_DIRECT reads) runs by the file pipeline only.
+    One native call (format.hpp seal_ends / open_ends; docs/file-format.md "Files" and "Streams")
+    chooses the path: the file pipeline between regular files at known offsets, which both are
+    left after; else the streaming path over `src`'s and `dst`'s descriptors, or their
+    readinto/read and write (write_all's rule) when they have none (format_bindings.cpp
+    PythonInput). Opening writes only authenticated plaintext: a failure raises DecryptionError
+    after the chunks before it were written.
     """
     from gpucrypt import stream
     function = _native.format_seal_ends if operation == "seal" else _native.format_open_ends
     try:
         # progress: once per chunk, with the input bytes it consumed (the binding's steps)
-        read, written, native, failure, _ = function(src, dst, header, payload_key, chunk_size,
-                                                     *_pipeline(workers, job_size, variant, progress, cancel),
+        read, written, native, failure, _ = function(src, dst, header, payload_key, chunk_size, *pipeline,
                                                      direct_input=direct_io)
     finally:
         _native.wipe(payload_key)   # its one Python copy (the native stream wipes its own when it goes)
-    stream.add_native_stats(stats, native, read, written)
+    if stats is not None:
+        stream.add_native_stats(stats, native, read, written)
     if failure is not None:
         raise DecryptionError(*failure)
     return read, written
@@ -304,29 +291,24 @@ def encrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeyMaterial, *,
     """Encrypt everything readable from `src` to `dst`; return the plaintext length.
 
     `key_material`: a passphrase (str or Passphrase; scrypt with N = 2^scrypt_log2n, r = 8,
-    p = 1) or a 32-byte key. `progress(n)` is called after each chunk is written with the number
-    of input bytes it consumed. Errors from `src`/`dst` (OSError, e.g. ENOSPC) propagate
-    unchanged; what was already written to `dst` is the caller's to discard (encrypt_file does).
+    p = 1), a 32-byte key, or recipients (gpucrypt.recipients). `progress(n)` is called after each
+    chunk is written with the input bytes it consumed. Errors from `src`/`dst` (OSError, e.g.
+    ENOSPC) propagate unchanged; what was already written to `dst` is the caller's to discard.
 
-    The chunks run on the library's pipeline (format.hpp's ChunkStream, the scheduler of
-    encrypt_buffer): `device` / `devices` / `cpu_share` choose the workers (default: every GPU
-    plus the CPU, or the CPU alone), `job_size` the bytes per native call, `cancel` a
-    threading.Event that stops the work (raising stream.Cancelled), `stats` a StreamStats to
-    fill. Memory stays bounded: a few jobs of a few MiB each, whatever the input size.
-    `variant`: None runs a constant-time AES on every device (info.constant_time_variant);
-    naming one (e.g. "aes_ttable") is the explicit opt-out. `direct_io`: read `src`, a regular
-    file, with O_DIRECT (no page cache: an input larger than memory on NVMe); ValueError for a
-    stream, OSError EINVAL where its file system has no direct I/O (tmpfs before Linux 6.6).
+    The chunks run on the library's scheduler in bounded memory (a few jobs of a few MiB):
+    `device` / `devices` / `cpu_share` choose the workers (stream.plan_devices; default: every GPU
+    plus the CPU, or the CPU alone), `job_size` the bytes per job, `cancel` a threading.Event that
+    stops the work (stream.Cancelled), `stats` a StreamStats to fill. `variant`: None runs a
+    constant-time AES on every device (info.constant_time_variant); naming one (e.g. "aes_ttable")
+    is the explicit opt-out. `direct_io`: read `src`, a regular file, with O_DIRECT (no page cache);
+    ValueError for a stream, OSError EINVAL where its file system has none (docs/file-format.md).
     """
-    from gpucrypt import stream
     _check_chunk_size(chunk_size)
     _native.format_suite_of_aead(suite)
-    stats = stats if stats is not None else stream.StreamStats()
-    workers = stream.resolve_devices(device, devices, cpu_share)   # a bad device fails before any output
+    # a bad device or job size fails before any output (and before scrypt's second)
+    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     header, payload_key = _build_header(key_material, chunk_size, scrypt_log2n)
-    plaintext_len, _ = _run_chunks("seal", src, dst, header, payload_key, chunk_size, workers=workers, variant=variant,
-                                   job_size=job_size, cancel=cancel, stats=stats, progress=progress, direct_io=direct_io)
-    return plaintext_len
+    return _run_chunks("seal", src, dst, header, payload_key, chunk_size, pipeline, stats, direct_io)[0]
 
 
 def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, device: str = "auto",
@@ -335,10 +317,9 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
                    cancel=None, stats: Optional[stream.StreamStats] = None, direct_io: bool = False) -> int:
     """Decrypt a gpucrypt file from `src` to `dst`; return the plaintext length.
 
-    Every chunk is authenticated before its plaintext is written, so `dst` only ever receives
-    authenticated bytes; but if the file was truncated or extended, the error comes after the
-    chunks before it were written: success is the return, not the bytes seen so far. Use
-    decrypt_file (or discard `dst` on error) when a partial result must not survive.
+    `dst` only ever receives authenticated chunks, but a truncated or extended file fails after
+    the chunks before the damage were written: success is the return, not the bytes seen so far
+    (decrypt_file, or discarding `dst` on error, keeps a partial result from surviving).
 
     `key_material` may be a callable taking the parsed Header (e.g. to prompt for a passphrase
     only when the file needs one). Raises FormatError for unreadable/unsupported headers and
@@ -346,17 +327,13 @@ def decrypt_stream(src: BinaryIO, dst: BinaryIO, key_material: KeySource, *, dev
     engine options and `direct_io` are encrypt_stream's; `progress(n)` counts input bytes (the
     header first).
     """
-    from gpucrypt import stream
     header = read_header(src, max_scrypt_log2n)
-    workers = stream.resolve_devices(device, devices, cpu_share)   # before a prompt for a passphrase
+    # the devices and job size checked before a prompt for a passphrase
+    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     payload_key = _open_header(header, key_material, max_scrypt_log2n)
-    stats = stats if stats is not None else stream.StreamStats()
     if progress is not None:
         progress(header.length)
-    _, plaintext_len = _run_chunks("open", src, dst, None, payload_key, header.chunk_size, workers=workers,
-                                   variant=variant, job_size=job_size, cancel=cancel, stats=stats, progress=progress,
-                                   direct_io=direct_io)
-    return plaintext_len
+    return _run_chunks("open", src, dst, None, payload_key, header.chunk_size, pipeline, stats, direct_io)[1]
 
 
 # ----------------------------------------------------------------------------- chunk ranges
@@ -368,11 +345,10 @@ Layout = _native.FormatLayout
 
 
 def layout_for_file(file_len: int, chunk_size: int, header_len: int = HEADER_LEN) -> Layout:
-    """The layout of a file of `file_len` bytes whose header is `header_len` bytes (version 1's 80
-    by default; a version 2 header's stanzas lengthen it): the library's rule (format.hpp
-    layout_for_file). DecryptionError (released_len 0: no chunk was opened) when no file has that
-    length (the final chunk missing or shorter than its tag: a truncated file), FormatError when
-    it is shorter than its header."""
+    """The layout of a file of `file_len` bytes whose header is `header_len` bytes (version 1's 80 by
+    default; version 2's stanzas lengthen it), by format.hpp layout_for_file: DecryptionError
+    (released_len 0) when no file has that length (a truncated file), FormatError when it is
+    shorter than its header."""
     return _native.format_layout_for_file(file_len, chunk_size, header_len)
 
 
@@ -396,24 +372,17 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
     return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
 
 
-def _pipeline(workers: tuple, job_size, variant, progress, cancel) -> tuple:
-    """The native pipelines' arguments (devices, cpu_share, job_len, variant, progress, cancelled)
-    from `workers`, stream.resolve_devices' (devices, share) answer, whose share the bindings take
-    as it is ("auto", a float, or None for auto)."""
+def _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, buffers: bool = False) -> tuple:
+    """The native pipelines' arguments (devices, cpu_share, job_len, variant, progress, cancelled),
+    the devices checked by stream.resolve_devices; for `buffers` under device="auto" with no
+    `devices` or `cpu_share`, none: the library chooses for the buffers (format.hpp buffer_devices)."""
+    from gpucrypt import stream
+    workers = [], None
+    if not buffers or device not in (None, "auto") or devices or cpu_share is not None:
+        workers = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
-    return (workers[0], workers[1], job_size or 0, variant or "", progress,
-            cancel.is_set if cancel is not None else None)
-
-
-def _buffer_workers(device, devices, cpu_share) -> tuple:
-    """device="auto" with no `devices` or `cpu_share` names no devices: the library's choice for
-    the buffers (format.hpp buffer_devices: the GPUs alone when both are page-locked, else the CPU
-    alone, and why); else stream.resolve_devices'."""
-    from gpucrypt import stream
-    if device not in (None, "auto") or devices or cpu_share is not None:
-        return stream.resolve_devices(device, devices, cpu_share)
-    return [], None
+    return (*workers, job_size or 0, variant or "", progress, cancel.is_set if cancel is not None else None)
 
 
 def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
@@ -423,17 +392,14 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
                    stats: Optional[stream.StreamStats] = None):
     """Encrypt a whole buffer in memory into a gpucrypt file: the same file encrypt_stream writes.
 
-    Returns the file as bytes, or, with `out` (any writable buffer of at least
-    encrypted_len(len(data), chunk_size) bytes: bytearray, memoryview, numpy array,
-    stream.page_locked), writes it to the start of `out` and returns its length. `out` must not
-    overlap `data`. The chunks run as jobs on the library's own scheduler (C++: no Python in the
-    loop, the GIL released), each job reading and writing its part of `data`/`out` in place:
-    page-locked `data` and `out` go to and from a GPU with no host copy. device="auto" (with no
-    `devices` or `cpu_share`) runs on the GPUs alone when `data` and `out` are both page-locked,
-    else on the CPU alone (format.hpp buffer_devices says why). Options as
-    encrypt_stream's (`device`, `devices`, `cpu_share`, `variant`, `job_size`, `cancel` a
-    threading.Event, `stats` a StreamStats); `progress(n)` gets the plaintext bytes done since
-    its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
+    Returns the file as bytes, or, with `out` (any writable buffer of at least encrypted_len(len(data),
+    chunk_size, key_material) bytes, not overlapping `data`), writes it to the start of `out` and
+    returns its length. Each job of the library's scheduler (no Python in the loop, the GIL
+    released) reads and writes its part of `data`/`out` in place, so page-locked buffers
+    (stream.page_locked) go to and from a GPU with no host copy. device="auto" (no `devices` or
+    `cpu_share`) runs on the GPUs alone when both are page-locked, else on the CPU alone
+    (docs/file-format.md, "In memory"). Other options as encrypt_stream's; `progress(n)` gets the
+    plaintext bytes done since its last call. Ctrl-C stops the work within a job (KeyboardInterrupt).
     """
     from gpucrypt import stream
     _check_chunk_size(chunk_size)
@@ -442,7 +408,7 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
     _native.format_check_out(out, file_len, "the encrypted file")   # before any key is derived (scrypt: a second)
-    pipeline = _pipeline(_buffer_workers(device, devices, cpu_share), job_size, variant, progress, cancel)
+    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, buffers=True)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
     try:
         result, native_stats = _native.format_seal_body(key, header, chunk_size, source, out, *pipeline)
@@ -459,21 +425,19 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
                    stats: Optional[stream.StreamStats] = None):
     """Decrypt a whole gpucrypt file held in memory; the inverse of encrypt_buffer.
 
-    Returns the plaintext as bytes, or, with `out` (any writable buffer of at least the
-    plaintext's length, not overlapping `data`), writes it to the start of `out` and returns its
-    length. Header errors and key material as decrypt_stream (`key_material` may be a callable
-    taking the Header). A length no file can have raises DecryptionError before any chunk is
-    opened. A chunk that fails authentication raises DecryptionError naming the first failing
-    chunk in file order (`chunk_index`), once every job in flight has stopped; `out` then holds
-    only the authenticated plaintext before it (`released_len` bytes) and zeros after it. The
-    same holds after any other error (Cancelled, KeyboardInterrupt): no byte of `out` beyond
-    what authenticated is plaintext. Options as encrypt_buffer's.
+    Returns the plaintext as bytes, or, with `out` (any writable buffer of at least the plaintext's
+    length, not overlapping `data`), writes it to the start of `out` and returns its length. Header
+    errors and key material as decrypt_stream's. A length no file can have raises DecryptionError
+    before any chunk is opened; a failing chunk raises it naming the first in file order
+    (`chunk_index`) once every job in flight has stopped. After any error (Cancelled and
+    KeyboardInterrupt too) `out` holds only authenticated plaintext (`released_len` bytes), then
+    zeros. Options as encrypt_buffer's.
     """
     from gpucrypt import stream
     source = _as_source(data)
     _native.format_check_out(out, 0, "the plaintext")   # its length once the header is open
     header = parse_header(source, max_scrypt_log2n)
-    pipeline = _pipeline(_buffer_workers(device, devices, cpu_share), job_size, variant, progress, cancel)
+    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, buffers=True)
     key = _open_header(header, key_material, max_scrypt_log2n)
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.
@@ -496,18 +460,12 @@ def _as_source(data) -> memoryview:
 
 # ----------------------------------------------------------------------------- output files
 
-# The rules of an output that appears only when complete are the library's (format.hpp
-# AtomicOutput, src/format/file_output.cpp; docs/file-format.md "Plaintext release"): the
-# temporary file (anonymous where the file system allows), its name and the clean-up of stale
-# ones, fsync of the file and its directory, overwrite or not, following symlinks, writing devices,
-# FIFOs and /dev/stdout in place, the replaced file's owner and mode, and every error, a write's
-# (a full disk) among them, naming the path the user gave. What stays here is Python's buffer over
-# that writer.
+# Every rule of an output that appears only when complete is the library's (format.hpp AtomicOutput,
+# src/format/file_output.cpp; docs/file-format.md "Plaintext release"), its errors among them (a full
+# disk names the path the user gave). What stays here is Python's buffer over that writer.
 
-
-def _anonymous_files_work() -> bool:
-    """Whether outputs start as anonymous files (O_TMPFILE); tests turn it off to reach the named path."""
-    return _native.format_anonymous_files_work()
+# Whether outputs start as anonymous files (O_TMPFILE); tests replace it to reach the named path.
+_anonymous_files_work = _native.format_anonymous_files_work
 
 
 def remove_stale_temps(directory: Union[str, os.PathLike], final_name: str) -> list:
@@ -533,23 +491,16 @@ def _output_file(output) -> BinaryIO:
 @contextlib.contextmanager
 def atomic_output(dst_path: Union[str, os.PathLike], *, overwrite: bool = True, mode: Optional[int] = None,
                   _input_fd: int = -1) -> Iterator[BinaryIO]:
-    """Yield a file that becomes `dst_path` only if the block completes (format.hpp AtomicOutput).
+    """Yield a file that becomes `dst_path` only if the block completes (format.hpp AtomicOutput;
+    docs/file-format.md, "Plaintext release").
 
-    A new or existing regular file: writes go to a temporary file in the target directory,
-    unnamed where the filesystem allows; on success it is flushed, fsynced, renamed over the
-    target and the directory fsynced. On any exception, KeyboardInterrupt included, the
-    temporary file is removed and the target is left as it was (absent, or its old contents). A
-    process killed with SIGKILL leaves no file at all where O_TMPFILE works, and otherwise at most
-    a `.NAME.PID.RANDOM.gpucrypt-tmp` file, which the next atomic_output of NAME deletes once that
-    process is gone; never a partial target. A new file has mode 0600; a replaced one keeps its
-    mode and (where permitted) its owner; `mode` sets the mode of either instead (keygen: 0600
-    whatever the old key file had).
-
-    A symlink is followed: its target is replaced and the link kept. An existing device, FIFO
-    or socket, and a path through an open descriptor (/dev/stdout, /dev/fd/N), are written into
-    in place (not atomic: what was written stays). With `overwrite=False` an existing regular
-    file is never replaced (FileExistsError). Errors name `dst_path` as given, never a temporary
-    or resolved name; a directory is refused.
+    A regular file (new or existing) is written as a temporary file in its directory (unnamed
+    where the filesystem allows), fsynced and renamed over it on success; on any exception,
+    KeyboardInterrupt included, the target is left as it was, and even SIGKILL leaves no partial
+    target. A new file has mode 0600, a replaced one keeps its mode and (where permitted) owner;
+    `mode` sets either. A symlink's target is replaced; a device, FIFO, socket or /dev/stdout is
+    written in place (not atomic). `overwrite=False` refuses an existing regular file
+    (FileExistsError). Errors name `dst_path` as given; a directory is refused.
     """
     output = _native.AtomicOutput(os.fspath(dst_path), overwrite, -1 if mode is None else mode, _input_fd,
                                   _anonymous_files_work())

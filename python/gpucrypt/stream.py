@@ -1,49 +1,33 @@
 """The stream engine's Python facade: host data of any size through the library's bounded pipeline
-of device workers (include/gpucrypt/scheduler.hpp, transform.hpp, format.hpp).
+of device workers (include/gpucrypt/scheduler.hpp, transform.hpp, format.hpp), in input order,
+with the GIL released. How jobs, devices, ``cpu_share`` ("auto": measured; a number: the CPU's
+fraction of the bytes), back-pressure and ``StreamStats`` work: docs/engine.md, "Stream engine".
 
-Data is cut into jobs (a group of chunks, a few MiB); each job goes to a worker thread bound to
-one device (``cpu``, ``cuda:0``, ``cuda:1``, ...), which processes it in one native call with the
-GIL released; results come back in input order. At most ``depth`` jobs are in flight, so memory
-stays bounded whatever the input size (back-pressure: a fast reader waits for the workers).
-
-Device split (``cpu_share``): ``"auto"`` gives each job to the device expected to finish it
-first, from its measured throughput (a moving average over its recent jobs) and the bytes already
-queued for it; a device not yet measured gets one job at a time until it is (from its second job:
-the first carries its start-up). The split therefore follows measured throughput and adapts as
-it runs: a device that another process slows down gets fewer jobs, and a slow device seldom
-holds up the in-order output. A number ``s`` in 0..1 sends a fraction ``s`` of the bytes to the
-CPU and the rest to the GPUs (among which the same rule chooses). ``StreamStats`` reports per
-device the jobs, bytes, busy time and throughput, and per stage the time spent reading,
-computing, waiting and writing.
-
-Users: ``gpucrypt.fileformat`` (``encrypt_file``/``decrypt_file``/``encrypt_stream``/
-``decrypt_stream`` and the CLI), ``StreamCipher``/``transform`` for in-memory producers and
-consumers, ``hash_stream``/``hash_file``. ``StreamCipher``'s key is held by the library's stream
-only, which zeroes it with its staging buffers on close; ``transform_into`` copies its key into a
-``bytearray`` zeroed when the work ends.
-See docs/engine.md.
+Users: ``gpucrypt.fileformat`` and the CLI, ``StreamCipher``/``transform``/``transform_into`` for
+data in memory, ``hash_stream``/``hash_file``. Keys are wiped by the library: ``StreamCipher``'s
+stream holds the only copy and zeroes it with its staging buffers on close; ``transform_into``
+copies its key into a ``bytearray`` zeroed when the work ends.
 """
 
 from __future__ import annotations
 
-import io
 import threading
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
 from gpucrypt import _native
+from gpucrypt._buffers import MemorySink, MemorySource
 from gpucrypt._buffers import as_bytes_like as _as_bytes_like
 from gpucrypt._buffers import check_length as _check_length
 from gpucrypt._buffers import optional_bytes as _optional_bytes
 from gpucrypt._buffers import parse_cipher_name as _parse_cipher_name
-from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, devices as list_devices, variants  # noqa: F401
+from gpucrypt.info import auto_gpus, constant_time_variant, cuda_available, variants  # noqa: F401
+from gpucrypt.info import devices as list_devices  # noqa: F401
 
 __all__ = [
-    "Cancelled", "StreamStats", "DeviceStats", "StreamCipher", "transform",
+    "Cancelled", "StreamStats", "DeviceStats", "StreamCipher", "transform", "transform_into",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
-    "normalise_device",
-    "page_locked", "transform_into", "MemorySource", "MemorySink",
-    "add_native_stats",
+    "normalise_device", "page_locked", "MemorySource", "MemorySink", "add_native_stats",
 ]
 
 
@@ -53,11 +37,9 @@ class Cancelled(Exception):
 
 # ----------------------------------------------------------------------------- devices and variants
 
-def parse_cpu_share(value) -> Union[str, float, None]:
-    """``None``, ``"auto"`` or a fraction 0..1 (also given as text, as on the command line); a
-    ValueError for anything else. The library's parser (gpucrypt/device.hpp parse_cpu_share), the
-    one select_devices reads the share with."""
-    return _native.parse_cpu_share(value)
+# parse_cpu_share(value) -> None, "auto" or a fraction 0..1 (also from text, as on the command line);
+# ValueError for anything else: the library's parser (device.hpp), the one select_devices reads the share with.
+parse_cpu_share = _native.parse_cpu_share
 
 
 def normalise_device(name: str) -> str:
@@ -68,24 +50,22 @@ def normalise_device(name: str) -> str:
 
 def resolve_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
                     cpu_share=None) -> tuple[list, Union[str, float]]:
-    """The worker devices and the CPU share for a stream (plan_devices), each device checked to
-    exist: a ``DeviceError`` saying why one does not, before any work. The file functions, the
-    stream engine and the CLI all resolve their devices here, so an absent GPU is refused alike
-    everywhere (a share of the work would otherwise fall silently to the devices that exist)."""
+    """``plan_devices`` with each device checked to exist: a ``DeviceError`` saying why one does not,
+    before any work. The file functions, the stream engine and the CLI all resolve their devices
+    here, so that no share of the work falls silently to the devices that exist."""
     return _native.select_devices(device or "auto", devices, cpu_share, True)
 
 
 def plan_devices(device: str = "auto", devices: Union[str, Sequence[str], None] = None,
                  cpu_share=None) -> tuple[list, Union[str, float]]:
-    """The worker devices and the CPU share the options ask for, without checking that they exist:
-    the library's one device policy (gpucrypt/device.hpp ``select_devices``, docs/engine.md).
+    """(devices, share) the options ask for, share ``"auto"`` or a float, without checking that the
+    devices exist: the library's one device policy (gpucrypt/device.hpp ``select_devices``).
 
-    ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) replaces ``device`` (a ``ValueError``
-    when both name devices; so is a ``cpu_share`` beside the CPU named alone). ``auto``
-    means every GPU (``info.auto_gpus()``) plus the CPU with ``cpu_share="auto"``, or the CPU alone
-    when there is no GPU. Naming devices uses just those, unless ``cpu_share`` is given, which adds
-    the CPU (``0`` keeps it out); naming ``cpu`` beside GPUs measures the shares. Returns
-    (devices, share) with share ``"auto"`` or a float.
+    ``devices`` (a list, or text such as ``"cuda:0,cuda:1"``) replaces ``device``; a ``ValueError``
+    when both name devices, or for a ``cpu_share`` beside the CPU named alone. ``auto``: every GPU
+    (``info.auto_gpus()``) plus the CPU, ``cpu_share="auto"``, or the CPU alone. Named devices run
+    alone unless ``cpu_share`` adds the CPU (``0`` keeps it out); ``cpu`` beside GPUs measures the
+    shares (docs/engine.md, "Devices").
     """
     return _native.select_devices(device or "auto", devices, cpu_share, False)
 
@@ -172,10 +152,9 @@ def add_native_stats(stats: StreamStats, native: dict, bytes_in: int = 0, bytes_
 # ----------------------------------------------------------------------------- host buffers
 
 def page_locked(size: int, devices: Sequence[str] = ()):
-    """A writable buffer of ``size`` bytes in host memory that a GPU copies straight from and to
-    (no staging copy; CUDA's is page-locked): the first of ``devices`` (default: the GPUs ``auto``
-    uses) that has such memory gives it (the Device's alloc_host). A memoryview, or a bytearray
-    when none does or the memory cannot be had. Zeroed and freed when the last reference goes."""
+    """A writable buffer of ``size`` bytes of host memory that a GPU copies with no staging (CUDA's is
+    page-locked) from the first of ``devices`` (default: ``auto``'s GPUs) that has such memory (the
+    Device's alloc_host): a memoryview, else a bytearray. Zeroed and freed with its last reference."""
     for device in devices or auto_gpus():
         try:
             return memoryview(_native.HostBuffer(device, size))
@@ -190,66 +169,18 @@ def holds_host_memory(devices: Sequence[str], buffer) -> bool:
     return any(_native.holds_host_memory(device, buffer) for device in devices)
 
 
-class MemorySource(io.RawIOBase):
-    """A readable binary stream over a buffer already in memory, for the file format and the
-    hashes: ``readinto`` copies with every core and the GIL released (``io.BytesIO`` copies on
-    one core holding the GIL, a fifth of PCIe speed)."""
-
-    def __init__(self, buffer):
-        super().__init__()
-        self._view = memoryview(buffer).cast("B")
-        self._position = 0
-
-    def readable(self):
-        return True
-
-    def readinto(self, target):
-        count = min(len(target), len(self._view) - self._position)
-        if count <= 0:
-            return 0
-        _native.copy_into(memoryview(target).cast("B")[:count], self._view[self._position:self._position + count])
-        self._position += count
-        return count
-
-
-class MemorySink(io.RawIOBase):
-    """A writable binary stream into a caller-allocated buffer (``written`` bytes so far);
-    writing past its end raises OSError(ENOSPC), as a full disk would."""
-
-    def __init__(self, buffer):
-        super().__init__()
-        self._view = memoryview(buffer).cast("B")
-        self.written = 0
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        data = memoryview(data).cast("B")
-        if self.written + len(data) > len(self._view):
-            import errno
-            raise OSError(errno.ENOSPC, "MemorySink buffer is full")
-        _native.copy_into(self._view[self.written:self.written + len(data)], data)
-        self.written += len(data)
-        return len(data)
-
-
 # ----------------------------------------------------------------------------- in-memory streams
-
 
 class StreamCipher:
     """Raw-mode encryption or decryption of data of any size, fed in pieces, on several devices.
 
-    ``update(data)`` returns the output that is ready so far (in order; it lags the input by up
-    to ``depth`` chunks and never needs the whole input); ``finalize()`` returns the rest. ECB
-    and CTR (both directions) and CBC/CFB decryption spread chunks over every device; CBC/CFB
-    encryption and OFB are serial and run on one device (the CPU when it is among them). No
-    padding (as ``Cipher(..., padding=False)``): ECB/CBC need a multiple of 16 bytes in all.
-    Output is byte-identical to ``gpucrypt.Cipher(name, key, iv, padding=False)``.
-
-    The chunks, their IVs, the serial rule, the staging buffers and the lock that lets several
-    threads share one stream are the library's (gpucrypt/transform.hpp TransformStream, with the
-    GIL released); this class keeps the Python side (arguments, stats, progress, cancel).
+    ``update(data)`` returns the output ready so far, in order (it lags the input by up to
+    ``depth`` chunks); ``finalize()`` returns the rest. Output is byte-identical to
+    ``gpucrypt.Cipher(name, key, iv, padding=False)``: no padding, so ECB/CBC need a multiple of 16
+    bytes in all. ECB, CTR and CBC/CFB decryption spread over every device; CBC/CFB encryption and
+    OFB run on one (the CPU when it is among them). The chunks, IVs, staging buffers and the lock
+    that lets threads share one stream are the library's (transform.hpp TransformStream); this class
+    keeps the arguments, stats, progress and cancel.
     """
 
     def __init__(self, name, key, iv=None, *, decrypt=False, device="auto", devices=None, cpu_share=None,
@@ -263,9 +194,7 @@ class StreamCipher:
         self._stream = _native.TransformStream(self.name, not decrypt, key, iv, variant or "", chosen,
                                                share, depth or 0, chunk_size or 0)
         self.devices = self._stream.devices
-        self.stats = StreamStats()
-        for d in self.devices:
-            self.stats.device(d)
+        self.stats = StreamStats(devices={d: DeviceStats() for d in self.devices})
         self._progress, self._cancelled = progress, (cancel.is_set if cancel is not None else None)
         self._finalized = False
         # The library's stream takes one call at a time too; this lock also covers the stats and
@@ -332,14 +261,11 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
     in place, an ``out`` that partially overlaps ``data`` as if ``data`` were copied first, ``None``
     allocates a bytearray) on the stream engine's devices; returns ``out``.
 
-    The bulk form of ``StreamCipher`` for data already in memory: every job reads its slice of
-    ``data`` and writes its slice of ``out`` in place, so there are no staging buffers and no
-    output assembly. Page-locked ``data``/``out`` (``page_locked()``, a pinned PyTorch tensor,
-    ...) go to and from the GPU with no host copy: that is the form that reaches PCIe speed.
-    Modes and padding as ``StreamCipher`` (ECB/CTR and CBC/CFB decryption spread over every
-    device; CBC/CFB encryption and OFB run on one). Output equals ``Cipher(name, key, iv,
-    padding=False)`` over the whole buffer. ``depth`` caps the jobs in flight (default: the
-    engine's; 1 runs one job at a time, so one job's copies never overlap another's kernel).
+    ``StreamCipher``'s bulk form (its modes, no padding; output equals ``Cipher(name, key, iv,
+    padding=False)``): each job reads its slice of ``data`` and writes its slice of ``out`` in place,
+    so page-locked buffers (``page_locked()``, a pinned PyTorch tensor) go to and from the GPU with
+    no host copy, at PCIe speed. ``depth`` caps the jobs in flight (default: the engine's; 1 runs
+    one job at a time, so one job's copies never overlap another's kernel).
     """
     source = memoryview(_as_bytes_like(data, "data")).cast("B")
     target = memoryview(bytearray(len(source)) if out is None else out).cast("B")
@@ -355,8 +281,7 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
         _parse_cipher_name(name)                  # an unknown name before the devices are looked at
         chosen, share = resolve_devices(device, devices, cpu_share)
         native = _native.transform_range(name, not decrypt, key, _optional_bytes(iv, "iv"), variant or "", source,
-                                         target, chosen, share, 0,
-                                         depth or 0, job_size or 0, progress,
+                                         target, chosen, share, 0, depth or 0, job_size or 0, progress,
                                          cancel.is_set if cancel is not None else None)
     finally:
         _native.wipe(key)
@@ -368,16 +293,14 @@ def transform_into(name, key, iv, data, out=None, *, decrypt=False, device="auto
 
 def hash_stream(name, source, length=None, *, read_size: Optional[int] = None, progress=None, cancel=None,
                 stats: Optional[StreamStats] = None, device: str = "cpu", **params) -> bytes:
-    """Hash everything readable from ``source``, in one native call (format.hpp hash_ends): a
-    regular file by the library's positional readers ahead of the hashing (hash_file: a tree
-    hash's leaves on ``device``, the CPU's thread pool or a GPU reading the blocks in place), and
-    left at its end; anything else (a pipe, FIFO, device or stdin by its descriptor, a source in
-    memory by its readinto or read) by the library's stream hasher (hash_stream_fd: a reader
-    thread ahead of the hashing, on the CPU). A sponge (SHA-3, SHAKE, cSHAKE) is serial: the CPU
-    hashes it whatever ``device`` says. ``read_size``: the bytes of each read (a regular file's
-    blocks, rounded to whole leaves; default the library's: 8 MiB, a GPU's job length for a tree
-    on a GPU; a stream's reads, default 4 MiB). ``params`` as for ``gpucrypt.new``; XOFs need
-    ``length``. A ``variant`` hashes every byte on the CPU in that variant, a tree's leaves too."""
+    """Hash everything readable from ``source`` in one native call (format.hpp hash_ends; docs/engine.md,
+    "Hashing"): a regular file by the library's positional readers (a tree hash's leaves on
+    ``device``), left at its end; a pipe, FIFO, stdin or a source in memory (its readinto or read)
+    by its stream hasher on the CPU. A sponge (SHA-3, SHAKE, cSHAKE) is serial: always on the CPU.
+    ``read_size``: the bytes of each read (a file's blocks rounded to whole leaves; default the
+    library's: 8 MiB, a GPU's job length for a tree on a GPU, a stream's 4 MiB). ``params`` as for
+    ``gpucrypt.new``; XOFs need ``length``. A ``variant`` hashes every byte on the CPU in that
+    variant, a tree's leaves too."""
     from gpucrypt.hashing import new
 
     hasher = new(name, **params)   # the name and the parameters checked before any read
