@@ -172,7 +172,7 @@ def ctr_cases(size, gpus, repeats, memory_kinds, job_sizes):
 
                 # Each case starts unmeasured: its first run probes the device sets (scheduler.hpp),
                 # the later ones keep what it found, as a program's repeated calls do.
-                _native.forget_device_sets()
+                stream.forget_device_sets()
                 median, best, times = timed(repeats, run)
                 correct = bytes(out[:1 << 20]) == expected_head
                 row = {"case": "aes-256-ctr transform_into", "memory": kind, "device_set": label, "bytes": size,
@@ -206,7 +206,7 @@ def gcm_file_cases(size, gpus, repeats):
             holder["written"] = sink.written
             holder.setdefault("first_choice", holder["stats"].device_choice)
 
-        _native.forget_device_sets()   # as in ctr_cases: the first run probes, the later ones keep its choice
+        stream.forget_device_sets()   # as in ctr_cases: the first run probes, the later ones keep its choice
         median, best, times = timed(repeats, run)
         row = {"case": "file format aes-256-gcm encrypt memory->memory", "device_set": label, "bytes": size,
                "chunk_size": fileformat.DEFAULT_CHUNK_SIZE, "median_s": median, "best_s": best,

@@ -27,7 +27,7 @@ from gpucrypt.info import devices as list_devices  # noqa: F401
 __all__ = [
     "Cancelled", "StreamStats", "DeviceStats", "StreamCipher", "transform", "transform_into",
     "hash_stream", "hash_file", "constant_time_variant", "resolve_devices", "plan_devices", "parse_cpu_share",
-    "normalise_device", "page_locked", "MemorySource", "MemorySink", "add_native_stats",
+    "normalise_device", "forget_device_sets", "page_locked", "MemorySource", "MemorySink", "add_native_stats",
 ]
 
 
@@ -40,6 +40,10 @@ class Cancelled(Exception):
 # parse_cpu_share(value) -> None, "auto" or a fraction 0..1 (also from text, as on the command line);
 # ValueError for anything else: the library's parser (device.hpp), the one select_devices reads the share with.
 parse_cpu_share = _native.parse_cpu_share
+
+# forget_device_sets(): the device sets this process measured and kept for each kind of work
+# (cpu_share "auto", docs/engine.md "Devices") are forgotten; the next run of each kind probes again.
+forget_device_sets = _native.forget_device_sets
 
 
 def normalise_device(name: str) -> str:
