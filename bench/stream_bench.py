@@ -185,7 +185,8 @@ def ctr_cases(size, gpus, repeats, memory_kinds, job_sizes):
                     f"{row['gbps']:6.1f} GB/s (best {row['best_gbps']:.1f}) shares "
                     + " ".join(f"{n}={d['share']:.2f}" for n, d in row["devices"].items())
                     + ("" if correct else "  WRONG OUTPUT")
-                    + (f"\n    first run: {row['first_device_choice']}" if row["first_device_choice"] else ""))
+                    + f"\n    runs {' '.join(f'{t:.3f}' for t in times)} s; first run: {row['first_device_choice'] or '-'}"
+                    + f"\n    last run: {row['device_choice'] or '-'}")
         del data, out
     return results
 
@@ -222,7 +223,8 @@ def gcm_file_cases(size, gpus, repeats):
         log(f"gcm file  {label:9s} {size >> 20:6d} MiB: {row['gbps']:6.1f} GB/s (best {row['best_gbps']:.1f}) "
             f"read {row['read_s']:.2f}s write {row['write_s']:.2f}s wait {row['wait_s']:.2f}s "
             f"round trip {'ok' if row['round_trip_ok'] else 'FAILED'}"
-            + (f"\n    first run: {row['first_device_choice']}" if row["first_device_choice"] else ""))
+            + f"\n    runs {' '.join(f'{t:.3f}' for t in times)} s; first run: {row['first_device_choice'] or '-'}"
+            + f"\n    last run: {row['device_choice'] or '-'}")
     return results
 
 

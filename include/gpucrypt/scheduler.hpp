@@ -28,21 +28,25 @@
 // quarter of the fastest device's rate), twice round (the second round only for sets within half
 // of the best so far), each phase waiting for the one
 // before to finish so they do not overlap; the set that delivered the most bytes per second in
-// its better phase (its steady rate: from the phase's first completion to its last, so that no
-// set is charged the ramp every phase starts with; every device unless another set beat it by
-// 5%) takes the rest of the run. What
-// was measured and decided is in stats().device_choice. probe_jobs 0: depth; a run with fewer
-// jobs ends before deciding (and keeps every device).
-// A phase's rate is the least-squares slope of its bytes done against the time each job finished:
-// the ramp every phase starts with moves the line, not its slope, and a device whose workers
-// finish in waves (a CPU's cores, each taking a job at once) is not credited the gap before its
-// first wave, which timing from the first completion to the last did (a 12% overstatement at five
-// waves a phase).
+// its better phase (every device unless another set beat it by 5%) takes the rest of the run.
+// What was measured and decided is in stats().device_choice. probe_jobs 0: one and a half
+// times depth; a run with fewer jobs ends before deciding (and keeps every device).
+// A phase's rate is what the whole pipeline delivers on that set: the least-squares slope of the
+// bytes retired (in order, on the calling thread, after the caller's own reading and writing)
+// against the time each was retired, counting only the jobs retired while the phase still
+// submits. After its first depth jobs each submission waits for a retirement, so these follow the
+// pipeline's steady pace; the ramp moves the line, not its slope. Two earlier rules timed the
+// jobs' completions (from the first to the last): the phase's last depth jobs were retired only
+// at its barrier, so the caller's writing was left out of every phase, and on a 2-H200 host a
+// format stream on the GPUs measured 13.1 GB/s and then ran at 6.7, a pageable transform on every
+// device 16.3 and then 9.0 (2026-11-30).
 // Calibrated once per process (SchedulerOptions::remember_as): a run that names its kind of work
 // (cipher, direction, buffer kind, ...) keeps the set its probe decided, and a later run of the
-// same kind on the same devices starts on that set with no probe. Short runs are where the probe
-// costs most (a 4 GiB transform at 30 GB/s is 0.13 s, of which the probe phases took a third), and
-// a program's repeated calls are where one measurement serves many. forget_device_sets() clears it.
+// same kind on the same devices starts on that set with no probe; a run that ended before deciding
+// leaves the phases it measured, and the next run of that kind goes on from them. Short runs are
+// where the probe costs most (a 4 GiB transform at 30 GB/s is 0.13 s, of which the probe phases
+// took a third; a 1 GiB one at 70 GB/s ended before its probe did), and a program's repeated calls
+// are where one measurement serves many. forget_device_sets() clears it.
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
 // rest (whether it is the host's CPU, for cpu_share and the measured set; its worker count).
@@ -86,7 +90,7 @@ struct SchedulerOptions {
   double cpu_share = -1;       // < 0: "auto" (expected finish time); else the CPU's fraction of the bytes, 0..1
   size_t depth = 0;            // jobs in flight; 0: 2 * all workers + 1
   bool measure_device_set = true;  // auto with several devices: see "The measured device set"
-  size_t probe_jobs = 0;           // jobs per probe phase; 0: depth + all workers
+  size_t probe_jobs = 0;           // jobs per probe phase; 0: depth + depth / 2
   // Non-empty: the measured device set is kept for this process under this kind of work and these
   // devices (see "Calibrated once per process"); "" measures every run afresh.
   std::string remember_as;
@@ -179,7 +183,8 @@ class Scheduler {
   // The phase being measured: jobs submitted in it carry probe_epoch_; their completions (under
   // mutex_) give its steady rate.
   uint64_t probe_epoch_ = 1;
-  std::vector<std::pair<double, double>> probe_done_;  // (seconds since start_, bytes done in the phase so far)
+  std::vector<std::pair<double, double>> probe_done_;  // (seconds since start_, bytes retired in the phase so far)
+  bool probe_draining_ = false;                        // advance_probe retiring a phase's last jobs
   std::string remember_key_;                           // "" when the set is not kept
   std::vector<bool> excluded_;
   std::string device_choice_;

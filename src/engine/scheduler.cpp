@@ -13,11 +13,16 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The device sets kept by SchedulerOptions::remember_as, for this process: key -> (the set, in the
-// devices' order, which the key spells out; what was measured).
+// The device sets kept by SchedulerOptions::remember_as, for this process: key -> the set decided
+// (in the devices' order, which the key spells out) and what was measured, or, for a kind of work
+// whose runs so far ended before deciding, the phases measured so far (the next run goes on from them).
 struct KeptSet {
+  bool decided = false;
   std::vector<bool> set;
   std::string choice;
+  std::vector<double> rates;   // undecided: each set's rate so far, the next phase to measure
+  std::vector<bool> skipped;
+  size_t next_phase = 0;
 };
 std::mutex kept_sets_mutex;
 std::map<std::string, KeptSet>& kept_sets() {
@@ -111,7 +116,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       probe_ = Probe::warm_up;
       probe_rates_.assign(probe_sets_.size(), 0.0);
       probe_skipped_.assign(probe_sets_.size(), false);
-      probe_size_ = options_.probe_jobs ? options_.probe_jobs : depth_;
+      probe_size_ = options_.probe_jobs ? options_.probe_jobs : depth_ + (depth_ + 1) / 2;
       probe_jobs_left_ = n;  // one start-up job per device
     } else {
       probe_sets_.clear();
@@ -121,11 +126,16 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       for (const auto& device : devices_)
         remember_key_ += " " + device->stats.name + "*" + std::to_string(device->num_workers);
       std::lock_guard lock(kept_sets_mutex);
-      if (const auto kept = kept_sets().find(remember_key_); kept != kept_sets().end()) {
+      if (const auto kept = kept_sets().find(remember_key_); kept == kept_sets().end()) {
+      } else if (kept->second.decided) {
         for (size_t i = 0; i < n; ++i) excluded_[i] = !kept->second.set[i];
         device_choice_ = "kept from an earlier run: " + kept->second.choice;
         probe_ = Probe::decided;
         probe_jobs_left_ = 0;
+      } else {  // after its own start-up jobs, this run measures the phases the earlier ones did not reach
+        probe_rates_ = kept->second.rates;
+        probe_skipped_ = kept->second.skipped;
+        probe_phase_ = kept->second.next_phase;
       }
     }
   }
@@ -201,9 +211,13 @@ void Scheduler::advance_probe() {
   if (probe_ == Probe::off || probe_ == Probe::decided || probe_jobs_left_ > 0) return;
   // Every job of the phase was submitted: wait for them all (the phases must not overlap, or
   // each would be timed with the other's load), then measure and move on.
+  // The jobs retired here are not timed: with no submissions between them they leave faster than
+  // the pipeline delivers.
+  probe_draining_ = true;
   while (!pending_.empty()) retire_oldest();
+  probe_draining_ = false;
   std::lock_guard lock(mutex_);
-  // The phase's rate: the slope of its bytes done against time (scheduler.hpp says why). Timing
+  // The phase's rate: the slope of its bytes retired against time (scheduler.hpp says why). Timing
   // from the phase's start would charge each phase its ramp (the first job's copy in, which
   // nothing overlaps after the barrier), a cost that weighs most on a GPU with several workers and
   // made "together" (where the CPU fills the ramp) look better than a GPU alone (H200,
@@ -240,7 +254,12 @@ void Scheduler::advance_probe() {
       return probe_skipped_[set] || (phase >= num_sets && probe_rates_[set] < 0.5 * best);
     };
     for (++probe_phase_; probe_phase_ < 2 * num_sets && skip(probe_phase_);) ++probe_phase_;
-    if (probe_phase_ >= 2 * num_sets) decide_device_set();
+    if (probe_phase_ >= 2 * num_sets) {
+      decide_device_set();
+    } else if (!remember_key_.empty()) {  // a run that ends before deciding leaves its phases to the next
+      std::lock_guard kept_lock(kept_sets_mutex);
+      kept_sets()[remember_key_] = {false, {}, "", probe_rates_, probe_skipped_, probe_phase_};
+    }
   }
   if (probe_ == Probe::measuring) {
     // The next candidate set runs alone.
@@ -279,7 +298,7 @@ void Scheduler::decide_device_set() {  // under mutex_
   probe_ = Probe::decided;
   if (!remember_key_.empty()) {
     std::lock_guard lock(kept_sets_mutex);
-    kept_sets()[remember_key_] = {probe_sets_[best], device_choice_};
+    kept_sets()[remember_key_] = {true, probe_sets_[best], device_choice_, {}, {}, 0};
   }
 }
 
@@ -326,6 +345,12 @@ void Scheduler::retire_oldest() {
     }
   }
   pending_.pop_front();
+  if ((probe_ == Probe::warm_up || probe_ == Probe::measuring) && !probe_draining_ && job->probe_epoch == probe_epoch_) {
+    // A job of the phase being measured, retired while the phase still submits (advance_probe):
+    // when, and the bytes retired in the phase so far.
+    const double retired = (probe_done_.empty() ? 0.0 : probe_done_.back().second) + double(job->num_bytes);
+    probe_done_.emplace_back(seconds_since(start_), retired);
+  }
   try {
     if (job->error) std::rethrow_exception(job->error);
     check_cancelled();
@@ -381,11 +406,6 @@ void Scheduler::worker_loop(Device& device) {
       device.smoothed_bytes = first ? double(job->num_bytes) : 0.7 * device.smoothed_bytes + 0.3 * double(job->num_bytes);
       device.smoothed_seconds = first ? interval_s : 0.7 * device.smoothed_seconds + 0.3 * interval_s;
       if (device.smoothed_seconds > 0) stats.rate = device.smoothed_bytes / device.smoothed_seconds;
-    }
-    if (probe_ != Probe::off && probe_ != Probe::decided && job->probe_epoch == probe_epoch_) {
-      // A job of the phase being measured (advance_probe): when it finished, and the bytes done so far.
-      const double done_bytes = (probe_done_.empty() ? 0.0 : probe_done_.back().second) + double(job->num_bytes);
-      probe_done_.emplace_back(std::chrono::duration<double>(now - start_).count(), done_bytes);
     }
     job->done = true;
     job_done_.notify_all();
