@@ -29,13 +29,16 @@
 // of the best so far), each phase waiting for the one
 // before to finish so they do not overlap; the set that delivered the most bytes per second in
 // its better phase (every device unless another set beat it by 5%) takes the rest of the run.
-// What was measured and decided is in stats().device_choice. probe_jobs 0: one and a half
-// times depth; a run with fewer jobs ends before deciding (and keeps every device).
+// What was measured and decided is in stats().device_choice. A phase runs at its set's own depth
+// (as a run of those devices alone would), the set decided too. probe_jobs 0: twice the set's
+// depth and as many again (at least twelve); a run with fewer jobs ends before deciding (and keeps
+// every device).
 // A phase's rate is what the whole pipeline delivers on that set: the least-squares slope of the
 // bytes retired (in order, on the calling thread, after the caller's own reading and writing)
-// against the time each was retired, counting only the jobs retired while the phase still
-// submits. After its first depth jobs each submission waits for a retirement, so these follow the
-// pipeline's steady pace; the ramp moves the line, not its slope. Two earlier rules timed the
+// against the time each was retired, counting only the jobs submitted once the pipeline was full
+// and retired while the phase still submits: each of those submissions waited for a retirement,
+// so they follow the pipeline's steady pace (the first depth jobs, queued at once, come back as
+// fast as the caller writes them; the last depth are retired at the phase's barrier). Two earlier rules timed the
 // jobs' completions (from the first to the last): the phase's last depth jobs were retired only
 // at its barrier, so the caller's writing was left out of every phase, and on a 2-H200 host a
 // format stream on the GPUs measured 13.1 GB/s and then ran at 6.7, a pageable transform on every
@@ -90,7 +93,7 @@ struct SchedulerOptions {
   double cpu_share = -1;       // < 0: "auto" (expected finish time); else the CPU's fraction of the bytes, 0..1
   size_t depth = 0;            // jobs in flight; 0: 2 * all workers + 1
   bool measure_device_set = true;  // auto with several devices: see "The measured device set"
-  size_t probe_jobs = 0;           // jobs per probe phase; 0: depth + depth / 2
+  size_t probe_jobs = 0;           // jobs per probe phase; 0: 2 * the set's depth + max(its depth, 12)
   // Non-empty: the measured device set is kept for this process under this kind of work and these
   // devices (see "Calibrated once per process"); "" measures every run afresh.
   std::string remember_as;
@@ -175,7 +178,13 @@ class Scheduler {
   // The measured device set (calling thread only, but device_choice_ and excluded_ under mutex_).
   enum class Probe { off, warm_up, measuring, decided };
   Probe probe_ = Probe::off;
-  size_t probe_jobs_left_ = 0, probe_size_ = 0, warm_up_next_ = 0;
+  size_t probe_jobs_left_ = 0, probe_submitted_ = 0, warm_up_next_ = 0;
+  // The jobs in flight on the devices in use (a probe phase's set, or the set decided): depth_ for
+  // every device, less for fewer (2 * their workers + 1, as a run of those devices alone has). A
+  // CPU alone inside a scheduler of three devices ran 27 jobs ahead, not 3, which lost the cache's
+  // locality (pageable 4 GiB transform on a 2-H200 host: 22.7 GB/s against 24.7 alone).
+  size_t set_depth_ = 0;
+  size_t depth_of_set() const;  // calling thread (excluded_ changes only there)
   std::vector<std::vector<bool>> probe_sets_;  // candidate device sets, every device first
   std::vector<double> probe_rates_;            // bytes/s each set delivered (the better of two phases)
   size_t probe_phase_ = 0;                     // measuring phases done

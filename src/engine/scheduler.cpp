@@ -51,6 +51,7 @@ void forget_device_sets() {
 struct Scheduler::Job {
   uint64_t num_bytes = 0;
   uint64_t probe_epoch = 0;  // the measured device set's phase it was submitted in
+  size_t probe_index = 0;    // its place in that phase
   size_t device_index = 0;
   Work work;
   Retire retire;
@@ -93,6 +94,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
   }
   split_ = options_.cpu_share >= 0 && has_cpu && has_other;
   depth_ = options_.depth ? options_.depth : 2 * size_t(num_workers) + 1;
+  set_depth_ = depth_;
   excluded_.assign(devices_.size(), false);
   if (options_.cpu_share < 0 && devices_.size() > 1 && options_.measure_device_set) {
     // The candidate sets, every device first: with the CPU among others, the CPU alone and the
@@ -116,7 +118,6 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       probe_ = Probe::warm_up;
       probe_rates_.assign(probe_sets_.size(), 0.0);
       probe_skipped_.assign(probe_sets_.size(), false);
-      probe_size_ = options_.probe_jobs ? options_.probe_jobs : depth_ + (depth_ + 1) / 2;
       probe_jobs_left_ = n;  // one start-up job per device
     } else {
       probe_sets_.clear();
@@ -129,6 +130,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       if (const auto kept = kept_sets().find(remember_key_); kept == kept_sets().end()) {
       } else if (kept->second.decided) {
         for (size_t i = 0; i < n; ++i) excluded_[i] = !kept->second.set[i];
+        set_depth_ = depth_of_set();
         device_choice_ = "kept from an earlier run: " + kept->second.choice;
         probe_ = Probe::decided;
         probe_jobs_left_ = 0;
@@ -171,7 +173,7 @@ void Scheduler::check_cancelled() {
 void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
   refuse_after_failure();
   check_cancelled();
-  while (pending_.size() >= depth_) retire_oldest();
+  while (pending_.size() >= set_depth_) retire_oldest();
   advance_probe();
   auto job = std::make_shared<Job>();
   job->num_bytes = num_bytes;
@@ -184,6 +186,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
     job->device_index = choose(num_bytes);
     if (probe_jobs_left_ > 0) --probe_jobs_left_;
     job->probe_epoch = probe_epoch_;
+    job->probe_index = probe_submitted_++;
     device = devices_[job->device_index].get();
     device->queue.push_back(job);
     device->outstanding_bytes += num_bytes;
@@ -262,13 +265,27 @@ void Scheduler::advance_probe() {
     }
   }
   if (probe_ == Probe::measuring) {
-    // The next candidate set runs alone.
+    // The next candidate set runs alone, at its own depth, for twice that many jobs (the first
+    // depth fill the pipeline, the last depth are retired at the barrier) and as many again, or
+    // twelve, retired at the pipeline's pace in between (scheduler.hpp).
     const std::vector<bool>& set = probe_sets_[probe_phase_ % probe_sets_.size()];
     for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !set[i];
-    probe_jobs_left_ = probe_size_;
+    set_depth_ = depth_of_set();
+    probe_jobs_left_ = options_.probe_jobs ? options_.probe_jobs : 2 * set_depth_ + std::max<size_t>(set_depth_, 12);
+  } else {
+    set_depth_ = depth_of_set();  // decided
   }
   probe_done_.clear();
+  probe_submitted_ = 0;
   ++probe_epoch_;
+}
+
+size_t Scheduler::depth_of_set() const {
+  if (options_.depth) return depth_;
+  size_t workers = 0;
+  for (size_t i = 0; i < devices_.size(); ++i)
+    if (!excluded_[i]) workers += devices_[i]->num_workers;
+  return 2 * workers + 1;
 }
 
 void Scheduler::decide_device_set() {  // under mutex_
@@ -345,9 +362,10 @@ void Scheduler::retire_oldest() {
     }
   }
   pending_.pop_front();
-  if ((probe_ == Probe::warm_up || probe_ == Probe::measuring) && !probe_draining_ && job->probe_epoch == probe_epoch_) {
-    // A job of the phase being measured, retired while the phase still submits (advance_probe):
-    // when, and the bytes retired in the phase so far.
+  if (probe_ == Probe::measuring && !probe_draining_ && job->probe_epoch == probe_epoch_ &&
+      job->probe_index >= set_depth_) {
+    // A job of the phase being measured, submitted when the pipeline was full and retired while
+    // the phase still submits (advance_probe): when, and the bytes retired so far.
     const double retired = (probe_done_.empty() ? 0.0 : probe_done_.back().second) + double(job->num_bytes);
     probe_done_.emplace_back(seconds_since(start_), retired);
   }
