@@ -18,11 +18,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // whose runs so far ended before deciding, the phases measured so far (the next run goes on from them).
 struct KeptSet {
   bool decided = false;
-  std::vector<bool> set;
+  size_t set = 0;              // decided: the index of the set in the candidate sets
   std::string choice;
-  std::vector<double> rates;   // undecided: each set's rate so far, the next phase to measure
+  std::vector<double> rates;   // each set's rate: measured by the probe, or delivered by a run on it
   std::vector<bool> skipped;
-  size_t next_phase = 0;
+  size_t next_phase = 0;       // undecided: the next phase to measure
 };
 std::mutex kept_sets_mutex;
 std::map<std::string, KeptSet>& kept_sets() {
@@ -129,7 +129,8 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       std::lock_guard lock(kept_sets_mutex);
       if (const auto kept = kept_sets().find(remember_key_); kept == kept_sets().end()) {
       } else if (kept->second.decided) {
-        for (size_t i = 0; i < n; ++i) excluded_[i] = !kept->second.set[i];
+        decided_set_ = kept->second.set;
+        for (size_t i = 0; i < n; ++i) excluded_[i] = !probe_sets_[decided_set_][i];
         set_depth_ = depth_of_set();
         device_choice_ = "kept from an earlier run: " + kept->second.choice;
         probe_ = Probe::decided;
@@ -186,7 +187,7 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
     job->device_index = choose(num_bytes);
     if (probe_jobs_left_ > 0) --probe_jobs_left_;
     job->probe_epoch = probe_epoch_;
-    job->probe_index = probe_submitted_++;
+    job->probe_index = probe_submitted_++;  // in the phase, or since the set was decided
     device = devices_[job->device_index].get();
     device->queue.push_back(job);
     device->outstanding_bytes += num_bytes;
@@ -205,9 +206,36 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
 
 void Scheduler::drain() {
   if (!pending_.empty()) refuse_after_failure();
+  // What the decided set delivered, before the last jobs leave faster than the pipeline's pace.
+  learn_from_run();
   while (!pending_.empty()) retire_oldest();
   last_drain_ = std::chrono::steady_clock::now();
   drained_ = true;
+}
+
+void Scheduler::learn_from_run() {
+  if (probe_ != Probe::decided || remember_key_.empty() || probe_done_.size() < 12) return;
+  const double delivered = fitted_rate(probe_done_);
+  probe_done_.clear();
+  if (delivered <= 0) return;
+  // The set decided is judged by what it delivered over a whole run, the caller's reading and
+  // writing included: where that is less than the probe's figure for it, another set the probe
+  // rated higher is tried on the next run, and so on until the set in use delivers about what the
+  // others were measured at (a set's figure falls to what it delivered, never rises).
+  {
+    std::lock_guard kept_lock(kept_sets_mutex);
+    KeptSet& kept = kept_sets()[remember_key_];
+    if (!kept.decided || kept.set != decided_set_ || kept.rates.size() != probe_sets_.size()) return;
+    // A shortfall within noise (10%) changes nothing: two equal sets would otherwise take turns,
+    // each run lowering the other's figure.
+    if (delivered < 0.9 * kept.rates[decided_set_]) kept.rates[decided_set_] = delivered;
+    kept.set = best_set(kept.rates);
+    kept.choice = choice_text(kept.rates, kept.skipped, kept.set);
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "; this run delivered %.2f GB/s on it", delivered / 1e9);
+  std::lock_guard lock(mutex_);
+  device_choice_ += text;
 }
 
 void Scheduler::advance_probe() {
@@ -261,7 +289,7 @@ void Scheduler::advance_probe() {
       decide_device_set();
     } else if (!remember_key_.empty()) {  // a run that ends before deciding leaves its phases to the next
       std::lock_guard kept_lock(kept_sets_mutex);
-      kept_sets()[remember_key_] = {false, {}, "", probe_rates_, probe_skipped_, probe_phase_};
+      kept_sets()[remember_key_] = {false, 0, "", probe_rates_, probe_skipped_, probe_phase_};
     }
   }
   if (probe_ == Probe::measuring) {
@@ -288,34 +316,42 @@ size_t Scheduler::depth_of_set() const {
   return 2 * workers + 1;
 }
 
-void Scheduler::decide_device_set() {  // under mutex_
+size_t Scheduler::best_set(const std::vector<double>& rates) {
+  // Every device unless a smaller set was clearly faster: within noise, more devices is the
+  // safer bet for the rest of a long run (and what a numeric share would have done).
+  constexpr double kSmallerSetMargin = 1.05;
+  size_t best = 0;
+  for (size_t k = 1; k < rates.size(); ++k)
+    if (rates[k] > kSmallerSetMargin * rates[0] && rates[k] > rates[best]) best = k;
+  return best;
+}
+
+std::string Scheduler::choice_text(const std::vector<double>& rates, const std::vector<bool>& skipped,
+                                   size_t best) const {
   const auto describe = [&](const std::vector<bool>& set) {
     std::string names;
     for (size_t i = 0; i < devices_.size(); ++i)
       if (set[i]) names += (names.empty() ? "" : "+") + devices_[i]->stats.name;
     return names;
   };
-  const auto gbps = [](double bytes_per_s) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.2f GB/s", bytes_per_s / 1e9);
-    return std::string(text);
-  };
-  // Every device unless a smaller set was clearly faster: within noise, more devices is the
-  // safer bet for the rest of a long run (and what a numeric share would have done).
-  constexpr double kSmallerSetMargin = 1.05;
-  size_t best = 0;
-  for (size_t k = 1; k < probe_sets_.size(); ++k)
-    if (probe_rates_[k] > kSmallerSetMargin * probe_rates_[0] && probe_rates_[k] > probe_rates_[best]) best = k;
-  device_choice_.clear();
-  for (size_t k = 0; k < probe_sets_.size(); ++k)
-    device_choice_ += (k ? ", " : "") + describe(probe_sets_[k]) + " " +
-                      (probe_skipped_[k] ? std::string("not measured (too slow together)") : gbps(probe_rates_[k]));
-  device_choice_ += ": " + (best == 0 ? std::string("every device") : describe(probe_sets_[best]));
-  for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !probe_sets_[best][i];
+  std::string text;
+  for (size_t k = 0; k < probe_sets_.size(); ++k) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.2f GB/s", rates[k] / 1e9);
+    text += (k ? ", " : "") + describe(probe_sets_[k]) + " " +
+            (skipped[k] ? std::string("not measured (too slow together)") : std::string(rate));
+  }
+  return text + ": " + (best == 0 ? std::string("every device") : describe(probe_sets_[best]));
+}
+
+void Scheduler::decide_device_set() {  // under mutex_
+  decided_set_ = best_set(probe_rates_);
+  device_choice_ = choice_text(probe_rates_, probe_skipped_, decided_set_);
+  for (size_t i = 0; i < devices_.size(); ++i) excluded_[i] = !probe_sets_[decided_set_][i];
   probe_ = Probe::decided;
   if (!remember_key_.empty()) {
     std::lock_guard lock(kept_sets_mutex);
-    kept_sets()[remember_key_] = {true, probe_sets_[best], device_choice_, {}, {}, 0};
+    kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0};
   }
 }
 
@@ -362,10 +398,11 @@ void Scheduler::retire_oldest() {
     }
   }
   pending_.pop_front();
-  if (probe_ == Probe::measuring && !probe_draining_ && job->probe_epoch == probe_epoch_ &&
-      job->probe_index >= set_depth_) {
-    // A job of the phase being measured, submitted when the pipeline was full and retired while
-    // the phase still submits (advance_probe): when, and the bytes retired so far.
+  if ((probe_ == Probe::measuring || (probe_ == Probe::decided && !remember_key_.empty())) && !probe_draining_ &&
+      job->probe_epoch == probe_epoch_ && job->probe_index >= set_depth_) {
+    // A job of the phase being measured (or, once decided, of the rest of the run: learn_from_run),
+    // submitted when the pipeline was full and retired while the run still submits
+    // (advance_probe, drain): when, and the bytes retired so far.
     const double retired = (probe_done_.empty() ? 0.0 : probe_done_.back().second) + double(job->num_bytes);
     probe_done_.emplace_back(seconds_since(start_), retired);
   }
