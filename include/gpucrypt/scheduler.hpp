@@ -50,11 +50,13 @@
 // where the probe costs most (a 4 GiB transform at 30 GB/s is 0.13 s, of which the probe phases
 // took a third; a 1 GiB one at 70 GB/s ended before its probe did), and a program's repeated calls
 // are where one measurement serves many. A run on the decided set also measures what it delivers
-// (the same slope, over the rest of the run): where that falls more than 10% short of the figure
-// the probe gave it, the set's figure drops to it and the next run takes the best set by the figures now (a
-// format stream on two GPUs measured 14.4 GB/s in its phase and delivered 8.4 over whole runs, on
-// a 2-H200 host, 2026-11-30); a set's figure never rises, so this settles on the set that delivers
-// most. forget_device_sets() clears it.
+// (a run that probed first: the same slope over the rest of the run; one that started on a kept
+// set: its bytes over its whole time, start-up included): where that falls more than 10% short of
+// the set's figure, the figure drops to it and the next run takes the best set by the figures now
+// (a format stream on two GPUs was rated 14.4 GB/s by its phase and whole runs on it delivered 8.4
+// on a 2-H200 host, 2026-11-30: a cost of each run that no phase sees, cause not yet found); a
+// figure never rises, so within a few runs this settles on the set whose whole runs deliver most.
+// forget_device_sets() clears it.
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
 // rest (whether it is the host's CPU, for cpu_share and the measured set; its worker count).
@@ -161,7 +163,7 @@ class Scheduler {
   size_t choose(uint64_t num_bytes);
   void advance_probe();       // calling thread, before choose: phase changes of the measured device set
   void decide_device_set();   // under mutex_, once every candidate set was measured
-  void learn_from_run();      // calling thread, in drain(): what the decided set delivered, for the next run
+  void learn_from_run(double delivered);  // calling thread, in drain(): what the decided set delivered
   static size_t best_set(const std::vector<double>& rates);
   std::string choice_text(const std::vector<double>& rates, const std::vector<bool>& skipped, size_t best) const;
   double expected_finish_s(const Device& device, uint64_t num_bytes) const;  // under mutex_
@@ -204,6 +206,9 @@ class Scheduler {
   bool probe_draining_ = false;                        // advance_probe retiring a phase's last jobs
   std::string remember_key_;                           // "" when the set is not kept
   size_t decided_set_ = 0;                             // the index in probe_sets_ of the set decided
+  bool started_decided_ = false;                       // on a kept set, no probe
+  bool learned_ = false;                               // learn_from_run done (once a run)
+  uint64_t retired_bytes_ = 0, retired_jobs_ = 0;      // calling thread
   std::vector<bool> excluded_;
   std::string device_choice_;
   std::vector<std::thread> threads_;

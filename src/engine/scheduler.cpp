@@ -130,6 +130,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       if (const auto kept = kept_sets().find(remember_key_); kept == kept_sets().end()) {
       } else if (kept->second.decided) {
         decided_set_ = kept->second.set;
+        started_decided_ = true;
         for (size_t i = 0; i < n; ++i) excluded_[i] = !probe_sets_[decided_set_][i];
         set_depth_ = depth_of_set();
         device_choice_ = "kept from an earlier run: " + kept->second.choice;
@@ -206,22 +207,28 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
 
 void Scheduler::drain() {
   if (!pending_.empty()) refuse_after_failure();
-  // What the decided set delivered, before the last jobs leave faster than the pipeline's pace.
-  learn_from_run();
+  // What the decided set delivered: a run that started on a kept set, over the whole run (bytes
+  // over the time from the start to the last retirement: the caller's reading and writing and
+  // what a set costs to start, its staging buffers, included); a run that probed first, over the
+  // part after its decision (the steady slope, taken before the last jobs leave faster than the
+  // pipeline's pace).
+  const bool whole_run = started_decided_;
+  const double decided_part = whole_run || probe_done_.size() < 12 ? 0.0 : fitted_rate(probe_done_);
+  probe_done_.clear();
   while (!pending_.empty()) retire_oldest();
   last_drain_ = std::chrono::steady_clock::now();
   drained_ = true;
+  const double run_s = std::chrono::duration<double>(last_drain_ - start_).count();
+  learn_from_run(whole_run ? (run_s > 0 && retired_jobs_ >= 12 ? double(retired_bytes_) / run_s : 0.0) : decided_part);
 }
 
-void Scheduler::learn_from_run() {
-  if (probe_ != Probe::decided || remember_key_.empty() || probe_done_.size() < 12) return;
-  const double delivered = fitted_rate(probe_done_);
-  probe_done_.clear();
-  if (delivered <= 0) return;
-  // The set decided is judged by what it delivered over a whole run, the caller's reading and
-  // writing included: where that is less than the probe's figure for it, another set the probe
-  // rated higher is tried on the next run, and so on until the set in use delivers about what the
-  // others were measured at (a set's figure falls to what it delivered, never rises).
+void Scheduler::learn_from_run(double delivered) {
+  if (probe_ != Probe::decided || remember_key_.empty() || delivered <= 0 || learned_) return;
+  learned_ = true;
+  // The set decided is judged by what it delivered, the caller's reading and writing included:
+  // where that is less than the figure it was kept with, another set rated higher is tried on the
+  // next run, and so on. A figure only falls (to what a run delivered), so after a few runs every
+  // set in contention carries what whole runs on it delivered, and the best of those stays.
   {
     std::lock_guard kept_lock(kept_sets_mutex);
     KeptSet& kept = kept_sets()[remember_key_];
@@ -398,7 +405,9 @@ void Scheduler::retire_oldest() {
     }
   }
   pending_.pop_front();
-  if ((probe_ == Probe::measuring || (probe_ == Probe::decided && !remember_key_.empty())) && !probe_draining_ &&
+  retired_bytes_ += job->num_bytes, ++retired_jobs_;
+  if ((probe_ == Probe::measuring || (probe_ == Probe::decided && !remember_key_.empty() && !started_decided_)) &&
+      !probe_draining_ &&
       job->probe_epoch == probe_epoch_ && job->probe_index >= set_depth_) {
     // A job of the phase being measured (or, once decided, of the rest of the run: learn_from_run),
     // submitted when the pipeline was full and retired while the run still submits
