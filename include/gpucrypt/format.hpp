@@ -435,6 +435,9 @@ class ChunkStream {
   void drain();
   void stop() noexcept;
   PipelineStats stats() const;
+  // The devices its jobs can go to now: every device given, or, where the scheduler started on a
+  // device set kept from an earlier run of this kind (engine::SchedulerOptions::remember_as), that set.
+  std::vector<std::string> devices_in_use() const;
 
  private:
   struct Impl;

@@ -154,6 +154,8 @@ class Scheduler {
   // For `work`: what the job ran on, added to its device's stats.
   void record_run(const std::string& device, std::string_view variant, double h2d_s, double compute_s, double d2h_s);
   SchedulerStats stats() const;
+  // The devices jobs can go to now (every device, less those the measured device set left out).
+  std::vector<std::string> devices_in_use() const;
   size_t depth() const { return depth_; }
   size_t num_in_flight() const { return pending_.size(); }
 

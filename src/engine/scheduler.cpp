@@ -488,6 +488,14 @@ void Scheduler::record_run(const std::string& device, std::string_view variant, 
   }
 }
 
+std::vector<std::string> Scheduler::devices_in_use() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < devices_.size(); ++i)
+    if (!excluded_[i]) names.push_back(devices_[i]->stats.name);
+  return names;
+}
+
 SchedulerStats Scheduler::stats() const {
   std::lock_guard lock(mutex_);
   SchedulerStats result;

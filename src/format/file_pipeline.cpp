@@ -967,7 +967,10 @@ FileRun stream_in_order(ChunkStream::Operation operation, const InputEnd& in, co
                      });
   const uint64_t unit = stream.input_unit_len();
   const uint64_t job_len = stream.chunks_per_job() * unit;
-  buffers.emplace(job_len, stream.output_capacity(job_len), job_buffer_device(options.devices));
+  // Page-locked buffers only where a GPU may take the jobs: a stream that starts on a kept set of
+  // the CPU alone reads and writes ordinary memory (on a 2-H200 host a memory-to-memory stream
+  // kept on the CPU alone among two GPUs read and wrote at half the speed of one given the CPU alone).
+  buffers.emplace(job_len, stream.output_capacity(job_len), job_buffer_device(stream.devices_in_use()));
   // A slow producer's part of a chunk read after its whole ones: the start of the next job.
   std::vector<uint8_t> carried;
   carried.reserve(unit);

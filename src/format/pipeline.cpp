@@ -418,6 +418,8 @@ void ChunkStream::drain() { impl_->scheduler.drain(); }
 void ChunkStream::stop() noexcept { impl_->scheduler.stop(); }
 PipelineStats ChunkStream::stats() const { return detail::stats_of(impl_->scheduler.stats()); }
 
+std::vector<std::string> ChunkStream::devices_in_use() const { return impl_->scheduler.devices_in_use(); }
+
 // ---- seal_stream / open_stream ------------------------------------------------------------------
 
 namespace {
