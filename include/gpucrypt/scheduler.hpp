@@ -51,7 +51,8 @@
 // took a third; a 1 GiB one at 70 GB/s ended before its probe did), and a program's repeated calls
 // are where one measurement serves many. A run on the decided set also measures what it delivers
 // (a run that probed first: the same slope over the rest of the run; one that started on a kept
-// set: its bytes over its whole time, start-up included): where that falls more than 10% short of
+// set: its bytes over its whole time, start-up included; either only where the run ended with its
+// one drain, not one that waited on a slow producer): where that falls more than 10% short of
 // the set's figure, the figure drops to it and the next run takes the best set by the figures now
 // (a format stream on two GPUs was rated 14.4 GB/s by its phase and whole runs on it delivered 8.4
 // on a 2-H200 host, 2026-11-30: a cost of each run that no phase sees, cause not yet found); a
@@ -165,7 +166,7 @@ class Scheduler {
   size_t choose(uint64_t num_bytes);
   void advance_probe();       // calling thread, before choose: phase changes of the measured device set
   void decide_device_set();   // under mutex_, once every candidate set was measured
-  void learn_from_run(double delivered);  // calling thread, in drain(): what the decided set delivered
+  void learn_from_run();      // calling thread, in stop(): what the decided set delivered, for the next run
   static size_t best_set(const std::vector<double>& rates);
   std::string choice_text(const std::vector<double>& rates, const std::vector<bool>& skipped, size_t best) const;
   double expected_finish_s(const Device& device, uint64_t num_bytes) const;  // under mutex_
@@ -209,7 +210,7 @@ class Scheduler {
   std::string remember_key_;                           // "" when the set is not kept
   size_t decided_set_ = 0;                             // the index in probe_sets_ of the set decided
   bool started_decided_ = false;                       // on a kept set, no probe
-  bool learned_ = false;                               // learn_from_run done (once a run)
+  size_t num_drains_ = 0;                              // calling thread
   uint64_t retired_bytes_ = 0, retired_jobs_ = 0;      // calling thread
   std::vector<bool> excluded_;
   std::string device_choice_;

@@ -150,6 +150,19 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
 Scheduler::~Scheduler() { stop(); }
 
 void Scheduler::stop() noexcept {
+  // A run that ended well (drained once, at its end: a stream drained before its end waited on a
+  // slow producer, whose pace no device set changes) tells what its set delivered.
+  bool ended_well;
+  {
+    std::lock_guard lock(mutex_);
+    ended_well = !stopping_ && drained_ && pending_.empty() && num_drains_ == 1;
+  }
+  if (ended_well) {
+    try {
+      learn_from_run();
+    } catch (...) {  // (memory for the kept set's text): the next run decides without this one
+    }
+  }
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -207,24 +220,24 @@ void Scheduler::submit(uint64_t num_bytes, Work work, Retire retire) {
 
 void Scheduler::drain() {
   if (!pending_.empty()) refuse_after_failure();
-  // What the decided set delivered: a run that started on a kept set, over the whole run (bytes
-  // over the time from the start to the last retirement: the caller's reading and writing and
-  // what a set costs to start, its staging buffers, included); a run that probed first, over the
-  // part after its decision (the steady slope, taken before the last jobs leave faster than the
-  // pipeline's pace).
-  const bool whole_run = started_decided_;
-  const double decided_part = whole_run || probe_done_.size() < 12 ? 0.0 : fitted_rate(probe_done_);
-  probe_done_.clear();
+  ++num_drains_;
+  probe_draining_ = true;  // these leave faster than the pipeline's pace: not timed (retire_oldest)
   while (!pending_.empty()) retire_oldest();
+  probe_draining_ = false;
   last_drain_ = std::chrono::steady_clock::now();
   drained_ = true;
-  const double run_s = std::chrono::duration<double>(last_drain_ - start_).count();
-  learn_from_run(whole_run ? (run_s > 0 && retired_jobs_ >= 12 ? double(retired_bytes_) / run_s : 0.0) : decided_part);
 }
 
-void Scheduler::learn_from_run(double delivered) {
-  if (probe_ != Probe::decided || remember_key_.empty() || delivered <= 0 || learned_) return;
-  learned_ = true;
+void Scheduler::learn_from_run() {
+  if (probe_ != Probe::decided || remember_key_.empty()) return;
+  // What the decided set delivered: a run that started on a kept set, over the whole run (bytes
+  // over the time from the start to the last retirement: the caller's reading and writing and
+  // what a set costs to start included); a run that probed first, over the part after its
+  // decision (the steady slope).
+  const double run_s = std::chrono::duration<double>(last_drain_ - start_).count();
+  const double delivered = started_decided_ ? (run_s > 0 && retired_jobs_ >= 12 ? double(retired_bytes_) / run_s : 0.0)
+                                            : probe_done_.size() >= 12 ? fitted_rate(probe_done_) : 0.0;
+  if (delivered <= 0) return;
   // The set decided is judged by what it delivered, the caller's reading and writing included:
   // where that is less than the figure it was kept with, another set rated higher is tried on the
   // next run, and so on. A figure only falls (to what a run delivered), so after a few runs every
@@ -239,10 +252,6 @@ void Scheduler::learn_from_run(double delivered) {
     kept.set = best_set(kept.rates);
     kept.choice = choice_text(kept.rates, kept.skipped, kept.set);
   }
-  char text[64];
-  std::snprintf(text, sizeof text, "; this run delivered %.2f GB/s on it", delivered / 1e9);
-  std::lock_guard lock(mutex_);
-  device_choice_ += text;
 }
 
 void Scheduler::advance_probe() {
