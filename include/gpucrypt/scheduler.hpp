@@ -32,7 +32,7 @@
 // What was measured and decided is in stats().device_choice. A phase runs at its set's own depth
 // (as a run of those devices alone would), the set decided too. probe_jobs 0: twice the set's
 // depth and as many again (at least twelve); a run with fewer jobs ends before deciding (and keeps
-// every device).
+// every device, unless a kept set says otherwise: below).
 // A phase's rate is what the whole pipeline delivers on that set: the least-squares slope of the
 // bytes retired (in order, on the calling thread, after the caller's own reading and writing)
 // against the time each was retired, counting only the jobs submitted once the pipeline was full
@@ -202,11 +202,11 @@ class Scheduler {
   std::vector<double> probe_rates_;            // bytes/s each set delivered (the better of two phases)
   size_t probe_phase_ = 0;                     // measuring phases done
   std::vector<bool> probe_skipped_;            // sets not worth measuring alone (advance_probe)
-  // The phase being measured: jobs submitted in it carry probe_epoch_; their completions (under
-  // mutex_) give its steady rate.
+  // The phase being measured (or the run after its decision): jobs submitted in it carry
+  // probe_epoch_ and their place in it; their retirements (calling thread) give its rate.
   uint64_t probe_epoch_ = 1;
   std::vector<std::pair<double, double>> probe_done_;  // (seconds since start_, bytes retired in the phase so far)
-  bool probe_draining_ = false;                        // advance_probe retiring a phase's last jobs
+  bool probe_draining_ = false;                        // advance_probe or drain retiring the last jobs
   std::string remember_key_;                           // "" when the set is not kept
   size_t decided_set_ = 0;                             // the index in probe_sets_ of the set decided
   bool started_decided_ = false;                       // on a kept set, no probe
