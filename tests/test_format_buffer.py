@@ -14,6 +14,7 @@ import io
 import os
 import threading
 import _thread
+import signal
 
 import pytest
 
@@ -231,7 +232,17 @@ def test_cancel_event_and_callback_errors_stop_cleanly():
     assert not any(out[JOB:]), "after an error only retired, authenticated jobs stay"
 
 
-def test_keyboard_interrupt_stops_the_pipeline():
+@pytest.fixture
+def sigint_handled():
+    """Python's own SIGINT handler for the test. A process started with SIGINT ignored (a shell's
+    background job, nohup) has none, and then `_thread.interrupt_main()` does nothing at all: both
+    tests below failed that way in a CI run launched in the background (2026-11-30)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_keyboard_interrupt_stops_the_pipeline(sigint_handled):
     # A thousand jobs, a few in flight: the scheduler hands out many more after the first one's
     # progress call and sees the interrupt then. With 40 chunks (ten jobs) all of them could be
     # handed out before the first retired, and on a loaded machine the interrupt, asked for only
@@ -251,7 +262,7 @@ def test_keyboard_interrupt_stops_the_pipeline():
     assert released < len(data) and out[:released] == data[:released] and not any(out[released:])
 
 
-def test_keyboard_interrupt_as_the_work_ends_is_not_lost():
+def test_keyboard_interrupt_as_the_work_ends_is_not_lost(sigint_handled):
     """A Ctrl-C that comes with the last job's progress, after the scheduler handed out its last
     job, cannot stop anything, but it still reaches the caller as KeyboardInterrupt."""
     data, blob = _many_job_file()
