@@ -57,7 +57,10 @@
 // (a format stream on two GPUs was rated 14.4 GB/s by its phase and whole runs on it delivered 8.4
 // on a 2-H200 host, 2026-11-30: a cost of each run that no phase sees, cause not yet found); a
 // figure never rises, so within a few runs this settles on the set whose whole runs deliver most.
-// forget_device_sets() clears it.
+// Since figures only fall, a decision is kept for a while only (SchedulerOptions::kept_runs runs
+// or kept_seconds since it was made): after that the next run of the kind probes afresh, so that
+// a set lowered by a passing load (another process on the GPU or the cores, a page-cache flush)
+// gets its figure back in a long-lived program. forget_device_sets() clears them all.
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
 // rest (whether it is the host's CPU, for cpu_share and the measured set; its worker count).
@@ -105,6 +108,10 @@ struct SchedulerOptions {
   // Non-empty: the measured device set is kept for this process under this kind of work and these
   // devices (see "Calibrated once per process"); "" measures every run afresh.
   std::string remember_as;
+  // How long a kept decision serves (see "Calibrated once per process"): this many runs of its
+  // kind, or this long after it was made, whichever comes first; then a run probes afresh.
+  size_t kept_runs = 64;
+  double kept_seconds = 600;
   std::function<bool()> cancelled;
 };
 

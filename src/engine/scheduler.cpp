@@ -23,6 +23,8 @@ struct KeptSet {
   std::vector<double> rates;   // each set's rate: measured by the probe, or delivered by a run on it
   std::vector<bool> skipped;
   size_t next_phase = 0;       // undecided: the next phase to measure
+  std::chrono::steady_clock::time_point decided_at;  // decided: when its probe decided
+  size_t runs = 0;             // decided: the runs that started on it since
 };
 std::mutex kept_sets_mutex;
 std::map<std::string, KeptSet>& kept_sets() {
@@ -127,8 +129,15 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       for (const auto& device : devices_)
         remember_key_ += " " + device->stats.name + "*" + std::to_string(device->num_workers);
       std::lock_guard lock(kept_sets_mutex);
-      if (const auto kept = kept_sets().find(remember_key_); kept == kept_sets().end()) {
+      auto kept = kept_sets().find(remember_key_);
+      if (kept != kept_sets().end() && kept->second.decided &&
+          (kept->second.runs >= options_.kept_runs || seconds_since(kept->second.decided_at) > options_.kept_seconds)) {
+        kept_sets().erase(kept);  // served its time: this run probes afresh (scheduler.hpp says why)
+        kept = kept_sets().end();
+      }
+      if (kept == kept_sets().end()) {
       } else if (kept->second.decided) {
+        ++kept->second.runs;
         decided_set_ = kept->second.set;
         started_decided_ = true;
         for (size_t i = 0; i < n; ++i) excluded_[i] = !probe_sets_[decided_set_][i];
@@ -305,7 +314,7 @@ void Scheduler::advance_probe() {
       decide_device_set();
     } else if (!remember_key_.empty()) {  // a run that ends before deciding leaves its phases to the next
       std::lock_guard kept_lock(kept_sets_mutex);
-      kept_sets()[remember_key_] = {false, 0, "", probe_rates_, probe_skipped_, probe_phase_};
+      kept_sets()[remember_key_] = {false, 0, "", probe_rates_, probe_skipped_, probe_phase_, {}, 0};
     }
   }
   if (probe_ == Probe::measuring) {
@@ -367,7 +376,8 @@ void Scheduler::decide_device_set() {  // under mutex_
   probe_ = Probe::decided;
   if (!remember_key_.empty()) {
     std::lock_guard lock(kept_sets_mutex);
-    kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0};
+    kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0,
+                                  std::chrono::steady_clock::now(), 0};
   }
 }
 

@@ -233,13 +233,16 @@ void measured_device_set() {
 // remember_as), with measured_device_set's two devices that slow each other down: a second run
 // starts on the first run's choice with no probe (a device it left out runs nothing), another kind
 // of work probes afresh, forget_device_sets() clears them, and runs too short to finish the probe
-// each go on from the phases the ones before measured until one decides.
+// each go on from the phases the ones before measured until one decides; a decision serves
+// kept_runs runs, or kept_seconds, and then a run probes afresh.
 void kept_device_set() {
   forget_device_sets();
-  const auto run = [](const std::string& work, int num_jobs) {
+  const auto run = [](const std::string& work, int num_jobs, size_t kept_runs = 64, double kept_seconds = 600) {
     std::atomic<int> running{0};
     SchedulerOptions options;
     options.remember_as = work;
+    options.kept_runs = kept_runs;
+    options.kept_seconds = kept_seconds;
     Scheduler scheduler(devices({"a", "b"}, 1), options);
     for (int i = 0; i < num_jobs; ++i)
       scheduler.submit(1 << 20,
@@ -279,6 +282,17 @@ void kept_device_set() {
   while (runs < 12 && choice.rfind("kept", 0) != 0) choice = run("short work", 30).device_choice, ++runs;
   check(choice.rfind("kept from an earlier run: ", 0) == 0 && runs <= 9,
         "short runs finish the probe together: " + choice + " after " + std::to_string(runs) + " runs");
+  // A decision's time: two runs start on it, the third probes afresh (and decides again).
+  const auto is_kept = [](const std::string& c) { return c.rfind("kept from an earlier run: ", 0) == 0; };
+  std::vector<std::string> choices;
+  for (int i = 0; i < 5; ++i) choices.push_back(run("aging work", 120, 2).device_choice);
+  check(!is_kept(choices[0]) && !choices[0].empty() && is_kept(choices[1]) && is_kept(choices[2]) &&
+            !is_kept(choices[3]) && !choices[3].empty() && is_kept(choices[4]),
+        "a decision serves kept_runs runs, then one probes afresh: " + choices[2] + " / " + choices[3]);
+  run("timed work", 120);
+  check(is_kept(run("timed work", 120).device_choice), "a decision is kept within kept_seconds");
+  std::this_thread::sleep_for(20ms);
+  check(!is_kept(run("timed work", 120, 64, 0.01).device_choice), "and not after kept_seconds");
 }
 
 // A device that is fast only for a while (its first 130 jobs in this process take 1 ms, later ones
