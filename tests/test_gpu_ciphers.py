@@ -270,6 +270,37 @@ def test_gcm_large(gpu_variant, name):
             gpu.decrypt(nonce, bytes(bad), aad)
 
 
+# The families that seal GCM in two passes (kernels.cuh, kGcmSealInTwoPasses), which the overlapped
+# route (gcm_overlap.hpp) serves when GPUCRYPT_CUDA_GCM_OVERLAP is set.
+TWO_PASS_GCM_VARIANTS = [v["name"] for v in CUDA_VARIANTS if v["name"] in ("aes_bitsliced8", "aes_bitsliced32")]
+
+
+@pytest.mark.parametrize("shape", ["8", "24,1,2", "0"])
+@pytest.mark.parametrize("gpu_variant", TWO_PASS_GCM_VARIANTS)
+def test_gcm_overlapped_seal(monkeypatch, gpu_variant, shape):
+    """GCM seals through the overlapped route (GPUCRYPT_CUDA_GCM_OVERLAP, read when the key is
+    made): one-tile (8 KiB) and three-tile segments put a segment boundary every few KiB, "0" is
+    the default shape (a message shorter than one segment goes the two-pass way). Lengths on both
+    sides of tile and segment boundaries, and across the host engine's staging chunk, AAD absent
+    and present, every key size; the bytes and tag must be the reference's, and open must return
+    the plaintext (its route is unchanged)."""
+    monkeypatch.setenv("GPUCRYPT_CUDA_GCM_OVERLAP", shape)
+    for bits in (128, 192, 256):
+        name = f"aes-{bits}-gcm"
+        rng = rng_for("gcm-overlap", gpu_variant, name, shape)
+        key = key_for(rng, name)
+        gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
+        cpu = gpucrypt.AEAD(name, key, device="cpu")
+        for size in (1, 8191, 8192, 8193, 16384, 3 * 8192 + 5, 70000, (1 << 20) + 5, CHUNK + 16 * 7 + 3):
+            for aad_len in (0, 19):
+                nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
+                sealed = gpu.encrypt(nonce, plaintext, aad)
+                want = gcm_reference("aes", key, nonce, aad, plaintext) if size <= 70000 else \
+                    cpu.encrypt(nonce, plaintext, aad)
+                assert sealed == want, (bits, size, aad_len)
+                assert gpu.decrypt(nonce, sealed, aad) == plaintext
+
+
 @pytest.mark.parametrize("gpu_variant", [v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes"])
 def test_device_gcm_seal_in_place_and_misaligned(gpu_variant):
     """A GCM seal through the device-pointer API in place (in == out) and on views one byte off
