@@ -1,6 +1,7 @@
 // main.cu: scripts/kernel-ab's driver. Times the aes_bitsliced8 bulk kernels, its fused GCM kernel,
 // the GHASH tile pass and the whole GCM seal (side.cu's gcm, ghash, gcm_seal and gcm_seal_2pass
-// modes; Tbps of the whole buffer) of two source trees
+// modes, and ctr_capped / ghash_capped: the passes alone on the overlapped seal's capped grids;
+// Tbps of the whole buffer) of two source trees
 // (side.cu built against each) in one process, on one GPU: 1 GiB of random device-resident data,
 // CUDA events, the two sides interleaved launch by launch, median of --reps. Before timing, each
 // side's output is poisoned, computed once and compared byte for byte with the other side's (the
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
                         {"xts_units512_encrypt", 128},  {"xts_units512_encrypt", 256},
                         {"xts_units4096_decrypt", 128}, {"xts_units512_decrypt", 128},
                         {"gcm_seal", 128},    {"gcm_seal", 192},    {"gcm_seal", 256},
-                        {"gcm_seal_2pass", 128}, {"gcm_seal_2pass", 256}};
+                        {"gcm_seal_2pass", 128}, {"gcm_seal_2pass", 256},
+                        {"ctr_capped", 128},  {"ctr_capped", 256},  {"ghash_capped", 128}};
   int failures = 0;
   std::string overlap_report = "null";
   if (check_overlap) {

@@ -92,7 +92,15 @@ int run_gcm(const char* mode, const typename F::Cipher& cipher, const uint8_t* k
   } else {
     check(cudaMemsetAsync(out, 0, layout.data_len, stream), "cudaMemsetAsync");
     const void* kernel = reinterpret_cast<const void*>(ghash_tile_pass);
+#if KERNEL_AB_HAS_GCM_OVERLAP
+    // ghash_capped: the grid the overlapped seal gives the tile pass beside CTR, here alone.
+    const int cap = std::strcmp(mode, "ghash_capped") != 0
+                        ? 0
+                        : gcm_overlap_shape_from_env().value_or(GcmOverlapShape{}).hash_ctas_per_sm;
+    const int grid = kernels::grid_for<kHashThreads>(kernel, 0, layout.num_tiles, cap);
+#else
     const int grid = kernels::grid_for<kHashThreads>(kernel, 0, layout.num_tiles);
+#endif
     ghash_tile_pass<<<grid, kHashThreads, 0, stream>>>(in, layout.data_len, layout.num_tiles, segment, hashes);
     check(cudaGetLastError(), "GHASH kernel launch");
   }
@@ -218,6 +226,17 @@ int run(const char* mode, const uint8_t* key, const uint8_t* in, uint8_t* out, s
   using F = AesBitsliced8Family<kKeyBits>;
   const typename F::Cipher cipher = F::make_host(key, kKeyBits / 8);
   gc_block iv = gc_block_load(iv16);
+  if (std::strcmp(mode, "ctr_capped") == 0) {
+    // CTR on the grid the overlapped seal gives it beside GHASH, here alone (a tree without it:
+    // the whole GPU), so that the A/B shows what the cap costs the pass by itself.
+#if KERNEL_AB_HAS_GCM_OVERLAP
+    const int cap = gcm_overlap_shape_from_env().value_or(GcmOverlapShape{}).ctr_ctas_per_sm;
+    kernels::launch_bulk<F, BitslicedWidePolicy, kernels::Bulk::ctr>(cipher, in, out, len, iv, stream, cap);
+#else
+    kernels::launch_bulk<F, BitslicedWidePolicy, kernels::Bulk::ctr>(cipher, in, out, len, iv, stream);
+#endif
+    return 0;
+  }
   if (std::strcmp(mode, "gcm_seal") == 0 || std::strcmp(mode, "gcm_seal_2pass") == 0) {
     // GCM's 32-bit counter must not wrap over the range (GcmKey takes this route only then): a
     // 12-byte nonce's counter, the IV's first 12 bytes and 2.
@@ -227,7 +246,7 @@ int run(const char* mode, const uint8_t* key, const uint8_t* in, uint8_t* out, s
   }
   if constexpr (kKeyBits == 192) {
     return -1;  // 192-bit keys: the seal modes only (XTS has none, and each mode is minutes of ptxas)
-  } else if (std::strcmp(mode, "gcm") == 0 || std::strcmp(mode, "ghash") == 0) {
+  } else if (std::strcmp(mode, "gcm") == 0 || std::strcmp(mode, "ghash") == 0 || std::strcmp(mode, "ghash_capped") == 0) {
     return run_gcm<kKeyBits, F>(mode, cipher, key, in, out, len, iv, stream);
   } else if (std::strcmp(mode, "ctr") == 0) {
     kernels::launch_bulk<F, BitslicedWidePolicy, kernels::Bulk::ctr>(cipher, in, out, len, iv, stream);
@@ -380,7 +399,9 @@ std::string overlap_occupancy_json(const GcmOverlapShape& shape) {
 // Launches aes_bitsliced8's bulk kernel for `mode` (ctr, ecb_encrypt, ecb_decrypt), its XTS kernels
 // (xts_encrypt: one data unit; xts_units512_encrypt, xts_units4096_decrypt, ...: many), its fused
 // GCM kernel (gcm), the GHASH tile pass (ghash) or the whole GCM seal (gcm_seal: the tree's route,
-// overlapped where it has one; gcm_seal_2pass: two passes on either tree) on `stream`;
+// overlapped where it has one; gcm_seal_2pass: two passes on either tree) on `stream`; ctr_capped
+// and ghash_capped: CTR and the tile pass alone on the overlapped seal's capped grids (a tree
+// without the overlapped seal: uncapped);
 // key_bits 128 or 256, or 192 for the seal modes. Returns 0, or -1 for a mode or key size it does not know.
 extern "C" int KERNEL_AB_CAT(AB_SIDE, launch)(const char* mode, int key_bits, const uint8_t* key, const uint8_t* in,
                                               uint8_t* out, size_t len, const uint8_t* iv16, cudaStream_t stream) {
