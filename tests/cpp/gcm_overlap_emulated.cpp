@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -229,6 +230,36 @@ int main() {
         }
       }
     }
+  }
+  // GPUCRYPT_CUDA_GCM_OVERLAP's forms, and what it refuses.
+  struct EnvCase { const char* text; bool valid; size_t segment_len; int ctr, hash; };
+  const EnvCase env_cases[] = {{"8", true, kTile, 2, 1},          {"0", true, 0, 2, 1},
+                               {"24,1,2", true, 3 * kTile, 1, 2}, {"16,3", true, 2 * kTile, 3, 1},
+                               {"0,0,4", true, 0, 2, 4},          {"12", false, 0, 0, 0},
+                               {"8,", false, 0, 0, 0},            {"8,1,2,3", false, 0, 0, 0},
+                               {"x", false, 0, 0, 0},             {"8,-1", false, 0, 0, 0},
+                               {"8,33", false, 0, 0, 0}};
+  for (const EnvCase& c : env_cases) {
+    setenv("GPUCRYPT_CUDA_GCM_OVERLAP", c.text, 1);
+    bool ok;
+    try {
+      const auto shape = gcm_overlap_shape_from_env();
+      ok = c.valid && shape && shape->segment_len == c.segment_len && shape->ctr_ctas_per_sm == c.ctr &&
+           shape->hash_ctas_per_sm == c.hash;
+    } catch (const std::invalid_argument&) {
+      ok = !c.valid;
+    }
+    ++cases;
+    if (!ok) {
+      ++failures;
+      std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP='%s'\n", c.text);
+    }
+  }
+  setenv("GPUCRYPT_CUDA_GCM_OVERLAP", "", 1);
+  cases += 1;
+  if (gcm_overlap_shape_from_env().has_value()) {
+    ++failures;
+    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP='' gives a shape\n");
   }
   std::printf("%d passed, %d failed\n", cases - failures, failures);
   return failures == 0 ? 0 : 1;
