@@ -271,7 +271,7 @@ def test_gcm_large(gpu_variant, name):
 
 
 # The families that seal GCM in two passes (kernels.cuh, kGcmSealInTwoPasses), which the overlapped
-# route (gcm_overlap.hpp) serves when GPUCRYPT_CUDA_GCM_OVERLAP is set.
+# route (gcm_overlap.hpp) serves unless GPUCRYPT_CUDA_GCM_OVERLAP=off.
 TWO_PASS_GCM_VARIANTS = [v["name"] for v in CUDA_VARIANTS if v["name"] in ("aes_bitsliced8", "aes_bitsliced32")]
 
 
@@ -299,6 +299,30 @@ def test_gcm_overlapped_seal(monkeypatch, gpu_variant, shape):
                     cpu.encrypt(nonce, plaintext, aad)
                 assert sealed == want, (bits, size, aad_len)
                 assert gpu.decrypt(nonce, sealed, aad) == plaintext
+
+
+@pytest.mark.parametrize("setting", ["", "off"])
+@pytest.mark.parametrize("gpu_variant", TWO_PASS_GCM_VARIANTS)
+def test_gcm_default_overlapped_seal_of_device_arrays(monkeypatch, gpu_variant, setting):
+    """The overlapped route's default shape (16.5 MiB segments) on what reaches it: a GPU array
+    longer than a segment (a host buffer is sealed in 16 MiB staging chunks, each one segment at
+    most). Three segments, the last ragged, in place and not, AES-128 and AES-256, against the
+    CPU; and the same with GPUCRYPT_CUDA_GCM_OVERLAP=off (the plain two passes)."""
+    cp = pytest.importorskip("cupy")
+    monkeypatch.setenv("GPUCRYPT_CUDA_GCM_OVERLAP", setting)
+    size = (40 << 20) + 5
+    for name in ("aes-128-gcm", "aes-256-gcm"):
+        rng = rng_for("gcm-overlap-default", gpu_variant, name, setting)
+        key = key_for(rng, name)
+        nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(7), rng.randbytes(size)
+        want = gpucrypt.AEAD(name, key, device="cpu").encrypt(nonce, plaintext, aad)
+        gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
+        array = cp.asarray(bytearray(plaintext), dtype=cp.uint8)
+        sealed, tag = gpu.encrypt(nonce, array, aad=aad)
+        assert cp.asnumpy(sealed).tobytes() + tag == want, name
+        assert cp.asnumpy(array).tobytes() == plaintext  # the input untouched
+        in_place, tag2 = gpu.encrypt(nonce, array, aad=aad, out=array)
+        assert tag2 == tag and cp.asnumpy(array).tobytes() == want[:-16], name
 
 
 @pytest.mark.parametrize("gpu_variant", [v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes"])

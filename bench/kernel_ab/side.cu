@@ -278,10 +278,7 @@ int run(const char* mode, const uint8_t* key, const uint8_t* in, uint8_t* out, s
 // ---- the overlapped seal's own check: byte for byte against the two-pass seal -----------------
 
 std::string overlap_shape_json(const GcmOverlapShape& shape) {
-  const size_t segment_len = shape.segment_len != 0 ? shape.segment_len
-                                                    : GcmOverlapShape::kDefaultWaves *
-                                                          ghash_tiles_per_wave(shape.hash_ctas_per_sm) *
-                                                          kGcmMinTileBlocks * 16;
+  const size_t segment_len = shape.segment_len;
   char text[160];
   std::snprintf(text, sizeof text, "{\"segment_len\": %zu, \"ctr_ctas_per_sm\": %d, \"hash_ctas_per_sm\": %d}",
                 segment_len, shape.ctr_ctas_per_sm, shape.hash_ctas_per_sm);

@@ -9,10 +9,10 @@
 // serial GHASH of the ciphertext, over lengths that are not multiples of 16, of a tile or of a
 // segment, out of place and in place.
 //
-// Not a ctest (a CPU-only build has no CUDA headers); needs the CUDA headers, no GPU. From the
-// repository root:
-//   g++ -std=c++20 -O2 -Isrc -Iinclude -I/usr/local/cuda/include -x c++ src/backends/cuda/gcm_overlap.cu
-//       -x none tests/cpp/gcm_overlap_emulated.cpp -o build/gcm_overlap_emulated && build/gcm_overlap_emulated
+// A ctest wherever CMake finds CUDA's headers (CMakeLists.txt: the route's source is compiled into
+// this file below, as C++); no GPU and no CUDA compiler needed. By hand, from the repository root:
+//   g++ -std=c++20 -O2 -Isrc -Iinclude -I/usr/local/cuda/include tests/cpp/gcm_overlap_emulated.cpp
+//       -o build/gcm_overlap_emulated && build/gcm_overlap_emulated
 // The toy keystream below is NOT a cipher: the route moves bytes and counters, whatever enciphers them.
 #include <cuda_runtime.h>
 
@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "backends/cuda/gcm_overlap.hpp"
+// The route itself, compiled here as C++ against the stubs below (it launches nothing itself).
+#include "backends/cuda/gcm_overlap.cu"
 
 // ---- streams and events as queues ----------------------------------------------------------------
 
@@ -188,11 +190,12 @@ int main() {
   counter.w[0] = 0x01020304u;
   counter.w[3] = 0xfeffffffu;  // a low word that carries into the next within the range
   constexpr size_t kTile = kGcmMinTileBlocks * 16;
+  // The last length crosses two boundaries of the default shape's 2,112-tile segments.
   const size_t lengths[] = {0, 1, 15, 16, 17, kTile - 1, kTile, kTile + 1, 2 * kTile - 16, 3 * kTile + 5,
-                            7 * kTile + 9, 16 * kTile, 100 * kTile + 11, 777 * kTile - 3};
-  const GcmOverlapShape shapes[] = {{kTile, 2, 1}, {2 * kTile, 2, 1}, {3 * kTile, 1, 2}, {5 * kTile, 2, 1},
-                                    {64 * kTile, 2, 1}, {0, 2, 1}, {0, 1, 2}};
-  std::vector<uint8_t> in(777 * kTile + 32);
+                            7 * kTile + 9, 16 * kTile, 100 * kTile + 11, 777 * kTile - 3, 4300 * kTile + 7};
+  const GcmOverlapShape shapes[] = {{kTile, 0, 0}, {2 * kTile, 2, 1}, {3 * kTile, 1, 2}, {5 * kTile, 0, 0},
+                                    {64 * kTile, 2, 1}, GcmOverlapShape{}};
+  std::vector<uint8_t> in(4300 * kTile + 32);
   uint64_t state = 0x9E3779B97F4A7C15ull;
   for (uint8_t& b : in) b = uint8_t((state = state * 6364136223846793005ull + 1442695040888963407ull) >> 56);
   int cases = 0, failures = 0;
@@ -233,12 +236,14 @@ int main() {
   }
   // GPUCRYPT_CUDA_GCM_OVERLAP's forms, and what it refuses.
   struct EnvCase { const char* text; bool valid; size_t segment_len; int ctr, hash; };
-  const EnvCase env_cases[] = {{"8", true, kTile, 2, 1},          {"0", true, 0, 2, 1},
-                               {"24,1,2", true, 3 * kTile, 1, 2}, {"16,3", true, 2 * kTile, 3, 1},
-                               {"0,0,4", true, 0, 2, 4},          {"12", false, 0, 0, 0},
-                               {"8,", false, 0, 0, 0},            {"8,1,2,3", false, 0, 0, 0},
-                               {"x", false, 0, 0, 0},             {"8,-1", false, 0, 0, 0},
-                               {"8,33", false, 0, 0, 0}};
+  constexpr size_t kDefault = GcmOverlapShape::kDefaultSegmentLen;
+  const EnvCase env_cases[] = {{"", true, kDefault, 0, 0},       {"8", true, kTile, 0, 0},
+                               {"0", true, kDefault, 0, 0},      {"24,1,2", true, 3 * kTile, 1, 2},
+                               {"16,3", true, 2 * kTile, 3, 0},  {"0,0,4", true, kDefault, 0, 4},
+                               {"12", false, 0, 0, 0},           {"8,", false, 0, 0, 0},
+                               {"8,1,2,3", false, 0, 0, 0},      {"x", false, 0, 0, 0},
+                               {"8,-1", false, 0, 0, 0},         {"8,33", false, 0, 0, 0},
+                               {"of", false, 0, 0, 0}};
   for (const EnvCase& c : env_cases) {
     setenv("GPUCRYPT_CUDA_GCM_OVERLAP", c.text, 1);
     bool ok;
@@ -255,11 +260,17 @@ int main() {
       std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP='%s'\n", c.text);
     }
   }
-  setenv("GPUCRYPT_CUDA_GCM_OVERLAP", "", 1);
-  cases += 1;
+  // Unset: the default shape; "off": no shape (the plain two passes).
+  unsetenv("GPUCRYPT_CUDA_GCM_OVERLAP");
+  cases += 2;
+  if (const auto shape = gcm_overlap_shape_from_env(); !shape || shape->segment_len != kDefault) {
+    ++failures;
+    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP unset: not the default shape\n");
+  }
+  setenv("GPUCRYPT_CUDA_GCM_OVERLAP", "off", 1);
   if (gcm_overlap_shape_from_env().has_value()) {
     ++failures;
-    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP='' gives a shape\n");
+    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP=off gives a shape\n");
   }
   std::printf("%d passed, %d failed\n", cases - failures, failures);
   return failures == 0 ? 0 : 1;

@@ -90,9 +90,9 @@ class GcmKey {
   }
 
   // How a seal's GCTR and GHASH run: the cipher's choice (KeyedCipher::gcm_seal_in_two_passes;
-  // its two passes overlapped where GPUCRYPT_CUDA_GCM_OVERLAP is set, gcm_overlap.hpp), or one
-  // named (bench/gpu_bench.cu times each; the result is the same every way). `overlapped` with no
-  // variable set takes GcmOverlapShape's defaults.
+  // its two passes overlapped unless GPUCRYPT_CUDA_GCM_OVERLAP=off, gcm_overlap.hpp), or one
+  // named (bench/gpu_bench.cu times each; the result is the same every way). `overlapped` under
+  // GPUCRYPT_CUDA_GCM_OVERLAP=off takes GcmOverlapShape's defaults.
   enum class SealRoute { cipher_choice, fused, two_passes, overlapped };
 
   // Enqueues GCTR + GHASH of one segment; the segment's GHASH lands in *device_result.
@@ -169,7 +169,7 @@ class GcmKey {
   std::unique_ptr<BlockEngine> host_;
   gc_gf128 hash_subkey_;
   GcmSegment powers_;
-  std::optional<GcmOverlapShape> overlap_shape_;  // GPUCRYPT_CUDA_GCM_OVERLAP when the key was made
+  std::optional<GcmOverlapShape> overlap_shape_;  // as GPUCRYPT_CUDA_GCM_OVERLAP said when the key was made (nullopt: off)
   mutable GcmOverlap overlap_;                    // its stream and event: made by the first seal that needs them
 };
 

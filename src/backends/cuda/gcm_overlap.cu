@@ -5,14 +5,16 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gpucrypt::cuda {
 
 std::optional<GcmOverlapShape> gcm_overlap_shape_from_env() {
   const char* text = std::getenv("GPUCRYPT_CUDA_GCM_OVERLAP");
-  if (text == nullptr || *text == '\0') return std::nullopt;
+  if (text == nullptr || *text == '\0') return GcmOverlapShape{};
+  if (std::string_view(text) == "off") return std::nullopt;
   auto bad = [&]() {
-    return std::invalid_argument(std::string("GPUCRYPT_CUDA_GCM_OVERLAP must be SEGMENT_KIB[,CTR_CTAS_PER_SM"
+    return std::invalid_argument(std::string("GPUCRYPT_CUDA_GCM_OVERLAP must be off or SEGMENT_KIB[,CTR_CTAS_PER_SM"
                                              "[,HASH_CTAS_PER_SM]] with SEGMENT_KIB a multiple of ") +
                                  std::to_string(kGcmMinTileBlocks * 16 / 1024) + " (0: the defaults), got '" + text +
                                  "'");
@@ -31,9 +33,9 @@ std::optional<GcmOverlapShape> gcm_overlap_shape_from_env() {
   constexpr unsigned long long kTileKib = kGcmMinTileBlocks * 16 / 1024;
   if (fields[0] % kTileKib != 0 || fields[0] > (1ull << 30) || fields[1] > 32 || fields[2] > 32) throw bad();
   GcmOverlapShape shape;
-  shape.segment_len = static_cast<size_t>(fields[0]) * 1024;
-  if (fields[1] != 0) shape.ctr_ctas_per_sm = static_cast<int>(fields[1]);
-  if (fields[2] != 0) shape.hash_ctas_per_sm = static_cast<int>(fields[2]);
+  if (fields[0] != 0) shape.segment_len = static_cast<size_t>(fields[0]) * 1024;
+  shape.ctr_ctas_per_sm = static_cast<int>(fields[1]);
+  shape.hash_ctas_per_sm = static_cast<int>(fields[2]);
   return shape;
 }
 
@@ -52,10 +54,7 @@ void GcmOverlap::seal(const KeyedCipher& cipher, gc_block first_counter, const G
   const uint64_t num_tiles = gcm_num_tiles(len);
   // ghash_device's padding: zero blocks in front of the message make it whole tiles.
   const uint64_t pad_blocks = num_tiles * kGcmMinTileBlocks - num_blocks;
-  const uint64_t segment_tiles =
-      shape.segment_len != 0
-          ? std::max<uint64_t>(1, shape.segment_len / kTileBytes)
-          : GcmOverlapShape::kDefaultWaves * ghash_tiles_per_wave(shape.hash_ctas_per_sm);
+  const uint64_t segment_tiles = std::max<uint64_t>(1, shape.segment_len / kTileBytes);
   if (num_tiles <= segment_tiles) {  // one segment: nothing to overlap, the two-pass route as it is
     cipher.ctr(first_counter, in, out, len, stream);
     ghash_device(out, len, powers, hash_subkey, hashes, result, stream);

@@ -7,9 +7,10 @@
 // (docs/performance.md, 2026-11-27, fourth session). Here the range is cut into segments of whole
 // GHASH tiles: segment k's CTR runs on the caller's stream and segment k's GHASH tiles on a side
 // stream once an event says that CTR is done, so that segment k + 1's CTR and segment k's GHASH
-// run at the same time. Both kernels' grids are capped (GcmOverlapShape) so that CTAs of both fit
-// in one SM's register file together; the first segment's CTR (nothing to hash yet) and the last
-// segment's GHASH (nothing left to encipher) run uncapped. The tile hashes are exactly
+// run at the same time, and each GHASH pass reads ciphertext written moments before, from the L2.
+// Either grid may be capped (GcmOverlapShape) so that CTAs of both fit in one SM's register file
+// together; the first segment's CTR (nothing to hash yet) and the last segment's GHASH (nothing
+// left to encipher) never are. The tile hashes are exactly
 // ghash_device's (the segments cut the message where its tiles end, with its one padding in
 // front of the first), and ghash_reduce folds them as it does for the two-pass route: the same
 // ciphertext and the same GHASH, bit for bit.
@@ -28,26 +29,28 @@
 
 namespace gpucrypt::cuda {
 
-// How the overlapped seal cuts the range and shares the SMs. The defaults are from ptxas for
-// sm_90 (nvcc 13): aes_bitsliced8's CTR kernel uses 64 registers a thread (16,384 a 256-thread
-// CTA), the GHASH tile kernel 96 (24,576); 2 + 1 of them take 57,344 of an SM's 65,536 registers.
-// 3 + 1 would not fit; 1 + 2 (65,536) would, and is the other shape the A/B tries.
+// How the overlapped seal cuts the range and shares the SMs. The defaults are what an H200
+// measured best (docs/performance.md, 2026-11-30, seventeenth session; kernel-ab, 1 GiB
+// device-resident, median of 20): segments of 16.5 MiB with neither grid capped, 1.15-1.16x the
+// two passes for AES-128/192/256 (AES-256 1.39 -> 1.61 Tbps). Smaller segments lose to the
+// launches and the passes that run alone (4.1 MiB: 0.77x), larger ones to the L2: a 16.5 MiB
+// segment's ciphertext is still in the H200's 50 MB L2 when its GHASH pass reads it (33 MiB:
+// 1.10x, 66 MiB: 1.03x). Capping the grids so that CTAs of both kernels fit in one SM's registers
+// (aes_bitsliced8's CTR kernel uses 64 registers a thread, 16,384 a 256-thread CTA; the GHASH tile
+// kernel 96, 24,576; 2 + 1 of them take 57,344 of 65,536) measured no better: 0.95-1.12x.
 struct GcmOverlapShape {
-  size_t segment_len = 0;    // bytes, a multiple of kGcmMinTileBlocks * 16; 0: kDefaultWaves waves of the GHASH grid
-  int ctr_ctas_per_sm = 2;   // the CTR kernel's CTAs per SM while a GHASH pass may run beside it
-  int hash_ctas_per_sm = 1;  // the GHASH tile kernel's, while a CTR pass may run beside it
-  // A segment of whole waves gives every warp of the capped GHASH grid the same number of tiles,
-  // and (2 CTR CTAs of 8 warps, 4 KiB tiles) every CTR warp too; 4 waves are 33 MiB on a 132-SM
-  // H200, 31 segments a GiB: the passes that run alone (the first CTR, the last GHASH) are 1/31
-  // of the work each. Not yet measured against other counts (the A/B sweeps 2, 4, 8, 16).
-  static constexpr int kDefaultWaves = 4;
+  static constexpr size_t kDefaultSegmentLen = size_t{16896} << 10;  // 2,112 GHASH tiles of 8 KiB
+  size_t segment_len = kDefaultSegmentLen;  // bytes, a multiple of kGcmMinTileBlocks * 16
+  int ctr_ctas_per_sm = 0;   // the CTR kernel's CTAs per SM while a GHASH pass may run beside it; 0: no cap
+  int hash_ctas_per_sm = 0;  // the GHASH tile kernel's, while a CTR pass may run beside it; 0: no cap
 };
 
-// GPUCRYPT_CUDA_GCM_OVERLAP="SEGMENT_KIB[,CTR_CTAS_PER_SM[,HASH_CTAS_PER_SM]]" (0 or an omitted
-// field: the default): a seal that would take two passes takes the overlapped route, with that
-// shape. The default route stays two passes until an H200 says otherwise; the variable lets the
-// GPU tests, gpucrypt_gpu_bench --check and the A/B run the new route. nullopt when unset or
-// empty; std::invalid_argument when malformed.
+// The overlapped route is the default seal of the two-pass families (a seal shorter than one
+// segment is the two passes as they were). GPUCRYPT_CUDA_GCM_OVERLAP, read when a key is made,
+// changes that: "off" (the plain two passes, for A/B runs and to rule the route out), or
+// "SEGMENT_KIB[,CTR_CTAS_PER_SM[,HASH_CTAS_PER_SM]]" (0 or an omitted field: the default; the
+// GPU tests, gpucrypt_gpu_bench --check and the A/B use it to put segment boundaries every few
+// KiB). Returns the shape to seal with, nullopt for "off"; std::invalid_argument when malformed.
 std::optional<GcmOverlapShape> gcm_overlap_shape_from_env();
 
 // The side stream and the event of the overlapped seal, made on the current device at the first
