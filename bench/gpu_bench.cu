@@ -13,13 +13,17 @@
 // GCM runs include GHASH, the tag and its 16-byte copy back to the host (a stream synchronise);
 // GCM decrypt is an open of a sealed buffer (a GHASH-only pass, the tag check, then GCTR) into a
 // third buffer, poisoned and afterwards compared with the input. Every GCM seal case also times
-// the two ways a seal can run, "seal-fused" (the GCM kernel: GCTR and GHASH in one pass) and
-// "seal-2pass" (the CTR kernel, then GHASH over the ciphertext), kernels only (no tag), and checks
-// that both give the seal's ciphertext and GHASH: the data behind KeyedCipher::gcm_seal_in_two_passes.
+// the ways a seal can run, "seal-fused" (the GCM kernel: GCTR and GHASH in one pass), "seal-2pass"
+// (the CTR kernel, then GHASH over the ciphertext) and "seal-overlap" (the two passes cut into
+// segments that overlap, gcm_overlap.hpp; GPUCRYPT_CUDA_GCM_OVERLAP's shape, or the defaults),
+// kernels only (no tag), and checks that all give the seal's ciphertext and GHASH: the data behind
+// KeyedCipher::gcm_seal_in_two_passes.
 //
 // --check: every variant, algorithm, key size and mode, on ragged sizes, through both the host
 // API (create_cipher_stream / create_gcm on cuda:0, split updates) and the device API, compared
-// byte for byte with the CPU backend (GCM with the generic modes code on the host).
+// byte for byte with the CPU backend (GCM with the generic modes code on the host). With
+// GPUCRYPT_CUDA_GCM_OVERLAP=8 (one-tile segments) the two-pass families' GCM seals of 16 KiB and
+// more take the overlapped route, with a segment boundary every 8 KiB.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -311,10 +315,10 @@ int run_bench(const Options& opt) {
           uint8_t* route_out = opened;
           cuda_check(cudaMalloc(&hashes, num_hashes * sizeof(gc_gf128)), "cudaMalloc hashes");
           using Route = cuda::GcmKey::SealRoute;
-          gc_gf128 route_hash[2];
-          const Route routes[2] = {Route::fused, Route::two_passes};
-          const char* route_names[2] = {"seal-fused", "seal-2pass"};
-          for (int r = 0; r < 2; ++r) {
+          gc_gf128 route_hash[3];
+          const Route routes[3] = {Route::fused, Route::two_passes, Route::overlapped};
+          const char* route_names[3] = {"seal-fused", "seal-2pass", "seal-overlap"};
+          for (int r = 0; r < 3; ++r) {
             cuda_check(cudaMemsetAsync(route_out, 0xA5, bytes, stream), "poison");
             const auto route_ms = time_runs(stream, opt.reps, [&] {
               gcm_key.enqueue(ctx, 0, true, in, route_out, bytes, hashes, hashes + num_hashes - 1, stream, routes[r]);
@@ -328,7 +332,7 @@ int run_bench(const Options& opt) {
               cuda_check(cudaStreamSynchronize(stream), "copy");
             }
             const size_t route_wrong = r == 0 ? 0 : different_blocks(route_out, out, bytes);
-            const bool same_hash = r == 0 || (route_hash[1].hi == route_hash[0].hi && route_hash[1].lo == route_hash[0].lo);
+            const bool same_hash = r == 0 || (route_hash[r].hi == route_hash[0].hi && route_hash[r].lo == route_hash[0].lo);
             if (route_unwritten != 0 || route_wrong != 0 || !same_hash) ++failures;
             report(v, c.cipher, route_names[r], route_ms, route_unwritten,
                    route_unwritten ? "  OUTPUT NOT FULLY WRITTEN"

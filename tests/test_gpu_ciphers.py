@@ -270,6 +270,61 @@ def test_gcm_large(gpu_variant, name):
             gpu.decrypt(nonce, bytes(bad), aad)
 
 
+# The families that seal GCM in two passes (kernels.cuh, kGcmSealInTwoPasses), which the overlapped
+# route (gcm_overlap.hpp) serves unless GPUCRYPT_CUDA_GCM_OVERLAP=off.
+TWO_PASS_GCM_VARIANTS = [v["name"] for v in CUDA_VARIANTS if v["name"] in ("aes_bitsliced8", "aes_bitsliced32")]
+
+
+@pytest.mark.parametrize("shape", ["8", "24,1,2", "0"])
+@pytest.mark.parametrize("gpu_variant", TWO_PASS_GCM_VARIANTS)
+def test_gcm_overlapped_seal(monkeypatch, gpu_variant, shape):
+    """GCM seals through the overlapped route (GPUCRYPT_CUDA_GCM_OVERLAP, read when the key is
+    made): one-tile (8 KiB) and three-tile segments put a segment boundary every few KiB, "0" is
+    the default shape (a message shorter than one segment goes the two-pass way). Lengths on both
+    sides of tile and segment boundaries, and across the host engine's staging chunk, AAD absent
+    and present, every key size; the bytes and tag must be the reference's, and open must return
+    the plaintext (its route is unchanged)."""
+    monkeypatch.setenv("GPUCRYPT_CUDA_GCM_OVERLAP", shape)
+    for bits in (128, 192, 256):
+        name = f"aes-{bits}-gcm"
+        rng = rng_for("gcm-overlap", gpu_variant, name, shape)
+        key = key_for(rng, name)
+        gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
+        cpu = gpucrypt.AEAD(name, key, device="cpu")
+        for size in (1, 8191, 8192, 8193, 16384, 3 * 8192 + 5, 70000, (1 << 20) + 5, CHUNK + 16 * 7 + 3):
+            for aad_len in (0, 19):
+                nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
+                sealed = gpu.encrypt(nonce, plaintext, aad)
+                want = gcm_reference("aes", key, nonce, aad, plaintext) if size <= 70000 else \
+                    cpu.encrypt(nonce, plaintext, aad)
+                assert sealed == want, (bits, size, aad_len)
+                assert gpu.decrypt(nonce, sealed, aad) == plaintext
+
+
+@pytest.mark.parametrize("setting", ["", "off"])
+@pytest.mark.parametrize("gpu_variant", TWO_PASS_GCM_VARIANTS)
+def test_gcm_default_overlapped_seal_of_device_arrays(monkeypatch, gpu_variant, setting):
+    """The overlapped route's default shape (16.5 MiB segments) on what reaches it: a GPU array
+    longer than a segment (a host buffer is sealed in 16 MiB staging chunks, each one segment at
+    most). Three segments, the last ragged, in place and not, AES-128 and AES-256, against the
+    CPU; and the same with GPUCRYPT_CUDA_GCM_OVERLAP=off (the plain two passes)."""
+    cp = pytest.importorskip("cupy")
+    monkeypatch.setenv("GPUCRYPT_CUDA_GCM_OVERLAP", setting)
+    size = (40 << 20) + 5
+    for name in ("aes-128-gcm", "aes-256-gcm"):
+        rng = rng_for("gcm-overlap-default", gpu_variant, name, setting)
+        key = key_for(rng, name)
+        nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(7), rng.randbytes(size)
+        want = gpucrypt.AEAD(name, key, device="cpu").encrypt(nonce, plaintext, aad)
+        gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
+        array = cp.asarray(bytearray(plaintext), dtype=cp.uint8)
+        sealed, tag = gpu.encrypt(nonce, array, aad=aad)
+        assert cp.asnumpy(sealed).tobytes() + tag == want, name
+        assert cp.asnumpy(array).tobytes() == plaintext  # the input untouched
+        in_place, tag2 = gpu.encrypt(nonce, array, aad=aad, out=array)
+        assert tag2 == tag and cp.asnumpy(array).tobytes() == want[:-16], name
+
+
 @pytest.mark.parametrize("gpu_variant", [v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes"])
 def test_device_gcm_seal_in_place_and_misaligned(gpu_variant):
     """A GCM seal through the device-pointer API in place (in == out) and on views one byte off

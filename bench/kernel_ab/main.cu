@@ -1,12 +1,18 @@
-// main.cu: scripts/kernel-ab's driver. Times the aes_bitsliced8 bulk kernels, its fused GCM kernel
-// and the GHASH tile pass (side.cu's gcm and ghash modes; Tbps of the whole buffer) of two source trees
+// main.cu: scripts/kernel-ab's driver. Times the aes_bitsliced8 bulk kernels, its fused GCM kernel,
+// the GHASH tile pass and the whole GCM seal (side.cu's gcm, ghash, gcm_seal and gcm_seal_2pass
+// modes, and ctr_capped / ghash_capped: the passes alone on the overlapped seal's capped grids;
+// Tbps of the whole buffer) of two source trees
 // (side.cu built against each) in one process, on one GPU: 1 GiB of random device-resident data,
 // CUDA events, the two sides interleaved launch by launch, median of --reps. Before timing, each
 // side's output is poisoned, computed once and compared byte for byte with the other side's (the
 // same key and counter must give the same bytes). Writes a JSON report (--json) and a table.
 //
 // Usage: kernel_ab [--bytes N] [--reps N] [--json FILE] [--old-label S] [--new-label S] [--modes M,M,...]
-// (--modes: only the cases of those modes; every case by default)
+//                  [--check-overlap]
+// (--modes: only the cases of those modes; every case by default. --check-overlap: first the new
+// side's overlapped GCM seal against its two-pass seal on many lengths and shapes, side.cu's
+// gcm_overlap_check, into the report; a failure fails the run. GPUCRYPT_CUDA_GCM_OVERLAP sets the
+// shape of the new side's gcm_seal, and is written into the report.)
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -22,6 +28,8 @@ extern "C" int old_launch(const char*, int, const uint8_t*, const uint8_t*, uint
                           cudaStream_t);
 extern "C" int new_launch(const char*, int, const uint8_t*, const uint8_t*, uint8_t*, size_t, const uint8_t*,
                           cudaStream_t);
+extern "C" int new_gcm_overlap_check(const uint8_t*, const uint8_t*, size_t, const uint8_t*, cudaStream_t, char*,
+                                     size_t);
 
 using gpucrypt::bench::cuda_check;
 using gpucrypt::bench::median;
@@ -31,6 +39,7 @@ int main(int argc, char** argv) {
   size_t bytes = size_t(1) << 30;
   int reps = 20;
   std::string json_path, old_label = "old", new_label = "new", modes;
+  bool check_overlap = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -43,6 +52,7 @@ int main(int argc, char** argv) {
     else if (a == "--old-label") old_label = next();
     else if (a == "--new-label") new_label = next();
     else if (a == "--modes") modes = "," + next() + ",";
+    else if (a == "--check-overlap") check_overlap = true;
     else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
   }
   bytes = bytes / 16 * 16;
@@ -70,11 +80,25 @@ int main(int argc, char** argv) {
                         {"ghash", 128},       {"xts_encrypt", 128}, {"xts_encrypt", 256},
                         {"xts_units4096_encrypt", 128}, {"xts_units4096_encrypt", 256},
                         {"xts_units512_encrypt", 128},  {"xts_units512_encrypt", 256},
-                        {"xts_units4096_decrypt", 128}, {"xts_units512_decrypt", 128}};
+                        {"xts_units4096_decrypt", 128}, {"xts_units512_decrypt", 128},
+                        {"gcm_seal", 128},    {"gcm_seal", 192},    {"gcm_seal", 256},
+                        {"gcm_seal_2pass", 128}, {"gcm_seal_2pass", 256},
+                        {"ctr_capped", 128},  {"ctr_capped", 256},  {"ghash_capped", 128}};
+  int failures = 0;
+  std::string overlap_report = "null";
+  if (check_overlap) {
+    std::vector<char> text(1 << 16);
+    const int overlap_failures = new_gcm_overlap_check(key, in, bytes, iv, stream, text.data(), text.size());
+    overlap_report = text.data();
+    std::printf("overlapped GCM seal check (new side): %s\n%s\n",
+                overlap_failures < 0 ? "not in this tree" : overlap_failures == 0 ? "all equal" : "FAILURES",
+                overlap_report.c_str());
+    failures += overlap_failures != 0;
+  }
+  const char* overlap_env = std::getenv("GPUCRYPT_CUDA_GCM_OVERLAP");
   std::string rows;
   std::printf("device: %s\n%-22s %4s %12s %12s %8s %6s\n", prop.name, "mode", "key", old_label.c_str(),
               new_label.c_str(), "ratio", "equal");
-  int failures = 0;
   for (const Case& c : cases) {
     if (!modes.empty() && modes.find("," + std::string(c.mode) + ",") == std::string::npos) continue;
     auto launch = [&](bool use_new) {
@@ -117,10 +141,13 @@ int main(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     std::fprintf(f,
                  "{\n  \"device\": \"%s\",\n  \"date\": \"%s\",\n  \"variant\": \"aes_bitsliced8\",\n"
-                 "  \"what\": \"one kernel launch per run (bulk, XTS, fused GCM or GHASH tile pass), %zu bytes "
+                 "  \"what\": \"one kernel launch per run (bulk, XTS, fused GCM or GHASH tile pass) or one GCM seal "
+                 "(gcm_seal*: CTR + GHASH + fold, %zu bytes less 8195 of ciphertext), %zu bytes "
                  "device-resident random input, CUDA events, sides "
-                 "interleaved, median of %d\",\n  \"old\": \"%s\",\n  \"new\": \"%s\",\n  \"cases\": [\n%s\n  ]\n}\n",
-                 prop.name, date, bytes, reps, old_label.c_str(), new_label.c_str(), rows.c_str());
+                 "interleaved, median of %d\",\n  \"old\": \"%s\",\n  \"new\": \"%s\",\n"
+                 "  \"GPUCRYPT_CUDA_GCM_OVERLAP\": \"%s\",\n  \"overlap_check\": %s,\n  \"cases\": [\n%s\n  ]\n}\n",
+                 prop.name, date, bytes, bytes, reps, old_label.c_str(), new_label.c_str(), overlap_env ? overlap_env : "",
+                 overlap_report.c_str(), rows.c_str());
     std::fclose(f);
   }
   return failures ? 1 : 0;

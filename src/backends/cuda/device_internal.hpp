@@ -6,9 +6,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "backends/block_engine.hpp"
+#include "backends/cuda/gcm_overlap.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
 #include "modes/gcm.hpp"
 
@@ -42,11 +44,12 @@ inline void check_gcm_arguments(ByteSpan nonce, size_t aad_len, size_t data_len,
   modes::gcm_check_arguments(nonce.size(), aad_len, data_len, tag_len);
 }
 
-// What the GPU GCM needs per key: the keyed cipher, H and its powers, host single blocks.
+// What the GPU GCM needs per key: the keyed cipher, H and its powers, host single blocks, and the
+// side stream of the overlapped seal (made at its first use).
 class GcmKey {
  public:
   GcmKey(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
-      : variant_(v), device_index_(device_index) {
+      : variant_(v), device_index_(device_index), overlap_shape_(gcm_overlap_shape_from_env()) {
     DeviceGuard guard(device_index_);
     data_ = v.make(key.data(), name.key_bits);
     host_ = make_host_engine(name, key.data(), v);
@@ -86,9 +89,11 @@ class GcmKey {
     return s;
   }
 
-  // How a seal's GCTR and GHASH run: the cipher's choice (KeyedCipher::gcm_seal_in_two_passes),
-  // or one named (bench/gpu_bench.cu times both; the result is the same either way).
-  enum class SealRoute { cipher_choice, fused, two_passes };
+  // How a seal's GCTR and GHASH run: the cipher's choice (KeyedCipher::gcm_seal_in_two_passes;
+  // its two passes overlapped unless GPUCRYPT_CUDA_GCM_OVERLAP=off, gcm_overlap.hpp), or one
+  // named (bench/gpu_bench.cu times each; the result is the same every way). `overlapped` under
+  // GPUCRYPT_CUDA_GCM_OVERLAP=off takes GcmOverlapShape's defaults.
+  enum class SealRoute { cipher_choice, fused, two_passes, overlapped };
 
   // Enqueues GCTR + GHASH of one segment; the segment's GHASH lands in *device_result.
   // device_hashes: gcm_num_tiles(len) + ghash_reduce_scratch(gcm_num_tiles(len)) elements.
@@ -96,9 +101,16 @@ class GcmKey {
                uint8_t* out, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
                cudaStream_t stream, SealRoute route = SealRoute::cipher_choice) const {
     const bool two_passes =
-        route == SealRoute::cipher_choice ? data_->gcm_seal_in_two_passes() : route == SealRoute::two_passes;
+        route == SealRoute::cipher_choice ? data_->gcm_seal_in_two_passes() : route != SealRoute::fused;
+    const bool overlapped =
+        route == SealRoute::overlapped || (route == SealRoute::cipher_choice && overlap_shape_.has_value());
     const gc_block first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
     if (encrypt && two_passes && counter_is_plain_ctr(first_counter, len)) {
+      if (overlapped) {
+        overlap_.seal(*data_, first_counter, powers_, hash_subkey_, in, out, len, device_hashes, device_result, stream,
+                      overlap_shape_.value_or(GcmOverlapShape{}));
+        return;
+      }
       data_->ctr(first_counter, in, out, len, stream);
       enqueue_hash(out, len, device_hashes, device_result, stream);  // stream order: after the ciphertext
       return;
@@ -157,6 +169,8 @@ class GcmKey {
   std::unique_ptr<BlockEngine> host_;
   gc_gf128 hash_subkey_;
   GcmSegment powers_;
+  std::optional<GcmOverlapShape> overlap_shape_;  // as GPUCRYPT_CUDA_GCM_OVERLAP said when the key was made (nullopt: off)
+  mutable GcmOverlap overlap_;                    // its stream and event: made by the first seal that needs them
 };
 
 }  // namespace gpucrypt::cuda

@@ -114,20 +114,33 @@ void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_block
   }
 }
 
-void ghash_device(const uint8_t* data, size_t len, const GcmSegment& powers, gc_gf128 hash_subkey, gc_gf128* hashes,
-                  gc_gf128* result, cudaStream_t stream) {
+void ghash_tiles(const uint8_t* data, size_t len, uint64_t pad_blocks, const GcmSegment& powers,
+                 gc_gf128* tile_hashes, int max_ctas_per_sm, cudaStream_t stream) {
   HashTilesParams params{};
   params.data = data;
   params.len = len;
-  params.num_tiles = gcm_num_tiles(len);
-  params.pad_blocks = params.num_tiles * kGcmMinTileBlocks - (len + 15) / 16;
-  params.tile_hashes = hashes;
+  params.pad_blocks = pad_blocks;
+  params.num_tiles = div_up(pad_blocks + (len + 15) / 16, kGcmMinTileBlocks);
+  params.tile_hashes = tile_hashes;
   params.powers = powers;
   const void* kernel = reinterpret_cast<const void*>(ghash_tiles_kernel);
-  const int grid = kernels::grid_for<kHashThreads>(kernel, 0, params.num_tiles);
+  const int grid = kernels::grid_for<kHashThreads>(kernel, 0, params.num_tiles, max_ctas_per_sm);
   checked_launch("GHASH kernel launch", [&] { ghash_tiles_kernel<<<grid, kHashThreads, 0, stream>>>(params); });
   secure_zero(&params.powers, sizeof params.powers);
-  ghash_reduce(hashes, params.num_tiles, kGcmMinTileBlocks, hash_subkey, hashes + params.num_tiles, result, stream);
+}
+
+uint64_t ghash_tiles_per_wave(int max_ctas_per_sm) {
+  const void* kernel = reinterpret_cast<const void*>(ghash_tiles_kernel);
+  int per_sm = max_resident_blocks(kernel, 0, kHashThreads);
+  if (max_ctas_per_sm > 0 && max_ctas_per_sm < per_sm) per_sm = max_ctas_per_sm;
+  return static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(current_sm_count()) * (kHashThreads / 32);
+}
+
+void ghash_device(const uint8_t* data, size_t len, const GcmSegment& powers, gc_gf128 hash_subkey, gc_gf128* hashes,
+                  gc_gf128* result, cudaStream_t stream) {
+  const uint64_t num_tiles = gcm_num_tiles(len);
+  ghash_tiles(data, len, num_tiles * kGcmMinTileBlocks - (len + 15) / 16, powers, hashes, 0, stream);
+  ghash_reduce(hashes, num_tiles, kGcmMinTileBlocks, hash_subkey, hashes + num_tiles, result, stream);
 }
 
 void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment) {

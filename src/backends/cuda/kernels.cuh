@@ -727,13 +727,16 @@ __global__ void __launch_bounds__(P::kGcmThreads, P::kGcmMinCtasPerSm)
 // ---- launching --------------------------------------------------------------------------------
 
 // Grid for `num_tasks` warp-sized tasks: enough CTAs for the work, at most what is resident on
-// the whole GPU at once (the kernels loop grid-stride over the rest).
+// the whole GPU at once (the kernels loop grid-stride over the rest), or max_ctas_per_sm CTAs per
+// SM where that is set and smaller: a kernel meant to run beside another on the same SMs (GCM's
+// overlapped seal, gcm_overlap.cu) leaves the rest of each SM's registers to the other.
 template <int kThreads>
-int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks) {
+int grid_for(const void* kernel, size_t smem_bytes, uint64_t num_tasks, int max_ctas_per_sm = 0) {
   constexpr int kWarpsPerBlock = kThreads / 32;
   const uint64_t wanted = (num_tasks + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const uint64_t resident = static_cast<uint64_t>(max_resident_blocks(kernel, smem_bytes, kThreads)) *
-                            static_cast<uint64_t>(current_sm_count());
+  int per_sm = max_resident_blocks(kernel, smem_bytes, kThreads);
+  if (max_ctas_per_sm > 0 && max_ctas_per_sm < per_sm) per_sm = max_ctas_per_sm;
+  const uint64_t resident = static_cast<uint64_t>(per_sm) * static_cast<uint64_t>(current_sm_count());
   const uint64_t grid = wanted < resident ? wanted : resident;
   return static_cast<int>(grid == 0 ? 1 : grid);
 }
@@ -748,7 +751,7 @@ void launch(void (*kernel)(const Params), int grid, size_t smem_bytes, const Par
 // times for several policies without instantiating every kernel of each.
 template <class Family, class P, Bulk kMode>
 void launch_bulk(const typename Family::Cipher& cipher, const uint8_t* in, uint8_t* out, size_t len, gc_block iv,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, int max_ctas_per_sm = 0) {
   if (len == 0) return;
   using Cipher = typename Family::Cipher;
   constexpr bool kDecrypt = modes::bulk_decrypts(kMode);
@@ -757,7 +760,7 @@ void launch_bulk(const typename Family::Cipher& cipher, const uint8_t* in, uint8
   const uint64_t num_blocks = (len + 15) / 16;
   constexpr uint64_t kTileBlocks = 32 * bulk_steps<Cipher, P>();
   const int grid = grid_for<P::kBulkThreads>(reinterpret_cast<const void*>(kernel), smem,
-                                             (num_blocks + kTileBlocks - 1) / kTileBlocks);
+                                             (num_blocks + kTileBlocks - 1) / kTileBlocks, max_ctas_per_sm);
   BulkParams<Cipher> params{cipher, in, out, len, iv};
   launch<P::kBulkThreads>(kernel, grid, smem, params, stream, "block-cipher kernel launch");
 }
@@ -888,6 +891,11 @@ class KeyedCipherImpl final : public KeyedCipher {
 
   uint64_t gcm_tile_blocks() const override { return gcm_tile_blocks_of<Family, P>(); }
   bool gcm_seal_in_two_passes() const override { return seals_gcm_in_two_passes<Family>::value; }
+
+  void ctr_beside(gc_block counter, const uint8_t* in, uint8_t* out, size_t len, int max_ctas_per_sm,
+                  cudaStream_t stream) const override {
+    launch_bulk<Family, P, Bulk::ctr>(cipher_, in, out, len, counter, stream, max_ctas_per_sm);
+  }
 
   void gcm(const GcmSegment& segment, const uint8_t* in, uint8_t* out, size_t len,
            gc_gf128* tile_hashes, cudaStream_t stream) const override {

@@ -92,6 +92,10 @@ class KeyedCipher {
   // fused kernel's registers (aes_bitsliced8). GcmKey::enqueue takes that route where GCM's 32-bit
   // counter does not wrap (always with a 12-byte nonce).
   virtual bool gcm_seal_in_two_passes() const = 0;
+  // ctr() on a grid of at most max_ctas_per_sm CTAs per SM (0: as many as fit), so that another
+  // kernel's CTAs stay resident beside it (GCM's overlapped seal, gcm_overlap.hpp). Same bytes.
+  virtual void ctr_beside(gc_block counter, const uint8_t* in, uint8_t* out, size_t len, int max_ctas_per_sm,
+                          cudaStream_t stream) const = 0;
 };
 
 // Factories, one per family; key is one cipher key (one XTS half), key_bits 128/192/256.
@@ -115,6 +119,16 @@ void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_block
 // gcm_segment_powers. Asynchronous on stream.
 void ghash_device(const uint8_t* data, size_t len, const GcmSegment& powers, gc_gf128 hash_subkey, gc_gf128* hashes,
                   gc_gf128* result, cudaStream_t stream);
+// ghash_device's first pass alone, over a piece of a message: `pad_blocks` zero blocks in front
+// of len bytes at data (16-byte aligned), their kGcmMinTileBlocks-block tile hashes to
+// tile_hashes[0 .. (pad_blocks + blocks) / kGcmMinTileBlocks), rounded up. With ghash_device's
+// padding in front of the first piece only, and every piece but the last a whole number of tiles
+// of whole blocks, the pieces write exactly ghash_device's tile hashes, which ghash_reduce then
+// folds (gcm_overlap.cu). At most max_ctas_per_sm CTAs per SM (0: as many as fit). Asynchronous.
+void ghash_tiles(const uint8_t* data, size_t len, uint64_t pad_blocks, const GcmSegment& powers,
+                 gc_gf128* tile_hashes, int max_ctas_per_sm, cudaStream_t stream);
+// Tiles that one wave of ghash_tiles' grid takes at that cap (a warp a tile).
+uint64_t ghash_tiles_per_wave(int max_ctas_per_sm);
 // The powers a GCM segment needs, from H.
 void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment);
 
