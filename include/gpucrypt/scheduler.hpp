@@ -136,6 +136,12 @@ struct SchedulerStats {
 // Forgets every device set kept by SchedulerOptions::remember_as (the next run of each kind probes).
 void forget_device_sets();
 
+// Whether a scheduler over num_devices devices with this cpu_share measures its device set (see
+// "The measured device set"; unless SchedulerOptions::measure_device_set turns it off): several
+// devices and cpu_share auto. A caller whose remember_as costs something to build (a CUDA pointer
+// query per buffer) asks this first, since only such a run reads it.
+inline bool measures_device_set(size_t num_devices, double cpu_share) { return cpu_share < 0 && num_devices > 1; }
+
 class Scheduler {
  public:
   using Work = std::function<void(const std::string& device)>;

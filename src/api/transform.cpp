@@ -148,17 +148,16 @@ engine::SchedulerStats transform_range(const CipherName& name, Direction directi
   }
   // The kind of work (work_of): whether a GPU copies each buffer directly (page-locked) or through
   // staging copies on the host's cores is what most changes which devices are worth running. Only a
-  // run that measures its device set (several devices, cpu_share auto) needs it: asking CUDA about
-  // each buffer costs a small call on one device for nothing. The scheduler comes after `copy`: its
-  // workers stop before `copy` goes.
+  // run that measures its device set needs it: asking CUDA about each buffer costs a small call on
+  // one device for nothing. The scheduler comes after `copy`: its workers stop before `copy` goes.
   const auto kind = [&](const void* memory) {
     return std::string(directly_copied(plan.devices, memory, size) ? " page-locked" : " pageable");
   };
-  const bool measures_set = plan.devices.size() > 1 && plan.cpu_share < 0;
   auto scheduler = new_scheduler(plan, options,
-                                 measures_set ? work_of("transform", name, direction, options, job_len,
-                                                        kind(in.data()) + kind(out.data()))
-                                              : std::string());
+                                 engine::measures_device_set(plan.devices.size(), plan.cpu_share)
+                                     ? work_of("transform", name, direction, options, job_len,
+                                               kind(in.data()) + kind(out.data()))
+                                     : std::string());
   for (uint64_t j = 0; j < num_jobs; ++j) {
     const uint64_t offset = j * job_len, count = std::min(job_len, size - offset);
     const ByteSpan start_iv = own_iv[j] ? ByteSpan(job_ivs[j].data(), 16) : iv;

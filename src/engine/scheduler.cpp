@@ -98,7 +98,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
   depth_ = options_.depth ? options_.depth : 2 * size_t(num_workers) + 1;
   set_depth_ = depth_;
   excluded_.assign(devices_.size(), false);
-  if (options_.cpu_share < 0 && devices_.size() > 1 && options_.measure_device_set) {
+  if (measures_device_set(devices_.size(), options_.cpu_share) && options_.measure_device_set) {
     // The candidate sets, every device first: with the CPU among others, the CPU alone and the
     // others without it (the CPU's work and a GPU's host-side copies share cores and memory);
     // otherwise each device alone (two or three of them: beyond, only together is measured).

@@ -165,9 +165,9 @@ DeviceSelection buffer_devices(ByteSpan in, ByteSpan out) {
 namespace {
 // The kind of work a body's device set is kept for: whether a GPU copies each buffer directly
 // (page-locked) or through staging copies on the host's cores, which is what most changes the answer.
-// Asked of CUDA only where the set is measured (several devices, cpu_share auto).
+// Asked of CUDA only where the set is measured.
 std::string body_work(const char* operation, const PipelineOptions& options, ByteSpan in, ByteSpan out) {
-  if (options.devices.size() < 2 || options.cpu_share >= 0) return operation;
+  if (!engine::measures_device_set(options.devices.size(), options.cpu_share)) return operation;
   const auto kind = [&](ByteSpan memory) {
     return directly_copied(options.devices, memory.data(), memory.size()) ? " page-locked" : " pageable";
   };
