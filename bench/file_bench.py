@@ -3,7 +3,7 @@
 
     python3 bench/file_bench.py OUT.json [--size-mib 1024] [--dir /dev/shm] [--repeats 5]
                                 [--device auto] [--threads N] [--quick] [--baseline-path DIR]
-                                [--mapped-output]
+                                [--mapped-output] [--settle N]
 
 Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
 turn, every other round in reverse order, so that a noisy neighbour hits them all alike):
@@ -25,6 +25,11 @@ Without it, the library's own choice (auto) is timed.
 With --baseline-path DIR, the same two commands also run from another build of gpucrypt
 installed in DIR (`pip install --target DIR` of an older commit), as encrypt_baseline /
 decrypt_baseline, interleaved with the rest: before and after in one run.
+`auto` keeps the device set it measured on the machine across processes (docs/engine.md, "Kept on
+this machine"): the benchmark gives its commands a store of their own in its temporary directory,
+so it starts as on a fresh machine (the setup's encrypt is the first, probing run). With
+--settle N, each gpucrypt command first runs N times untimed (their seconds and stats are in the
+JSON as settle_s / settle_stats): what a user gets once the machine's kept set settled.
 The output file is removed between runs (every command writes a new file, as a user's would).
 Every output is checked once: the decrypted file equals the input. The data is random (never
 zeros). The JSON has every sample; the median and the ratios to both ceilings are printed.
@@ -89,6 +94,8 @@ def main() -> int:
                              "shared mapping of the output), as encrypt_mapped / decrypt_mapped")
     parser.add_argument("--baseline-path", default=None, metavar="DIR",
                         help="also time the gpucrypt installed in DIR (PYTHONPATH), e.g. an older commit")
+    parser.add_argument("--settle", type=int, default=0, metavar="N",
+                        help="run each gpucrypt command N times untimed first (auto's kept set settles)")
     args = parser.parse_args()
     if args.quick:
         args.size_mib, args.repeats = 64, 2
@@ -97,6 +104,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=args.dir, prefix="file-bench-") as work:
         plain, sealed, out, key = (os.path.join(work, name) for name in ("plain", "plain.gcx", "out", "key"))
         write_random_file(plain, size)
+        os.environ["GPUCRYPT_CACHE_DIR"] = os.path.join(work, "cache")   # a fresh machine's store
         subprocess.run(gpucrypt_command + ["keygen", "--symmetric", "-o", key], check=True)
         subprocess.run(gpucrypt_command + ["encrypt", "-q", "--key-file", key, "--device", args.device, "-o", sealed,
                                            plain], check=True)
@@ -138,6 +146,14 @@ def main() -> int:
                 engine[f"{what}_baseline"] = []
         samples = {name: [] for name in commands}
         engine_detail = {}
+        settle_s, settle_stats = {}, {}
+        for _ in range(args.settle):
+            for name in engine:
+                if os.path.exists(out):
+                    os.unlink(out)
+                seconds, stderr = commands[name]()
+                settle_s.setdefault(name, []).append(seconds)
+                settle_stats.setdefault(name, []).append(engine_stats(stderr))
         for round_index in range(args.repeats):
             # Every other round in reverse order, so that load rising or falling during a round
             # does not favour the commands that come first.
@@ -169,6 +185,7 @@ def main() -> int:
             "time_ratio_to_cp": {name: median[name] / median["cp"] for name in engine},
             "throughput_ratio_to_parallel_copy": {name: median["parallel_copy"] / median[name] for name in engine},
             "baseline_path": args.baseline_path,
+            "settle": args.settle, "settle_s": settle_s, "settle_stats": settle_stats,
         }
         if args.recipients:
             result["recipient_ratio"] = {
@@ -184,6 +201,8 @@ def main() -> int:
         print(f"{name:14s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s")
     print("time / cp:", {k: round(v, 3) for k, v in result["time_ratio_to_cp"].items()})
     print("throughput / parallel copy:", {k: round(v, 3) for k, v in result["throughput_ratio_to_parallel_copy"].items()})
+    for name, details in engine_detail.items():
+        print(name, "device choices:", [stats.get("device_choice", "")[:160] for stats in details])
     for pair, ratios in result.get("recipient_ratio", {}).items():
         print(pair, {k: round(v, 4) for k, v in ratios.items()})
     return 0

@@ -6,10 +6,12 @@ and the process's exit, and `gpucrypt encrypt`/`decrypt` with and without the GP
 
 Rows (whole processes, interleaved rounds, medians; the data is random):
 - python_pass, import_cli: `python3 -c pass` and `import gpucrypt.cli`;
+- cuda_init: cuInit and the device count alone through ctypes (what listing the GPUs costs, no context);
 - cuda_contexts / cuda_contexts_os_exit: cuInit and every device's primary context through ctypes,
   ending normally or by os._exit (what exit costs when Python's and CUDA's exit code is skipped);
 - encrypt_cli / decrypt_cli: `python3 -m gpucrypt encrypt|decrypt` as a user runs it (gpucrypt.__main__
   starts the GPUs early for a large file);
+- encrypt_cpu / decrypt_cpu: the same with --device cpu (no GPU started), beside `auto`'s;
 - encrypt_late / decrypt_late: the same command run by gpucrypt.cli directly, which does not
   (every GPU starts at its first use, as before the fourteenth session);
 - with --hash ALG: hash_cli / hash_late, `hash -a ALG --device cuda:0` of the same file both ways;
@@ -32,11 +34,12 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_files import parallel_copy, write_random_file  # noqa: E402
 
-CONTEXTS = ("import ctypes, os, sys, time\n"
-            "cuda = ctypes.CDLL('libcuda.so.1'); cuda.cuInit(0); count = ctypes.c_int()\n"
-            "cuda.cuDeviceGetCount(ctypes.byref(count))\n"
-            "for i in range(count.value): cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctypes.c_void_p()), i)\n"
-            "sys.stderr.write(f'X end {time.time():.6f}\\n'); sys.stderr.flush()\n")
+INIT = ("import ctypes, os, sys, time\n"
+        "cuda = ctypes.CDLL('libcuda.so.1'); cuda.cuInit(0); count = ctypes.c_int()\n"
+        "cuda.cuDeviceGetCount(ctypes.byref(count))\n")
+END = "sys.stderr.write(f'X end {time.time():.6f}\\n'); sys.stderr.flush()\n"
+CONTEXTS = (INIT +
+            "for i in range(count.value): cuda.cuDevicePrimaryCtxRetain(ctypes.byref(ctypes.c_void_p()), i)\n" + END)
 LATE = ("import sys, time\nfrom gpucrypt.cli import cli\ncode = 0\n"
         "try:\n    cli.main(args=sys.argv[1:], prog_name='gpucrypt')\n"
         "except SystemExit as done:\n    code = done.code or 0\n"
@@ -69,11 +72,12 @@ def main() -> int:
         subprocess.run([py, "-m", "gpucrypt", "encrypt", "-q", "--key-file", key, "-o", sealed, plain], check=True)
         commands = {"python_pass": [py, "-c", "pass"], "import_cli": [py, "-c", "import gpucrypt.cli"]}
         if cuda_driver_present():
-            commands.update(cuda_contexts=[py, "-c", CONTEXTS], cuda_contexts_os_exit=[py, "-c", CONTEXTS + "os._exit(0)"])
+            commands.update(cuda_init=[py, "-c", INIT + END], cuda_contexts=[py, "-c", CONTEXTS], cuda_contexts_os_exit=[py, "-c", CONTEXTS + "os._exit(0)"])
         for what, source in (("encrypt", plain), ("decrypt", sealed)):
             options = [what, "-q", "--stats", "--key-file", key, "-o", out, source]
             commands[f"{what}_cli"] = [py, "-m", "gpucrypt"] + options
             commands[f"{what}_late"] = [py, "-c", LATE] + options
+            commands[f"{what}_cpu"] = [py, "-m", "gpucrypt"] + options + ["--device", "cpu"]
         if args.hash:
             options = ["hash", "-a", args.hash, "--device", "cuda:0", "--stats", plain]
             commands.update(hash_cli=[py, "-m", "gpucrypt"] + options, hash_late=[py, "-c", LATE] + options)
@@ -99,7 +103,7 @@ def main() -> int:
                         detail["exit_s"] = round(ended - float(line.split()[2]), 3)
                     elif line.startswith("{"):
                         stats = json.loads(line)
-                        detail.update({key: stats.get(key) for key in ("wall_s", "read_s", "write_s")})
+                        detail.update({key: stats.get(key) for key in ("wall_s", "read_s", "write_s", "device_choice")})
                 samples[name].append(seconds)
                 details[name].append(detail)
         median = {name: statistics.median(values) for name, values in samples.items()}

@@ -11,6 +11,9 @@
 * `skipped(reason, n)` counts vector records a test could not run; the counts are printed at the
   end of the session, so a skip is never silent.
 * `@pytest.mark.slow` marks very large sets; deselect them with `-m "not slow"`.
+* Device sets measured by one process are not kept on this machine for the next
+  (GPUCRYPT_CACHE_DIR=off, include/gpucrypt/scheduler.hpp "Kept on this machine"): every test's
+  commands start as on a fresh machine, whatever ran before; a test of that store sets its own.
 * GPUCRYPT_TEST_MEMWATCH=FILE appends, after each test, its id and the host memory the library
   reads as available (format.hpp available_memory_len, what scrypt's memory check sees): for
   finding the test that holds host memory (a GPU run saw it near zero after test_gpu_batch.py).
@@ -24,6 +27,9 @@ import inspect
 import os
 
 import pytest
+
+# Set before any test (and so for every command a test starts): see the docstring.
+os.environ["GPUCRYPT_CACHE_DIR"] = "off"
 
 DEVICE_CHOICES = ("cpu", "cuda", "opencl")
 _SKIP_COUNTS = collections.Counter()  # (test file, reason) -> number of records skipped

@@ -518,3 +518,84 @@ def test_direct_io_refuses_a_stream_in_one_line(tmp_path):
     if _uses_o_direct(tmp_path):
         assert done.returncode == 0, done.stderr
         assert len(spec_decrypt((tmp_path / "out").read_bytes(), KEY)) == 1000
+
+
+# ----------------------------------------------------------------------------- kept on this machine
+# `auto` keeps the device set it measured on this machine across processes (scheduler.hpp "Kept on
+# this machine"; PipelineOptions::automatic): a command whose kept set leaves the GPUs out starts
+# none, and each command's whole time, from its start, corrects the set's figure. On this CPU
+# machine a store entry as a 2-device host would have written it (the library's own line format)
+# stands in for the earlier commands; the commands here are real processes on real files.
+
+def _store_line(work: str, in_use: str, rates: str, runs: int = 0) -> str:
+    return "\t".join([f"{work} | {_native.machine_description()}", "cuda:0*6 cpu*2", "1", "1" if in_use == "01" else "0", "0", f"{time.time():.0f}", str(runs), rates, "000", in_use,
+                      "cuda:0+cpu 1.00 GB/s, cpu 2.00 GB/s, cuda:0 1.00 GB/s: cpu"]) + "\n"
+
+
+def _stored(store: Path) -> dict:
+    lines = [line.split("\t") for line in store.read_text().splitlines()]
+    return {fields[0].split(" | ")[0]: fields for fields in lines}
+
+
+def test_a_command_kept_on_the_cpu_alone_starts_no_gpu_and_its_whole_time_corrects_the_set(tmp_path):
+    try:
+        _native.parse_device_name("cuda:0")
+    except ValueError:
+        pytest.skip("this build has no CUDA backend (the kept set names cuda:0)")
+    cache = tmp_path / "cache"
+    env = dict(os.environ, GPUCRYPT_CACHE_DIR=str(cache))
+    plain = _write(tmp_path / "plain", os.urandom(80 << 20))
+    (tmp_path / "key").write_bytes(os.urandom(32))
+    encrypt = [sys.executable, "-m", "gpucrypt", "encrypt", "--stats", "--key-file", str(tmp_path / "key"),
+               "-o", str(tmp_path / "sealed"), str(plain)]
+    decrypt = [sys.executable, "-m", "gpucrypt", "decrypt", "-q", "--key-file", str(tmp_path / "key"),
+               "-o", str(tmp_path / "opened"), str(tmp_path / "sealed")]
+    # A machine whose auto is the CPU alone (no GPU here) measures no set and keeps nothing.
+    done = subprocess.run(encrypt, env=env, capture_output=True, text=True, check=True)
+    assert not (cache / "device-sets.tsv").exists()
+    os.unlink(tmp_path / "sealed")
+    # The CPU alone kept for this work (rated 2 GB/s; cuda:0 and both 1 GB/s): the command runs on
+    # the CPU with no GPU asked for, and the early start leaves them alone too.
+    cache.mkdir()
+    store = cache / "device-sets.tsv"
+    store.write_text(_store_line("format file seal default job 0", "01", "1e+09,2e+09,1e+09"))
+    assert subprocess.run([sys.executable, "-c", "from gpucrypt import _native; "
+                           "print(_native.format_auto_leaves_gpus_out(False, '', False), "
+                           "_native.format_auto_leaves_gpus_out(True, '', False))"],
+                          env=env, capture_output=True, text=True, check=True).stdout.split() == ["True", "False"]
+    done = subprocess.run(encrypt, env=env, capture_output=True, text=True, check=True)
+    stats = __import__("json").loads(done.stderr.strip().splitlines()[-1])
+    assert stats["device_choice"].startswith("kept on this machine: "), stats
+    assert set(stats["devices"]) <= {"cpu", "cuda:0"} and stats["devices"]["cpu"]["jobs"] > 12
+    assert stats["devices"].get("cuda:0", {}).get("jobs", 0) == 0
+    subprocess.run(decrypt, env=env, check=True)
+    assert (tmp_path / "opened").read_bytes() == plain.read_bytes()
+    # That command's whole time, from its start (imports included: far under 2 GB/s here), lowered
+    # the CPU's figure below the others': the next command of this work is to try every device.
+    fields = _stored(store)["format file seal default job 0"]
+    assert fields[6] == "1", fields                                  # the run counted
+    assert float(fields[7].split(",")[1]) < 1e9 and fields[9] == "11", fields
+    # Which this machine has not (no GPU): auto lists what there is, the CPU, and the run goes on.
+    os.unlink(tmp_path / "sealed")
+    done = subprocess.run(encrypt, env=env, capture_output=True, text=True, check=True)
+    stats = __import__("json").loads(done.stderr.strip().splitlines()[-1])
+    assert list(stats["devices"]) == ["cpu"] and stats["device_choice"] == "", stats
+    subprocess.run(decrypt + ["--force"], env=env, check=True)
+    assert (tmp_path / "opened").read_bytes() == plain.read_bytes()
+
+
+def test_a_damaged_or_foreign_store_changes_nothing(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "device-sets.tsv").write_bytes(b"\x00\xff garbage\tline\n" + _store_line(
+        "format file seal default job 0", "01", "1e+09,2e+09,1e+09").replace(
+        _native.machine_description(), "host elsewhere, 64 threads").encode())
+    env = dict(os.environ, GPUCRYPT_CACHE_DIR=str(cache))
+    plain = _write(tmp_path / "plain", os.urandom(1 << 20))
+    (tmp_path / "key").write_bytes(os.urandom(32))
+    done = subprocess.run([sys.executable, "-m", "gpucrypt", "encrypt", "--stats", "--key-file", str(tmp_path / "key"),
+                           "-o", str(tmp_path / "sealed"), str(plain)], env=env, capture_output=True, text=True,
+                          check=True)
+    stats = __import__("json").loads(done.stderr.strip().splitlines()[-1])
+    assert list(stats["devices"]) == ["cpu"] and stats["device_choice"] == ""
+    assert spec_decrypt((tmp_path / "sealed").read_bytes(), key=(tmp_path / "key").read_bytes()) == plain.read_bytes()

@@ -151,6 +151,28 @@ def test_which_commands_start_their_gpus_early(tmp_path, monkeypatch, args, expe
     assert _started_devices(monkeypatch, args) == expected
 
 
+def test_a_file_command_whose_kept_set_is_the_cpu_alone_starts_no_gpu(tmp_path, monkeypatch):
+    """Under auto, where the device set kept on this machine for the work (docs/engine.md, "Kept on
+    this machine") leaves the GPUs out, encrypt starts none early; other work (decrypt, another
+    variant) and named devices still do."""
+    from gpucrypt import __main__ as entry, _native
+    from test_file_pipeline import _store_line
+    try:
+        _native.parse_device_name("cuda:0")
+    except ValueError:
+        pytest.skip("this build has no CUDA backend (the kept set names cuda:0)")
+    monkeypatch.setenv("GPUCRYPT_CACHE_DIR", str(tmp_path))
+    (tmp_path / "device-sets.tsv").write_text(_store_line("format file seal default job 0", "01", "1e+09,2e+09,1e+09"))
+    big = tmp_path / "big"
+    with open(big, "wb") as f:
+        f.truncate(entry.START_EARLY_MIN_LEN)
+    assert _started_devices(monkeypatch, ["encrypt", "--key-file", "K", str(big)]) == []
+    assert _started_devices(monkeypatch, ["encrypt", "--device", "auto", str(big)]) == []
+    assert _started_devices(monkeypatch, ["decrypt", "--key-file", "K", str(big)]) == [["auto"]]
+    assert _started_devices(monkeypatch, ["encrypt", "--variant", "aes_ttable", str(big)]) == [["auto"]]
+    assert _started_devices(monkeypatch, ["encrypt", "--device", "cuda:0", str(big)]) == [["cuda:0"]]
+
+
 def test_a_cpu_that_keeps_tree_hashes_starts_no_gpu_for_them(tmp_path, monkeypatch):
     """Where the CPU hashes leaves eight at a time on enough threads, `hash --device auto` keeps a
     tree hash of a huge file on the CPU (auto_hashes_trees_on_gpu), so no GPU is started for it; a

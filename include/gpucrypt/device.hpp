@@ -246,6 +246,13 @@ struct DeviceSelection {
 // only where an OpenCL ICD other than PoCL's is registered: PoCL's devices are this CPU, which
 // "auto" runs natively). Empty on a machine without a GPU. A new backend needs no change here.
 std::vector<std::string> auto_gpus();
+// This machine as the engine keeps measured device sets for it across processes
+// (engine::SchedulerOptions::machine): the host's name, its CPU threads, its NVIDIA GPUs as the
+// kernel driver lists them (/proc/driver/nvidia/gpus: model and bus, read without a CUDA call, so
+// that a command whose kept set is the CPU alone starts no GPU at all), OpenCL's registered ICDs,
+// CUDA_VISIBLE_DEVICES and GPUCRYPT_GPU_WORKERS. A change in any of them is another machine,
+// measured afresh. Found once per process.
+const std::string& machine_description();
 // start_devices_early: begins, on a library thread, what the first use of the GPUs among `devices`
 // (device names; "auto" for auto_gpus()) costs: a CUDA device's driver initialisation and primary
 // context, about 0.5 s for two H200s. A program that knows early that it will use them (the CLI,

@@ -347,7 +347,17 @@ struct PipelineOptions {
   // through the page cache: its jobs' offsets are not block-aligned (80-byte header, chunk + tag).
   // A file system without O_DIRECT (tmpfs before Linux 6.6, some FUSE) is a FileError EINVAL.
   bool direct_input = false;
+  // The file pipeline and ChunkStream: the devices are "auto"'s, chosen by the library (`devices`
+  // is ignored): every GPU and the CPU with the device set measured and kept on this machine
+  // across processes (engine::SchedulerOptions::machine), so that a command line's runs settle on
+  // the set whose whole runs are fastest, GPUs' start-up included. Where the set kept for this kind
+  // of work leaves every GPU out, no GPU is listed or started (docs/engine.md, "Kept on this machine").
+  bool automatic = false;
 };
+// Whether "auto" (options.automatic) for a file's seal or open by the file pipeline would leave
+// every GPU out on this machine (the set kept there for that kind of work), found without listing
+// any GPU: a caller that starts the GPUs ahead of their first use (start_devices_early) need not.
+bool automatic_leaves_gpus_out(bool opening, const PipelineOptions& options);
 inline constexpr uint64_t kDirectIoAlign = 4096;
 inline constexpr uint64_t kMaxChunksPerJob = 4096;
 // The default job_len for these devices: the smallest of their own (DeviceTraits::job_len).

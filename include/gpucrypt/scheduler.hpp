@@ -25,7 +25,7 @@
 // it once per run: after each device's first job (start-up), probe_jobs jobs run on each
 // candidate set in turn (every device; then, with the CPU among others, the CPU alone and the
 // others without it; else each device alone; not a set whose devices together delivered under a
-// quarter of the fastest device's rate), twice round (the second round only for sets within half
+// quarter of the fastest device's rate, unless it is the CPU alone), twice round (the second round only for sets within half
 // of the best so far), each phase waiting for the one
 // before to finish so they do not overlap; the set that delivered the most bytes per second in
 // its better phase (every device unless another set beat it by 5%) takes the rest of the run.
@@ -61,6 +61,16 @@
 // or kept_seconds since it was made): after that the next run of the kind probes afresh, so that
 // a set lowered by a passing load (another process on the GPU or the cores, a page-cache flush)
 // gets its figure back in a long-lived program. forget_device_sets() clears them all.
+// Kept on this machine (SchedulerOptions::machine, which names it: the host, its CPUs and GPUs):
+// the kept sets are also written to a small file (machine_store_path()) and read back by later
+// processes, so that a command line, which is one run per process, starts on the set earlier
+// commands settled on instead of probing every time. There a decision serves kept_runs runs or
+// kept_machine_seconds. A program that is one command says when it began
+// (charge_first_run_from): its first run on a kept set is charged from then, so the start-up of
+// the set's devices (CUDA's driver and contexts: ~0.7 s on a 2-H200 host, docs/performance.md)
+// counts against the set, and a set that leaves the GPUs out, whose runs start none, can win on a
+// host where the CPU alone keeps up with the files. (A caller that finds the kept set leaves every
+// GPU out need not start them: machine_decision, and format's "auto".)
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
 // rest (whether it is the host's CPU, for cpu_share and the measured set; its worker count).
@@ -79,6 +89,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -112,6 +123,10 @@ struct SchedulerOptions {
   // kind, or this long after it was made, whichever comes first; then a run probes afresh.
   size_t kept_runs = 64;
   double kept_seconds = 600;
+  // Non-empty (with remember_as): the kept set is kept on this machine too, across processes,
+  // under remember_as and this text, which names the machine (see "Kept on this machine").
+  std::string machine;
+  double kept_machine_seconds = 86400;  // kept_seconds for a set kept on the machine
   std::function<bool()> cancelled;
 };
 
@@ -133,8 +148,31 @@ struct SchedulerStats {
   std::string device_choice;
 };
 
-// Forgets every device set kept by SchedulerOptions::remember_as (the next run of each kind probes).
+// Forgets every device set kept by SchedulerOptions::remember_as in this process (the next run of
+// each kind probes, or starts on what the machine's store keeps).
 void forget_device_sets();
+
+// The file that keeps device sets on this machine (SchedulerOptions::machine): GPUCRYPT_CACHE_DIR,
+// else $XDG_CACHE_HOME/gpucrypt, else $HOME/.cache/gpucrypt, then "device-sets.tsv"; "" where
+// GPUCRYPT_CACHE_DIR is "off" or no directory is known (nothing is kept on the machine). A cache:
+// a file that cannot be read or written is as good as none (nothing fails because of it).
+std::string machine_store_path();
+
+// What the machine's store keeps for runs of kind remember_as on the machine named `machine`, when
+// a decision was made and still serves (not past kept_runs runs or kept_machine_seconds): the
+// devices it was measured with, in order, and which of them the decided set uses.
+struct MachineDecision {
+  std::vector<std::string> devices;
+  std::vector<bool> in_use;
+  std::string choice;
+};
+std::optional<MachineDecision> machine_decision(const std::string& remember_as, const std::string& machine,
+                                                size_t kept_runs = 64, double kept_machine_seconds = 86400);
+
+// For a program that is one command (the CLI): when it began. The first run of the process that
+// starts on a kept set is charged from then instead of from its own start (see "Kept on this
+// machine"); later runs from their own.
+void charge_first_run_from(std::chrono::steady_clock::time_point began);
 
 // Whether a scheduler over num_devices devices with this cpu_share measures its device set (see
 // "The measured device set"; unless SchedulerOptions::measure_device_set turns it off): several
@@ -194,6 +232,7 @@ class Scheduler {
   std::deque<std::shared_ptr<Job>> pending_;  // submission order; calling thread only
   bool split_ = false;                        // a numeric cpu_share with GPUs and the CPU
   size_t cpu_index_ = 0;
+  bool has_cpu_ = false;                      // one of the devices is_cpu (at cpu_index_)
   uint64_t cpu_bytes_ = 0, all_bytes_ = 0;
   mutable std::mutex mutex_;                  // guards jobs' done/error, device queues, stats
   std::condition_variable job_done_;
@@ -221,6 +260,10 @@ class Scheduler {
   std::vector<std::pair<double, double>> probe_done_;  // (seconds since start_, bytes retired in the phase so far)
   bool probe_draining_ = false;                        // advance_probe or drain retiring the last jobs
   std::string remember_key_;                           // "" when the set is not kept
+  std::string devices_key_;                            // the devices, as remember_key_ ends with them
+  std::string machine_key_;                            // "" when not kept on the machine
+  std::chrono::steady_clock::time_point charged_from_;  // a run on a kept set: from here (learn_from_run)
+  void keep(const std::string& key);                   // the kept set of remember_key_, to the machine's store too
   size_t decided_set_ = 0;                             // the index in probe_sets_ of the set decided
   bool started_decided_ = false;                       // on a kept set, no probe
   size_t num_drains_ = 0;                              // calling thread

@@ -3,8 +3,13 @@
 
 import os
 import sys
+import time
 
-import gpucrypt
+# When this command began: its first run on a device set kept on this machine is charged from here
+# (main: charge_first_run_from), so that starting its GPUs counts against that set.
+_BEGAN = time.monotonic()
+
+import gpucrypt  # noqa: E402 - after the clock starts
 
 # `gpucrypt --version`'s answer, also what cli.py's --version option prints.
 VERSION_LINE = f"gpucrypt {gpucrypt.__version__}"
@@ -70,7 +75,9 @@ def _start_devices_early(args: list) -> None:
     argument is a regular file of START_EARLY_MIN_LEN bytes or more; an MPI rank (--mpi) starts its
     share of its node's GPUs where its launcher states its local rank; `hash --device auto` only for a
     tree hash (-a kt*, parallelhash*) of a file of AUTO_GPU_TREE_HASH_MIN_LEN or more where
-    auto_hashes_trees_on_gpu(), as the command's own rule decides. A hint, never a
+    auto_hashes_trees_on_gpu(), as the command's own rule decides; not `encrypt`/`decrypt` under
+    auto where the device set kept on this machine for that work leaves the GPUs out
+    (format_auto_leaves_gpus_out: the run then starts none). A hint, never a
     decision: what runs where is still the commands' own device policy."""
     if not args or args[0] not in ("encrypt", "decrypt", "hash"):
         return
@@ -100,6 +107,13 @@ def _start_devices_early(args: list) -> None:
     if any(large_file(arg) for arg in args[1:]):
         import atexit
         from gpucrypt import _native
+        if args[0] in ("encrypt", "decrypt") and devices in ([], ["auto"]) and "--mpi" not in args \
+                and not _option_values(args, ("--cpu-share",)):
+            # Where the set kept on this machine for this work leaves the GPUs out, the run starts none.
+            variants = _option_values(args, ("--variant",))
+            if _native.format_auto_leaves_gpus_out(args[0] == "decrypt", variants[-1] if variants else "",
+                                                   "--direct-io" in args):
+                return
         _native.start_devices_early(devices or ["auto"], local_rank, local_size)
         atexit.register(_native.wait_devices_started)   # the drivers' teardown must not run beside it
 
@@ -118,6 +132,9 @@ def main(argv=None) -> None:
         from gpucrypt import inspection
         if inspection.answer_without_click(args[1:]):
             return
+    if args[:1] in (["encrypt"], ["decrypt"]):
+        from gpucrypt import _native
+        _native.charge_first_run_from(_BEGAN)
     _start_devices_early(args)
     from gpucrypt.cli import main as cli_main
     cli_main(argv)

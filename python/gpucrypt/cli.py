@@ -515,7 +515,11 @@ def _checked_devices(device: str, devices, cpu_share) -> list:
     """Every device the work would use, checked to exist before anything starts (by
     stream.resolve_devices, as for the Python API: a DeviceError naming the device and why).
     Options that contradict each other or would be ignored (the library's ValueError: a device
-    beside --devices, a share beside the CPU alone) are a wrong command line."""
+    beside --devices, a share beside the CPU alone) are a wrong command line. Plain `auto` takes
+    what exists, so there is nothing to check, and listing the GPUs would start CUDA's driver
+    (~0.4 s), which a run kept on the CPU alone does without (PipelineOptions::automatic)."""
+    if device in (None, "auto") and not devices and cpu_share is None:
+        return []
     try:
         worker_devices, _ = stream.resolve_devices(device, devices, cpu_share)
     except ValueError as exc:
@@ -1195,7 +1199,8 @@ def _common_file_options(function):
                             help="Show the progress bar even when stderr is not a terminal.")(function)
     function = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")(function)
     function = click.option("--device", default="auto", show_default=True,
-                            help="auto (every GPU plus the CPU), cpu, cuda[:N] or opencl[:N].")(function)
+                            help="auto (every GPU plus the CPU, the set measured and kept on this machine: "
+                                 "docs/engine.md), cpu, cuda[:N] or opencl[:N].")(function)
     function = click.option("-f", "--force", is_flag=True,
                             help="Replace an existing OUT file (otherwise refused; on a terminal, asked).")(function)
     function = click.option("-o", "--output", "output_path", metavar="OUT",

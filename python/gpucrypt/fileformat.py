@@ -372,13 +372,15 @@ def encrypted_len(plaintext_len: int, chunk_size: int = DEFAULT_CHUNK_SIZE, key_
     return _native.format_file_len(plaintext_len, chunk_size) + stanzas_len
 
 
-def _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, buffers: bool = False) -> tuple:
+def _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel) -> tuple:
     """The native pipelines' arguments (devices, cpu_share, job_len, variant, progress, cancelled),
-    the devices checked by stream.resolve_devices; for `buffers` under device="auto" with no
-    `devices` or `cpu_share`, none: the library chooses for the buffers (format.hpp buffer_devices)."""
+    the devices checked by stream.resolve_devices; under device="auto" with no `devices` or
+    `cpu_share`, none: the library chooses (format.hpp: for buffers buffer_devices, for files and
+    streams PipelineOptions::automatic, which keeps the measured set on this machine and starts no
+    GPU where that set leaves them out)."""
     from gpucrypt import stream
     workers = [], None
-    if not buffers or device not in (None, "auto") or devices or cpu_share is not None:
+    if device not in (None, "auto") or devices or cpu_share is not None:
         workers = stream.resolve_devices(device, devices, cpu_share)
     if job_size is not None:
         job_size = _check_length(job_size, "job_size", minimum=1)
@@ -408,7 +410,7 @@ def encrypt_buffer(data, key_material: KeyMaterial, *, out=None, chunk_size: int
     material = _normalise_key_material(key_material)
     file_len = encrypted_len(len(source), chunk_size, material)
     _native.format_check_out(out, file_len, "the encrypted file")   # before any key is derived (scrypt: a second)
-    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, buffers=True)
+    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     header, key = _build_header(material, chunk_size, scrypt_log2n)
     try:
         result, native_stats = _native.format_seal_body(key, header, chunk_size, source, out, *pipeline)
@@ -437,7 +439,7 @@ def decrypt_buffer(data, key_material: KeySource, *, out=None, device: str = "au
     source = _as_source(data)
     _native.format_check_out(out, 0, "the plaintext")   # its length once the header is open
     header = parse_header(source, max_scrypt_log2n)
-    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel, buffers=True)
+    pipeline = _pipeline(device, devices, cpu_share, job_size, variant, progress, cancel)
     key = _open_header(header, key_material, max_scrypt_log2n)
     try:
         # After the header's check, as in decrypt_stream: a wrong key is named before a bad length.

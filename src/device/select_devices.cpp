@@ -2,6 +2,8 @@
 // list of them and a CPU share mean, for the stream engine, the file format, the CLI, MPI ranks,
 // the C API and the lab alike; and the engine's view of the chosen devices (scheduler_devices,
 // host_memory_device).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -83,6 +85,36 @@ std::vector<std::string> auto_gpus() {
     return std::vector<std::string>{};
   }();
   return found;
+}
+
+const std::string& machine_description() {
+  static const std::string described = [] {
+    namespace fs = std::filesystem;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::string text = std::string("host ") + host + ", " + std::to_string(std::thread::hardware_concurrency()) +
+                       " threads";
+    // Each GPU's "Model:" and "Bus Location:" lines, in the driver's order of its bus addresses.
+    std::error_code error;
+    std::vector<std::string> gpus;
+    for (const auto& entry : fs::directory_iterator("/proc/driver/nvidia/gpus", error)) {
+      std::ifstream information(entry.path() / "information");
+      std::string line, gpu;
+      while (std::getline(information, line))
+        if (line.rfind("Model:", 0) == 0 || line.rfind("Bus Location:", 0) == 0) gpu.append(" ").append(trimmed(line));
+      gpus.push_back(gpu.empty() ? entry.path().filename().string() : gpu);
+    }
+    std::sort(gpus.begin(), gpus.end());
+    text += gpus.empty() ? ", no NVIDIA GPU" : ", NVIDIA:";
+    for (const std::string& gpu : gpus) text += gpu + ";";
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "GPUCRYPT_GPU_WORKERS", "OCL_ICD_VENDORS"})
+      if (const char* value = std::getenv(name)) text += std::string(", ") + name + "=" + value;
+    if (other_opencl_icd_registered()) text += ", an OpenCL ICD other than PoCL";
+    for (char& c : text)
+      if (c == '\t' || c == '\n') c = ' ';
+    return text;
+  }();
+  return described;
 }
 
 namespace {

@@ -1,10 +1,19 @@
 // scheduler.cpp: see gpucrypt/scheduler.hpp.
 #include "gpucrypt/scheduler.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
+#include <sstream>
+#include <utility>
 
 namespace gpucrypt::engine {
 
@@ -25,11 +34,130 @@ struct KeptSet {
   size_t next_phase = 0;       // undecided: the next phase to measure
   std::chrono::steady_clock::time_point decided_at;  // decided: when its probe decided
   size_t runs = 0;             // decided: the runs that started on it since
+  bool from_machine = false;   // read from the machine's store (SchedulerOptions::machine)
 };
-std::mutex kept_sets_mutex;
+std::mutex kept_sets_mutex;  // guards kept_sets(), first_run_charge() and the machine's store
 std::map<std::string, KeptSet>& kept_sets() {
   static std::map<std::string, KeptSet> sets;
   return sets;
+}
+std::optional<std::chrono::steady_clock::time_point>& first_run_charge() {
+  static std::optional<std::chrono::steady_clock::time_point> began;
+  return began;
+}
+
+// ---- the machine's store (SchedulerOptions::machine) ----
+// One line per kind of work on a machine, tab-separated: the key (remember_as | machine), the
+// devices as the scheduler's key spells them, decided (0/1), the set's index, the next phase,
+// when it was decided (Unix seconds), the runs since, each set's rate, which sets were skipped,
+// which devices the decided set uses (a 0/1 per device), and the choice as stats show it. Lines
+// of other machines (a home directory shared over the network) are kept as they are.
+struct StoredSet {
+  std::string devices;
+  KeptSet kept;
+  double decided_unix = 0;
+  std::string in_use;  // "101": which devices the decided set uses
+};
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string without_tabs(std::string text) {
+  for (char& c : text)
+    if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, separator)) parts.push_back(part);
+  if (!text.empty() && text.back() == separator) parts.emplace_back();
+  return parts;
+}
+
+std::optional<std::pair<std::string, StoredSet>> parse_stored(const std::string& line) {
+  const std::vector<std::string> field = split(line, '\t');
+  if (field.size() != 11) return std::nullopt;
+  try {
+    StoredSet stored;
+    stored.devices = field[1];
+    stored.kept.decided = field[2] == "1";
+    stored.kept.set = std::stoul(field[3]);
+    stored.kept.next_phase = std::stoul(field[4]);
+    stored.decided_unix = std::stod(field[5]);
+    stored.kept.runs = std::stoul(field[6]);
+    for (const std::string& rate : split(field[7], ',')) stored.kept.rates.push_back(std::stod(rate));
+    for (char skipped : field[8]) stored.kept.skipped.push_back(skipped == '1');
+    stored.in_use = field[9];
+    stored.kept.choice = field[10];
+    if (stored.kept.rates.empty() || stored.kept.rates.size() != stored.kept.skipped.size() ||
+        stored.kept.set >= stored.kept.rates.size())
+      return std::nullopt;
+    return std::pair{field[0], stored};
+  } catch (const std::exception&) {  // a damaged line is no line
+    return std::nullopt;
+  }
+}
+
+std::string stored_line(const std::string& key, const StoredSet& stored) {
+  std::string line = without_tabs(key) + "\t" + stored.devices + "\t" + (stored.kept.decided ? "1" : "0") + "\t" +
+                     std::to_string(stored.kept.set) + "\t" + std::to_string(stored.kept.next_phase) + "\t" +
+                     std::to_string(stored.decided_unix) + "\t" + std::to_string(stored.kept.runs) + "\t";
+  for (size_t k = 0; k < stored.kept.rates.size(); ++k) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%.6g", stored.kept.rates[k]);
+    line += (k ? "," : "") + std::string(rate);
+  }
+  line += "\t";
+  for (bool skipped : stored.kept.skipped) line += skipped ? '1' : '0';
+  return line + "\t" + stored.in_use + "\t" + without_tabs(stored.kept.choice) + "\n";
+}
+
+std::map<std::string, StoredSet> read_store(const std::string& path) {
+  std::map<std::string, StoredSet> store;
+  std::ifstream file(path);
+  std::string line;
+  while (std::getline(file, line))
+    if (auto entry = parse_stored(line)) store[entry->first] = entry->second;
+  return store;
+}
+
+// Under kept_sets_mutex. Another process may write at once: the lock file serialises the
+// read-modify-write, and the new store replaces the old by rename, so a reader sees one or the
+// other. Any failure leaves the store as it was (a cache).
+void write_stored(const std::string& key, const StoredSet& stored) {
+  const std::string path = machine_store_path();
+  if (path.empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+  const int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0) return;
+  if (::flock(lock, LOCK_EX) == 0) {
+    std::map<std::string, StoredSet> store = read_store(path);
+    store[without_tabs(key)] = stored;
+    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+    bool written = false;
+    {
+      std::ofstream out(temporary, std::ios::trunc);
+      for (const auto& [line_key, line_set] : store) out << stored_line(line_key, line_set);
+      out.flush();
+      written = bool(out);
+    }
+    if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) std::remove(temporary.c_str());
+  }
+  ::close(lock);  // releases the lock
+}
+
+std::optional<StoredSet> read_stored(const std::string& key) {
+  const std::string path = machine_store_path();
+  if (path.empty()) return std::nullopt;
+  std::map<std::string, StoredSet> store = read_store(path);
+  const auto found = store.find(without_tabs(key));
+  if (found == store.end()) return std::nullopt;
+  return found->second;
 }
 
 // The least-squares slope of bytes done against time (bytes/s); 0 with fewer than three points
@@ -48,6 +176,48 @@ double fitted_rate(const std::vector<std::pair<double, double>>& points) {
 void forget_device_sets() {
   std::lock_guard lock(kept_sets_mutex);
   kept_sets().clear();
+}
+
+std::string machine_store_path() {
+  const auto set = [](const char* name) -> const char* {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? value : nullptr;
+  };
+  std::string directory;
+  if (const char* chosen = std::getenv("GPUCRYPT_CACHE_DIR"); chosen != nullptr) {
+    if (*chosen == '\0' || std::string(chosen) == "off") return "";
+    directory = chosen;
+  } else if (const char* cache = set("XDG_CACHE_HOME")) {
+    directory = std::string(cache) + "/gpucrypt";
+  } else if (const char* home = set("HOME")) {
+    directory = std::string(home) + "/.cache/gpucrypt";
+  } else {
+    return "";
+  }
+  return directory + "/device-sets.tsv";
+}
+
+std::optional<MachineDecision> machine_decision(const std::string& remember_as, const std::string& machine,
+                                                size_t kept_runs, double kept_machine_seconds) {
+  std::lock_guard lock(kept_sets_mutex);
+  const std::optional<StoredSet> stored = read_stored(remember_as + " | " + machine);
+  if (!stored || !stored->kept.decided || stored->kept.runs >= kept_runs ||
+      unix_now() - stored->decided_unix > kept_machine_seconds)
+    return std::nullopt;
+  MachineDecision decision;
+  for (const std::string& device : split(stored->devices, ' ')) {
+    if (device.empty()) continue;
+    decision.devices.push_back(device.substr(0, device.rfind('*')));
+  }
+  if (stored->in_use.size() != decision.devices.size()) return std::nullopt;
+  for (char used : stored->in_use) decision.in_use.push_back(used == '1');
+  decision.choice = stored->kept.choice;
+  return decision;
+}
+
+void charge_first_run_from(std::chrono::steady_clock::time_point began) {
+  std::lock_guard lock(kept_sets_mutex);
+  first_run_charge() = began;
 }
 
 struct Scheduler::Job {
@@ -75,7 +245,7 @@ struct Scheduler::Device {
 };
 
 Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions options)
-    : options_(std::move(options)), start_(std::chrono::steady_clock::now()) {
+    : options_(std::move(options)), start_(std::chrono::steady_clock::now()), charged_from_(start_) {
   if (devices.empty()) throw std::invalid_argument("a scheduler needs at least one device");
   if (options_.cpu_share > 1) throw std::invalid_argument("cpu_share must be negative (auto) or 0..1");
   unsigned num_workers = 0;
@@ -92,6 +262,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
     num_workers += device->num_workers;
     if (is_cpu) cpu_index_ = i;
     (is_cpu ? has_cpu : has_other) = true;
+    has_cpu_ = has_cpu_ || is_cpu;
     devices_.push_back(std::move(device));
   }
   split_ = options_.cpu_share >= 0 && has_cpu && has_other;
@@ -125,13 +296,27 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
       probe_sets_.clear();
     }
     if (probe_ == Probe::warm_up && !options_.remember_as.empty()) {
-      remember_key_ = options_.remember_as;
       for (const auto& device : devices_)
-        remember_key_ += " " + device->stats.name + "*" + std::to_string(device->num_workers);
+        devices_key_ += (devices_key_.empty() ? "" : " ") + device->stats.name + "*" + std::to_string(device->num_workers);
+      remember_key_ = options_.remember_as + " " + devices_key_;
+      if (!options_.machine.empty()) machine_key_ = options_.remember_as + " | " + options_.machine;
+      const double kept_seconds = machine_key_.empty() ? options_.kept_seconds : options_.kept_machine_seconds;
       std::lock_guard lock(kept_sets_mutex);
+      if (first_run_charge()) charged_from_ = *std::exchange(first_run_charge(), std::nullopt);
       auto kept = kept_sets().find(remember_key_);
+      if (kept == kept_sets().end() && !machine_key_.empty()) {
+        // Not kept in this process: what earlier processes kept on this machine, for these devices.
+        std::optional<StoredSet> stored = read_stored(machine_key_);
+        if (stored && stored->devices == devices_key_ && stored->kept.rates.size() == probe_sets_.size()) {
+          stored->kept.from_machine = true;
+          stored->kept.decided_at = std::chrono::steady_clock::now() -
+                                    std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(unix_now() - stored->decided_unix));
+          kept = kept_sets().emplace(remember_key_, stored->kept).first;
+        }
+      }
       if (kept != kept_sets().end() && kept->second.decided &&
-          (kept->second.runs >= options_.kept_runs || seconds_since(kept->second.decided_at) > options_.kept_seconds)) {
+          (kept->second.runs >= options_.kept_runs || seconds_since(kept->second.decided_at) > kept_seconds)) {
         kept_sets().erase(kept);  // served its time: this run probes afresh (scheduler.hpp says why)
         kept = kept_sets().end();
       }
@@ -142,9 +327,11 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
         started_decided_ = true;
         for (size_t i = 0; i < n; ++i) excluded_[i] = !probe_sets_[decided_set_][i];
         set_depth_ = depth_of_set();
-        device_choice_ = "kept from an earlier run: " + kept->second.choice;
+        device_choice_ = (kept->second.from_machine ? "kept on this machine: " : "kept from an earlier run: ") +
+                         kept->second.choice;
         probe_ = Probe::decided;
         probe_jobs_left_ = 0;
+        keep(remember_key_);  // its runs counted on the machine too
       } else {  // after its own start-up jobs, this run measures the phases the earlier ones did not reach
         probe_rates_ = kept->second.rates;
         probe_skipped_ = kept->second.skipped;
@@ -240,10 +427,10 @@ void Scheduler::drain() {
 void Scheduler::learn_from_run() {
   if (probe_ != Probe::decided || remember_key_.empty()) return;
   // What the decided set delivered: a run that started on a kept set, over the whole run (bytes
-  // over the time from the start to the last retirement: the caller's reading and writing and
-  // what a set costs to start included); a run that probed first, over the part after its
+  // over the time from the start, or from when the command began (charge_first_run_from), to the
+  // last retirement: the caller's reading and writing and what a set costs to start included); a run that probed first, over the part after its
   // decision (the steady slope).
-  const double run_s = std::chrono::duration<double>(last_drain_ - start_).count();
+  const double run_s = std::chrono::duration<double>(last_drain_ - charged_from_).count();
   const double delivered = started_decided_ ? (run_s > 0 && retired_jobs_ >= 12 ? double(retired_bytes_) / run_s : 0.0)
                                             : probe_done_.size() >= 12 ? fitted_rate(probe_done_) : 0.0;
   if (delivered <= 0) return;
@@ -260,7 +447,21 @@ void Scheduler::learn_from_run() {
     if (delivered < 0.9 * kept.rates[decided_set_]) kept.rates[decided_set_] = delivered;
     kept.set = best_set(kept.rates);
     kept.choice = choice_text(kept.rates, kept.skipped, kept.set);
+    keep(remember_key_);
   }
+}
+
+void Scheduler::keep(const std::string& key) {  // under kept_sets_mutex
+  if (machine_key_.empty()) return;
+  StoredSet stored;
+  stored.devices = devices_key_;
+  stored.kept = kept_sets()[key];
+  stored.decided_unix = unix_now() - seconds_since(stored.kept.decided_at);
+  if (stored.kept.decided && stored.kept.set < probe_sets_.size())
+    for (bool used : probe_sets_[stored.kept.set]) stored.in_use += used ? '1' : '0';
+  else
+    stored.in_use.assign(devices_.size(), '1');
+  write_stored(machine_key_, stored);
 }
 
 void Scheduler::advance_probe() {
@@ -292,14 +493,20 @@ void Scheduler::advance_probe() {
       // After every device ran together: a set whose devices' rates there add up to under a
       // quarter of the fastest device's is not measured alone. Alone it would have to run
       // four times faster than beside the others to win, and its phase (a CPU-emulated OpenCL
-      // device alone, say) is the most expensive part of the measurement.
+      // device alone, say) is the most expensive part of the measurement. Except the host's CPU
+      // alone: where the pipeline is bound outside the devices (one file's writes), each device's
+      // rate beside the others is its share of that bound, not what it does alone, and the CPU
+      // alone is the set that needs no GPU started (a 2-H200 host's file rows: the CPU's jobs
+      // there were rated under a quarter of a GPU's, and alone it kept up with the files, 2026-11-30).
       double fastest = 0;
       for (const auto& device : devices_) fastest = std::max(fastest, device->stats.rate);
       for (size_t set = 1; set < num_sets; ++set) {
         double sum = 0;
+        size_t members = 0;
         for (size_t i = 0; i < devices_.size(); ++i)
-          if (probe_sets_[set][i]) sum += devices_[i]->stats.rate;
-        probe_skipped_[set] = sum < 0.25 * fastest;
+          if (probe_sets_[set][i]) sum += devices_[i]->stats.rate, ++members;
+        const bool host_cpu_alone = members == 1 && has_cpu_ && probe_sets_[set][cpu_index_];
+        probe_skipped_[set] = !host_cpu_alone && sum < 0.25 * fastest;
       }
     }
     // The second round also skips sets that delivered under half the best in the first: noise
@@ -315,6 +522,7 @@ void Scheduler::advance_probe() {
     } else if (!remember_key_.empty()) {  // a run that ends before deciding leaves its phases to the next
       std::lock_guard kept_lock(kept_sets_mutex);
       kept_sets()[remember_key_] = {false, 0, "", probe_rates_, probe_skipped_, probe_phase_, {}, 0};
+      keep(remember_key_);
     }
   }
   if (probe_ == Probe::measuring) {
@@ -378,6 +586,7 @@ void Scheduler::decide_device_set() {  // under mutex_
     std::lock_guard lock(kept_sets_mutex);
     kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0,
                                   std::chrono::steady_clock::now(), 0};
+    keep(remember_key_);
   }
 }
 

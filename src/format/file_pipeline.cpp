@@ -382,6 +382,11 @@ std::vector<engine::SchedulerDevice> file_devices(const PipelineOptions& options
 
 enum class Direction { seal, open };
 
+// The kind of work a file's seal or open is (detail::scheduling_of's `work`).
+std::string file_work(bool opening, const PipelineOptions& options) {
+  return std::string(opening ? "format file open" : "format file seal") + (options.direct_input ? " direct" : "");
+}
+
 struct IoTimes {
   std::atomic<uint64_t> read_ns{0}, write_ns{0};
   static void add(std::atomic<uint64_t>& total, std::chrono::steady_clock::time_point start) {
@@ -440,8 +445,10 @@ class JobTrace {
 // released_len is the plaintext offset of the failed chunk, relative to the range's start.
 PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset,
                               ByteSpan payload_key, const Layout& layout, uint64_t first, uint64_t count,
-                              const PipelineOptions& options) {
+                              const PipelineOptions& given) {
   const bool opening = direction == Direction::open;
+  const std::string work = file_work(opening, given);
+  const PipelineOptions options = detail::resolved(given, work);
   if (payload_key.size() != kKeyLen)
     throw std::invalid_argument("the payload key is " + std::to_string(kKeyLen) + " bytes, got " +
                                 std::to_string(payload_key.size()));
@@ -468,15 +475,18 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
   const uint64_t buffer_out = uint64_t(layout.chunk_len) * max_job_chunks + (opening ? 0 : kTagLen * max_job_chunks);
 
   JobTrace trace((count + chunks_per_job - 1) / chunks_per_job);
-  BufferPool buffers(buffer_in, buffer_out, job_buffer_device(options.devices));
+  // The buffers are made after the scheduler (declared before it, so that they outlive its
+  // workers) for the devices it will use: a set kept without the GPUs starts none of them.
+  std::optional<BufferPool> buffers;
+  std::optional<OutputWriter> out;
   const auto [range_out_start, range_out_len] = output_at(first, count);
-  const bool gpus = std::any_of(options.devices.begin(), options.devices.end(),
-                                [](const std::string& name) { return device_traits(name).is_gpu; });
-  const OutputWriter out(out_fd, out_offset + range_out_start, range_out_len, gpus);
   IoTimes io;
-  engine::Scheduler scheduler(file_devices(options),
-                              detail::scheduling_of(options, std::string(opening ? "format file open" : "format file seal") +
-                                                                 (options.direct_input ? " direct" : "")));
+  engine::Scheduler scheduler(file_devices(options), detail::scheduling_of(options, work));
+  const std::vector<std::string> in_use = scheduler.devices_in_use();
+  buffers.emplace(buffer_in, buffer_out, job_buffer_device(in_use));
+  const bool gpus =
+      std::any_of(in_use.begin(), in_use.end(), [](const std::string& name) { return device_traits(name).is_gpu; });
+  out.emplace(out_fd, out_offset + range_out_start, range_out_len, gpus);
   const uint64_t range_in_start = input_at(first, 0).first;
   uint64_t done_input = 0;
   try {
@@ -490,13 +500,13 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
             const uint64_t job = (job_first - first) / chunks_per_job;
             trace.mark(job, JobTrace::begun);
             trace.device(job, device);
-            const BufferPool::Pair pair = buffers.acquire();
+            const BufferPool::Pair pair = buffers->acquire();
             trace.mark(job, JobTrace::buffers);
             struct Release {
               BufferPool& pool;
               BufferPool::Pair pair;
               ~Release() { pool.release(pair); }
-            } release{buffers, pair};
+            } release{*buffers, pair};
             auto started = std::chrono::steady_clock::now();
             const uint8_t* in_data = pair.input.data;
             if (direct.fd() >= 0)
@@ -517,7 +527,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
                 // The chunks before the failed one authenticated: they are written, so that the
                 // output holds the whole authenticated prefix (the caller truncates after it).
                 const uint64_t good_len = plain_at(job_first, failure.chunk_index - job_first).second;
-                if (out_fd >= 0) out.write(pair.output.data, good_len, out_offset + out_at);
+                if (out_fd >= 0) out->write(pair.output.data, good_len, out_offset + out_at);
                 throw;
               }
             }
@@ -525,7 +535,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
             trace.mark(job, JobTrace::sealed);
             if (out_fd < 0) return;  // authenticate only
             started = std::chrono::steady_clock::now();
-            out.write(pair.output.data, out_len, out_offset + out_at);
+            out->write(pair.output.data, out_len, out_offset + out_at);
             IoTimes::add(io.write_ns, started);
             trace.mark(job, JobTrace::written);
           },
@@ -803,6 +813,10 @@ uint64_t seal_fd(int in_fd, int out_fd, const std::vector<std::string>& recipien
 
 uint64_t open_fd(int in_fd, int out_fd, ByteSpan key, const PipelineOptions& options) {
   return open_fd_with(in_fd, out_fd, detail::header_key_check(key), options);
+}
+
+bool automatic_leaves_gpus_out(bool opening, const PipelineOptions& options) {
+  return options.automatic && detail::kept_without_gpus(options, file_work(opening, options)).has_value();
 }
 
 bool ends_by_offset(const InputEnd& in, const OutputEnd& out) {

@@ -125,15 +125,50 @@ PipelineStats run_pipeline(const Layout& layout, bool sealed_input, const Pipeli
 
 unsigned detail::pipeline_gpu_workers() { return gpu_workers(kGpuWorkers); }
 
+namespace {
+// The kind of work a pipeline's measured device set is kept for: the operation, the AES variant and
+// the job length decide how fast each device runs a job (the devices themselves are in the
+// scheduler's key too).
+std::string remember_as_of(const PipelineOptions& options, const std::string& work) {
+  return work + " " + (options.variant.empty() ? "default" : options.variant) + " job " + std::to_string(options.job_len);
+}
+}  // namespace
+
 engine::SchedulerOptions detail::scheduling_of(const PipelineOptions& options, const std::string& work) {
   engine::SchedulerOptions scheduling;
   scheduling.cpu_share = options.cpu_share;
   scheduling.cancelled = options.cancelled;
-  // The measured device set is kept per kind of work: the operation, the AES variant and the job
-  // length decide how fast each device runs a job (the devices themselves are in the key too).
-  scheduling.remember_as = work + " " + (options.variant.empty() ? "default" : options.variant) + " job " +
-                           std::to_string(options.job_len);
+  scheduling.remember_as = remember_as_of(options, work);
+  if (options.automatic) scheduling.machine = machine_description();
   return scheduling;
+}
+
+std::optional<std::vector<std::string>> detail::kept_without_gpus(const PipelineOptions& options, const std::string& work) {
+  const auto kept = engine::machine_decision(remember_as_of(options, work), machine_description());
+  if (!kept) return std::nullopt;
+  try {
+    for (size_t i = 0; i < kept->devices.size(); ++i)
+      if (kept->in_use[i] && device_traits(kept->devices[i]).is_gpu) return std::nullopt;
+  } catch (const std::exception&) {  // a device kind this build does not have: not this build's store
+    return std::nullopt;
+  }
+  return kept->devices;
+}
+
+PipelineOptions detail::resolved(PipelineOptions options, const std::string& work) {
+  if (!options.automatic) return options;
+  // Where this machine's kept set for the work leaves every GPU out, the devices it was measured
+  // with are named (the scheduler then starts on that set, as that run's key needs) and no GPU is
+  // listed or started: CUDA's driver alone costs ~0.4 s of a command on a 2-H200 host.
+  if (auto devices = kept_without_gpus(options, work)) {
+    options.devices = std::move(*devices);
+    options.cpu_share = -1;
+    return options;
+  }
+  const DeviceSelection selection = select_devices("auto");
+  options.devices = selection.devices;
+  options.cpu_share = selection.cpu_share;
+  return options;
 }
 
 PipelineStats detail::stats_of(const engine::SchedulerStats& scheduled) {
@@ -304,15 +339,17 @@ struct ChunkStream::Impl {
   bool ended = false;         // a job with at_end was submitted
   engine::Scheduler scheduler;
 
+  static std::string work_of(Operation operation) {
+    return operation == Operation::seal ? "format stream seal" : "format stream open";
+  }
   Impl(Operation operation, ByteSpan key, uint32_t chunk_len, PipelineOptions options_in, Retire retire_in)
       : operation(operation),
         chunk_len(chunk_len),
-        options(std::move(options_in)),
+        options(detail::resolved(std::move(options_in), work_of(operation))),
         retire(std::move(retire_in)),
         unit_len(uint64_t(chunk_len) + (operation == Operation::open ? kTagLen : 0)),
         chunks_per_job(chunks_per_job_of(options, unit_len)),
-        scheduler(scheduled_devices(options),
-                  detail::scheduling_of(options, operation == Operation::seal ? "format stream seal" : "format stream open")) {
+        scheduler(scheduled_devices(options), detail::scheduling_of(options, work_of(operation))) {
     std::memcpy(payload_key, key.data(), kKeyLen);
   }
   ~Impl() {

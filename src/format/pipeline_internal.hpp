@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,13 @@ unsigned pipeline_gpu_workers();
 // The scheduler's options of a pipeline (its CPU share and cancellation), for both pipelines;
 // `work` names the kind of work its measured device set is kept for (SchedulerOptions::remember_as).
 engine::SchedulerOptions scheduling_of(const PipelineOptions& options, const std::string& work);
+
+// The options with "auto"'s devices filled in where options.automatic (PipelineOptions says what
+// they are); for `work`, as scheduling_of names it. Otherwise the options as they are.
+PipelineOptions resolved(PipelineOptions options, const std::string& work);
+// The devices of this machine's kept set for `work` (automatic options) where it leaves every GPU
+// out, read without listing any GPU; else nullopt (no such set: auto lists and starts the GPUs).
+std::optional<std::vector<std::string>> kept_without_gpus(const PipelineOptions& options, const std::string& work);
 
 // A scheduler's statistics as the pipelines report them (read_s / write_s are the file
 // pipeline's own to add).

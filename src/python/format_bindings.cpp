@@ -589,7 +589,10 @@ nb::tuple run_ends(bool sealing, nb::handle source, nb::handle destination, nb::
   std::optional<BufferView> header_view;
   if (sealing) header_view.emplace(header);
   const ByteSpan header_span = sealing ? header_view->span() : ByteSpan();
+  // No devices: "auto", chosen by the library with the set kept on this machine (PipelineOptions::automatic).
+  const bool automatic = devices.empty();
   auto options = pipeline_options(std::move(devices), cpu_share, job_len, std::move(variant));
+  options.automatic = automatic;
   options.direct_input = direct_input;
   const size_t unit_len = chunk_len + (sealing ? 0 : format::kTagLen);
   const PythonInput in(source, unit_len);
@@ -857,6 +860,18 @@ void register_format_bindings(nb::module_& m) {
         return to_bytes(key);
       },
       nb::arg("passphrase"), nb::arg("salt"), nb::arg("log2n"));
+  m.def(
+      "format_auto_leaves_gpus_out",
+      [](bool opening, std::string variant, bool direct_input) {
+        format::PipelineOptions options;
+        options.automatic = true;
+        options.variant = std::move(variant);
+        options.direct_input = direct_input;
+        return format::automatic_leaves_gpus_out(opening, options);
+      },
+      nb::arg("opening"), nb::arg("variant"), nb::arg("direct_input"),
+      "Whether a file's seal or open under 'auto' would run with no GPU on this machine (format.hpp "
+      "automatic_leaves_gpus_out): the set kept there leaves them out. Lists no GPU.");
   m.def("format_check_out", &check_out, nb::arg("out").none(), nb::arg("len"), nb::arg("what"));
   m.def("format_seal_body", &seal_body, nb::arg("payload_key"), nb::arg("header"), nb::arg("chunk_len"),
         nb::arg("plaintext"), nb::arg("out").none(), nb::arg("devices"), nb::arg("cpu_share").none(), nb::arg("job_len"),

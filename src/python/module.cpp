@@ -343,6 +343,20 @@ NB_MODULE(_native, m) {
   m.def("forget_device_sets", &engine::forget_device_sets,
         "Forgets the device sets this process measured and kept (gpucrypt/scheduler.hpp): each kind of work "
         "probes its devices again on its next run.");
+  m.def(
+      "charge_first_run_from",
+      [](double monotonic_s) {
+        // time.monotonic() and steady_clock both count CLOCK_MONOTONIC on Linux.
+        engine::charge_first_run_from(std::chrono::steady_clock::time_point(
+            std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(monotonic_s))));
+      },
+      nb::arg("monotonic_s"),
+      "For a program that is one command (the CLI): when it began, as time.monotonic() gave it; its first run on a "
+      "device set kept on this machine is charged from then, its devices' start-up included (gpucrypt/scheduler.hpp).");
+  m.def("machine_description", &machine_description,
+        "This machine as device sets are kept for it across processes (gpucrypt/device.hpp machine_description).");
+  m.def("machine_store_path", &engine::machine_store_path,
+        "The file that keeps measured device sets on this machine, or '' (gpucrypt/scheduler.hpp).");
   m.def("deal_gpus", &deal_gpus, nb::arg("gpus"), nb::arg("local_rank"), nb::arg("local_size"),
         "The GPUs of local rank k of n on a node with `gpus` (gpucrypt/device.hpp deal_gpus).");
   m.def("wait_devices_started", &wait_devices_started, nb::call_guard<nb::gil_scoped_release>(),

@@ -3,9 +3,13 @@
 // is. Checks in-order retirement under out-of-order completion, the in-flight bound, errors
 // re-raised in order, cancellation, dropping queued jobs on stop, and the device choice (by
 // measured rate, and by a numeric cpu_share).
+#include <stdlib.h>
+
 #include <atomic>
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -19,6 +23,8 @@ using gpucrypt::engine::Scheduler;
 using gpucrypt::engine::SchedulerDevice;
 using gpucrypt::engine::SchedulerOptions;
 using gpucrypt::engine::forget_device_sets;
+using gpucrypt::engine::machine_decision;
+using gpucrypt::engine::machine_store_path;
 using gpucrypt::test_support::check;
 using namespace std::chrono_literals;
 
@@ -329,6 +335,84 @@ void kept_set_learns_from_runs() {
             choice + " (first run: " + first + ")");
 }
 
+// Kept on this machine (SchedulerOptions::machine): a "gpu" and the host's "cpu" that slow each
+// other down (alone 6 and 3 ms a job, beside each other 12), so the CPU alone is the set. The
+// decision goes to the store (GPUCRYPT_CACHE_DIR, a fresh directory) and a later run, after this
+// process forgot its own (as a new process would), starts on it, its GPU running nothing; a caller
+// can read it before starting any device (machine_decision). Another machine's name, a damaged
+// store and GPUCRYPT_CACHE_DIR=off find nothing. A run charged from a command's start five seconds
+// earlier (charge_first_run_from) delivers far less than the CPU's figure, which falls: the next
+// decision is another set.
+void kept_on_machine() {
+  char directory[] = "/tmp/gpucrypt-store-XXXXXX";
+  check(::mkdtemp(directory) != nullptr, "a directory for the store");
+  ::setenv("GPUCRYPT_CACHE_DIR", directory, 1);
+  const std::string store = machine_store_path();
+  check(store == std::string(directory) + "/device-sets.tsv", "the store is under GPUCRYPT_CACHE_DIR: " + store);
+  forget_device_sets();
+  const auto run = [](const std::string& machine) {
+    std::atomic<int> running{0};
+    SchedulerOptions options;
+    options.remember_as = "machine work";
+    options.machine = machine;
+    Scheduler scheduler(devices({"gpu", "cpu"}, 1), options);
+    for (int i = 0; i < 200; ++i)
+      scheduler.submit(1 << 20,
+                       [&](const std::string& device) {
+                         const bool beside_another = ++running > 1;
+                         std::this_thread::sleep_for(beside_another ? 12ms : device == "cpu" ? 3ms : 6ms);
+                         --running;
+                       },
+                       {});
+    scheduler.drain();
+    return scheduler.stats();
+  };
+  const auto first = run("test host");
+  check(first.device_choice.find(": cpu") != std::string::npos, "the first run finds the CPU alone: " + first.device_choice);
+  check(std::filesystem::exists(store), "the decision is written to the machine's store");
+  forget_device_sets();
+  const auto decision = machine_decision("machine work", "test host");
+  check(decision && decision->devices == std::vector<std::string>{"gpu", "cpu"} &&
+            decision->in_use == std::vector<bool>{false, true},
+        "machine_decision reads the devices and the set kept on the machine");
+  check(!machine_decision("machine work", "another host") && !machine_decision("other work", "test host"),
+        "nothing is kept for another machine or another kind of work");
+  const auto second = run("test host");
+  check(second.device_choice.rfind("kept on this machine: ", 0) == 0 && stats_of(second, "gpu").jobs == 0,
+        "a later process starts on the machine's set, its GPU idle: " + second.device_choice);
+  forget_device_sets();
+  gpucrypt::engine::charge_first_run_from(std::chrono::steady_clock::now() - 5s);
+  const auto charged = run("test host");
+  check(charged.device_choice.rfind("kept on this machine: ", 0) == 0, "the charged run starts on the kept set");
+  const auto after = machine_decision("machine work", "test host");
+  check(after && after->in_use != std::vector<bool>{false, true},
+        "a run charged from its command's start lowers the set's figure: another set is next: " +
+            (after ? after->choice : std::string("none")));
+  { std::ofstream(store, std::ios::trunc) << "damaged\tline\n\t\t\t\n"; }
+  forget_device_sets();
+  check(!machine_decision("machine work", "test host"), "a damaged store is no store");
+  check(run("test host").device_choice.rfind("kept", 0) != 0, "and a run on it probes");
+  ::setenv("GPUCRYPT_CACHE_DIR", "off", 1);
+  check(machine_store_path().empty() && !machine_decision("machine work", "test host"), "GPUCRYPT_CACHE_DIR=off: no store");
+  ::unsetenv("GPUCRYPT_CACHE_DIR");
+  std::filesystem::remove_all(directory);
+  forget_device_sets();
+}
+
+// The CPU alone is measured even where it ran far slower than a GPU beside it (a set under a
+// quarter of the fastest device is skipped otherwise): bound outside the devices, the CPU alone
+// keeps up, and it is the one set that needs no GPU started.
+void cpu_alone_always_measured() {
+  SchedulerOptions options;
+  Scheduler scheduler(devices({"fast", "cpu"}, 1), options);
+  for (int i = 0; i < 200; ++i)
+    scheduler.submit(1 << 20, [](const std::string& device) { std::this_thread::sleep_for(device == "cpu" ? 10ms : 1ms); }, {});
+  scheduler.drain();
+  const std::string choice = scheduler.stats().device_choice;
+  check(choice.find("cpu not measured") == std::string::npos && choice.find("cpu ") != std::string::npos,
+        "the CPU alone is measured: " + choice);
+}
+
 void numeric_cpu_share() {
   SchedulerOptions options;
   options.cpu_share = 0.25;
@@ -368,6 +452,8 @@ int main() {
   measured_device_set();
   kept_device_set();
   kept_set_learns_from_runs();
+  kept_on_machine();
+  cpu_alone_always_measured();
   numeric_cpu_share();
   record_run_and_bad_arguments();
   return gpucrypt::test_support::report();
