@@ -307,7 +307,10 @@ class OutputWriter {
   // 0.58-0.64x a parallel copy with pwrites, 0.76-0.78x through the mapping, thirteenth session). On 2
   // cores the mapping's extra pass (each page zeroed, then copied into) costs more than the lock
   // (1 GiB encrypt from /dev/shm on the CPU: 0.60 s against 0.44 s), and runs on the CPU alone
-  // have two writers; on a disk file system it is not measured.
+  // have two writers; on a disk file system it is not measured. Under auto, the CPU's own jobs in
+  // a run with GPUs pwrite all the same (write's from_gpu): two writers do not meet the lock, and
+  // through the mapping the CPU alone, in the measured set's probe, delivered 1.2-1.4 GB/s where a
+  // run of the CPU alone (pwrites) delivers 2.4 on that host (2026-11-30, eighteenth session).
   static bool mapped_output_wanted(int fd, bool gpus) {
     const char* text = std::getenv("GPUCRYPT_FILE_MAPPED_OUTPUT");
     const std::string value = text == nullptr ? "auto" : text;
@@ -321,6 +324,8 @@ class OutputWriter {
 
   OutputWriter(int fd, uint64_t begin, uint64_t len, bool gpus) : fd_(fd) {
     if (fd < 0 || len == 0 || !mapped_output_wanted(fd, gpus)) return;
+    const char* text = std::getenv("GPUCRYPT_FILE_MAPPED_OUTPUT");
+    every_job_mapped_ = text != nullptr && std::string(text) == "1";
     populate_per_job_ = on_tmpfs(fd);
     if (!populate_per_job_ && !allocate_output_range(fd, begin, len)) return;  // pwrite
     page_ = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -333,9 +338,10 @@ class OutputWriter {
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;
 
-  // `len` bytes at file offset `at`, inside the range given to the constructor.
-  void write(const uint8_t* data, uint64_t len, uint64_t at) const {
-    if (!mapped_ || len == 0) return pwrite_exactly(fd_, data, len, at);
+  // `len` bytes at file offset `at`, inside the range given to the constructor, from a job a GPU
+  // (from_gpu) or the CPU ran: the CPU's pwrite unless GPUCRYPT_FILE_MAPPED_OUTPUT=1 (above).
+  void write(const uint8_t* data, uint64_t len, uint64_t at, bool from_gpu) const {
+    if (!mapped_ || len == 0 || !(from_gpu || every_job_mapped_)) return pwrite_exactly(fd_, data, len, at);
     const uint64_t map_begin = at / page_ * page_, map_len = at + len - map_begin;
     void* map = ::mmap(nullptr, map_len, PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(map_begin));
     if (map == MAP_FAILED) throw FileError(errno, true, "writing the output (mapping " + bytes_text(len) + ")");
@@ -369,7 +375,7 @@ class OutputWriter {
   }
 
   const int fd_;
-  bool mapped_ = false, populate_per_job_ = false;
+  bool mapped_ = false, populate_per_job_ = false, every_job_mapped_ = false;
   uint64_t page_ = 0;
 };
 
@@ -498,6 +504,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
           in_len,
           [&, job_first, job_count, in_at, in_len, out_at, out_len](const std::string& device) {
             const uint64_t job = (job_first - first) / chunks_per_job;
+            const bool gpu_job = device_traits(device).is_gpu;
             trace.mark(job, JobTrace::begun);
             trace.device(job, device);
             const BufferPool::Pair pair = buffers->acquire();
@@ -527,7 +534,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
                 // The chunks before the failed one authenticated: they are written, so that the
                 // output holds the whole authenticated prefix (the caller truncates after it).
                 const uint64_t good_len = plain_at(job_first, failure.chunk_index - job_first).second;
-                if (out_fd >= 0) out->write(pair.output.data, good_len, out_offset + out_at);
+                if (out_fd >= 0) out->write(pair.output.data, good_len, out_offset + out_at, gpu_job);
                 throw;
               }
             }
@@ -535,7 +542,7 @@ PipelineStats run_file_chunks(Direction direction, int in_fd, uint64_t in_offset
             trace.mark(job, JobTrace::sealed);
             if (out_fd < 0) return;  // authenticate only
             started = std::chrono::steady_clock::now();
-            out->write(pair.output.data, out_len, out_offset + out_at);
+            out->write(pair.output.data, out_len, out_offset + out_at, gpu_job);
             IoTimes::add(io.write_ns, started);
             trace.mark(job, JobTrace::written);
           },
