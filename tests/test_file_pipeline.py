@@ -529,7 +529,7 @@ def test_direct_io_refuses_a_stream_in_one_line(tmp_path):
 
 def _store_line(work: str, in_use: str, rates: str, runs: int = 0) -> str:
     return "\t".join([f"{work} | {_native.machine_description()}", "cuda:0*6 cpu*2", "1", "1" if in_use == "01" else "0", "0", f"{time.time():.0f}", str(runs), rates, "000", in_use,
-                      "cuda:0+cpu 1.00 GB/s, cpu 2.00 GB/s, cuda:0 1.00 GB/s: cpu"]) + "\n"
+                      "cuda:0+cpu 1.00 GB/s, cpu 2.00 GB/s, cuda:0 1.00 GB/s: cpu", ""]) + "\n"
 
 
 def _stored(store: Path) -> dict:

@@ -69,7 +69,11 @@
 // (charge_first_run_from): its first run on a kept set is charged from then, so the start-up of
 // the set's devices (CUDA's driver and contexts: ~0.7 s on a 2-H200 host, docs/performance.md)
 // counts against the set, and a set that leaves the GPUs out, whose runs start none, can win on a
-// host where the CPU alone keeps up with the files. (A caller that finds the kept set leaves every
+// host where the CPU alone keeps up with the files. A probe's figure is only a first guess there:
+// each set in contention (its probe figure within half of the best) runs one whole run, best
+// figure first, whose figure replaces the probe's (up or down: inside a run with the GPUs the CPU
+// alone was rated 2.28 GB/s, and whole commands on it delivered ~2.5); then the figures decide,
+// as above. (A caller that finds the kept set leaves every
 // GPU out need not start them: machine_decision, and format's "auto".)
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the

@@ -35,6 +35,9 @@ struct KeptSet {
   std::chrono::steady_clock::time_point decided_at;  // decided: when its probe decided
   size_t runs = 0;             // decided: the runs that started on it since
   bool from_machine = false;   // read from the machine's store (SchedulerOptions::machine)
+  // Kept on the machine: the sets whose figure is still the probe's, each to be tried by one
+  // whole run (learn_from_run says why); empty in a process's own kept sets.
+  std::vector<bool> untried;
 };
 std::mutex kept_sets_mutex;  // guards kept_sets(), first_run_charge() and the machine's store
 std::map<std::string, KeptSet>& kept_sets() {
@@ -51,7 +54,8 @@ std::optional<std::chrono::steady_clock::time_point>& first_run_charge() {
 // devices as the scheduler's key spells them, decided (0/1), the set's index, the next phase,
 // when it was decided (Unix seconds), the runs since, each set's rate, which sets were skipped,
 // which devices the decided set uses (a 0/1 per device), and the choice as stats show it. Lines
-// of other machines (a home directory shared over the network) are kept as they are.
+// of other machines (a home directory shared over the network) are kept as they are. Last, which
+// sets are still to be tried by a whole run (a 0/1 per set).
 struct StoredSet {
   std::string devices;
   KeptSet kept;
@@ -80,7 +84,7 @@ std::vector<std::string> split(const std::string& text, char separator) {
 
 std::optional<std::pair<std::string, StoredSet>> parse_stored(const std::string& line) {
   const std::vector<std::string> field = split(line, '\t');
-  if (field.size() != 11) return std::nullopt;
+  if (field.size() != 12) return std::nullopt;
   try {
     StoredSet stored;
     stored.devices = field[1];
@@ -93,8 +97,10 @@ std::optional<std::pair<std::string, StoredSet>> parse_stored(const std::string&
     for (char skipped : field[8]) stored.kept.skipped.push_back(skipped == '1');
     stored.in_use = field[9];
     stored.kept.choice = field[10];
+    for (char untried : field[11]) stored.kept.untried.push_back(untried == '1');
     if (stored.kept.rates.empty() || stored.kept.rates.size() != stored.kept.skipped.size() ||
-        stored.kept.set >= stored.kept.rates.size())
+        stored.kept.set >= stored.kept.rates.size() ||
+        (!stored.kept.untried.empty() && stored.kept.untried.size() != stored.kept.rates.size()))
       return std::nullopt;
     return std::pair{field[0], stored};
   } catch (const std::exception&) {  // a damaged line is no line
@@ -113,7 +119,9 @@ std::string stored_line(const std::string& key, const StoredSet& stored) {
   }
   line += "\t";
   for (bool skipped : stored.kept.skipped) line += skipped ? '1' : '0';
-  return line + "\t" + stored.in_use + "\t" + without_tabs(stored.kept.choice) + "\n";
+  line += "\t" + stored.in_use + "\t" + without_tabs(stored.kept.choice) + "\t";
+  for (bool untried : stored.kept.untried) line += untried ? '1' : '0';
+  return line + "\n";
 }
 
 std::map<std::string, StoredSet> read_store(const std::string& path) {
@@ -442,10 +450,25 @@ void Scheduler::learn_from_run() {
     std::lock_guard kept_lock(kept_sets_mutex);
     KeptSet& kept = kept_sets()[remember_key_];
     if (!kept.decided || kept.set != decided_set_ || kept.rates.size() != probe_sets_.size()) return;
-    // A shortfall within noise (10%) changes nothing: two equal sets would otherwise take turns,
-    // each run lowering the other's figure.
-    if (delivered < 0.9 * kept.rates[decided_set_]) kept.rates[decided_set_] = delivered;
+    if (started_decided_ && kept.untried.size() == kept.rates.size() && kept.untried[decided_set_]) {
+      // Kept on the machine, the first whole run on a set replaces the probe's figure, up or down:
+      // a probe's phase sees neither what starting the set's devices costs a command nor, it
+      // turned out, all a set does alone (the CPU alone inside a 2-H200 run: 2.28 GB/s; whole
+      // commands on it: ~2.5, start included, 2026-11-30). So each set that was in contention
+      // (its probe figure within half of the best) runs one whole command before the figures
+      // decide, best figure first; a command line pays that once per decision.
+      kept.rates[decided_set_] = delivered;
+      kept.untried[decided_set_] = false;
+    } else if (delivered < 0.9 * kept.rates[decided_set_]) {
+      // A shortfall within noise (10%) changes nothing: two equal sets would otherwise take turns,
+      // each run lowering the other's figure.
+      kept.rates[decided_set_] = delivered;
+    }
     kept.set = best_set(kept.rates);
+    size_t next_untried = kept.rates.size();
+    for (size_t k = 0; k < kept.untried.size(); ++k)
+      if (kept.untried[k] && (next_untried == kept.rates.size() || kept.rates[k] > kept.rates[next_untried])) next_untried = k;
+    if (next_untried < kept.rates.size()) kept.set = next_untried;
     kept.choice = choice_text(kept.rates, kept.skipped, kept.set);
     keep(remember_key_);
   }
@@ -584,8 +607,13 @@ void Scheduler::decide_device_set() {  // under mutex_
   probe_ = Probe::decided;
   if (!remember_key_.empty()) {
     std::lock_guard lock(kept_sets_mutex);
-    kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0,
-                                  std::chrono::steady_clock::now(), 0};
+    KeptSet& kept = kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0,
+                                                  std::chrono::steady_clock::now(), 0};
+    if (!machine_key_.empty()) {  // each set in contention is to run one whole command (learn_from_run)
+      const double best = *std::max_element(probe_rates_.begin(), probe_rates_.end());
+      kept.untried.assign(probe_rates_.size(), false);
+      for (size_t k = 0; k < probe_rates_.size(); ++k) kept.untried[k] = !probe_skipped_[k] && probe_rates_[k] >= 0.5 * best;
+    }
     keep(remember_key_);
   }
 }

@@ -339,7 +339,8 @@ void kept_set_learns_from_runs() {
 // other down (alone 6 and 3 ms a job, beside each other 12), so the CPU alone is the set. The
 // decision goes to the store (GPUCRYPT_CACHE_DIR, a fresh directory) and a later run, after this
 // process forgot its own (as a new process would), starts on it, its GPU running nothing; a caller
-// can read it before starting any device (machine_decision). Another machine's name, a damaged
+// can read it before starting any device (machine_decision); the other sets in contention each run
+// once, and the CPU alone is kept again. Another machine's name, a damaged
 // store and GPUCRYPT_CACHE_DIR=off find nothing. A run charged from a command's start five seconds
 // earlier (charge_first_run_from) delivers far less than the CPU's figure, which falls: the next
 // decision is another set.
@@ -380,6 +381,12 @@ void kept_on_machine() {
   const auto second = run("test host");
   check(second.device_choice.rfind("kept on this machine: ", 0) == 0 && stats_of(second, "gpu").jobs == 0,
         "a later process starts on the machine's set, its GPU idle: " + second.device_choice);
+  // Each other set in contention runs one whole run (its probe figure replaced), then the figures
+  // decide: the CPU alone again.
+  for (int runs = 0; runs < 3; ++runs) forget_device_sets(), run("test host");
+  const auto settled = machine_decision("machine work", "test host");
+  check(settled && settled->in_use == std::vector<bool>{false, true},
+        "after the sets in contention ran whole runs, the CPU alone is kept: " + (settled ? settled->choice : std::string("none")));
   forget_device_sets();
   gpucrypt::engine::charge_first_run_from(std::chrono::steady_clock::now() - 5s);
   const auto charged = run("test host");
