@@ -73,7 +73,8 @@
 // each set in contention (its probe figure within half of the best) runs one whole run, best
 // figure first, whose figure replaces the probe's (up or down: inside a run with the GPUs the CPU
 // alone was rated 2.28 GB/s, and whole commands on it delivered ~2.5); then the figures decide,
-// as above. (A caller that finds the kept set leaves every
+// as above, except that within noise the CPU alone is favoured over sets with GPUs (best_set
+// says why). (A caller that finds the kept set leaves every
 // GPU out need not start them: machine_decision, and format's "auto".)
 //
 // The scheduler does not know what a device is: a name is a key, and a SchedulerDevice says the
@@ -222,7 +223,7 @@ class Scheduler {
   void advance_probe();       // calling thread, before choose: phase changes of the measured device set
   void decide_device_set();   // under mutex_, once every candidate set was measured
   void learn_from_run();      // calling thread, in stop(): what the decided set delivered, for the next run
-  static size_t best_set(const std::vector<double>& rates);
+  size_t best_set(const std::vector<double>& rates) const;
   std::string choice_text(const std::vector<double>& rates, const std::vector<bool>& skipped, size_t best) const;
   double expected_finish_s(const Device& device, uint64_t num_bytes) const;  // under mutex_
   void retire_oldest();
