@@ -3,7 +3,7 @@
 
     python3 bench/file_bench.py OUT.json [--size-mib 1024] [--dir /dev/shm] [--repeats 5]
                                 [--device auto] [--threads N] [--quick] [--baseline-path DIR]
-                                [--mapped-output] [--settle N]
+                                [--mapped-output] [--settle N] [--compare-device DEV]
 
 Issue 30's ceilings, measured in the same run, interleaved (one round = every command once, in
 turn, every other round in reverse order, so that a noisy neighbour hits them all alike):
@@ -22,6 +22,9 @@ With --mapped-output, the two commands run with GPUCRYPT_FILE_MAPPED_OUTPUT=0 (p
 encrypt / decrypt and with =1 (the file pipeline's writes as copies into a shared mapping of the
 output; docs/file-format.md) as encrypt_mapped / decrypt_mapped, interleaved with the rest.
 Without it, the library's own choice (auto) is timed.
+With --compare-device DEV (e.g. cpu), the two commands also run with --device DEV as
+encrypt_DEV / decrypt_DEV in the same rounds: issue 30's "auto is never slower than the fastest
+device alone", measured end to end (compare_ratio: DEV's median time over --device's).
 With --baseline-path DIR, the same two commands also run from another build of gpucrypt
 installed in DIR (`pip install --target DIR` of an older commit), as encrypt_baseline /
 decrypt_baseline, interleaved with the rest: before and after in one run.
@@ -94,6 +97,8 @@ def main() -> int:
                              "shared mapping of the output), as encrypt_mapped / decrypt_mapped")
     parser.add_argument("--baseline-path", default=None, metavar="DIR",
                         help="also time the gpucrypt installed in DIR (PYTHONPATH), e.g. an older commit")
+    parser.add_argument("--compare-device", default=None, metavar="DEV",
+                        help="also time encrypt/decrypt with --device DEV in the same rounds")
     parser.add_argument("--settle", type=int, default=0, metavar="N",
                         help="run each gpucrypt command N times untimed first (auto's kept set settles)")
     args = parser.parse_args()
@@ -137,6 +142,12 @@ def main() -> int:
                     gpucrypt_command + [what, "-q", "--stats", "--key-file", key, "--device", args.device, "-o", out,
                                         source], env=mapped_env))
                 engine[f"{what}_mapped"] = []
+        if args.compare_device:
+            for what, source in (("encrypt", plain), ("decrypt", sealed)):
+                commands[f"{what}_{args.compare_device}"] = (lambda what=what, source=source: timed(
+                    gpucrypt_command + [what, "-q", "--stats", "--key-file", key, "--device", args.compare_device,
+                                        "-o", out, source]))
+                engine[f"{what}_{args.compare_device}"] = []
         if args.baseline_path:
             baseline_env = dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline_path))
             for what, source in (("encrypt", plain), ("decrypt", sealed)):
@@ -187,6 +198,9 @@ def main() -> int:
             "baseline_path": args.baseline_path,
             "settle": args.settle, "settle_s": settle_s, "settle_stats": settle_stats,
         }
+        if args.compare_device:
+            result["compare_ratio"] = {what: median[f"{what}_{args.compare_device}"] / median[what]
+                                       for what in ("encrypt", "decrypt")}
         if args.recipients:
             result["recipient_ratio"] = {
                 f"{v2} / {v1}": {
@@ -201,6 +215,8 @@ def main() -> int:
         print(f"{name:14s} median {value:7.3f} s  {size / value / 1e9:6.2f} GB/s")
     print("time / cp:", {k: round(v, 3) for k, v in result["time_ratio_to_cp"].items()})
     print("throughput / parallel copy:", {k: round(v, 3) for k, v in result["throughput_ratio_to_parallel_copy"].items()})
+    if "compare_ratio" in result:
+        print(f"{args.compare_device} time / {args.device} time:", {k: round(v, 3) for k, v in result["compare_ratio"].items()})
     for name, details in engine_detail.items():
         print(name, "device choices:", [stats.get("device_choice", "")[:160] for stats in details])
     for pair, ratios in result.get("recipient_ratio", {}).items():
