@@ -70,7 +70,8 @@
 // the set's devices (CUDA's driver and contexts: ~0.7 s on a 2-H200 host, docs/performance.md)
 // counts against the set, and a set that leaves the GPUs out, whose runs start none, can win on a
 // host where the CPU alone keeps up with the files. A probe's figure is only a first guess there:
-// each set in contention (its probe figure within half of the best) runs one whole run, best
+// each set in contention (its probe figure within half of the best, and the CPU alone whatever its
+// figure: its commands start no GPU, which no phase of a run that started them sees) runs one whole run, best
 // figure first, whose figure replaces the probe's (up or down: inside a run with the GPUs the CPU
 // alone was rated 2.28 GB/s, and whole commands on it delivered ~2.5); then the figures decide,
 // as above, except that within noise the CPU alone is favoured over sets with GPUs (best_set
@@ -224,6 +225,7 @@ class Scheduler {
   void decide_device_set();   // under mutex_, once every candidate set was measured
   void learn_from_run();      // calling thread, in stop(): what the decided set delivered, for the next run
   size_t best_set(const std::vector<double>& rates) const;
+  size_t favoured_set() const;  // within noise (best_set): every device, or on the machine the CPU alone
   std::string choice_text(const std::vector<double>& rates, const std::vector<bool>& skipped, size_t best) const;
   double expected_finish_s(const Device& device, uint64_t num_bytes) const;  // under mutex_
   void retire_oldest();

@@ -575,6 +575,11 @@ size_t Scheduler::depth_of_set() const {
   return 2 * workers + 1;
 }
 
+size_t Scheduler::favoured_set() const {
+  const bool cpu_alone_set = has_cpu_ && devices_.size() > 1 && probe_sets_.size() == 3;  // (every, cpu alone, others)
+  return !machine_key_.empty() && cpu_alone_set ? 1 : 0;
+}
+
 size_t Scheduler::best_set(const std::vector<double>& rates) const {
   // Within noise (5%) the set a run favours: in a process every device, the safer bet for the
   // rest of a long run (and what a numeric share would have done); kept on the machine, the CPU
@@ -583,8 +588,7 @@ size_t Scheduler::best_set(const std::vector<double>& rates) const {
   // which left whole commands on every device 0.2 s slower than on the CPU alone at equal
   // figures (2026-11-30). Another set takes over only where it was clearly faster.
   constexpr double kMargin = 1.05;
-  const bool cpu_alone_set = has_cpu_ && devices_.size() > 1 && probe_sets_.size() == 3;  // (every, cpu alone, others)
-  const size_t favoured = !machine_key_.empty() && cpu_alone_set ? 1 : 0;
+  const size_t favoured = favoured_set();
   size_t best = favoured;
   for (size_t k = 0; k < rates.size(); ++k)
     if (k != favoured && rates[k] > kMargin * rates[favoured] && rates[k] > rates[best]) best = k;
@@ -618,10 +622,15 @@ void Scheduler::decide_device_set() {  // under mutex_
     std::lock_guard lock(kept_sets_mutex);
     KeptSet& kept = kept_sets()[remember_key_] = {true, decided_set_, device_choice_, probe_rates_, probe_skipped_, 0,
                                                   std::chrono::steady_clock::now(), 0};
-    if (!machine_key_.empty()) {  // each set in contention is to run one whole command (learn_from_run)
+    if (!machine_key_.empty()) {
+      // Each set in contention is to run one whole command (learn_from_run), and the CPU alone
+      // always is: its commands start no GPU, which no phase of a run that started them can see
+      // (a 2-H200 host's file rows: every device rated 5.7 GB/s mid-run, the CPU alone 2.4, and
+      // whole commands on the CPU alone were the faster, 2026-11-30).
       const double best = *std::max_element(probe_rates_.begin(), probe_rates_.end());
       kept.untried.assign(probe_rates_.size(), false);
-      for (size_t k = 0; k < probe_rates_.size(); ++k) kept.untried[k] = !probe_skipped_[k] && probe_rates_[k] >= 0.5 * best;
+      for (size_t k = 0; k < probe_rates_.size(); ++k)
+        kept.untried[k] = !probe_skipped_[k] && (probe_rates_[k] >= 0.5 * best || k == favoured_set());
     }
     keep(remember_key_);
   }

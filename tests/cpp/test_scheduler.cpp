@@ -440,15 +440,40 @@ void machine_favours_cpu_alone_within_noise() {
 // The CPU alone is measured even where it ran far slower than a GPU beside it (a set under a
 // quarter of the fastest device is skipped otherwise): bound outside the devices, the CPU alone
 // keeps up, and it is the one set that needs no GPU started.
+// Kept on the machine, it also runs one whole run however low its probe figure (after the sets
+// in contention, best figure first), and then the figures keep the fast device.
 void cpu_alone_always_measured() {
-  SchedulerOptions options;
-  Scheduler scheduler(devices({"fast", "cpu"}, 1), options);
-  for (int i = 0; i < 200; ++i)
-    scheduler.submit(1 << 20, [](const std::string& device) { std::this_thread::sleep_for(device == "cpu" ? 10ms : 1ms); }, {});
-  scheduler.drain();
-  const std::string choice = scheduler.stats().device_choice;
+  char directory[] = "/tmp/gpucrypt-store-XXXXXX";
+  check(::mkdtemp(directory) != nullptr, "a directory for the store");
+  ::setenv("GPUCRYPT_CACHE_DIR", directory, 1);
+  forget_device_sets();
+  const auto run = [](const std::string& machine) {
+    SchedulerOptions options;
+    options.remember_as = "slow cpu work";
+    options.machine = machine;
+    Scheduler scheduler(devices({"fast", "cpu"}, 1), options);
+    for (int i = 0; i < 200; ++i)
+      scheduler.submit(1 << 20, [](const std::string& device) { std::this_thread::sleep_for(device == "cpu" ? 10ms : 1ms); }, {});
+    scheduler.drain();
+    return scheduler.stats();
+  };
+  const std::string choice = run("").device_choice;
   check(choice.find("cpu not measured") == std::string::npos && choice.find("cpu ") != std::string::npos,
         "the CPU alone is measured: " + choice);
+  run("slow cpu host");
+  bool cpu_alone_ran = false;
+  for (int runs = 0; runs < 3; ++runs) {
+    forget_device_sets();
+    const auto stats = run("slow cpu host");
+    cpu_alone_ran |= stats_of(stats, "fast").jobs == 0 && stats_of(stats, "cpu").jobs == 200;
+  }
+  const auto decision = machine_decision("slow cpu work", "slow cpu host");
+  check(cpu_alone_ran && decision && decision->in_use[0],
+        "kept on the machine the CPU alone runs once, then the fast device is kept: " +
+            (decision ? decision->choice : std::string("none")));
+  ::unsetenv("GPUCRYPT_CACHE_DIR");
+  std::filesystem::remove_all(directory);
+  forget_device_sets();
 }
 
 void numeric_cpu_share() {
