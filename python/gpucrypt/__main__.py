@@ -132,7 +132,7 @@ def main(argv=None) -> None:
         from gpucrypt import inspection
         if inspection.answer_without_click(args[1:]):
             return
-    if args[:1] in (["encrypt"], ["decrypt"]):
+    if args[:1] in (["encrypt"], ["decrypt"]) and "--mpi" not in args:   # (a rank keeps no set on the machine)
         from gpucrypt import _native
         _native.charge_first_run_from(_BEGAN)
     _start_devices_early(args)

@@ -53,9 +53,9 @@ std::optional<std::chrono::steady_clock::time_point>& first_run_charge() {
 // One line per kind of work on a machine, tab-separated: the key (remember_as | machine), the
 // devices as the scheduler's key spells them, decided (0/1), the set's index, the next phase,
 // when it was decided (Unix seconds), the runs since, each set's rate, which sets were skipped,
-// which devices the decided set uses (a 0/1 per device), and the choice as stats show it. Lines
-// of other machines (a home directory shared over the network) are kept as they are. Last, which
-// sets are still to be tried by a whole run (a 0/1 per set).
+// which devices the decided set uses (a 0/1 per device), the choice as stats show it, and which
+// sets are still to be tried by a whole run (a 0/1 per set). Lines of other machines (a home
+// directory shared over the network) are kept as they are.
 struct StoredSet {
   std::string devices;
   KeptSet kept;
