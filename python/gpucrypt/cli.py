@@ -183,6 +183,13 @@ class _Group(click.Group):
             _print_error(_describe(exc))
             exit_code = 1
         if standalone_mode:
+            # The command is over: a SIGTERM from here on (mpirun ending the job's other ranks once
+            # one exited non-zero) must not raise into the interpreter's exit, which printed
+            # "Exception ignored ... _Terminated" with a traceback under load. The process is
+            # ending, as the signal asks.
+            with contextlib.suppress(ValueError):   # (not the main thread: no handler was ours)
+                if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
             sys.exit(exit_code)
         return exit_code
 
