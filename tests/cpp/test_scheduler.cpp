@@ -39,6 +39,22 @@ std::vector<SchedulerDevice> devices(std::initializer_list<std::string> names, u
   return described;
 }
 
+// A store of kept device sets of its own (GPUCRYPT_CACHE_DIR, a fresh directory) for a test's
+// life, this process's own kept sets forgotten at both ends.
+struct TemporaryStore {
+  char directory[32] = "/tmp/gpucrypt-store-XXXXXX";
+  TemporaryStore() {
+    check(::mkdtemp(directory) != nullptr, "a directory for the store");
+    ::setenv("GPUCRYPT_CACHE_DIR", directory, 1);
+    forget_device_sets();
+  }
+  ~TemporaryStore() {
+    ::unsetenv("GPUCRYPT_CACHE_DIR");
+    std::filesystem::remove_all(directory);
+    forget_device_sets();
+  }
+};
+
 const gpucrypt::engine::DeviceStats& stats_of(const gpucrypt::engine::SchedulerStats& stats, const std::string& name) {
   for (const auto& device : stats.devices)
     if (device.name == name) return device;
@@ -345,12 +361,9 @@ void kept_set_learns_from_runs() {
 // earlier (charge_first_run_from) delivers far less than the CPU's figure, which falls: the next
 // decision is another set.
 void kept_on_machine() {
-  char directory[] = "/tmp/gpucrypt-store-XXXXXX";
-  check(::mkdtemp(directory) != nullptr, "a directory for the store");
-  ::setenv("GPUCRYPT_CACHE_DIR", directory, 1);
+  const TemporaryStore temporary;
   const std::string store = machine_store_path();
-  check(store == std::string(directory) + "/device-sets.tsv", "the store is under GPUCRYPT_CACHE_DIR: " + store);
-  forget_device_sets();
+  check(store == std::string(temporary.directory) + "/device-sets.tsv", "the store is under GPUCRYPT_CACHE_DIR: " + store);
   const auto run = [](const std::string& machine) {
     std::atomic<int> running{0};
     SchedulerOptions options;
@@ -401,9 +414,6 @@ void kept_on_machine() {
   check(run("test host").device_choice.rfind("kept", 0) != 0, "and a run on it probes");
   ::setenv("GPUCRYPT_CACHE_DIR", "off", 1);
   check(machine_store_path().empty() && !machine_decision("machine work", "test host"), "GPUCRYPT_CACHE_DIR=off: no store");
-  ::unsetenv("GPUCRYPT_CACHE_DIR");
-  std::filesystem::remove_all(directory);
-  forget_device_sets();
 }
 
 // Within noise (5%), a set kept on the machine is the CPU alone, not every device as in a process
@@ -412,10 +422,7 @@ void kept_on_machine() {
 // 104 MB/s, the CPU alone 100, the GPU 50 and kept; a run on the GPU (1 MiB per 5 ms: ~200 MB/s)
 // does not lower it, and the figures then decide: the CPU alone.
 void machine_favours_cpu_alone_within_noise() {
-  char directory[] = "/tmp/gpucrypt-store-XXXXXX";
-  check(::mkdtemp(directory) != nullptr, "a directory for the store");
-  ::setenv("GPUCRYPT_CACHE_DIR", directory, 1);
-  forget_device_sets();
+  const TemporaryStore temporary;
   const long now = long(std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch()).count());
   std::ofstream(machine_store_path()) << "tied work | tied host\tgpu*1 cpu*1\t1\t2\t0\t" << now
@@ -432,9 +439,6 @@ void machine_favours_cpu_alone_within_noise() {
   const auto decision = machine_decision("tied work", "tied host");
   check(decision && decision->in_use == std::vector<bool>{false, true},
         "kept on the machine, figures within 5% keep the CPU alone: " + (decision ? decision->choice : std::string("none")));
-  ::unsetenv("GPUCRYPT_CACHE_DIR");
-  std::filesystem::remove_all(directory);
-  forget_device_sets();
 }
 
 // The CPU alone is measured even where it ran far slower than a GPU beside it (a set under a
@@ -443,10 +447,7 @@ void machine_favours_cpu_alone_within_noise() {
 // Kept on the machine, it also runs one whole run however low its probe figure (after the sets
 // in contention, best figure first), and then the figures keep the fast device.
 void cpu_alone_always_measured() {
-  char directory[] = "/tmp/gpucrypt-store-XXXXXX";
-  check(::mkdtemp(directory) != nullptr, "a directory for the store");
-  ::setenv("GPUCRYPT_CACHE_DIR", directory, 1);
-  forget_device_sets();
+  const TemporaryStore temporary;
   const auto run = [](const std::string& machine) {
     SchedulerOptions options;
     options.remember_as = "slow cpu work";
@@ -471,9 +472,6 @@ void cpu_alone_always_measured() {
   check(cpu_alone_ran && decision && decision->in_use[0],
         "kept on the machine the CPU alone runs once, then the fast device is kept: " +
             (decision ? decision->choice : std::string("none")));
-  ::unsetenv("GPUCRYPT_CACHE_DIR");
-  std::filesystem::remove_all(directory);
-  forget_device_sets();
 }
 
 void numeric_cpu_share() {
