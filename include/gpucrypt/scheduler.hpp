@@ -175,9 +175,11 @@ struct MachineDecision {
 std::optional<MachineDecision> machine_decision(const std::string& remember_as, const std::string& machine,
                                                 size_t kept_runs = 64, double kept_machine_seconds = 86400);
 
-// For a program that is one command (the CLI): when it began. The first run of the process that
-// starts on a kept set is charged from then instead of from its own start (see "Kept on this
-// machine"); later runs from their own.
+// For a program that is one command (the CLI): when it began. The process's next run that keeps
+// its device set (SchedulerOptions::remember_as, several devices, cpu_share auto) takes it: where
+// that run starts on a kept set, its whole-run figure is charged from then instead of from its own
+// start (see "Kept on this machine"); a run that probes uses no whole-run figure. Later runs are
+// charged from their own start.
 void charge_first_run_from(std::chrono::steady_clock::time_point began);
 
 // Whether a scheduler over num_devices devices with this cpu_share measures its device set (see
