@@ -32,7 +32,9 @@
 //   host) 154 / 79 GB/s; host-memory hash_many and tree_hash 30-40 GB/s (PCIe).
 // ncu: ALU pipe 85% of peak (LOP3 + SHF: 4647 per permutation), 96 registers, no spills.
 // With theta folded (4316 ALU-pipe instructions per permutation): sha3-256 424 GB/s, shake128
-// 515 GB/s (docs/performance.md).
+// 515 GB/s (docs/performance.md). With the rounds as a loop of two (GC_KECCAK_GPU_ROUNDS_PER_STEP,
+// 2026-11-30: the permutation written out missed the instruction cache): 488 / 604 GB/s.
+// -DGC_KECCAK_GPU_ROUNDS_PER_STEP=0 builds the rounds written out again (4 and 6 measured as 2).
 // An earlier FMA-pipe rotation took its multipliers from a __constant__ table: ptxas kept them
 // in registers (96 -> 125 per thread, 5 -> 4 blocks per SM) and it ran slower (313 GB/s with
 // every rotation moved, 351 GB/s with half of each rotation moved); keccak.h's
@@ -60,7 +62,8 @@
 #define KECCAK_BENCH_STR2(x) #x
 #define KECCAK_BENCH_STR(x) KECCAK_BENCH_STR2(x)
 // Which build this is: how many rotations per round run on the FMA pipe (src/core/keccak.h).
-static const char* const kBuildVariant = "fma_rotations=" KECCAK_BENCH_STR(GC_KECCAK_FMA_ROTATIONS);
+static const char* const kBuildVariant = "fma_rotations=" KECCAK_BENCH_STR(GC_KECCAK_FMA_ROTATIONS)
+    " gpu_rounds_per_step=" KECCAK_BENCH_STR(GC_KECCAK_GPU_ROUNDS_PER_STEP);
 #include "gpucrypt/hash.hpp"
 #include "hash/keccak_host_loops.h"
 

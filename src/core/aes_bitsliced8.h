@@ -56,7 +56,19 @@
  * AddRoundKey about 95, the output transpose 26, ShiftRows 30 (SHF; rotations as IMAD pairs on
  * the FMA pipe measured 1-6% slower), counter planes 13. 64 registers for CTR (a few words of
  * loop state spill, outside the rounds), 79 for ECB. Round keys copied to shared memory first
- * (LDS.128) made CTR slower: not worth a per-CTA copy and barrier. */
+ * (LDS.128) made CTR slower: not worth a per-CTA copy and barrier.
+ *
+ * On CUDA the middle rounds run as a loop (AES_BITSLICED8_GPU_ROUNDS_PER_STEP, one round a step),
+ * not written out: written out, an AES-128 kernel is ten copies of a ~420-instruction round
+ * (about 70 KB of SASS with the load and store), and the 8 warps a scheduler keeps, each at its
+ * own place in it, missed the instruction cache: Nsight Compute put 4.8 of every 13.8 cycles
+ * between a warp's instructions on instruction fetch (2026-11-25). A loop of one round (~7 KB)
+ * stays in the cache; its round keys are read by computed index from the kernel parameter (LDC,
+ * off the ALU pipe). Same-call A/B on an H200 (2026-11-30): AES-128-CTR 2.98 -> 3.48 Tbps
+ * (1.17x), AES-256-CTR 2.16 -> 2.59 (1.20x), ECB 1.13-1.18x, XTS 1.17-1.26x; two rounds a step
+ * ran 0.97x of one; ShiftRows on the FMA pipe (IMAD.HI + IMAD by 2^8r for rows 1, 1-2 or 1-3)
+ * was still slower with the loop (CTR 0.99x, 0.985x, 0.98x). OpenCL keeps the rounds written out
+ * (not measured there). */
 #ifndef GPUCRYPT_CORE_AES_BITSLICED8_H
 #define GPUCRYPT_CORE_AES_BITSLICED8_H
 
@@ -64,6 +76,13 @@
 #include "aes_bitsliced.h"
 #include "aes_bitsliced32.h"
 #include "counter.h"
+
+/* AES_BITSLICED8_GPU_ROUNDS_PER_STEP (CUDA device code): n >= 1 runs the middle rounds as a loop
+ * of n rounds a step, round keys read by computed index ((num_rounds - 1) % n rounds first, one at
+ * a time); 0 writes every round out. */
+#if !defined(AES_BITSLICED8_GPU_ROUNDS_PER_STEP)
+  #define AES_BITSLICED8_GPU_ROUNDS_PER_STEP 1
+#endif
 
 #define AES_BITSLICED8_BLOCKS 8
 #define AES_BITSLICED8_WORDS 32 /* state words, and round-key mask words per round */
@@ -186,9 +205,9 @@ GC_FN void aes_bitsliced8_decrypt_round(GC_PRIVATE uint32_t* q,
 
 /* aes_bitsliced8_encrypt_planes encrypts a state already in bit planes (aes_bitsliced8_load's
  * layout), in place. num_rounds must equal ks->num_rounds; pass a literal (10, 12, 14) so that
- * every round-key index is a constant. The rounds are written out rather than looped
- * (AES_BITSLICED_MIDDLE_ROUNDS_UP of aes_bitsliced32.h). Which rounds run depends only on the
- * public num_rounds. */
+ * every round-key index is a constant where the rounds are written out
+ * (AES_BITSLICED_MIDDLE_ROUNDS_UP of aes_bitsliced32.h; on CUDA the rounds loop, the file comment
+ * says why). Which rounds run depends only on the public num_rounds. */
 GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
                                                GC_PRIVATE uint32_t* q, int num_rounds);
 
@@ -202,7 +221,19 @@ GC_FN void aes_bitsliced8_encrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks
  * (rounds 1..num_rounds). */
 GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
                                                GC_PRIVATE uint32_t* q, int num_rounds) {
+#if defined(__CUDA_ARCH__) && AES_BITSLICED8_GPU_ROUNDS_PER_STEP > 0
+  int round = 1;
+  GC_UNROLL
+  for (int k = 0; k < AES_BITSLICED8_GPU_ROUNDS_PER_STEP - 1; ++k)
+    if (k < (num_rounds - 1) % AES_BITSLICED8_GPU_ROUNDS_PER_STEP) aes_bitsliced8_encrypt_round(q, ks, round++);
+  #pragma unroll 1
+  for (; round < num_rounds; round += AES_BITSLICED8_GPU_ROUNDS_PER_STEP) {
+    GC_UNROLL
+    for (int k = 0; k < AES_BITSLICED8_GPU_ROUNDS_PER_STEP; ++k) aes_bitsliced8_encrypt_round(q, ks, round + k);
+  }
+#else
   AES_BITSLICED_MIDDLE_ROUNDS_UP(aes_bitsliced8_encrypt_round, q, ks, num_rounds);
+#endif
   aes_bitsliced8_sub_bytes(q);
   aes_bitsliced8_shift_rows(q);
   aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
@@ -213,7 +244,19 @@ GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_k
 GC_FN void aes_bitsliced8_decrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
                                          GC_PRIVATE uint32_t* q, int num_rounds) {
   aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
+#if defined(__CUDA_ARCH__) && AES_BITSLICED8_GPU_ROUNDS_PER_STEP > 0
+  int round = num_rounds - 1;
+  GC_UNROLL
+  for (int k = 0; k < AES_BITSLICED8_GPU_ROUNDS_PER_STEP - 1; ++k)
+    if (k < (num_rounds - 1) % AES_BITSLICED8_GPU_ROUNDS_PER_STEP) aes_bitsliced8_decrypt_round(q, ks, round--);
+  #pragma unroll 1
+  for (; round >= 1; round -= AES_BITSLICED8_GPU_ROUNDS_PER_STEP) {
+    GC_UNROLL
+    for (int k = 0; k < AES_BITSLICED8_GPU_ROUNDS_PER_STEP; ++k) aes_bitsliced8_decrypt_round(q, ks, round - k);
+  }
+#else
   AES_BITSLICED_MIDDLE_ROUNDS_DOWN(aes_bitsliced8_decrypt_round, q, ks, num_rounds);
+#endif
   aes_bitsliced8_inv_sub_bytes(q);
   aes_bitsliced8_inv_shift_rows(q);
   aes_bitsliced8_add_round_key(q, ks->rk);

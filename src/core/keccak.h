@@ -68,8 +68,9 @@
   #define GC_KECCAK_UNROLL
 #endif
 
-/* The round loop is unrolled on GPUs (round constants become immediates and the lanes need no
- * moves between rounds: 72 registers, no stack, on sm_90). On the host g++ runs the rolled loop
+/* The round loop is unrolled on OpenCL GPUs (round constants become immediates and the lanes need
+ * no moves between rounds: 72 registers, no stack, on sm_90; CUDA runs two rounds a step,
+ * GC_KECCAK_GPU_ROUNDS_PER_STEP below says why). On the host g++ runs the rolled loop
  * faster: 318 ns per permutation rolled, 311 unrolled by 2, 392 fully unrolled (g++ 12 -O2 and
  * -O3 alike, AMD EPYC, 200000 permutations, best of 7). An includer may define
  * GC_KECCAK_UNROLL_ROUNDS itself to measure again. */
@@ -192,59 +193,102 @@ GC_FN void gc_keccak_chi_row(GC_PRIVATE uint64_t* out, uint64_t b0, uint64_t b1,
   out[4] = b4 ^ (~b0 & b1);
 }
 
-/* gc_keccak_p1600 applies the LAST num_rounds rounds of Keccak-f[1600] (round indices
- * 24 - num_rounds .. 23), which is Keccak-p[1600, num_rounds] of FIPS 202 section 3.3:
- * 24 for SHA-3/SHAKE/cSHAKE, 12 for TurboSHAKE and KangarooTwelve. num_rounds must be 1..24. */
-GC_FN void gc_keccak_p1600(GC_PRIVATE uint64_t* state, int num_rounds) {
-  const uint64_t round_constants[GC_KECCAK_MAX_ROUNDS] = {GC_KECCAK_ROUND_CONSTANTS_DATA};
-  const int first_round = GC_KECCAK_MAX_ROUNDS - num_rounds;
-  uint64_t a[GC_KECCAK_NUM_LANES];
-  uint64_t e[GC_KECCAK_NUM_LANES];
+/* gc_keccak_round: one round of Keccak-f[1600] from lanes a into lanes e (a and e distinct), with
+ * round constant rc. theta's XOR, rho, pi and chi are fused: pi sends lane (x, y) to
+ * (y, 2x + 3y), so row y of the result reads lanes (x + 3y mod 5, x), x = 0..4, each rotated by
+ * its rho offset (FIPS 202 table 2). Lane (x, y) is a[x + 5y]. */
+GC_FN void gc_keccak_round(const GC_PRIVATE uint64_t* a, GC_PRIVATE uint64_t* e, uint64_t rc) {
   uint64_t c[5];
   uint64_t r[5]; /* theta: column parities rotated by one */
 #if !defined(__CUDA_ARCH__)
   uint64_t d[5];
 #endif
   int i;
+  /* theta: XOR each lane with the parities of the two neighbouring columns. */
+  GC_KECCAK_UNROLL
+  for (i = 0; i < 5; ++i) c[i] = a[i] ^ a[i + 5] ^ a[i + 10] ^ a[i + 15] ^ a[i + 20];
+  GC_KECCAK_UNROLL
+  for (i = 0; i < 5; ++i) r[i] = GC_KECCAK_ROTL(c[(i + 1) % 5], 1, 24 + i);
+#if !defined(__CUDA_ARCH__)
+  GC_KECCAK_UNROLL
+  for (i = 0; i < 5; ++i) d[i] = c[(i + 4) % 5] ^ r[i];
+#endif
+  gc_keccak_chi_row(e + 0, GC_KECCAK_THETA(a[0], 0), GC_KECCAK_RHO(6, 1, 44, 0), GC_KECCAK_RHO(12, 2, 43, 1),
+                    GC_KECCAK_RHO(18, 3, 21, 2), GC_KECCAK_RHO(24, 4, 14, 3));
+  gc_keccak_chi_row(e + 5, GC_KECCAK_RHO(3, 3, 28, 4), GC_KECCAK_RHO(9, 4, 20, 5), GC_KECCAK_RHO(10, 0, 3, 6),
+                    GC_KECCAK_RHO(16, 1, 45, 7), GC_KECCAK_RHO(22, 2, 61, 8));
+  gc_keccak_chi_row(e + 10, GC_KECCAK_RHO(1, 1, 1, 9), GC_KECCAK_RHO(7, 2, 6, 10), GC_KECCAK_RHO(13, 3, 25, 11),
+                    GC_KECCAK_RHO(19, 4, 8, 12), GC_KECCAK_RHO(20, 0, 18, 13));
+  gc_keccak_chi_row(e + 15, GC_KECCAK_RHO(4, 4, 27, 14), GC_KECCAK_RHO(5, 0, 36, 15), GC_KECCAK_RHO(11, 1, 10, 16),
+                    GC_KECCAK_RHO(17, 2, 15, 17), GC_KECCAK_RHO(23, 3, 56, 18));
+  gc_keccak_chi_row(e + 20, GC_KECCAK_RHO(2, 2, 62, 19), GC_KECCAK_RHO(8, 3, 55, 20), GC_KECCAK_RHO(14, 4, 39, 21),
+                    GC_KECCAK_RHO(15, 0, 41, 22), GC_KECCAK_RHO(21, 1, 2, 23));
+  /* iota */
+  e[0] ^= rc;
+}
+
+/* GC_KECCAK_GPU_ROUNDS_PER_STEP (CUDA device code): 0 unrolls all rounds; an even n runs them as a
+ * loop of n rounds a step (a -> e, e -> a, so no lane moves), round constants from constant
+ * memory, the num_rounds % n rounds before the loop one at a time. The default is 2: with 24
+ * rounds written out a permutation is ~70 KB of SASS, and warps at different places in it missed
+ * the instruction cache (Nsight Compute: 4.1 of every 10.6 cycles between a warp's instructions
+ * waiting on instruction fetch, 2026-11-25); a two-round loop (~6 KB) stays in it. H200,
+ * bench/keccak_bench.cu, 2026-11-30: SHA3-256 8 KiB messages 424 -> 488 GB/s, SHAKE128 514 -> 604,
+ * ParallelHash128 leaves 495 -> 591, KT128 leaves 1087 -> 1123; 4 and 6 rounds a step the same
+ * as 2; with the loop, FMA-pipe rotations (K = 2, 4, 8) still gained nothing (488, 485, 482). */
+#if !defined(GC_KECCAK_GPU_ROUNDS_PER_STEP)
+  #define GC_KECCAK_GPU_ROUNDS_PER_STEP 2
+#endif
+#if defined(__CUDACC__)
+static __constant__ uint64_t gc_keccak_round_constants_device[GC_KECCAK_MAX_ROUNDS] = {
+    GC_KECCAK_ROUND_CONSTANTS_DATA};
+#endif
+
+/* gc_keccak_p1600 applies the LAST num_rounds rounds of Keccak-f[1600] (round indices
+ * 24 - num_rounds .. 23), which is Keccak-p[1600, num_rounds] of FIPS 202 section 3.3:
+ * 24 for SHA-3/SHAKE/cSHAKE, 12 for TurboSHAKE and KangarooTwelve. num_rounds must be 1..24. */
+GC_FN void gc_keccak_p1600(GC_PRIVATE uint64_t* state, int num_rounds) {
+  const int first_round = GC_KECCAK_MAX_ROUNDS - num_rounds;
+  uint64_t a[GC_KECCAK_NUM_LANES];
+  uint64_t e[GC_KECCAK_NUM_LANES];
+  int i;
   int round;
 
   GC_KECCAK_UNROLL
   for (i = 0; i < GC_KECCAK_NUM_LANES; ++i) a[i] = state[i];
 
-  GC_KECCAK_UNROLL_ROUNDS
-  for (round = 0; round < GC_KECCAK_MAX_ROUNDS; ++round) {
-    if (round < first_round) continue; /* public: depends on num_rounds only */
-
-    /* theta: XOR each lane with the parities of the two neighbouring columns. */
-    GC_KECCAK_UNROLL
-    for (i = 0; i < 5; ++i) c[i] = a[i] ^ a[i + 5] ^ a[i + 10] ^ a[i + 15] ^ a[i + 20];
-    GC_KECCAK_UNROLL
-    for (i = 0; i < 5; ++i) r[i] = GC_KECCAK_ROTL(c[(i + 1) % 5], 1, 24 + i);
-#if !defined(__CUDA_ARCH__)
-    GC_KECCAK_UNROLL
-    for (i = 0; i < 5; ++i) d[i] = c[(i + 4) % 5] ^ r[i];
-#endif
-
-    /* theta's XOR, rho, pi and chi fused. pi sends lane (x, y) to (y, 2x + 3y), so row y of
-     * the result reads lanes (x + 3y mod 5, x), x = 0..4, each rotated by its rho offset
-     * (FIPS 202 table 2). Lane (x, y) is a[x + 5y]. */
-    gc_keccak_chi_row(e + 0, GC_KECCAK_THETA(a[0], 0), GC_KECCAK_RHO(6, 1, 44, 0), GC_KECCAK_RHO(12, 2, 43, 1),
-                      GC_KECCAK_RHO(18, 3, 21, 2), GC_KECCAK_RHO(24, 4, 14, 3));
-    gc_keccak_chi_row(e + 5, GC_KECCAK_RHO(3, 3, 28, 4), GC_KECCAK_RHO(9, 4, 20, 5), GC_KECCAK_RHO(10, 0, 3, 6),
-                      GC_KECCAK_RHO(16, 1, 45, 7), GC_KECCAK_RHO(22, 2, 61, 8));
-    gc_keccak_chi_row(e + 10, GC_KECCAK_RHO(1, 1, 1, 9), GC_KECCAK_RHO(7, 2, 6, 10), GC_KECCAK_RHO(13, 3, 25, 11),
-                      GC_KECCAK_RHO(19, 4, 8, 12), GC_KECCAK_RHO(20, 0, 18, 13));
-    gc_keccak_chi_row(e + 15, GC_KECCAK_RHO(4, 4, 27, 14), GC_KECCAK_RHO(5, 0, 36, 15), GC_KECCAK_RHO(11, 1, 10, 16),
-                      GC_KECCAK_RHO(17, 2, 15, 17), GC_KECCAK_RHO(23, 3, 56, 18));
-    gc_keccak_chi_row(e + 20, GC_KECCAK_RHO(2, 2, 62, 19), GC_KECCAK_RHO(8, 3, 55, 20), GC_KECCAK_RHO(14, 4, 39, 21),
-                      GC_KECCAK_RHO(15, 0, 41, 22), GC_KECCAK_RHO(21, 1, 2, 23));
-
-    /* iota */
-    e[0] ^= round_constants[round];
-
-    GC_KECCAK_UNROLL
-    for (i = 0; i < GC_KECCAK_NUM_LANES; ++i) a[i] = e[i];
+#if defined(__CUDA_ARCH__) && GC_KECCAK_GPU_ROUNDS_PER_STEP > 0
+  round = first_round;
+  GC_KECCAK_UNROLL
+  for (i = 0; i < GC_KECCAK_GPU_ROUNDS_PER_STEP - 1; ++i) {
+    if (i < num_rounds % GC_KECCAK_GPU_ROUNDS_PER_STEP) { /* public: depends on num_rounds only */
+      int k;
+      gc_keccak_round(a, e, gc_keccak_round_constants_device[round]);
+      GC_KECCAK_UNROLL
+      for (k = 0; k < GC_KECCAK_NUM_LANES; ++k) a[k] = e[k];
+      ++round;
+    }
   }
+  #pragma unroll 1
+  for (; round < GC_KECCAK_MAX_ROUNDS; round += GC_KECCAK_GPU_ROUNDS_PER_STEP) {
+    GC_KECCAK_UNROLL
+    for (i = 0; i < GC_KECCAK_GPU_ROUNDS_PER_STEP; i += 2) {
+      gc_keccak_round(a, e, gc_keccak_round_constants_device[round + i]);
+      gc_keccak_round(e, a, gc_keccak_round_constants_device[round + i + 1]);
+    }
+  }
+#else
+  {
+    const uint64_t round_constants[GC_KECCAK_MAX_ROUNDS] = {GC_KECCAK_ROUND_CONSTANTS_DATA};
+    GC_KECCAK_UNROLL_ROUNDS
+    for (round = 0; round < GC_KECCAK_MAX_ROUNDS; ++round) {
+      if (round < first_round) continue; /* public: depends on num_rounds only */
+      gc_keccak_round(a, e, round_constants[round]);
+      GC_KECCAK_UNROLL
+      for (i = 0; i < GC_KECCAK_NUM_LANES; ++i) a[i] = e[i];
+    }
+  }
+#endif
 
   GC_KECCAK_UNROLL
   for (i = 0; i < GC_KECCAK_NUM_LANES; ++i) state[i] = a[i];

@@ -302,6 +302,21 @@ static void test_xts_tweaks() {
     check(ok, "xts: t * alpha^m by one shift equals m doublings, m <= 120");
   }
 
+  // The branch-free step below 32 (the GPU unit walk's), against serial doubling; top words all
+  // ones as well, so that every overflow bit folds back.
+  for (int trial = 0; trial < 40; ++trial) {
+    gc_block t = random_block();
+    if (trial < 4) t.w[3] = 0xffffffffu;
+    if (trial == 0) t.w[0] = t.w[1] = t.w[2] = 0xffffffffu;
+    gc_block walk = t;
+    bool ok = true;
+    for (unsigned m = 0; m < 32; ++m) {
+      ok = ok && same(gc_xts_mul_alpha_pow_below32(t, m), walk);
+      walk = gc_xts_mul_alpha(walk);
+    }
+    check(ok, "xts: t * alpha^m without a branch equals m doublings, m < 32");
+  }
+
   // Large j: exponent laws (no serial walk reaches there).
   for (int trial = 0; trial < 200; ++trial) {
     uint64_t a = g_rng() >> 1, b = g_rng() >> 1;

@@ -348,25 +348,38 @@ constexpr int xts_steps() { return steps_for(P::kXtsSteps, xts_group<Cipher, P>(
 // is one tile later, where the warp's next tile starts when it walks a data unit tile by tile
 // (the batch: a warp per message); a tile cut short by the end of the data leaves it earlier,
 // which nothing then needs.
-template <class Cipher, class P, bool kEncrypt, bool kUnaligned, class Walk>
+//
+// Wide ciphers (8 or 32 blocks per lane) do not keep a second array of tweaks live across the
+// cipher in registers. With kStashThreads (the kernel's block size; 0 where the caller does not
+// say, as the batch) and a group of 8 blocks, the tweaks wait in shared memory instead (32 KiB for
+// 256 threads, each thread its own slots, so no barrier): walking them again as the blocks are
+// stored cost a lane a second walk per block, for data units a second tweak load and shift at
+// every unit boundary. Otherwise (32-block groups: 128 KiB) they are walked again.
+template <class Cipher, class P, bool kEncrypt, bool kUnaligned, int kStashThreads = 0, class Walk>
 __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, const uint8_t* in, uint8_t* out,
                                               uint64_t num_bulk, uint64_t first) {
   constexpr int kLanes = Cipher::kBlocksPerCall;
   constexpr int kXtsGroup = xts_group<Cipher, P>();
   constexpr int kXtsSteps = xts_steps<Cipher, P>();
   static_assert(kXtsGroup % kLanes == 0 && kXtsSteps % kXtsGroup == 0, "a group must fill whole cipher calls");
+  constexpr bool kWide = kLanes > 4;
+  constexpr bool kStash = kWide && kStashThreads > 0 && kStashThreads * kXtsGroup * 16 <= 32 * 1024;
+  constexpr bool kRewalk = kWide && !kStash;
+  __shared__ uint4 stash[kStash ? kStashThreads * kXtsGroup : 1];
   const unsigned lane = lane_id();
   for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
     if (first + 32 * s0 >= num_bulk) break;  // short data units
-    // Wide ciphers (32 blocks per lane) walk the tweaks again as they store instead of keeping
-    // a second 32-block array live across the cipher.
-    constexpr bool kRewalk = kLanes > 4;
-    gc_block x[kXtsGroup], tweaks[kRewalk ? 1 : kXtsGroup];
+    gc_block x[kXtsGroup], tweaks[kWide ? 1 : kXtsGroup];
     const Walk group_walk = walk;
 #pragma unroll
     for (int g = 0; g < kXtsGroup; ++g) {
       const uint64_t i = first + lane + 32 * (s0 + g);
-      if constexpr (!kRewalk) tweaks[g] = walk.tweak;
+      if constexpr (kStash) {
+        const gc_block& t = walk.tweak;
+        stash[g * kStashThreads + threadIdx.x] = make_uint4(t.w[0], t.w[1], t.w[2], t.w[3]);
+      } else if constexpr (!kWide) {
+        tweaks[g] = walk.tweak;
+      }
       x[g] = gc_block_xor(i < num_bulk ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block(), walk.tweak);
       walk.advance();
     }
@@ -377,8 +390,17 @@ __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, 
     for (int g = 0; g < kXtsGroup; ++g) {
       const uint64_t i = first + lane + 32 * (s0 + g);
       gc_block t;
-      if constexpr (kRewalk) t = store_walk.tweak;
-      else t = tweaks[g];
+      if constexpr (kStash) {
+        const uint4 v = stash[g * kStashThreads + threadIdx.x];
+        t.w[0] = v.x;
+        t.w[1] = v.y;
+        t.w[2] = v.z;
+        t.w[3] = v.w;
+      } else if constexpr (kRewalk) {
+        t = store_walk.tweak;
+      } else {
+        t = tweaks[g];
+      }
       if (i < num_bulk) tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[g], t));
       if constexpr (kRewalk) store_walk.advance();
     }
@@ -393,11 +415,11 @@ struct X32Walk {
 
 // One XTS tile of a warp within one data unit, shared by xts_kernel and the batch executor's,
 // from `tweak`, the lane's T_0 * alpha^(first + L); returns the lane's tweak one tile later.
-template <class Cipher, class P, bool kEncrypt, bool kUnaligned>
+template <class Cipher, class P, bool kEncrypt, bool kUnaligned, int kStashThreads = 0>
 __device__ __forceinline__ gc_block xts_tile(const Cipher& cipher, gc_block tweak, const uint8_t* in, uint8_t* out,
                                              uint64_t num_bulk, uint64_t first) {
   X32Walk walk{tweak};
-  xts_tile_walk<Cipher, P, kEncrypt, kUnaligned>(cipher, walk, in, out, num_bulk, first);
+  xts_tile_walk<Cipher, P, kEncrypt, kUnaligned, kStashThreads>(cipher, walk, in, out, num_bulk, first);
   return walk.tweak;
 }
 
@@ -431,7 +453,8 @@ __global__ void __launch_bounds__(P::kXtsThreads)
     const uint64_t run_end = 32 * end < num_bulk ? 32 * end : num_bulk;  // this warp's blocks end here
     gc_block lane_tweak = gc_xts_tweak_at(p.encrypted_tweak, p.first_block + 32 * begin + lane_id());
     for (uint64_t row = begin; row < end; row += kXtsTileBlocks / 32)
-      lane_tweak = xts_tile<Cipher, P, kEncrypt, false>(cipher, lane_tweak, p.in, p.out, run_end, 32 * row);
+      lane_tweak = xts_tile<Cipher, P, kEncrypt, false, P::kXtsThreads>(cipher, lane_tweak, p.in, p.out, run_end,
+                                                                      32 * row);
   }
   if (tail_len != 0 && blockIdx.x == 0 && threadIdx.x == 0) {
     // Ciphertext stealing over the last full and the partial block (xts.hpp).
@@ -457,8 +480,8 @@ struct XtsUnitsParams {
 
 // A lane's walk across data units: the unit and index j of its block, and its tweak
 // T_u * alpha^j. Inside a unit the tweak moves by x^32 as X32Walk's; at a unit boundary it starts
-// again from the next unit's tweak, j < 32 blocks in (one small shift,
-// gc_xts_mul_alpha_pow_small). The lanes of a warp cross boundaries at the same step (tiles start
+// again from the next unit's tweak, j < 32 blocks in (one small shift without a branch,
+// gc_xts_mul_alpha_pow_below32). The lanes of a warp cross boundaries at the same step (tiles start
 // at multiples of 32 blocks), so the branch does not diverge for units of 32 blocks and more.
 struct XtsUnitWalk {
   const gc_block* unit_tweaks;
@@ -484,8 +507,18 @@ struct XtsUnitWalk {
       unit += j / unit_blocks;
       j %= unit_blocks;
     }
-    tweak = unit * unit_blocks < num_blocks ? gc_xts_mul_alpha_pow_small(unit_tweaks[unit], static_cast<unsigned>(j))
+    tweak = unit * unit_blocks < num_blocks ? gc_xts_mul_alpha_pow_below32(unit_tweak(unit), static_cast<unsigned>(j))
                                             : modes::zero_block();
+  }
+  // One 16-byte load (a gc_block copy is four 4-byte loads); the tweak array is cudaMalloc'd.
+  __device__ __forceinline__ gc_block unit_tweak(uint64_t u) const {
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(unit_tweaks) + u);
+    gc_block t;
+    t.w[0] = v.x;
+    t.w[1] = v.y;
+    t.w[2] = v.z;
+    t.w[3] = v.w;
+    return t;
   }
 };
 
@@ -494,7 +527,7 @@ template <class Cipher, class P, bool kEncrypt>
 __device__ __forceinline__ void xts_units_tile(const Cipher& cipher, const XtsUnitsParams<Cipher>& p, uint64_t first) {
   XtsUnitWalk walk{p.unit_tweaks, p.unit_blocks, p.num_blocks};
   walk.start(first + lane_id());
-  xts_tile_walk<Cipher, P, kEncrypt, false>(cipher, walk, p.in, p.out, p.num_blocks, first);
+  xts_tile_walk<Cipher, P, kEncrypt, false, P::kXtsThreads>(cipher, walk, p.in, p.out, p.num_blocks, first);
 }
 
 template <class Family, class P, bool kEncrypt>
