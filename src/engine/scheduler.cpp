@@ -159,6 +159,11 @@ void write_stored(const std::string& key, const StoredSet& stored) {
   ::close(lock);  // releases the lock
 }
 
+// A kind of work's line in the machine's store: the kind, then the machine it was measured on.
+std::string machine_store_key(const std::string& remember_as, const std::string& machine) {
+  return remember_as + " | " + machine;
+}
+
 std::optional<StoredSet> read_stored(const std::string& key) {
   const std::string path = machine_store_path();
   if (path.empty()) return std::nullopt;
@@ -208,7 +213,7 @@ std::string machine_store_path() {
 std::optional<MachineDecision> machine_decision(const std::string& remember_as, const std::string& machine,
                                                 size_t kept_runs, double kept_machine_seconds) {
   std::lock_guard lock(kept_sets_mutex);
-  const std::optional<StoredSet> stored = read_stored(remember_as + " | " + machine);
+  const std::optional<StoredSet> stored = read_stored(machine_store_key(remember_as, machine));
   if (!stored || !stored->kept.decided || stored->kept.runs >= kept_runs ||
       unix_now() - stored->decided_unix > kept_machine_seconds)
     return std::nullopt;
@@ -308,7 +313,7 @@ Scheduler::Scheduler(std::vector<SchedulerDevice> devices, SchedulerOptions opti
         devices_key_ += (devices_key_.empty() ? "" : " ") + device->stats.name + "*" + std::to_string(device->num_workers);
       remember_key_ = options_.remember_as + " " + devices_key_;
       if (!options_.machine.empty()) {
-        machine_key_ = options_.remember_as + " | " + options_.machine;
+        machine_key_ = machine_store_key(options_.remember_as, options_.machine);
         remember_key_ += " (on the machine)";  // decided by other rules (best_set, untried) than the process's own
       }
       const double kept_seconds = machine_key_.empty() ? options_.kept_seconds : options_.kept_machine_seconds;
