@@ -67,7 +67,9 @@ struct AesBitslicedWideFamily : TablelessFamily {
   static constexpr bool kReadKeyInPlace = true;
   // GCM seals as the CTR kernel and then the GHASH-only pass: the fused kernel must hold the wide
   // state and GHASH's multiplies at once and ran at 0.78-0.90 Tbps for aes_bitsliced8 against
-  // 2.2-3.0 for its CTR alone (H200 and H100, docs/performance.md, 2026-11-27, fourth session).
+  // 2.2-3.0 for its CTR alone (H200 and H100, docs/performance.md, 2026-11-27, fourth session);
+  // with the rounds as a loop (2026-11-30) 1.57 / 1.36 Tbps (AES-128 / 256; 1.57 / 1.39 at 2 CTAs
+  // an SM) against 1.96 / 1.65 for the overlapped two passes (gcm_overlap.hpp).
   static constexpr bool kGcmSealInTwoPasses = true;
   static Cipher make_host(const uint8_t* key, int key_len) { return Cipher::make_host(key, key_len); }
 };
