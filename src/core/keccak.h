@@ -13,9 +13,11 @@
  * bytes and must be multiples of 8 below 200 (every standard rate is: 168, 144, 136, 104, 72).
  *
  * Why the code looks the way it does: a GPU keeps a thread's lanes in registers only if every
- * array index is known at compile time. So every loop over lanes (and, on GPUs, over rounds) is
- * unrolled and guarded by a public condition instead of having a run-time trip count, and the
- * round constants sit in a function-local array that the unrolled loop indexes with constants.
+ * array index is known at compile time. So every loop over lanes (and, on OpenCL GPUs, over
+ * rounds) is unrolled and guarded by a public condition instead of having a run-time trip count,
+ * and the round constants sit in a function-local array that the unrolled loop indexes with
+ * constants. CUDA loops over pairs of rounds (a -> e, e -> a: every lane index is still a
+ * constant) with the round constants in constant memory: GC_KECCAK_GPU_ROUNDS_PER_STEP says why.
  * Inlined into a kernel with a local state array, nvcc keeps the whole sponge in registers
  * (-Xptxas -v, sm_90: no stack frame, no spills; 72 registers for SHA3-256 with constant rate
  * and rounds, 113 when rate and rounds are kernel arguments).

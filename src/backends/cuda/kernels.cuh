@@ -50,8 +50,8 @@ int max_resident_blocks(const void* kernel, size_t smem_bytes, int threads_per_b
 
 namespace kernels {
 
-__device__ __forceinline__ gc_block load16(const uint8_t* p) {
-  const uint4 v = *reinterpret_cast<const uint4*>(p);
+// A block as one 16-byte vector and back (one 16-byte load or store instead of four).
+__device__ __forceinline__ gc_block block_of(uint4 v) {
   gc_block b;
   b.w[0] = v.x;
   b.w[1] = v.y;
@@ -59,9 +59,12 @@ __device__ __forceinline__ gc_block load16(const uint8_t* p) {
   b.w[3] = v.w;
   return b;
 }
+__device__ __forceinline__ uint4 vector_of(gc_block b) { return make_uint4(b.w[0], b.w[1], b.w[2], b.w[3]); }
+
+__device__ __forceinline__ gc_block load16(const uint8_t* p) { return block_of(*reinterpret_cast<const uint4*>(p)); }
 
 __device__ __forceinline__ void store16(uint8_t* p, gc_block b) {
-  *reinterpret_cast<uint4*>(p) = make_uint4(b.w[0], b.w[1], b.w[2], b.w[3]);
+  *reinterpret_cast<uint4*>(p) = vector_of(b);
 }
 
 // out[0..n) = in[0..n) ^ keystream bytes: the ragged last block of CTR and CFB.
@@ -375,8 +378,7 @@ __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, 
     for (int g = 0; g < kXtsGroup; ++g) {
       const uint64_t i = first + lane + 32 * (s0 + g);
       if constexpr (kStash) {
-        const gc_block& t = walk.tweak;
-        stash[g * kStashThreads + threadIdx.x] = make_uint4(t.w[0], t.w[1], t.w[2], t.w[3]);
+        stash[g * kStashThreads + threadIdx.x] = vector_of(walk.tweak);
       } else if constexpr (!kWide) {
         tweaks[g] = walk.tweak;
       }
@@ -391,11 +393,7 @@ __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, 
       const uint64_t i = first + lane + 32 * (s0 + g);
       gc_block t;
       if constexpr (kStash) {
-        const uint4 v = stash[g * kStashThreads + threadIdx.x];
-        t.w[0] = v.x;
-        t.w[1] = v.y;
-        t.w[2] = v.z;
-        t.w[3] = v.w;
+        t = block_of(stash[g * kStashThreads + threadIdx.x]);
       } else if constexpr (kRewalk) {
         t = store_walk.tweak;
       } else {
@@ -512,13 +510,7 @@ struct XtsUnitWalk {
   }
   // One 16-byte load (a gc_block copy is four 4-byte loads); the tweak array is cudaMalloc'd.
   __device__ __forceinline__ gc_block unit_tweak(uint64_t u) const {
-    const uint4 v = __ldg(reinterpret_cast<const uint4*>(unit_tweaks) + u);
-    gc_block t;
-    t.w[0] = v.x;
-    t.w[1] = v.y;
-    t.w[2] = v.z;
-    t.w[3] = v.w;
-    return t;
+    return block_of(__ldg(reinterpret_cast<const uint4*>(unit_tweaks) + u));
   }
 };
 
