@@ -320,6 +320,29 @@ def test_large_messages_split_over_threads(device, variant):
         assert got == want, (i, cases[i // 2][0])
 
 
+def test_packing_around_big_messages(device):
+    """The builder copies messages of 2 MiB and more in 1 MiB pieces over the pool after the
+    others (their PKCS#7 padding and alignment gaps written with the others): padded and ragged
+    big messages between small ones, in CBC with padding, CTR and GCM, against pyca."""
+    rng = random.Random(20)
+    key = rng.randbytes(32)
+    sizes = [5, (2 << 20) - 1, 2 << 20, 17, (2 << 20) + 3, (5 << 20) + 11, 0, 33, (2 << 20) + 16]
+    b, expected = Batch(device), []
+    for i, size in enumerate(sizes):
+        data = rng.randbytes(size)
+        iv = rng.randbytes(16)
+        b.add("aes-256-cbc", key, data, iv=iv)   # PKCS#7: 1-16 padding bytes after the data
+        expected.append(reference("aes-256-cbc", key, iv, data))
+        b.add("aes-128-ctr", key[:16], data, iv=iv)
+        expected.append(reference("aes-128-ctr", key[:16], iv, data))
+        nonce = rng.randbytes(12)
+        b.add("aes-256-gcm", key, data, iv=nonce, aad=bytes([i]))
+        expected.append(AESGCM(key).encrypt(nonce, data, bytes([i])))
+    results = b.run()
+    for i, (got, want) in enumerate(zip(results, expected)):
+        assert got == want, (i, sizes[i // 3])
+
+
 def test_shared_keys_across_lengths_and_suites(device):
     """Two keys interleaved over many lengths and two directions: the per-thread key cache must
     re-key whenever the key changes."""

@@ -243,6 +243,56 @@ def test_gpu_gcm_messages_across_tiles():
             assert opened[i] == request[2], (i, len(request[2]))
 
 
+def test_big_gcm_and_xts_messages_run_the_named_bulk_variant():
+    """GCM and XTS messages of 256 KiB and more leave the batch kernels (whose lanes run the 2-block
+    aes_bitsliced for every constant-time AES name) for the bulk kernels of the variant the suite
+    names: aes_bitsliced8's, not aes_bitsliced's. Results against pyca per message, the reported
+    variants say which ran, and a big open with a broken tag fails alone."""
+    aead = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    ciphers = pytest.importorskip("cryptography.hazmat.primitives.ciphers")
+    rng = random.Random(20)
+    device = CUDA_DEVICES[0]
+
+    def pyca_xts(key, tweak, data):
+        enc = ciphers.Cipher(ciphers.algorithms.AES(key), ciphers.modes.XTS(tweak)).encryptor()
+        return enc.update(data) + enc.finalize()
+
+    for variant, batch_name, bulk_name in (("aes_bitsliced8", "aes_bitsliced", "aes_bitsliced8"),
+                                           ("aes_bitsliced", "aes_bitsliced", "aes_bitsliced"),
+                                           (None, "aes_ttable_smem32", "aes_ttable_smem32")):
+        gcm = [(rng.randbytes(32), rng.randbytes(n), rng.randbytes(12), rng.randbytes(17))
+               for n in (1 << 18, (1 << 20) + 5, 4096)]   # two big, one for the batch kernels
+        b = Batch(device)
+        for key, data, nonce, aad in gcm:
+            b.add("aes-256-gcm", key, data, iv=nonce, aad=aad, variant=variant)
+        sealed = b.run()
+        for (key, data, nonce, aad), got in zip(gcm, sealed):
+            assert got == aead.AESGCM(key).encrypt(nonce, data, aad), (variant, len(data))
+        both = batch_name if batch_name == bulk_name else f"{batch_name}+{bulk_name}"
+        assert b.stats["variants"] == {"aes-256-gcm encrypt": both}
+
+        b = Batch(device)   # big messages only: the bulk variant alone; one broken tag
+        broken = bytearray(sealed[1]); broken[-3] ^= 4
+        for (key, data, nonce, aad), c in zip(gcm[:2], (sealed[0], bytes(broken))):
+            b.add("aes-256-gcm", key, c, iv=nonce, aad=aad, decrypt=True, variant=variant)
+        opened = b.run(raise_on_error=False)
+        assert opened[0] == gcm[0][1] and isinstance(opened[1], gpucrypt.InvalidTag)
+        assert b.stats["variants"] == {"aes-256-gcm decrypt": bulk_name}
+
+        xts = [(rng.randbytes(64), rng.randbytes(n), rng.randbytes(16)) for n in ((1 << 18) + 16, 1 << 19)]
+        b = Batch(device)
+        for key, data, tweak in xts:
+            b.add("aes-256-xts", key, data, iv=tweak, variant=variant)
+        b.add("aes-256-xts", xts[0][0], xts[1][1], unit_len=4096, first_unit=7, variant=variant)
+        got = b.run()
+        for (key, data, tweak), have in zip(xts, got):
+            assert have == pyca_xts(key, tweak, data), (variant, len(data))
+        units = b"".join(pyca_xts(xts[0][0], (7 + u).to_bytes(16, "little"), xts[1][1][u * 4096:(u + 1) * 4096])
+                         for u in range(len(xts[1][1]) // 4096))
+        assert got[2] == units
+        assert b.stats["variants"] == {"aes-256-xts encrypt": bulk_name}
+
+
 def test_gpu_batch_pieces_and_xts_tiles_at_their_edges():
     """The batch runs the bulk kernels' per-warp routines: ECB/CTR/CBC/CFB decryption over 16 KiB
     pieces of a message, a warp each, in the launch policy's tiles; XTS a warp per message, which

@@ -173,7 +173,9 @@ struct BatchTimings {
 struct BatchResult {
   std::vector<RequestStatus> status;        // per request
   std::vector<uint64_t> output_len;         // per request: valid bytes at output_offset
-  std::vector<std::string> suite_variants;  // per suite: the variant that ran it
+  // per suite: the variant that ran it; "A+B" when its messages ran under two (the CUDA batch
+  // kernels run aes_bitsliced for aes_bitsliced8, whose bulk kernels run its big GCM/XTS messages)
+  std::vector<std::string> suite_variants;
   std::string device;                       // "cpu", "cuda:0"
   std::string executor;                     // "cpu", "cuda", "generic"
   BatchTimings timings;

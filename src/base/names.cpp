@@ -1,5 +1,5 @@
 // names.cpp: the vocabulary every layer uses (gpucrypt_base, the bottom of the library's layers):
-// the names of algorithms and modes, cipher-name parsing, secure_zero. Nothing here knows a
+// the names of algorithms and modes, cipher-name parsing, secure_zero, huge-page advice. Nothing here knows a
 // backend or a device, so the backends, the hashes and the engine can use it without reaching up
 // (device names are the device layer's: src/device/device_name.cpp, as they depend on which
 // backends are registered).
@@ -9,8 +9,12 @@
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "gpucrypt/cipher.hpp"
+#include "gpucrypt/parallel.hpp"
 #include "modes/block_cipher.hpp"
 #include "modes/mode_rules.hpp"
 
@@ -83,6 +87,18 @@ CipherName parse_cipher_name(std::string_view name) {
     bad_cipher_name(name, "XTS is defined for 128- and 256-bit keys only");
   r.canonical = algorithm + "-" + bits + "-" + mode;
   return r;
+}
+
+void cpu::advise_huge_pages(void* p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHugePage = uintptr_t{1} << 21;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
 }
 
 // memset, then an empty asm that claims to read the memory, so the compiler cannot drop the stores

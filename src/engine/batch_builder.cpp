@@ -225,13 +225,17 @@ BatchPlan BatchBuilder::build() {
   uint8_t* arena = plan_.owned_input.data();
   const size_t num_requests = plan_.requests.size();
   // One copy per message; the gaps left by alignment are zeroed so that no stale heap bytes
-  // travel with the data (to a device, for instance).
-  cpu::ThreadPool::global().parallel_for(num_requests, 256, [&](size_t begin, size_t end) {
+  // travel with the data (to a device, for instance). Ranges of messages of about kCopyTask bytes
+  // each go over the pool; a message of kOwnCopy and more is copied afterwards in parallel_copy's
+  // 1 MiB pieces (64 messages of 4 MiB were one range, one thread: 145 ms for 256 MiB).
+  constexpr uint64_t kCopyTask = 256 << 10, kOwnCopy = 2 << 20;
+  const size_t grain = std::max<size_t>(1, static_cast<size_t>(kCopyTask * num_requests / std::max<uint64_t>(input_cursor_, 1)));
+  cpu::ThreadPool::global().parallel_for(num_requests, grain, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       const BatchRequest& r = plan_.requests[i];
       const uint64_t data_len = data_lens_[i];
       uint8_t* dst = arena + r.input_offset;
-      if (data_len > 0) std::memcpy(dst, gather_sources_[i], data_len);
+      if (data_len > 0 && data_len < kOwnCopy) std::memcpy(dst, gather_sources_[i], data_len);
       if (r.input_len > data_len)  // PKCS#7: every padding byte holds the padding length
         std::memset(dst + data_len, static_cast<int>(r.input_len - data_len), r.input_len - data_len);
       const uint64_t slot_end = i + 1 < num_requests ? plan_.requests[i + 1].input_offset : input_cursor_;
@@ -239,6 +243,8 @@ BatchPlan BatchBuilder::build() {
         std::memset(dst + r.input_len, 0, slot_end - r.input_offset - r.input_len);
     }
   });
+  for (size_t i = 0; i < num_requests; ++i)
+    if (data_lens_[i] >= kOwnCopy) cpu::parallel_copy(arena + plan_.requests[i].input_offset, gather_sources_[i], data_lens_[i]);
   plan_.input = ByteSpan(plan_.owned_input.data(), plan_.owned_input.size());
   plan_.output = MutableByteSpan(plan_.owned_output.data(), plan_.owned_output.size());
   gather_sources_.clear();

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "base/names.hpp"
+#include "gpucrypt/parallel.hpp"
 #include "plan/batch_plan.hpp"
 
 namespace gpucrypt::engine {
@@ -138,6 +139,8 @@ void SecureBuffer::resize(size_t len) {
   if (!data_ && len > 0) {
     data_.reset(new uint8_t[len]);
     capacity_ = len;
+    // New memory, written once through: huge pages spare most of its first-touch faults.
+    if (len >= kParkMinLen) cpu::advise_huge_pages(data_.get(), len);
   }
   len_ = len;
 }

@@ -9,6 +9,7 @@
 
 #include "gpucrypt/cipher.hpp"
 #include "gpucrypt/format.hpp"
+#include "gpucrypt/parallel.hpp"
 
 namespace gpucrypt::python {
 
@@ -52,6 +53,7 @@ inline nanobind::bytes new_bytes(size_t len, uint8_t** data) {
   PyObject* obj = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len));
   if (!obj) throw nanobind::python_error();
   *data = reinterpret_cast<uint8_t*>(PyBytes_AsString(obj));
+  if (len >= (size_t{4} << 20)) gpucrypt::cpu::advise_huge_pages(*data, len);  // about to be written once, whole
   return nanobind::steal<nanobind::bytes>(obj);
 }
 

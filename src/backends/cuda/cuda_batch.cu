@@ -19,8 +19,9 @@
 // into the bulk kernel's tiles and joins the tile hashes per message (see gcm_prepare_kernel). One launch per group (plus one for key
 // expansion, one for XTS tweaks, three or four for GCM). The plan lists a suite's messages
 // longest first, so neighbouring warps do alike work. GCM and XTS messages of kBigLen and more go
-// through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the uploaded buffers),
-// which spread one message over the whole GPU and fold its tile hashes in a tree; so do XTS
+// through the backend's bulk kernels instead (DeviceGcm / DeviceCipher on the uploaded buffers,
+// under the variant the suite names: aes_bitsliced8 for the constant-time default), which spread
+// one message over the whole GPU and fold its tile hashes in a tree; so do XTS
 // requests of many data units (Suite::xts_unit_len: DeviceCipher::process_units, one launch each).
 //
 // Hashes of the sponge family (SHA-3, SHAKE, Keccak, cSHAKE without N and S) run on the GPU in the
@@ -92,7 +93,8 @@ bool family_for(const Suite& suite, FamilyOps* out) {
       }
       // The batch kernels give each lane its own message, so they run the 2-block bitslice for
       // every constant-time name (the 32- and 8-block ones need 32 or 8 blocks of one key per
-      // lane); the result reports "aes_bitsliced", what ran.
+      // lane); the result reports "aes_bitsliced", what ran. Big GCM/XTS messages run the bulk
+      // kernels of the name asked for (bulk_variant).
       if (v == "aes_bitsliced" || v == "aes_bitsliced32" || v == "aes_bitsliced8") {
         *out = ops_for_key_bits<AesBitslicedFamily>(bits, "aes_bitsliced");
         return true;
@@ -112,6 +114,20 @@ bool family_for(const Suite& suite, FamilyOps* out) {
       return true;
   }
   return false;
+}
+
+// The variant a suite's big GCM/XTS messages run on the bulk kernels: the one the suite names
+// (aes_bitsliced8 spreads one message over the whole GPU, 8 blocks a lane, where the batch
+// kernels' lanes run the 2-block aes_bitsliced), else the batch family's.
+std::string bulk_variant(const Suite& suite, const FamilyOps& family) {
+  return suite.variant.empty() ? std::string(family.variant) : suite.variant;
+}
+
+// What a suite reports as run: the batch family's variant, the bulk one, or both as
+// "batch+bulk" when its messages took both routes under different variants.
+std::string variants_that_ran(const std::string& batch, bool ran_batch, const std::string& bulk, bool ran_bulk) {
+  if (!ran_bulk || bulk == batch) return batch;
+  return ran_batch ? batch + "+" + bulk : bulk;
 }
 
 // ---- buffers --------------------------------------------------------------------------------
@@ -252,6 +268,8 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
   std::vector<uint32_t> big_requests;  // GCM/XTS messages of kBigLen and more
   std::vector<uint64_t> gcm_first_items;  // per GCM message: its first tile's item in its group
   uint64_t schedule_bytes = 0;
+  // Per suite: whether messages ran on the batch kernels, and on the bulk kernels (the big ones).
+  std::vector<bool> ran_batch(plan.suites.size()), ran_bulk(plan.suites.size());
   for (size_t group_index = 0; group_index < plan.groups.size(); ++group_index) {
     const auto& group = plan.groups[group_index];
     const Suite& suite = plan.suites[group.suite];
@@ -271,7 +289,6 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       continue;
     }
     const FamilyOps& family = families[group.suite];
-    result.suite_variants[group.suite] = family.variant;
     GroupWork g{};
     g.suite = group.suite;
     g.group = static_cast<uint32_t>(group_index);
@@ -295,6 +312,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       const BatchRequest& r = plan.requests[index];
       if (open && r.input_len < suite.tag_len) {
         result.status[index] = RequestStatus::authentication_failed;
+        ran_batch[group.suite] = true;
         continue;
       }
       uint32_t& local = slot_to_local[r.key];
@@ -323,6 +341,8 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
         }
       } else if ((g.kind == modes::ModeKind::aead || g.xts) && (it.len >= kBigLen || suite.xts_unit_len != 0)) {
         big_requests.push_back(index);
+        ran_bulk[group.suite] = true;
+        continue;
       } else if (g.kind == modes::ModeKind::aead) {  // the message's tiles, and where they start
         it.message = static_cast<uint32_t>(gcm_first_items.size() - g.first_message);
         gcm_first_items.push_back(items.size() - g.first_item);
@@ -331,8 +351,11 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       } else if (it.len > 0) {
         items.push_back(it);
       }
+      ran_batch[group.suite] = true;
     }
     for (uint32_t slot : used_slots) slot_to_local[slot] = UINT32_MAX;
+    result.suite_variants[group.suite] =
+        variants_that_ran(family.variant, ran_batch[group.suite], bulk_variant(suite, family), ran_bulk[group.suite]);
     g.num_items = items.size() - g.first_item;
     g.num_messages = gcm_first_items.size() - g.first_message;
     g.num_keys = used_slots.size();
@@ -429,7 +452,7 @@ std::optional<engine::BatchResult> run_batch(const engine::BatchPlan& plan, int 
       const Suite& suite = plan.suites[r.suite];
       const engine::KeySlot& slot = plan.keys[r.key];
       const ByteSpan key(plan.key_of(slot), slot.key_len), iv(plan.iv_of(r), r.iv_len);
-      const std::string variant = families[r.suite].variant;
+      const std::string variant = bulk_variant(suite, families[r.suite]);
       if (suite.cipher.mode == Mode::xts) {
         auto cipher = DeviceCipher::create(
             suite.cipher, suite.operation == Operation::encrypt ? Direction::encrypt : Direction::decrypt, key, variant,
