@@ -187,7 +187,10 @@ def test_wycheproof_aes_files_as_one_batch(device, variant, skipped):
         else:
             assert isinstance(results[index], expected), where
     if variant is not None:
-        assert set(b.stats["variants"].values()) == {variant}
+        # The CUDA batch kernels run the 2-block bitslice for every constant-time AES name (a lane
+        # holds one message) and report it; these messages are all below the bulk route.
+        wide = variant in ("aes_bitsliced8", "aes_bitsliced32") and device.startswith("cuda")
+        assert set(b.stats["variants"].values()) == {"aes_bitsliced" if wide else variant}
 
 
 @pytest.mark.algorithm("camellia")

@@ -115,6 +115,14 @@ class SecureBuffer {
   ~SecureBuffer() { clear(); }
   void resize(size_t len);  // contents are not preserved; new bytes are not initialised
   void clear();
+  // clear() with the bytes zeroed by wipe(data, len) instead of by clear()'s one thread:
+  // Batch.run wipes its packed buffers over the pool this way (cpu::parallel_copy's zero fill).
+  template <typename Wipe>
+  void clear_with(Wipe&& wipe) {
+    if (data_) wipe(data_.get(), len_);
+    len_ = 0;  // zeroed: clear() parks the buffer without a second pass
+    clear();
+  }
   uint8_t* data() { return data_.get(); }
   const uint8_t* data() const { return data_.get(); }
   size_t size() const { return len_; }

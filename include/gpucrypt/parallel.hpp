@@ -18,7 +18,8 @@ unsigned num_threads();
 // work is a single grain. An exception from body is rethrown here.
 void parallel_for(size_t num_items, size_t grain, const std::function<void(size_t begin, size_t end)>& body);
 
-// memcpy (or, with src == nullptr, a zero fill) of n bytes split into 1 MiB pieces over the pool.
+// memcpy (or, with src == nullptr, a zero fill the compiler may not drop: secure_zero, a wipe) of
+// n bytes split into 1 MiB pieces over the pool.
 // Used for host copies into and out of the GPU's page-locked staging buffers: one core copies 6-10
 // GB/s, a fifth of what PCIe moves, so a single-threaded copy would bound every host-memory
 // transfer (measured on the H200 host: a 16 MiB batch spent 6 of its 7.5 ms there).

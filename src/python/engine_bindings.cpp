@@ -219,7 +219,13 @@ class PyBatch {
         for (size_t i = begin; i < end; ++i)
           if (result.output_len[i] != 0) std::memcpy(destinations[i], plan.output_of(plan.requests[i]), result.output_len[i]);
       });
-      plan = BatchPlan();  // wiped here, not with the GIL held at the end of this function
+      // The packed input and output wiped over the pool (one thread took ~40 ms for a 256 MiB
+      // batch's 512 MiB on the H200 host), the rest of the plan here, not with the GIL held at
+      // the end of this function.
+      const auto wipe = [](uint8_t* bytes, size_t len) { cpu::parallel_copy(bytes, nullptr, len); };
+      plan.owned_input.clear_with(wipe);
+      plan.owned_output.clear_with(wipe);
+      plan = BatchPlan();
     }
     nb::list variants;
     for (const auto& v : result.suite_variants) variants.append(v);

@@ -3,14 +3,18 @@
 // body's exception reaches the caller after every claimed range finished; a nested call runs
 // inline; a worker held up (a loaded machine descheduling it) does not keep its share of the
 // ranges; and a worker's task that runs after its call returned finds nothing left to touch.
+// Also Batch.run's wipe: parallel_copy's zero fill through SecureBuffer::clear_with.
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "backends/cpu/thread_pool.hpp"
+#include "gpucrypt/batch.hpp"
+#include "gpucrypt/parallel.hpp"
 #include "test_support.hpp"
 
 using namespace gpucrypt;
@@ -77,7 +81,27 @@ void check_a_stalled_worker_does_not_keep_its_share(cpu::ThreadPool& pool) {
 
 }  // namespace
 
+// A buffer of 1 MiB and more goes back to the plan's parking when cleared, and the next buffer of
+// its size is that one: after clear_with over parallel_copy's zero fill it must be all zero.
+void check_wiped_buffers_come_back_zero() {
+  const size_t len = (3 << 20) + 5;
+  const uint8_t* first = nullptr;
+  {
+    engine::SecureBuffer buffer(len);
+    std::memset(buffer.data(), 0xA5, len);
+    first = buffer.data();
+    buffer.clear_with([](uint8_t* bytes, size_t n) { cpu::parallel_copy(bytes, nullptr, n); });
+    check(buffer.size() == 0 && buffer.data() == nullptr, "clear_with leaves the buffer empty");
+  }
+  engine::SecureBuffer again(len);
+  check(again.data() == first, "the parked buffer is handed out again");
+  size_t nonzero = 0;
+  for (size_t i = 0; i < len; ++i) nonzero += again.data()[i] != 0;
+  check(nonzero == 0, "a buffer wiped by clear_with comes back zeroed (" + std::to_string(nonzero) + " bytes not)");
+}
+
 int main() {
+  check_wiped_buffers_come_back_zero();
   for (unsigned threads : {1u, 2u, 3u, 8u}) {
     cpu::ThreadPool pool(threads);
     for (size_t num_items : {size_t{1}, size_t{2}, size_t{7}, size_t{64}, size_t{1000}, size_t{100003}})

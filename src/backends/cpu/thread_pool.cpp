@@ -8,6 +8,8 @@
 #include <exception>
 #include <memory>
 
+#include "gpucrypt/cipher.hpp"  // secure_zero
+
 namespace gpucrypt::cpu {
 
 namespace {
@@ -142,7 +144,7 @@ void parallel_copy(void* dst, const void* src, size_t n) {
   constexpr size_t kPiece = size_t{1} << 20;
   auto copy_range = [dst, src](size_t offset, size_t len) {
     if (src) std::memcpy(static_cast<uint8_t*>(dst) + offset, static_cast<const uint8_t*>(src) + offset, len);
-    else std::memset(static_cast<uint8_t*>(dst) + offset, 0, len);
+    else gpucrypt::secure_zero(static_cast<uint8_t*>(dst) + offset, len);  // a wipe: not elided
   };
   if (n < 2 * kPiece) {
     if (n > 0) copy_range(0, n);
