@@ -1,8 +1,8 @@
 // names.cpp: the vocabulary every layer uses (gpucrypt_base, the bottom of the library's layers):
-// the names of algorithms and modes, cipher-name parsing, secure_zero, huge-page advice. Nothing here knows a
-// backend or a device, so the backends, the hashes and the engine can use it without reaching up
-// (device names are the device layer's: src/device/device_name.cpp, as they depend on which
-// backends are registered).
+// the names of algorithms and modes, cipher-name parsing, secure_zero, huge-page advice. Nothing
+// here knows a backend or a device, so the backends, the hashes and the engine can use it without
+// reaching up (device names are the device layer's: src/device/device_name.cpp, as they depend on
+// which backends are registered).
 #include "base/names.hpp"
 
 #include <cctype>

@@ -79,8 +79,6 @@ void check_a_stalled_worker_does_not_keep_its_share(cpu::ThreadPool& pool) {
                             " of 64)");
 }
 
-}  // namespace
-
 // A buffer of 1 MiB and more goes back to the plan's parking when cleared, and the next buffer of
 // its size is that one: after clear_with over parallel_copy's zero fill it must be all zero.
 void check_wiped_buffers_come_back_zero() {
@@ -99,6 +97,8 @@ void check_wiped_buffers_come_back_zero() {
   for (size_t i = 0; i < len; ++i) nonzero += again.data()[i] != 0;
   check(nonzero == 0, "a buffer wiped by clear_with comes back zeroed (" + std::to_string(nonzero) + " bytes not)");
 }
+
+}  // namespace
 
 int main() {
   check_wiped_buffers_come_back_zero();
