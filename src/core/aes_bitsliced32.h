@@ -233,11 +233,15 @@ GC_FN void aes_bitsliced32_inv_sub_bytes(GC_PRIVATE uint32_t* q) {
  * AddRoundKey with key[8r + i]. With t_r = a_r + a_{r+1}, out_r = {02}t_r + a_{r+1} + t_{r+2};
  * {02}x on bit planes moves bit i to i + 1 and adds bit 7 into bits 0, 1, 3 and 4 (0x1b). So
  * each output bit is an XOR of 3 terms, or 4 in bits 1, 3 and 4, plus the key: 8 XORs for the
- * t_r and 11 LOP3s for the outputs of each row, 16 with the key. */
-GC_FN void aes_bitsliced32_mix_column(GC_PRIVATE uint32_t* a, const GC_PRIVATE uint32_t* key) {
+ * t_r and 11 LOP3s for the outputs of each row, 16 with the key. When t_key is not null, t_r is
+ * a_r + a_{r+1} + t_key[8r..8r+7] instead (aes_bitsliced32_mix_column_folded); the two keys are
+ * not meant to be given together. */
+GC_FN void aes_bitsliced32_mix_column_with(GC_PRIVATE uint32_t* a, const GC_PRIVATE uint32_t* t_key,
+                                           const GC_PRIVATE uint32_t* key) {
   uint32_t t[32];
   GC_UNROLL
-  for (int k = 0; k < 32; ++k) t[k] = aes_bitsliced32_xor2(a[k], a[(k + 8) & 31]);
+  for (int k = 0; k < 32; ++k)
+    t[k] = t_key ? aes_bitsliced32_xor3(a[k], a[(k + 8) & 31], t_key[k]) : aes_bitsliced32_xor2(a[k], a[(k + 8) & 31]);
   uint32_t out[32];
   GC_UNROLL
   for (int r = 0; r < 4; ++r) {
@@ -260,10 +264,62 @@ GC_FN void aes_bitsliced32_mix_column(GC_PRIVATE uint32_t* a, const GC_PRIVATE u
   for (int k = 0; k < 32; ++k) a[k] = out[k];
 }
 
+GC_FN void aes_bitsliced32_mix_column(GC_PRIVATE uint32_t* a, const GC_PRIVATE uint32_t* key) {
+  aes_bitsliced32_mix_column_with(a, 0, key);
+}
+
+/* MixColumns then AddRoundKey, the round key given folded into the t_r (folded, made by
+ * aes_bitsliced32_fold_mix_key): t_r = a_r + a_{r+1} + K_r, out_r = {02}t_r + a_{r+1} + t_{r+2}.
+ * The K_r cost nothing (the t_r become three-input LOP3s instead of two-input ones), and the key
+ * no longer adds a fifth term to the outputs: 11 LOP3s a row instead of 16. */
+GC_FN void aes_bitsliced32_mix_column_folded(GC_PRIVATE uint32_t* a, const GC_PRIVATE uint32_t* folded) {
+  aes_bitsliced32_mix_column_with(a, folded, 0);
+}
+
+/* {02}x of one row's eight bit planes x[i] (bit i of every byte): bit i + 1 takes bit i, and bit 7
+ * adds into bits 0, 1, 3 and 4 (0x1b). */
+GC_FN void aes_bitsliced32_times2_planes(GC_PRIVATE uint32_t* out, const GC_PRIVATE uint32_t* x) {
+  out[0] = x[7];
+  GC_UNROLL
+  for (int i = 1; i < 8; ++i) out[i] = ((0x1au >> i) & 1) ? x[i - 1] ^ x[7] : x[i - 1];
+}
+
+/* aes_bitsliced32_fold_mix_key: the round key k of a MixColumns round (32 plane words, k[8r + i]
+ * bit i of row r) as the K of aes_bitsliced32_mix_column_folded. With t_r + K_r in place of t_r,
+ * the outputs gain {02}K_r + K_{r+2}, which must be k_r: rows r and r + 2 pair up as
+ * {02}K_0 + K_2 = k_0 and {02}K_2 + K_0 = k_2, so {05}K_0 = {02}k_0 + k_2, that is
+ * K_0 = {52}({02}k_0 + k_2) ({52} is {05}'s inverse) and K_2 = k_0 + {02}K_0; rows 1 and 3 alike.
+ * Per byte column, so any bytes of k (and the S-box constant they carry) fold alike. Linear
+ * operations on the key's words only: no branch or index on key data. */
+GC_FN void aes_bitsliced32_fold_mix_key(GC_PRIVATE uint32_t* folded, const GC_PRIVATE uint32_t* k) {
+  for (int r = 0; r < 2; ++r) {
+    const GC_PRIVATE uint32_t* k_r = k + 8 * r;
+    const GC_PRIVATE uint32_t* k_r2 = k + 8 * (r + 2);
+    uint32_t sum[8], power[8], next[8], fold[8];
+    aes_bitsliced32_times2_planes(sum, k_r);
+    for (int i = 0; i < 8; ++i) {
+      sum[i] ^= k_r2[i]; /* {02}k_r + k_{r+2} */
+      fold[i] = 0;
+      power[i] = sum[i];
+    }
+    for (int e = 0; e < 8; ++e) { /* fold = {52} sum: {02}^e sum for the bits 1, 4, 6 of 0x52 */
+      if ((0x52 >> e) & 1)
+        for (int i = 0; i < 8; ++i) fold[i] ^= power[i];
+      aes_bitsliced32_times2_planes(next, power);
+      for (int i = 0; i < 8; ++i) power[i] = next[i];
+    }
+    aes_bitsliced32_times2_planes(next, fold);
+    for (int i = 0; i < 8; ++i) {
+      folded[8 * r + i] = fold[i];
+      folded[8 * (r + 2) + i] = k_r[i] ^ next[i];
+    }
+  }
+}
+
 /* a_0 and a_2 += {04}(a_0 + a_2); a_1 and a_3 += {04}(a_1 + a_3): with MixColumns after it, this
  * is InvMixColumns ({0e 0b 0d 09} = {02 03 01 01} x {05 00 04 00} as circulant matrices).
  * {04}s has bits (s6, s6+s7, s0+s7, s1+s6, s2+s6+s7, s3+s7, s4, s5). */
-GC_FN void aes_bitsliced32_inv_mix_column(GC_PRIVATE uint32_t* a) {
+GC_FN void aes_bitsliced32_inv_mix_first(GC_PRIVATE uint32_t* a) {
   GC_UNROLL
   for (int p = 0; p < 2; ++p) {
     GC_PRIVATE uint32_t* x = a + 8 * p;      /* row p */
@@ -285,7 +341,20 @@ GC_FN void aes_bitsliced32_inv_mix_column(GC_PRIVATE uint32_t* a) {
       v[7] ^= s[5];
     }
   }
+}
+
+GC_FN void aes_bitsliced32_inv_mix_column(GC_PRIVATE uint32_t* a) {
+  aes_bitsliced32_inv_mix_first(a);
   aes_bitsliced32_mix_column(a, 0);
+}
+
+/* AddRoundKey with a round key k, then InvMixColumns, as InvMixColumns then the key InvMixColumns(k)
+ * (both linear), that key given folded (folded = aes_bitsliced32_fold_mix_key of it): the key's
+ * 32 XORs go, and the MixColumns step takes it at no cost. */
+GC_FN void aes_bitsliced32_add_key_inv_mix_column_folded(GC_PRIVATE uint32_t* a,
+                                                          const GC_PRIVATE uint32_t* folded) {
+  aes_bitsliced32_inv_mix_first(a);
+  aes_bitsliced32_mix_column_folded(a, folded);
 }
 
 /* One middle encryption round after SubBytes: ShiftRows, MixColumns and AddRoundKey with the 128

@@ -90,7 +90,7 @@
 /* aes_bitsliced8_key: round key n, bit i of the byte in row r, column c is byte c of mask word
  * rk[32 n + 8 r + i], 0x00 or 0xff. Round keys 1 to num_rounds have AES_BITSLICED32_SBOX_CONSTANT
  * added to every byte, so they are not plain FIPS-197 round keys; rounds past num_rounds are zero.
- * Serves encryption and decryption alike. 1940 bytes, 4-byte aligned, trivially copyable. */
+ * Serves encryption and decryption alike. 5284 bytes, 4-byte aligned, trivially copyable. */
 typedef struct aes_bitsliced8_key {
   uint32_t rk[AES_BITSLICED8_WORDS * (AES_MAX_ROUNDS + 1)];
   int num_rounds;
@@ -98,6 +98,16 @@ typedef struct aes_bitsliced8_key {
    * straight into bit planes (aes_bitsliced8_ctr_stride32): XORed into the counter before it is
    * spread, it costs 4 instructions instead of 32. */
   uint32_t key0[4];
+  /* Round keys 1 to num_rounds - 1 (those of the MixColumns rounds) folded for encryption's
+   * aes_bitsliced32_mix_column_folded: mk[32 (n - 1) + 8 r + i] is the K of round key n; dk the
+   * same of InvMixColumns(round key n), for decryption's
+   * aes_bitsliced32_add_key_inv_mix_column_folded. */
+  uint32_t mk[AES_BITSLICED8_WORDS * (AES_MAX_ROUNDS - 1)];
+  uint32_t dk[AES_BITSLICED8_WORDS * (AES_MAX_ROUNDS - 1)];
+  /* The last round key (round num_rounds, with the constant) as a gc_block's words, for CTR, which
+   * adds it to the keystream blocks after the output transpose: there it merges into the XOR with
+   * the data (one three-input LOP3 a word), where in bit planes it was 32 XORs of its own. */
+  uint32_t key_last[4];
 } aes_bitsliced8_key;
 
 /* aes_bitsliced8_expand_key expands a 16-, 24- or 32-byte key into ks: the key expansion of
@@ -122,6 +132,21 @@ GC_FN int aes_bitsliced8_expand_key(GC_PRIVATE aes_bitsliced8_key* ks, const uin
       }
   }
   ks->num_rounds = planes.num_rounds;
+  for (int round = 1; round < AES_MAX_ROUNDS; ++round) {
+    uint32_t inv_mixed[AES_BITSLICED8_WORDS];
+    for (int k = 0; k < AES_BITSLICED8_WORDS; ++k) inv_mixed[k] = ks->rk[AES_BITSLICED8_WORDS * round + k];
+    aes_bitsliced32_inv_mix_column(inv_mixed);
+    aes_bitsliced32_fold_mix_key(ks->mk + AES_BITSLICED8_WORDS * (round - 1),
+                                 ks->rk + AES_BITSLICED8_WORDS * round);
+    aes_bitsliced32_fold_mix_key(ks->dk + AES_BITSLICED8_WORDS * (round - 1), inv_mixed);
+  }
+  for (int c = 0; c < 4; ++c) {
+    uint32_t word = 0;
+    for (int r = 0; r < 4; ++r)
+      for (int i = 0; i < 8; ++i)
+        word |= ((ks->rk[AES_BITSLICED8_WORDS * planes.num_rounds + 8 * r + i] >> (8 * c)) & 1u) << (8 * r + i);
+    ks->key_last[c] = word;
+  }
   ks->key0[0] = gc_load_le32(key);
   ks->key0[1] = gc_load_le32(key + 4);
   ks->key0[2] = gc_load_le32(key + 8);
@@ -185,22 +210,21 @@ GC_FN void aes_bitsliced8_add_round_key(GC_PRIVATE uint32_t* q, const GC_PRIVATE
 }
 
 /* One middle encryption round (1 <= round < num_rounds): SubBytes, ShiftRows, then MixColumns
- * with AddRoundKey folded in. */
+ * with AddRoundKey folded in (the round key as mk's K, which saves 5 LOP3s a row). */
 GC_FN void aes_bitsliced8_encrypt_round(GC_PRIVATE uint32_t* q,
                                         const GC_PRIVATE aes_bitsliced8_key* ks, int round) {
   aes_bitsliced8_sub_bytes(q);
   aes_bitsliced8_shift_rows(q);
-  aes_bitsliced32_mix_column(q, ks->rk + AES_BITSLICED8_WORDS * round);
+  aes_bitsliced32_mix_column_folded(q, ks->mk + AES_BITSLICED8_WORDS * (round - 1));
 }
 
 /* One middle decryption round: InvSubBytes, InvShiftRows (the two commute), AddRoundKey,
- * InvMixColumns. */
+ * InvMixColumns (the last two as one step with the key folded, dk). */
 GC_FN void aes_bitsliced8_decrypt_round(GC_PRIVATE uint32_t* q,
                                         const GC_PRIVATE aes_bitsliced8_key* ks, int round) {
   aes_bitsliced8_inv_sub_bytes(q);
   aes_bitsliced8_inv_shift_rows(q);
-  aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * round);
-  aes_bitsliced32_inv_mix_column(q);
+  aes_bitsliced32_add_key_inv_mix_column_folded(q, ks->dk + AES_BITSLICED8_WORDS * (round - 1));
 }
 
 /* aes_bitsliced8_encrypt_planes encrypts a state already in bit planes (aes_bitsliced8_load's
@@ -218,9 +242,10 @@ GC_FN void aes_bitsliced8_encrypt_planes(const GC_PRIVATE aes_bitsliced8_key* ks
 }
 
 /* aes_bitsliced8_encrypt_keyed_planes: the same on a state that already has round key 0 added
- * (rounds 1..num_rounds). */
-GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
-                                               GC_PRIVATE uint32_t* q, int num_rounds) {
+ * (rounds 1..num_rounds); aes_bitsliced8_encrypt_keyed_planes_but_last_key leaves out the last
+ * AddRoundKey (the caller adds ks->key_last to the blocks it stores). */
+GC_FN void aes_bitsliced8_encrypt_keyed_planes_but_last_key(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                                            GC_PRIVATE uint32_t* q, int num_rounds) {
 #if defined(__CUDA_ARCH__) && AES_BITSLICED8_GPU_ROUNDS_PER_STEP > 0
   int round = 1;
   GC_UNROLL
@@ -236,6 +261,11 @@ GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_k
 #endif
   aes_bitsliced8_sub_bytes(q);
   aes_bitsliced8_shift_rows(q);
+}
+
+GC_FN void aes_bitsliced8_encrypt_keyed_planes(const GC_PRIVATE aes_bitsliced8_key* ks,
+                                               GC_PRIVATE uint32_t* q, int num_rounds) {
+  aes_bitsliced8_encrypt_keyed_planes_but_last_key(ks, q, num_rounds);
   aes_bitsliced8_add_round_key(q, ks->rk + AES_BITSLICED8_WORDS * num_rounds);
 }
 
@@ -345,9 +375,11 @@ GC_FN void aes_bitsliced8_counter_planes(GC_PRIVATE uint32_t* q, const GC_PRIVAT
  * 32 lanes take consecutive blocks (src/backends/cuda/kernels.cuh). num_rounds as for
  * aes_bitsliced8_encrypt_planes. Counters are built as bit planes (aes_bitsliced8_counter_planes)
  * unless first's bytes 12..14 are all 0xff, one counter in 2^24, where the 8 blocks are made and
- * transposed instead; the branch depends on the counter only, which is public. */
-GC_FN void aes_bitsliced8_ctr_stride32(const GC_PRIVATE aes_bitsliced8_key* ks, gc_block first,
-                                       GC_PRIVATE gc_block* out, int num_rounds) {
+ * transposed instead; the branch depends on the counter only, which is public.
+ * aes_bitsliced8_ctr_stride32_but_last_key leaves out the last round key (ks->key_last, the same
+ * for every block), for a caller that adds it with its data (the CUDA bulk kernels). */
+GC_FN void aes_bitsliced8_ctr_stride32_but_last_key(const GC_PRIVATE aes_bitsliced8_key* ks, gc_block first,
+                                                    GC_PRIVATE gc_block* out, int num_rounds) {
   uint32_t q[AES_BITSLICED8_WORDS];
   if ((first.w[3] & 0x00ffffffu) != 0x00ffffffu) {
     aes_bitsliced8_counter_planes(q, ks, first);
@@ -357,8 +389,18 @@ GC_FN void aes_bitsliced8_ctr_stride32(const GC_PRIVATE aes_bitsliced8_key* ks, 
     aes_bitsliced8_load(q, out);
     aes_bitsliced8_add_round_key(q, ks->rk);
   }
-  aes_bitsliced8_encrypt_keyed_planes(ks, q, num_rounds);
+  aes_bitsliced8_encrypt_keyed_planes_but_last_key(ks, q, num_rounds);
   aes_bitsliced8_store(q, out);
+}
+
+GC_FN void aes_bitsliced8_ctr_stride32(const GC_PRIVATE aes_bitsliced8_key* ks, gc_block first,
+                                       GC_PRIVATE gc_block* out, int num_rounds) {
+  aes_bitsliced8_ctr_stride32_but_last_key(ks, first, out, num_rounds);
+  GC_UNROLL
+  for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) {
+    GC_UNROLL
+    for (int c = 0; c < 4; ++c) out[b].w[c] ^= ks->key_last[c];
+  }
 }
 
 /* aes_bitsliced8_encrypt / aes_bitsliced8_decrypt: the same, the round count from the key. */

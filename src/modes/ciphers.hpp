@@ -92,7 +92,7 @@ struct AesBitsliced32 {
   }
 };
 
-// AesBitsliced8: 8 blocks a call, rows of the state as words (aes_bitsliced8.h). The key is 1940
+// AesBitsliced8: 8 blocks a call, rows of the state as words (aes_bitsliced8.h). The key is 5284
 // bytes of byte masks (same key for both directions); on CUDA it is read in place from the
 // __grid_constant__ parameter, like AesBitsliced32's.
 template <int kRounds = 0>
@@ -107,9 +107,13 @@ struct AesBitsliced8 {
     aes_bitsliced8_decrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
   }
   // CTR's keystream for the counters first + 32 i, i < 8 (a warp lane's blocks in the CUDA bulk
-  // kernels), the counters built straight into bit planes: aes_bitsliced8_ctr_stride32.
+  // kernels), the counters built straight into bit planes, less ctr_keystream_key(), the last
+  // round key, which the kernel adds with the data: aes_bitsliced8_ctr_stride32_but_last_key.
   GC_METHOD void ctr_keystream_stride32(gc_block first, gc_block* b) const {
-    aes_bitsliced8_ctr_stride32(&key, first, b, kRounds ? kRounds : key.num_rounds);
+    aes_bitsliced8_ctr_stride32_but_last_key(&key, first, b, kRounds ? kRounds : key.num_rounds);
+  }
+  GC_METHOD gc_block ctr_keystream_key() const {
+    return gc_block{{key.key_last[0], key.key_last[1], key.key_last[2], key.key_last[3]}};
   }
   static AesBitsliced8 make_host(const uint8_t* k, int key_len) {
     AesBitsliced8 c{};

@@ -514,7 +514,8 @@ void test_ctr_stride32(int key_len, int num_keys) {
         for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) {
           uint8_t got_bytes[16], wrapper_bytes[16];
           gc_block_store(got_bytes, got[b]);
-          gc_block_store(wrapper_bytes, got_literal[b]);
+          // The wrapper leaves out the last round key, which the kernels add with the data.
+          gc_block_store(wrapper_bytes, gc_block_xor(got_literal[b], wrapper.ctr_keystream_key()));
           const std::string where = what + " lane " + std::to_string(lane) + " block " + std::to_string(b);
           check_bytes(got_bytes, stream + 16 * (lane + 32 * b), 16, where + ": aes_bitsliced8_ctr_stride32");
           check_bytes(wrapper_bytes, stream + 16 * (lane + 32 * b), 16, where + ": AesBitsliced8::ctr_keystream_stride32");

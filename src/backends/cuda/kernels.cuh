@@ -249,9 +249,13 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
     if constexpr (kXor == BulkXor::previous) return previous(i);  // CBC decryption
     else return input_or_zero(i);  // CTR, CFB decryption: P_i = E(C_{i-1}) ^ C_i
   };
+  // What every keystream block still needs added (zero but for a lane keystream that leaves out
+  // its last round key): added with the data, it merges into that XOR, one LOP3 a word.
+  gc_block keystream_key = modes::zero_block();
   if constexpr (kInput == BulkInput::counter && makes_lane_keystream<Cipher>::value) {
     // The lane's blocks of one call are 32 apart, and so are their counters.
     const gc_block lane_counter = gc_ctr128_add(iv, first + lane);
+    keystream_key = cipher.ctr_keystream_key();
 #pragma unroll
     for (int s = 0; s < kBulkSteps; s += kLanes)
       cipher.ctr_keystream_stride32(s == 0 ? lane_counter : gc_ctr128_add(lane_counter, 32 * s), x + s);
@@ -281,9 +285,9 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
     } else if constexpr (decltype(whole_tile)::value) {
       const gc_block d = kXor == BulkXor::previous ? (i == 0 ? iv : tile_load<kUnaligned>(in + 16 * (i - 1)))
                                                    : tile_load<kUnaligned>(in + 16 * i);
-      tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], d));
+      tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], gc_block_xor(d, keystream_key)));
     } else {
-      tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], data_for(i)));
+      tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[s], gc_block_xor(data_for(i), keystream_key)));
     }
   };
   // Every tile but a message's last (or a piece's) is whole: the warp then stores without the
@@ -302,7 +306,7 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
       store_full(s, i, std::false_type{});
     } else if constexpr (kXor != BulkXor::none) {
       // CTR/CFB only (ECB and CBC take whole blocks): the message's ragged end (i < end <= the block count)
-      xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, x[s]);
+      xor_partial_block(in + 16 * i, out + 16 * i, len - 16 * i, gc_block_xor(x[s], keystream_key));
     }
   }
 }
