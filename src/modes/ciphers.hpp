@@ -107,12 +107,23 @@ struct AesBitsliced8 {
     aes_bitsliced8_decrypt_rounds(&key, b, kRounds ? kRounds : key.num_rounds);
   }
   // CTR's keystream for the counters first + 32 i, i < 8 (a warp lane's blocks in the CUDA bulk
-  // kernels), the counters built straight into bit planes, less ctr_keystream_key(), the last
-  // round key, which the kernel adds with the data: aes_bitsliced8_ctr_stride32_but_last_key.
+  // kernels), the counters built straight into bit planes, less last_round_key(), which the
+  // kernel adds with the data: aes_bitsliced8_ctr_stride32_but_last_key.
   GC_METHOD void ctr_keystream_stride32(gc_block first, gc_block* b) const {
     aes_bitsliced8_ctr_stride32_but_last_key(&key, first, b, kRounds ? kRounds : key.num_rounds);
   }
-  GC_METHOD gc_block ctr_keystream_key() const {
+  // The cipher without its first and last AddRoundKey (first_round_key() and last_round_key() as
+  // blocks; decryption adds them the other way round), for XTS, which adds them with its tweak.
+  GC_METHOD void encrypt_blocks_unkeyed(gc_block* b) const {
+    aes_bitsliced8_encrypt_rounds_unkeyed(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  GC_METHOD void decrypt_blocks_unkeyed(gc_block* b) const {
+    aes_bitsliced8_decrypt_rounds_unkeyed(&key, b, kRounds ? kRounds : key.num_rounds);
+  }
+  GC_METHOD gc_block first_round_key() const {
+    return gc_block{{key.key0[0], key.key0[1], key.key0[2], key.key0[3]}};
+  }
+  GC_METHOD gc_block last_round_key() const {
     return gc_block{{key.key_last[0], key.key_last[1], key.key_last[2], key.key_last[3]}};
   }
   static AesBitsliced8 make_host(const uint8_t* k, int key_len) {

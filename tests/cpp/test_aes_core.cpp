@@ -444,6 +444,41 @@ void test_lop3() {
   check(bad == 0, "gc_lop3 agrees with its truth table for all 256 luts (" + std::to_string(bad) + " wrong)");
 }
 
+// The aes_bitsliced8 cipher without its outer round keys (what its XTS kernels run, adding them
+// with the tweak): with first_round_key() added before and last_round_key() after (the other way
+// round for decryption), the same blocks as the whole cipher, on distinct random blocks.
+void test_unkeyed_outer_round_keys(int key_len, int num_keys) {
+  std::mt19937_64 rng(0x756e6b65ull + (uint64_t)key_len);  // fixed seed: failures reproduce
+  for (int n = 0; n < num_keys; ++n) {
+    std::vector<uint8_t> key(key_len);
+    for (uint8_t& byte : key) byte = (uint8_t)rng();
+    const auto cipher = gpucrypt::modes::AesBitsliced8<0>::make_host(key.data(), key_len);
+    for (bool decrypt : {false, true}) {
+      gc_block whole[AES_BITSLICED8_BLOCKS], unkeyed[AES_BITSLICED8_BLOCKS];
+      for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b)
+        for (uint32_t& w : whole[b].w) w = (uint32_t)rng();
+      const gc_block key_in = decrypt ? cipher.last_round_key() : cipher.first_round_key();
+      const gc_block key_out = decrypt ? cipher.first_round_key() : cipher.last_round_key();
+      for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) unkeyed[b] = gc_block_xor(whole[b], key_in);
+      if (decrypt) {
+        cipher.decrypt_blocks(whole);
+        cipher.decrypt_blocks_unkeyed(unkeyed);
+      } else {
+        cipher.encrypt_blocks(whole);
+        cipher.encrypt_blocks_unkeyed(unkeyed);
+      }
+      for (int b = 0; b < AES_BITSLICED8_BLOCKS; ++b) {
+        uint8_t got[16], want[16];
+        gc_block_store(got, gc_block_xor(unkeyed[b], key_out));
+        gc_block_store(want, whole[b]);
+        check_bytes(got, want, 16, "AesBitsliced8 " + std::string(decrypt ? "decrypt" : "encrypt") +
+                                       "_blocks_unkeyed, AES-" + std::to_string(8 * key_len) + " block " +
+                                       std::to_string(b));
+      }
+    }
+  }
+}
+
 // aes_bitsliced8_ctr_stride32 (CTR counters built straight into bit planes) against CTR computed
 // block by block: the 256-block keystream from `first` (OpenSSL's EVP_aes_*_ctr on zeros where
 // built with it, else aes_ttable on gc_ctr128_add), whose blocks 32 b are the call's. The
@@ -515,7 +550,7 @@ void test_ctr_stride32(int key_len, int num_keys) {
           uint8_t got_bytes[16], wrapper_bytes[16];
           gc_block_store(got_bytes, got[b]);
           // The wrapper leaves out the last round key, which the kernels add with the data.
-          gc_block_store(wrapper_bytes, gc_block_xor(got_literal[b], wrapper.ctr_keystream_key()));
+          gc_block_store(wrapper_bytes, gc_block_xor(got_literal[b], wrapper.last_round_key()));
           const std::string where = what + " lane " + std::to_string(lane) + " block " + std::to_string(b);
           check_bytes(got_bytes, stream + 16 * (lane + 32 * b), 16, where + ": aes_bitsliced8_ctr_stride32");
           check_bytes(wrapper_bytes, stream + 16 * (lane + 32 * b), 16, where + ": AesBitsliced8::ctr_keystream_stride32");
@@ -564,6 +599,7 @@ int main(int argc, char** argv) {
     test_wide_differential<Bitsliced32>(key_len, 50);
     test_wide_differential<Bitsliced8>(key_len, 200);
     test_ctr_stride32(key_len, 6);
+    test_unkeyed_outer_round_keys(key_len, 20);
   }
   if (auto dir = vectors_dir(argc, argv, "NIST CAVP files")) test_nist_ecb(*dir);
 #if defined(GPUCRYPT_WITH_OPENSSL)

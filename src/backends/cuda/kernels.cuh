@@ -186,6 +186,27 @@ __device__ __forceinline__ void run_cipher(const Cipher& cipher, gc_block* lanes
   }
 }
 
+// Ciphers that can leave their first and last AddRoundKey to the caller say so by having
+// encrypt_blocks_unkeyed (with decrypt_blocks_unkeyed, first_round_key and last_round_key):
+// aes_bitsliced8, whose XTS adds them with the tweak (below).
+template <class Cipher, class = void>
+struct leaves_outer_round_keys : std::false_type {};
+template <class Cipher>
+struct leaves_outer_round_keys<Cipher, std::void_t<decltype(std::declval<const Cipher&>().encrypt_blocks_unkeyed(
+                                           static_cast<gc_block*>(nullptr)))>> : std::true_type {};
+
+// The cipher on a lane's blocks, less the outer round keys where it leaves them (kUnkeyed).
+template <class Cipher, bool kDecrypt, bool kUnkeyed>
+__device__ __forceinline__ void run_cipher_maybe_unkeyed(const Cipher& cipher, gc_block* lanes) {
+  if constexpr (!kUnkeyed) {
+    run_cipher<Cipher, kDecrypt>(cipher, lanes);
+  } else if constexpr (kDecrypt) {
+    cipher.decrypt_blocks_unkeyed(lanes);
+  } else {
+    cipher.encrypt_blocks_unkeyed(lanes);
+  }
+}
+
 // ---- the bulk kind: ECB, CTR, CBC and CFB decryption ----------------------------------------
 
 // A bulk operation is its shape (mode_kind.hpp): what the cipher takes for block i, what its
@@ -255,7 +276,7 @@ __device__ __forceinline__ void bulk_tile(const Cipher& cipher, const uint8_t* i
   if constexpr (kInput == BulkInput::counter && makes_lane_keystream<Cipher>::value) {
     // The lane's blocks of one call are 32 apart, and so are their counters.
     const gc_block lane_counter = gc_ctr128_add(iv, first + lane);
-    keystream_key = cipher.ctr_keystream_key();
+    keystream_key = cipher.last_round_key();
 #pragma unroll
     for (int s = 0; s < kBulkSteps; s += kLanes)
       cipher.ctr_keystream_stride32(s == 0 ? lane_counter : gc_ctr128_add(lane_counter, 32 * s), x + s);
@@ -374,6 +395,15 @@ __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, 
   constexpr bool kRewalk = kWide && !kStash;
   __shared__ uint4 stash[kStash ? kStashThreads * kXtsGroup : 1];
   const unsigned lane = lane_id();
+  // A cipher that leaves its outer round keys to us: they go in with the tweak, where each merges
+  // into the XOR with it (one three-input LOP3 a word, where in bit planes they were XORs of
+  // their own); zero, and folded away, for the others.
+  constexpr bool kUnkeyed = leaves_outer_round_keys<Cipher>::value;
+  gc_block key_in = modes::zero_block(), key_out = modes::zero_block();
+  if constexpr (kUnkeyed) {
+    key_in = kEncrypt ? cipher.first_round_key() : cipher.last_round_key();
+    key_out = kEncrypt ? cipher.last_round_key() : cipher.first_round_key();
+  }
   for (int s0 = 0; s0 < kXtsSteps; s0 += kXtsGroup) {
     if (first + 32 * s0 >= num_bulk) break;  // short data units
     gc_block x[kXtsGroup], tweaks[kWide ? 1 : kXtsGroup];
@@ -386,11 +416,12 @@ __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, 
       } else if constexpr (!kWide) {
         tweaks[g] = walk.tweak;
       }
-      x[g] = gc_block_xor(i < num_bulk ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block(), walk.tweak);
+      x[g] = gc_block_xor(gc_block_xor(i < num_bulk ? tile_load<kUnaligned>(in + 16 * i) : modes::zero_block(), key_in),
+                          walk.tweak);
       walk.advance();
     }
 #pragma unroll
-    for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher<Cipher, !kEncrypt>(cipher, x + g);
+    for (int g = 0; g < kXtsGroup; g += kLanes) run_cipher_maybe_unkeyed<Cipher, !kEncrypt, kUnkeyed>(cipher, x + g);
     Walk store_walk = group_walk;
 #pragma unroll
     for (int g = 0; g < kXtsGroup; ++g) {
@@ -403,7 +434,7 @@ __device__ __forceinline__ void xts_tile_walk(const Cipher& cipher, Walk& walk, 
       } else {
         t = tweaks[g];
       }
-      if (i < num_bulk) tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[g], t));
+      if (i < num_bulk) tile_store<kUnaligned>(out + 16 * i, gc_block_xor(x[g], gc_block_xor(t, key_out)));
       if constexpr (kRewalk) store_walk.advance();
     }
   }
