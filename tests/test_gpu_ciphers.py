@@ -270,8 +270,8 @@ def test_gcm_large(gpu_variant, name):
             gpu.decrypt(nonce, bytes(bad), aad)
 
 
-# The families that seal GCM in two passes (kernels.cuh, kGcmSealInTwoPasses), which the overlapped
-# route (gcm_overlap.hpp) serves unless GPUCRYPT_CUDA_GCM_OVERLAP=off.
+# The families that seal GCM in two passes (kernels.cuh, kGcmSealInTwoPasses), plain by default and
+# overlapped (gcm_overlap.hpp) where GPUCRYPT_CUDA_GCM_OVERLAP turns that on.
 TWO_PASS_GCM_VARIANTS = [v["name"] for v in CUDA_VARIANTS if v["name"] in ("aes_bitsliced8", "aes_bitsliced32")]
 
 
@@ -301,13 +301,57 @@ def test_gcm_overlapped_seal(monkeypatch, gpu_variant, shape):
                 assert gpu.decrypt(nonce, sealed, aad) == plaintext
 
 
-@pytest.mark.parametrize("setting", ["", "off"])
+@pytest.mark.parametrize("route", ["tensor", "integer"])
+@pytest.mark.parametrize("gpu_variant", [v["name"] for v in CUDA_VARIANTS if v["algorithm"] == "aes"])
+def test_gcm_ghash_on_either_pipe(monkeypatch, gpu_variant, route):
+    """GHASH's tile pass (ghash.cu) on the tensor cores (ghash_mma.hpp's tables, which a key makes
+    only once it has hashed 128 MiB unless GPUCRYPT_CUDA_GHASH=tensor) and on the integer pipe,
+    forced for short messages: lengths around a 512-block tile, a two-tile pair of the tensor
+    kernel and the staging chunk, ragged ends, AAD or not, host bytes and a GPU array (the
+    device-pointer route), against the reference (the CPU backend past 70000 bytes); an open of a
+    modified message fails."""
+    monkeypatch.setenv("GPUCRYPT_CUDA_GHASH", route)
+    for bits in (128, 256):
+        name = f"aes-{bits}-gcm"
+        rng = rng_for("gcm-ghash-route", gpu_variant, name, route)
+        key = key_for(rng, name)
+        gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
+        cpu = gpucrypt.AEAD(name, key, device="cpu")
+        for size in (15, 16, 8191, 8192, 8193, 16384 + 16, 3 * 8192 - 1, 70000, (1 << 20) + 5, CHUNK + 16 * 7 + 3):
+            for aad_len in (0, 19):
+                nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
+                sealed = gpu.encrypt(nonce, plaintext, aad)
+                want = gcm_reference("aes", key, nonce, aad, plaintext) if size <= 70000 else \
+                    cpu.encrypt(nonce, plaintext, aad)
+                assert sealed == want, (bits, size, aad_len)
+                assert gpu.decrypt(nonce, sealed, aad) == plaintext
+                bad = bytearray(sealed)
+                bad[size // 2] ^= 1
+                with pytest.raises(gpucrypt.InvalidTag):
+                    gpu.decrypt(nonce, bytes(bad), aad)
+        cp = pytest.importorskip("cupy")
+        nonce, plaintext = rng.randbytes(12), rng.randbytes((3 << 20) + 9)
+        array = cp.asarray(bytearray(plaintext), dtype=cp.uint8)
+        sealed, tag = gpu.encrypt(nonce, array)
+        assert cp.asnumpy(sealed).tobytes() + tag == cpu.encrypt(nonce, plaintext)
+
+
+def test_gcm_ghash_route_setting_is_checked(monkeypatch):
+    """GPUCRYPT_CUDA_GHASH other than auto / tensor / integer is refused when a key is made, naming
+    the variable, not ignored."""
+    monkeypatch.setenv("GPUCRYPT_CUDA_GHASH", "tensors")
+    with pytest.raises(ValueError, match="GPUCRYPT_CUDA_GHASH"):
+        gpucrypt.AEAD("aes-128-gcm", bytes(16), device=DEVICE).encrypt(bytes(12), b"x" * 64)
+
+
+@pytest.mark.parametrize("setting", ["on", "", "off"])
 @pytest.mark.parametrize("gpu_variant", TWO_PASS_GCM_VARIANTS)
 def test_gcm_default_overlapped_seal_of_device_arrays(monkeypatch, gpu_variant, setting):
-    """The overlapped route's default shape (16.5 MiB segments) on what reaches it: a GPU array
-    longer than a segment (a host buffer is sealed in 16 MiB staging chunks, each one segment at
-    most). Three segments, the last ragged, in place and not, AES-128 and AES-256, against the
-    CPU; and the same with GPUCRYPT_CUDA_GCM_OVERLAP=off (the plain two passes)."""
+    """The overlapped route's default shape (GPUCRYPT_CUDA_GCM_OVERLAP=on: 16.5 MiB segments) on
+    what reaches it: a GPU array longer than a segment (a host buffer is sealed in 16 MiB staging
+    chunks, each one segment at most). Three segments, the last ragged, in place and not, AES-128
+    and AES-256, against the CPU; and the same unset and "off" (the plain two passes, the
+    default)."""
     cp = pytest.importorskip("cupy")
     monkeypatch.setenv("GPUCRYPT_CUDA_GCM_OVERLAP", setting)
     size = (40 << 20) + 5

@@ -22,6 +22,14 @@
 #else
 #define KERNEL_AB_HAS_GCM_OVERLAP 0
 #endif
+// The tensor-core GHASH (ghash_mma.hpp: ghash.cu's tile pass where GcmSegment carries the key's
+// tables); a tree without it hashes on the integer pipe.
+#if __has_include("backends/cuda/ghash_mma.hpp")
+#define KERNEL_AB_HAS_GHASH_MMA 1
+#include <memory>
+#else
+#define KERNEL_AB_HAS_GHASH_MMA 0
+#endif
 
 namespace gpucrypt {
 // ghash.cu wipes its kernel parameters with the library's secure_zero (base/names.cpp); the same here.
@@ -43,6 +51,9 @@ int current_sm_count() {
   return count;
 }
 int max_resident_blocks(const void* kernel, size_t smem_bytes, int threads_per_block) {
+  if (smem_bytes > 48 * 1024)
+    check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_bytes)),
+          "cudaFuncSetAttribute");
   int blocks = 0;
   check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads_per_block, smem_bytes),
         "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
@@ -74,6 +85,24 @@ struct GcmLayout {
                                    num_tiles(data_len / (kGcmMinTileBlocks * 16)) {}
 };
 
+// The tree's tensor-core GHASH tables for H, as GcmKey makes them, kept for the run: made at the
+// first (untimed) call with that H, not in the timed ones.
+void attach_ghash_tables(gc_gf128 h, GcmSegment* powers) {
+#if KERNEL_AB_HAS_GHASH_MMA
+  static std::unique_ptr<DeviceGhashTables> tables;
+  static gc_gf128 tables_h{};
+  if (!tables || tables_h.hi != h.hi || tables_h.lo != h.lo) {
+    tables.reset();
+    tables = std::make_unique<DeviceGhashTables>(h);
+    tables_h = h;
+  }
+  powers->ghash_tables = tables->get();
+#else
+  (void)h;
+  (void)powers;
+#endif
+}
+
 // gcm (the fused GCM kernel) and ghash (the tile pass over in), with H taken from the key bytes.
 template <int kKeyBits, class F>
 int run_gcm(const char* mode, const typename F::Cipher& cipher, const uint8_t* key, const uint8_t* in, uint8_t* out,
@@ -91,6 +120,14 @@ int run_gcm(const char* mode, const typename F::Cipher& cipher, const uint8_t* k
     kernels::launch_gcm<F, BitslicedWidePolicy>(cipher, segment, in, out, layout.data_len, hashes, stream);
   } else {
     check(cudaMemsetAsync(out, 0, layout.data_len, stream), "cudaMemsetAsync");
+#if KERNEL_AB_HAS_GHASH_MMA
+    // The tree's own tile pass (ghash.cu: on the tensor cores with the key's tables).
+    attach_ghash_tables(segment.lane_pow[31], &segment);
+    const int cap = std::strcmp(mode, "ghash_capped") != 0
+                        ? 0
+                        : gcm_overlap_shape_from_env().value_or(GcmOverlapShape{}).hash_ctas_per_sm;
+    ghash_tiles(in, layout.data_len, 0, segment, hashes, cap, stream);
+#else
     const void* kernel = reinterpret_cast<const void*>(ghash_tile_pass);
 #if KERNEL_AB_HAS_GCM_OVERLAP
     // ghash_capped: the grid the overlapped seal gives the tile pass beside CTR, here alone.
@@ -103,13 +140,14 @@ int run_gcm(const char* mode, const typename F::Cipher& cipher, const uint8_t* k
 #endif
     ghash_tile_pass<<<grid, kHashThreads, 0, stream>>>(in, layout.data_len, layout.num_tiles, segment, hashes);
     check(cudaGetLastError(), "GHASH kernel launch");
+#endif
   }
   const size_t written = layout.data_len + layout.num_tiles * 16;
   check(cudaMemsetAsync(out + written, 0, len - written, stream), "cudaMemsetAsync");
   return 0;
 }
 
-// ---- the whole seal: gcm_seal (the tree's route) and gcm_seal_2pass (two passes on either tree) ----
+// ---- the whole seal: gcm_seal (overlapped where the tree has that route) and gcm_seal_2pass ----
 
 // The seal modes' layout of out: the ciphertext of a ragged length (not a multiple of 16, of a tile
 // or of a segment: both routes' ends are exercised), its GHASH at the next 16-byte boundary, then
@@ -140,6 +178,7 @@ GcmSegment seal_powers(const uint8_t* key, gc_gf128* hash_subkey) {
   *hash_subkey = gc_gf128_make(gc_gf128_load_be64(key), gc_gf128_load_be64(key + 8));
   GcmSegment powers{};
   gcm_segment_powers(*hash_subkey, &powers);
+  attach_ghash_tables(*hash_subkey, &powers);
   return powers;
 }
 
@@ -395,8 +434,8 @@ std::string overlap_occupancy_json(const GcmOverlapShape& shape) {
 
 // Launches aes_bitsliced8's bulk kernel for `mode` (ctr, ecb_encrypt, ecb_decrypt), its XTS kernels
 // (xts_encrypt: one data unit; xts_units512_encrypt, xts_units4096_decrypt, ...: many), its fused
-// GCM kernel (gcm), the GHASH tile pass (ghash) or the whole GCM seal (gcm_seal: the tree's route,
-// overlapped where it has one; gcm_seal_2pass: two passes on either tree) on `stream`; ctr_capped
+// GCM kernel (gcm), the GHASH tile pass (ghash) or the whole GCM seal (gcm_seal: the overlapped route,
+// where the tree has one; gcm_seal_2pass: two passes on either tree) on `stream`; ctr_capped
 // and ghash_capped: CTR and the tile pass alone on the overlapped seal's capped grids (a tree
 // without the overlapped seal: uncapped);
 // key_bits 128 or 256, or 192 for the seal modes. Returns 0, or -1 for a mode or key size it does not know.

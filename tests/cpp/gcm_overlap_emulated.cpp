@@ -237,7 +237,7 @@ int main() {
   // GPUCRYPT_CUDA_GCM_OVERLAP's forms, and what it refuses.
   struct EnvCase { const char* text; bool valid; size_t segment_len; int ctr, hash; };
   constexpr size_t kDefault = GcmOverlapShape::kDefaultSegmentLen;
-  const EnvCase env_cases[] = {{"", true, kDefault, 0, 0},       {"8", true, kTile, 0, 0},
+  const EnvCase env_cases[] = {{"on", true, kDefault, 0, 0},     {"8", true, kTile, 0, 0},
                                {"0", true, kDefault, 0, 0},      {"24,1,2", true, 3 * kTile, 1, 2},
                                {"16,3", true, 2 * kTile, 3, 0},  {"0,0,4", true, kDefault, 0, 4},
                                {"12", false, 0, 0, 0},           {"8,", false, 0, 0, 0},
@@ -260,17 +260,19 @@ int main() {
       std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP='%s'\n", c.text);
     }
   }
-  // Unset: the default shape; "off": no shape (the plain two passes).
+  // Unset, empty and "off": no shape (the plain two passes, the default).
   unsetenv("GPUCRYPT_CUDA_GCM_OVERLAP");
-  cases += 2;
-  if (const auto shape = gcm_overlap_shape_from_env(); !shape || shape->segment_len != kDefault) {
-    ++failures;
-    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP unset: not the default shape\n");
-  }
-  setenv("GPUCRYPT_CUDA_GCM_OVERLAP", "off", 1);
+  cases += 3;
   if (gcm_overlap_shape_from_env().has_value()) {
     ++failures;
-    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP=off gives a shape\n");
+    std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP unset gives a shape\n");
+  }
+  for (const char* two_passes : {"", "off"}) {
+    setenv("GPUCRYPT_CUDA_GCM_OVERLAP", two_passes, 1);
+    if (gcm_overlap_shape_from_env().has_value()) {
+      ++failures;
+      std::printf("FAIL GPUCRYPT_CUDA_GCM_OVERLAP='%s' gives a shape\n", two_passes);
+    }
   }
   std::printf("%d passed, %d failed\n", cases - failures, failures);
   return failures == 0 ? 0 : 1;

@@ -207,6 +207,17 @@ PolicyName current_launch_policy() {
   return it != t.properties.end() && it->second.major == 9 ? PolicyName::sm90 : PolicyName::generic;
 }
 
+GhashRoute ghash_route_from_env() {
+  const char* text = std::getenv("GPUCRYPT_CUDA_GHASH");
+  if (text == nullptr || *text == '\0') return GhashRoute::automatic;
+  const std::string_view name(text);
+  if (name == "auto") return GhashRoute::automatic;
+  if (name == "tensor") return GhashRoute::tensor;
+  if (name == "integer") return GhashRoute::integer;
+  throw std::invalid_argument("GPUCRYPT_CUDA_GHASH must be 'auto', 'tensor' or 'integer', got '" + std::string(name) +
+                              "'");
+}
+
 std::string_view launch_policy_name(PolicyName policy) {
   return policy == PolicyName::sm90 ? "sm90" : "default";
 }

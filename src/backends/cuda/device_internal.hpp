@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -44,12 +45,27 @@ inline void check_gcm_arguments(ByteSpan nonce, size_t aad_len, size_t data_len,
   modes::gcm_check_arguments(nonce.size(), aad_len, data_len, tag_len);
 }
 
-// What the GPU GCM needs per key: the keyed cipher, H and its powers, host single blocks, and the
-// side stream of the overlapped seal (made at its first use).
+// Where a GCM key's GHASH passes run (ghash.cu): on the tensor cores once the key has hashed
+// kGhashTablesAfterBytes (ghash_mma.hpp's tables are made then: 0.25 ms of host time and 66 KiB
+// of device memory, which a key that hashes less never pays, and which a key that hashes more
+// has by then spent on the integer pipe's GHASH: 128 MiB take 0.28 ms there on an H200, 0.09 on
+// the tensor cores), or always ("tensor") or never ("integer") as GPUCRYPT_CUDA_GHASH says when
+// the key is made ("auto", empty or unset: the rule above). Throws std::invalid_argument for
+// another value (device.cu).
+inline constexpr uint64_t kGhashTablesAfterBytes = uint64_t{128} << 20;
+enum class GhashRoute { automatic, tensor, integer };
+GhashRoute ghash_route_from_env();
+
+// What the GPU GCM needs per key: the keyed cipher, H and its powers (and, once it has hashed
+// enough, their tensor-core tables), host single blocks, and the side stream of the overlapped
+// seal (made at its first use).
 class GcmKey {
  public:
   GcmKey(const CipherName& name, ByteSpan key, const GpuVariant& v, int device_index)
-      : variant_(v), device_index_(device_index), overlap_shape_(gcm_overlap_shape_from_env()) {
+      : variant_(v),
+        device_index_(device_index),
+        overlap_shape_(gcm_overlap_shape_from_env()),
+        ghash_route_(ghash_route_from_env()) {
     DeviceGuard guard(device_index_);
     data_ = v.make(key.data(), name.key_bits);
     host_ = make_host_engine(name, key.data(), v);
@@ -90,9 +106,9 @@ class GcmKey {
   }
 
   // How a seal's GCTR and GHASH run: the cipher's choice (KeyedCipher::gcm_seal_in_two_passes;
-  // its two passes overlapped unless GPUCRYPT_CUDA_GCM_OVERLAP=off, gcm_overlap.hpp), or one
-  // named (bench/gpu_bench.cu times each; the result is the same every way). `overlapped` under
-  // GPUCRYPT_CUDA_GCM_OVERLAP=off takes GcmOverlapShape's defaults.
+  // its two passes overlapped where GPUCRYPT_CUDA_GCM_OVERLAP turns that on, gcm_overlap.hpp), or one
+  // named (bench/gpu_bench.cu times each; the result is the same every way). `overlapped` without
+  // a shape from GPUCRYPT_CUDA_GCM_OVERLAP takes GcmOverlapShape's defaults.
   enum class SealRoute { cipher_choice, fused, two_passes, overlapped };
 
   // Enqueues GCTR + GHASH of one segment; the segment's GHASH lands in *device_result.
@@ -107,8 +123,10 @@ class GcmKey {
     const gc_block first_counter = gc_ctr32_add(ctx.pre_counter, first_block + 1);
     if (encrypt && two_passes && counter_is_plain_ctr(first_counter, len)) {
       if (overlapped) {
-        overlap_.seal(*data_, first_counter, powers_, hash_subkey_, in, out, len, device_hashes, device_result, stream,
+        GcmSegment powers = hashing_powers(len);
+        overlap_.seal(*data_, first_counter, powers, hash_subkey_, in, out, len, device_hashes, device_result, stream,
                       overlap_shape_.value_or(GcmOverlapShape{}));
+        gpucrypt::secure_zero(&powers, sizeof powers);
         return;
       }
       data_->ctr(first_counter, in, out, len, stream);
@@ -128,7 +146,9 @@ class GcmKey {
   // *device_result: the first pass of an open, before anything is deciphered.
   void enqueue_hash(const uint8_t* in, size_t len, gc_gf128* device_hashes, gc_gf128* device_result,
                     cudaStream_t stream) const {
-    ghash_device(in, len, powers_, hash_subkey_, device_hashes, device_result, stream);
+    GcmSegment powers = hashing_powers(len);
+    ghash_device(in, len, powers, hash_subkey_, device_hashes, device_result, stream);
+    gpucrypt::secure_zero(&powers, sizeof powers);
   }
 
   // Enqueues GCTR alone over data blocks starting at first_block (an open's second pass, once the
@@ -163,14 +183,34 @@ class GcmKey {
   }
 
  private:
+  // The powers for a GHASH pass over len more bytes, with the tensor-core tables where
+  // ghash_route_ says (made here, on the key's device, the first time it does).
+  GcmSegment hashing_powers(size_t len) const {
+    std::lock_guard<std::mutex> lock(ghash_mutex_);
+    hashed_bytes_ += len;
+    const bool wanted = ghash_route_ == GhashRoute::tensor ||
+                        (ghash_route_ == GhashRoute::automatic && hashed_bytes_ >= kGhashTablesAfterBytes);
+    if (wanted && !ghash_tables_) {
+      DeviceGuard guard(device_index_);
+      ghash_tables_ = std::make_unique<DeviceGhashTables>(hash_subkey_);
+    }
+    GcmSegment powers = powers_;
+    if (ghash_tables_) powers.ghash_tables = ghash_tables_->get();
+    return powers;
+  }
+
   const GpuVariant& variant_;
   int device_index_;
   std::unique_ptr<KeyedCipher> data_;
   std::unique_ptr<BlockEngine> host_;
   gc_gf128 hash_subkey_;
-  GcmSegment powers_;
-  std::optional<GcmOverlapShape> overlap_shape_;  // as GPUCRYPT_CUDA_GCM_OVERLAP said when the key was made (nullopt: off)
+  GcmSegment powers_;  // ghash_tables unset: hashing_powers adds them
+  std::optional<GcmOverlapShape> overlap_shape_;  // as GPUCRYPT_CUDA_GCM_OVERLAP said when the key was made (nullopt: two passes)
   mutable GcmOverlap overlap_;                    // its stream and event: made by the first seal that needs them
+  GhashRoute ghash_route_;                        // as GPUCRYPT_CUDA_GHASH said when the key was made
+  mutable std::mutex ghash_mutex_;                // guards the two below
+  mutable uint64_t hashed_bytes_ = 0;             // GHASH input so far
+  mutable std::unique_ptr<DeviceGhashTables> ghash_tables_;  // made by hashing_powers
 };
 
 }  // namespace gpucrypt::cuda

@@ -11,10 +11,10 @@ namespace gpucrypt::cuda {
 
 std::optional<GcmOverlapShape> gcm_overlap_shape_from_env() {
   const char* text = std::getenv("GPUCRYPT_CUDA_GCM_OVERLAP");
-  if (text == nullptr || *text == '\0') return GcmOverlapShape{};
-  if (std::string_view(text) == "off") return std::nullopt;
+  if (text == nullptr || *text == '\0' || std::string_view(text) == "off") return std::nullopt;
+  if (std::string_view(text) == "on") return GcmOverlapShape{};
   auto bad = [&]() {
-    return std::invalid_argument(std::string("GPUCRYPT_CUDA_GCM_OVERLAP must be off or SEGMENT_KIB[,CTR_CTAS_PER_SM"
+    return std::invalid_argument(std::string("GPUCRYPT_CUDA_GCM_OVERLAP must be off, on or SEGMENT_KIB[,CTR_CTAS_PER_SM"
                                              "[,HASH_CTAS_PER_SM]] with SEGMENT_KIB a multiple of ") +
                                  std::to_string(kGcmMinTileBlocks * 16 / 1024) + " (0: the defaults), got '" + text +
                                  "'");

@@ -36,11 +36,17 @@ using SerialMode = modes::SerialOp;
 // Tiles are never smaller than kGcmMinTileBlocks, so gcm_num_tiles(len) bounds the tile count of
 // every cipher (buffers are sized with it).
 inline constexpr int kGcmMinTileBlocks = 512;  // 32 lanes x 16 blocks
+namespace ghash_mma {
+struct Tables;  // ghash_mma.hpp
+}
 struct GcmSegment {
   gc_block first_counter;     // inc32^(first_block_index + 1)(J0): counter of the segment's block 0
   gc_gf128 h_pow32;           // H^32: Horner step of a lane, whose blocks are 32 apart
   gc_gf128 lane_pow[32];      // lane_pow[L] = H^(32 - L): brings lane L's sum to the tile's end
   bool encrypt;
+  // The key's tensor-core GHASH tables (device memory, DeviceGhashTables), which ghash_tiles and
+  // ghash_device use where set; null: they run the carry-less multiply on the integer pipe.
+  const ghash_mma::Tables* ghash_tables = nullptr;
 };
 // Number of tile hashes the GCM kernel writes for len bytes (at least 1).
 inline size_t gcm_num_tiles(size_t len, size_t tile_blocks = kGcmMinTileBlocks) {
@@ -116,7 +122,8 @@ void ghash_reduce(const gc_gf128* hashes, size_t num_hashes, uint64_t span_block
 // GHASH from zero of len bytes of device data (16-byte aligned; the last partial block
 // zero-padded) into *result (device); hashes: at least gcm_num_tiles(len) +
 // ghash_reduce_scratch(gcm_num_tiles(len)) elements of device scratch. powers: from
-// gcm_segment_powers. Asynchronous on stream.
+// gcm_segment_powers, with the key's ghash_tables where it has them (then the tile pass runs on
+// the tensor cores). Asynchronous on stream.
 void ghash_device(const uint8_t* data, size_t len, const GcmSegment& powers, gc_gf128 hash_subkey, gc_gf128* hashes,
                   gc_gf128* result, cudaStream_t stream);
 // ghash_device's first pass alone, over a piece of a message: `pad_blocks` zero blocks in front
@@ -129,8 +136,24 @@ void ghash_tiles(const uint8_t* data, size_t len, uint64_t pad_blocks, const Gcm
                  gc_gf128* tile_hashes, int max_ctas_per_sm, cudaStream_t stream);
 // Tiles that one wave of ghash_tiles' grid takes at that cap (a warp a tile).
 uint64_t ghash_tiles_per_wave(int max_ctas_per_sm);
-// The powers a GCM segment needs, from H.
+// The powers a GCM segment needs, from H (ghash_tables is left as it was).
 void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment);
+// A key's GHASH tables for the tensor cores (ghash_mma.hpp) in the current device's memory: made
+// where the device has sm_80's binary MMA (empty elsewhere: get() is null), wiped and freed with
+// the key. Building them takes about 0.25 ms of host time, once per key.
+class DeviceGhashTables {
+ public:
+  DeviceGhashTables() = default;
+  explicit DeviceGhashTables(gc_gf128 hash_subkey);
+  ~DeviceGhashTables();
+  DeviceGhashTables(const DeviceGhashTables&) = delete;
+  DeviceGhashTables& operator=(const DeviceGhashTables&) = delete;
+  const ghash_mma::Tables* get() const { return tables_; }
+
+ private:
+  ghash_mma::Tables* tables_ = nullptr;
+  int device_ = -1;
+};
 
 // Number of SMs of the current device (cached per device).
 int current_sm_count();
