@@ -1,9 +1,9 @@
 // ghash.cu: GHASH on the GPU for GCM: folding the per-tile partials the GCM kernel in
 // kernels.cuh writes, and a GHASH-only pass over a ciphertext (GCM open verifies before it
 // deciphers; the wide bitslices seal as CTR, then this pass). The pass runs on the tensor cores
-// as binary matrix products where the key has ghash_mma.hpp's tables (GcmKey makes them on every
-// sm_80+ device: 2.9 SM-cycles a block against 8.9 on the integer pipe, H200), else as the
-// carry-less multiplies of gf128.h; both write the same tile hashes.
+// as binary matrix products where the key has ghash_mma.hpp's tables (GcmKey makes them on sm_80+
+// devices once a key has hashed 128 MiB: 2.9 SM-cycles a block against 8.9 on the integer pipe,
+// H200), else as the carry-less multiplies of gf128.h; both write the same tile hashes.
 //
 // Constant-time: every multiply is gf128.h's constant-time one; the powers of H are computed on
 // the host with the same multiplier and indexed by lane number only; the number of levels and

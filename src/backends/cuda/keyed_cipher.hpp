@@ -140,7 +140,8 @@ uint64_t ghash_tiles_per_wave(int max_ctas_per_sm);
 void gcm_segment_powers(gc_gf128 hash_subkey, GcmSegment* segment);
 // A key's GHASH tables for the tensor cores (ghash_mma.hpp) in the current device's memory: made
 // where the device has sm_80's binary MMA (empty elsewhere: get() is null), wiped and freed with
-// the key. Building them takes about 0.25 ms of host time, once per key.
+// the key. Building them takes about 0.25 ms of host time, so GcmKey makes them only once a key
+// has hashed enough to gain (device_internal.hpp, GhashRoute).
 class DeviceGhashTables {
  public:
   DeviceGhashTables() = default;
