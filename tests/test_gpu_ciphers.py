@@ -270,6 +270,25 @@ def test_gcm_large(gpu_variant, name):
             gpu.decrypt(nonce, bytes(bad), aad)
 
 
+def seal_and_open_against_reference(gpu, cpu, key, rng, sizes, tamper=False):
+    """Seals a random message of each size, AAD absent and present: bytes and tag must be the
+    reference's (the CPU backend past 70000 bytes) and open must return the plaintext; with
+    `tamper`, an open of the message with one bit flipped must fail."""
+    for size in sizes:
+        for aad_len in (0, 19):
+            nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
+            sealed = gpu.encrypt(nonce, plaintext, aad)
+            want = gcm_reference("aes", key, nonce, aad, plaintext) if size <= 70000 else \
+                cpu.encrypt(nonce, plaintext, aad)
+            assert sealed == want, (len(key) * 8, size, aad_len)
+            assert gpu.decrypt(nonce, sealed, aad) == plaintext
+            if tamper:
+                bad = bytearray(sealed)
+                bad[size // 2] ^= 1
+                with pytest.raises(gpucrypt.InvalidTag):
+                    gpu.decrypt(nonce, bytes(bad), aad)
+
+
 # The families that seal GCM in two passes (kernels.cuh, kGcmSealInTwoPasses), plain by default and
 # overlapped (gcm_overlap.hpp) where GPUCRYPT_CUDA_GCM_OVERLAP turns that on.
 TWO_PASS_GCM_VARIANTS = [v["name"] for v in CUDA_VARIANTS if v["name"] in ("aes_bitsliced8", "aes_bitsliced32")]
@@ -291,14 +310,8 @@ def test_gcm_overlapped_seal(monkeypatch, gpu_variant, shape):
         key = key_for(rng, name)
         gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
         cpu = gpucrypt.AEAD(name, key, device="cpu")
-        for size in (1, 8191, 8192, 8193, 16384, 3 * 8192 + 5, 70000, (1 << 20) + 5, CHUNK + 16 * 7 + 3):
-            for aad_len in (0, 19):
-                nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
-                sealed = gpu.encrypt(nonce, plaintext, aad)
-                want = gcm_reference("aes", key, nonce, aad, plaintext) if size <= 70000 else \
-                    cpu.encrypt(nonce, plaintext, aad)
-                assert sealed == want, (bits, size, aad_len)
-                assert gpu.decrypt(nonce, sealed, aad) == plaintext
+        seal_and_open_against_reference(gpu, cpu, key, rng, (1, 8191, 8192, 8193, 16384, 3 * 8192 + 5, 70000,
+                                                             (1 << 20) + 5, CHUNK + 16 * 7 + 3))
 
 
 @pytest.mark.parametrize("route", ["tensor", "integer"])
@@ -317,18 +330,8 @@ def test_gcm_ghash_on_either_pipe(monkeypatch, gpu_variant, route):
         key = key_for(rng, name)
         gpu = gpucrypt.AEAD(name, key, device=DEVICE, variant=gpu_variant)
         cpu = gpucrypt.AEAD(name, key, device="cpu")
-        for size in (15, 16, 8191, 8192, 8193, 16384 + 16, 3 * 8192 - 1, 70000, (1 << 20) + 5, CHUNK + 16 * 7 + 3):
-            for aad_len in (0, 19):
-                nonce, aad, plaintext = rng.randbytes(12), rng.randbytes(aad_len), rng.randbytes(size)
-                sealed = gpu.encrypt(nonce, plaintext, aad)
-                want = gcm_reference("aes", key, nonce, aad, plaintext) if size <= 70000 else \
-                    cpu.encrypt(nonce, plaintext, aad)
-                assert sealed == want, (bits, size, aad_len)
-                assert gpu.decrypt(nonce, sealed, aad) == plaintext
-                bad = bytearray(sealed)
-                bad[size // 2] ^= 1
-                with pytest.raises(gpucrypt.InvalidTag):
-                    gpu.decrypt(nonce, bytes(bad), aad)
+        seal_and_open_against_reference(gpu, cpu, key, rng, (15, 16, 8191, 8192, 8193, 16384 + 16, 3 * 8192 - 1,
+                                                             70000, (1 << 20) + 5, CHUNK + 16 * 7 + 3), tamper=True)
         cp = pytest.importorskip("cupy")
         nonce, plaintext = rng.randbytes(12), rng.randbytes((3 << 20) + 9)
         array = cp.asarray(bytearray(plaintext), dtype=cp.uint8)
