@@ -32,14 +32,8 @@ GC_FN gc_block gc_polyval_to_block(gc_gf128 x) {
 }
 
 /* gc_polyval_key: POLYVAL's H as the GHASH key of the identity: mulX_GHASH(ByteReverse(H)), the
- * multiplication by x in GHASH's bit order (a right shift, folding x^128 back as 0xE1 << 120). */
-GC_FN gc_gf128 gc_polyval_key(gc_block h) {
-  gc_gf128 v = gc_polyval_from_block(h);
-  uint64_t carry_mask = (uint64_t)0 - (v.lo & 1u);
-  v.lo = (v.lo >> 1) | (v.hi << 63);
-  v.hi = (v.hi >> 1) ^ (carry_mask & 0xE100000000000000ull);
-  return v;
-}
+ * multiplication by x in GHASH's bit order (gf128.h's gc_gf128_mul_x). */
+GC_FN gc_gf128 gc_polyval_key(gc_block h) { return gc_gf128_mul_x(gc_polyval_from_block(h)); }
 
 /* gc_polyval_bytes: continues POLYVAL from y over len bytes, a final partial block zero-padded
  * (how RFC 8452 pads the AAD and the plaintext); key from gc_polyval_key. */

@@ -40,6 +40,14 @@ GC_FN gc_gf128 gc_gf128_make(uint64_t hi, uint64_t lo) {
 
 GC_FN gc_gf128 gc_gf128_xor(gc_gf128 a, gc_gf128 b) { return gc_gf128_make(a.hi ^ b.hi, a.lo ^ b.lo); }
 
+/* v * x (NIST SP 800-38D's "rightshift" step, RFC 8452's mulX_GHASH): every coefficient moves up
+ * one, so the 128-bit integer shifts right, and x^128 = x^7 + x^2 + x + 1 folds back as 0xE1 in the
+ * top byte, masked rather than branched on (constant-time). */
+GC_FN gc_gf128 gc_gf128_mul_x(gc_gf128 v) {
+  uint64_t carry_mask = (uint64_t)0 - (v.lo & 1u);
+  return gc_gf128_make((v.hi >> 1) ^ (carry_mask & 0xE100000000000000ull), (v.lo >> 1) | (v.hi << 63));
+}
+
 /* The multiplicative identity: x^0 is the first (most significant) bit. */
 GC_FN gc_gf128 gc_gf128_one(void) { return gc_gf128_make((uint64_t)1 << 63, 0); }
 

@@ -72,13 +72,6 @@ inline int word_of(int k_step, int half) { return 2 * (k_step % 2) + half; }
 inline int output_bit(int column_tile, int group) { return 32 * (group / 2) + 2 * column_tile + group % 2; }
 
 
-// v * x: every coefficient moves up one (the 128-bit integer shifts right, GCM's order), and
-// x^128 = x^7 + x^2 + x + 1 comes back as 0xE1 in the top byte, masked rather than branched on.
-inline gc_gf128 times_x(gc_gf128 v) {
-  const uint64_t carry = 0 - (v.lo & 1u);
-  return gc_gf128_make((v.hi >> 1) ^ (carry & 0xE100000000000000ull), (v.lo >> 1) | (v.hi << 63));
-}
-
 // Reverses the bit order within each byte (memory bit q holds x^(q ^ 7): see the file comment).
 inline uint32_t reverse_bits_in_bytes(uint32_t x) {
   x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
@@ -90,7 +83,7 @@ inline uint32_t reverse_bits_in_bytes(uint32_t x) {
 inline void build_tables(gc_gf128 h, Tables* out) {
   // rows[b][o]: which input coefficients d of block b of a chunk reach output coefficient o under
   // multiplication by H^(32 - b), as a 128-bit mask (bit d of the pair {low 64, high 64}): the
-  // transpose of the images H^(32 - b) * x^d, which times_x walks through.
+  // transpose of the images H^(32 - b) * x^d, which gc_gf128_mul_x walks through.
   struct Rows {
     uint64_t mask[kChunkBlocks][128][2];
   };
@@ -102,7 +95,7 @@ inline void build_tables(gc_gf128 h, Tables* out) {
     for (int d = 0; d < 128; ++d) {
       for (int o = 0; o < 64; ++o) rows->mask[b][o][d / 64] |= ((image.hi >> (63 - o)) & 1u) << (d % 64);
       for (int o = 64; o < 128; ++o) rows->mask[b][o][d / 64] |= ((image.lo >> (127 - o)) & 1u) << (d % 64);
-      image = times_x(image);
+      image = gc_gf128_mul_x(image);
     }
     h_chunk = power;
     if (b > 0) power = gc_gf128_mul(power, h);
