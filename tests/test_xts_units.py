@@ -146,6 +146,37 @@ def test_every_opencl_aes_variant_agrees():
             assert c.decrypt_units(want, unit_len, first_unit=2 ** 64 - 5) == data, (variant, unit_len)
 
 
+CUDA_AES_VARIANTS = [v["name"] for v in gpucrypt.variants() if v["backend"] == "cuda" and v["algorithm"] == "aes"
+                     and v.get("only_mode") in (None, "", "xts")]
+
+
+@pytest.mark.skipif(not CUDA, reason="no CUDA device")
+@pytest.mark.parametrize("cuda_variant", CUDA_AES_VARIANTS)
+def test_512_byte_sectors_on_every_cuda_variant(cuda_variant):
+    """Units of 32 blocks take their own CUDA walk (kernels.cuh's XtsSectorWalk: a warp's step is
+    one whole unit). Counts around a warp's tile (32 units) and a grid's, a first number that
+    carries past 2^64 inside the call, and ciphertexts not made here, against pyca unit by unit."""
+    rng = random.Random(f"sectors/{cuda_variant}")
+    for name, key_len in (("aes-128-xts", 32), ("aes-256-xts", 64)):
+        key = rng.randbytes(key_len)
+        c = _cipher(name, key, CUDA[0], cuda_variant)
+        for num_units, first_unit in ((1, 0), (31, 7), (32, 2 ** 64 - 3), (33, rng.randrange(1 << 63)),
+                                      (1025, 2 ** 64 - 600)):
+            data = rng.randbytes(512 * num_units)
+            want = _pyca_units(name, key, data, 512, first_unit, True)
+            assert c.encrypt_units(data, 512, first_unit=first_unit) == want, (name, num_units, first_unit)
+            other = rng.randbytes(512 * num_units)
+            assert c.decrypt_units(other, 512, first_unit=first_unit) == _pyca_units(
+                name, key, other, 512, first_unit, False), (name, num_units, first_unit)
+        # More tiles than the grid has warps (each warp loops): sampled units, the last ones included.
+        num_units = 200_000
+        data = rng.randbytes(512 * num_units)
+        got = c.encrypt_units(data, 512, first_unit=2 ** 64 - 100_000)
+        for u in sorted({0, 31, 32, num_units - 33, num_units - 1} | {rng.randrange(num_units) for _ in range(200)}):
+            piece = slice(512 * u, 512 * (u + 1))
+            assert got[piece] == _pyca_units(name, key, data[piece], 512, 2 ** 64 - 100_000 + u, True), (name, u)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_large_call_spans_threads_and_chunks(device):
     """Enough units for the CPU thread pool's split and several 16 MiB staging chunks on a GPU;

@@ -5,15 +5,14 @@
 // objects that wipe them; the GHASH scratch is zeroed before it is freed. Single blocks (the XTS
 // tweak, GCM's H and E(J0)) are encrypted on the host by the portable CPU code of the same
 // technique (device.cu's make_host_engine).
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "backends/block_engine.hpp"
 #include "backends/cuda/device.hpp"
 #include "backends/cuda/device_internal.hpp"
 #include "backends/cuda/keyed_cipher.hpp"
+#include "backends/cuda/scratch.hpp"
 #include "base/names.hpp"
 #include "modes/gcm.hpp"
 #include "modes/mode_rules.hpp"
@@ -24,50 +23,6 @@ namespace gpucrypt::cuda {
 namespace {
 
 bool misaligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 != 0; }
-
-// The device's memory pool for this file's scratch, made at first use and never destroyed (as
-// workspace_pool.hpp's pools). It keeps up to kScratchKeptBytes of freed scratch mapped across
-// stream synchronisations, where the default pool gives everything back at each one: every
-// DeviceGcm call (GHASH scratch: 2 MiB for 1 GiB) then paid for mapping it again, 0.1-0.25 ms a
-// call on an H200 (docs/performance.md, 2026-12-01, twenty-second session). A pool of our own, so
-// that no other user of the default pool in the process sees its threshold change.
-constexpr uint64_t kScratchKeptBytes = uint64_t{64} << 20;
-
-cudaMemPool_t scratch_pool() {
-  static std::mutex mutex;
-  static auto* pools = new std::map<int, cudaMemPool_t>;  // never destroyed (see above)
-  int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = pools->find(device);
-  if (found != pools->end()) return found->second;
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate");
-  uint64_t threshold = kScratchKeptBytes;
-  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold), "cudaMemPoolSetAttribute");
-  pools->emplace(device, pool);
-  return pool;
-}
-
-// Stream-ordered scratch memory on the current device, freed in stream order.
-class StreamBuffer {
- public:
-  StreamBuffer(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    check_allocation(cudaMallocFromPoolAsync(&ptr_, bytes, scratch_pool(), stream), "cudaMallocFromPoolAsync", bytes);
-  }
-  ~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
-  StreamBuffer(const StreamBuffer&) = delete;
-  StreamBuffer& operator=(const StreamBuffer&) = delete;
-  uint8_t* get() const { return static_cast<uint8_t*>(ptr_); }
-
- private:
-  void* ptr_ = nullptr;
-  cudaStream_t stream_;
-};
 
 // Kernels want 16-byte aligned pointers; CBC/CFB decryption wants in != out (a thread reads the
 // ciphertext block before its own); and no kernel takes an output that partially overlaps its

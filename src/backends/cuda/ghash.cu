@@ -98,14 +98,10 @@ static_assert(ghash_mma::kTileChunks * ghash_mma::kChunkBlocks == kGcmMinTileBlo
 constexpr size_t kMmaSharedBytes =
     sizeof(uint2) * ghash_mma::kFragments + sizeof(uint4) * kMmaWarps * 2 * ghash_mma::kTileChunks;
 
-// Block v of the padded message (zero blocks in front, the last partial block zero-padded), as
-// ghash_tile_lane_sum reads it.
+// Block v of the padded message (kernels.cuh's padded_message_block) as the MMA's operand words.
 __device__ __forceinline__ uint4 padded_block(const uint8_t* data, uint64_t num_full, uint64_t tail_len,
                                               uint64_t pad_blocks, uint64_t v) {
-  const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
-  gc_block b = modes::zero_block();
-  if (v >= pad_blocks && i < num_full) b = kernels::load16(data + 16 * i);
-  else if (v >= pad_blocks && i == num_full && tail_len != 0) b = kernels::load_partial_block(data + 16 * i, tail_len);
+  const gc_block b = kernels::padded_message_block<false>(data, num_full, tail_len, pad_blocks, v);
   return make_uint4(b.w[0], b.w[1], b.w[2], b.w[3]);
 }
 

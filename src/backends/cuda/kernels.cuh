@@ -549,15 +549,48 @@ struct XtsUnitWalk {
   }
 };
 
-// One tile of a warp over units: xts_tile_walk with the walk across units.
-template <class Cipher, class P, bool kEncrypt>
+// Units of exactly 32 blocks (512-byte sectors, dm-crypt's default): a warp's step is one whole
+// unit, so lane L always holds block L of a unit and every step starts the next one, with tweak
+// T_u * alpha^L. The walk has no branch, and the address of each step's tweak load does not wait
+// on one: the compiler issues a group's tweak loads beside its input loads, where XtsUnitWalk's
+// sat behind its boundary branch, one round trip to L2 a step. Past the last unit the walk reads
+// the last unit's tweak again (its blocks are never stored).
+struct XtsSectorWalk {
+  static constexpr uint64_t kUnitBlocks = 32;
+  const gc_block* unit_tweaks;
+  uint64_t last_unit;
+  uint64_t unit;
+  unsigned j;
+  gc_block tweak;
+
+  __device__ __forceinline__ void start(uint64_t block) {
+    unit = block / kUnitBlocks;
+    j = static_cast<unsigned>(block % kUnitBlocks);
+    tweak = tweak_of(unit);
+  }
+  __device__ __forceinline__ void advance() { tweak = tweak_of(++unit); }
+  __device__ __forceinline__ gc_block tweak_of(uint64_t u) const {
+    const uint64_t clamped = u < last_unit ? u : last_unit;
+    return gc_xts_mul_alpha_pow_below32(block_of(__ldg(reinterpret_cast<const uint4*>(unit_tweaks) + clamped)), j);
+  }
+};
+
+// One tile of a warp over units: xts_tile_walk with the walk across units (kSectors: units of
+// 32 blocks, XtsSectorWalk; any other length, XtsUnitWalk).
+template <class Cipher, class P, bool kEncrypt, bool kSectors>
 __device__ __forceinline__ void xts_units_tile(const Cipher& cipher, const XtsUnitsParams<Cipher>& p, uint64_t first) {
-  XtsUnitWalk walk{p.unit_tweaks, p.unit_blocks, p.num_blocks};
-  walk.start(first + lane_id());
-  xts_tile_walk<Cipher, P, kEncrypt, false, P::kXtsThreads>(cipher, walk, p.in, p.out, p.num_blocks, first);
+  if constexpr (kSectors) {
+    XtsSectorWalk walk{p.unit_tweaks, p.num_blocks / XtsSectorWalk::kUnitBlocks - 1};
+    walk.start(first + lane_id());
+    xts_tile_walk<Cipher, P, kEncrypt, false, P::kXtsThreads>(cipher, walk, p.in, p.out, p.num_blocks, first);
+  } else {
+    XtsUnitWalk walk{p.unit_tweaks, p.unit_blocks, p.num_blocks};
+    walk.start(first + lane_id());
+    xts_tile_walk<Cipher, P, kEncrypt, false, P::kXtsThreads>(cipher, walk, p.in, p.out, p.num_blocks, first);
+  }
 }
 
-template <class Family, class P, bool kEncrypt>
+template <class Family, class P, bool kEncrypt, bool kSectors>
 __global__ void __launch_bounds__(P::kXtsThreads)
     xts_units_kernel(const __grid_constant__ XtsUnitsParams<typename Family::Cipher> p) {
   using Cipher = typename Family::Cipher;
@@ -568,7 +601,7 @@ __global__ void __launch_bounds__(P::kXtsThreads)
   __syncthreads();
   for (uint64_t tile = global_warp<P::kXtsThreads>(); tile * kXtsTileBlocks < p.num_blocks;
        tile += num_warps<P::kXtsThreads>())
-    xts_units_tile<Cipher, P, kEncrypt>(cipher, p, tile * kXtsTileBlocks);
+    xts_units_tile<Cipher, P, kEncrypt, kSectors>(cipher, p, tile * kXtsTileBlocks);
 }
 
 // ---- the serial kind: CBC/CFB encryption, OFB: one message, one thread -----------------------
@@ -662,6 +695,19 @@ __device__ __forceinline__ int first_live_step(uint64_t pad_blocks, uint64_t til
   return static_cast<int>(pad_rows < kSteps ? pad_rows : kSteps);
 }
 
+// Block v of GCM's padded message, as the tile hashes read it: `pad_blocks` zero blocks in front
+// of the message's num_full whole blocks, then its last tail_len bytes zero-padded to a block, and
+// zero blocks past the end (gcm_tile_lane_sum, ghash_tile_lane_sum and ghash.cu's tensor-core pass
+// all hash these blocks).
+template <bool kUnaligned>
+__device__ __forceinline__ gc_block padded_message_block(const uint8_t* data, uint64_t num_full, uint64_t tail_len,
+                                                         uint64_t pad_blocks, uint64_t v) {
+  const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
+  if (v >= pad_blocks && i < num_full) return tile_load<kUnaligned>(data + 16 * i);
+  if (v >= pad_blocks && i == num_full && tail_len != 0) return load_partial_block(data + 16 * i, tail_len);
+  return modes::zero_block();
+}
+
 // One GCM tile of a warp, shared by the bulk kernel below and the batch executor's
 // (cuda_batch.cu): GCTR over the tile's blocks and, unless `hash` is none, the lane's part
 // of the tile hash. The tile hash is GHASH from zero over the tile's 32 * S blocks (S = steps per
@@ -691,12 +737,7 @@ __device__ __forceinline__ gc_gf128 gcm_tile_lane_sum(const Cipher& cipher, gc_b
     // Input loaded ahead of the cipher, except for wide ciphers (see bulk_kernel).
     constexpr bool kLoadLate = kLanes > 4;
     gc_block keystream[kGcmGroup], data[kLoadLate ? 1 : kGcmGroup];
-    auto load_data = [&](uint64_t v) {
-      const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
-      if (v >= pad_blocks && i < num_full) return tile_load<kUnaligned>(in + 16 * i);
-      if (v >= pad_blocks && i == num_full && tail_len != 0) return load_partial_block(in + 16 * i, tail_len);
-      return modes::zero_block();
-    };
+    auto load_data = [&](uint64_t v) { return padded_message_block<kUnaligned>(in, num_full, tail_len, pad_blocks, v); };
 #pragma unroll
     for (int g = 0; g < kGcmGroup; ++g) {
       const uint64_t v = tile * kGcmTileBlocks + lane + 32 * (s0 + g);
@@ -749,10 +790,7 @@ __device__ __forceinline__ gc_gf128 ghash_tile_lane_sum(const uint8_t* data, uin
 #pragma unroll 4
   for (int step = first_step; step < kSteps; ++step) {
     const uint64_t v = tile * kTileBlocks + lane + 32 * step;
-    const uint64_t i = v - pad_blocks;  // wraps for padding blocks, which fail both tests
-    gc_block x = modes::zero_block();
-    if (v >= pad_blocks && i < num_full) x = tile_load<kUnaligned>(data + 16 * i);
-    else if (v >= pad_blocks && i == num_full && tail_len != 0) x = load_partial_block(data + 16 * i, tail_len);
+    const gc_block x = padded_message_block<kUnaligned>(data, num_full, tail_len, pad_blocks, v);
     sum = gc_gf128_xor(gc_gf128_mul(sum, h_pow32), gc_gf128_from_block(x));
   }
   return sum;
@@ -848,7 +886,8 @@ void launch_xts_units(const typename Family::Cipher& cipher, const gc_block* uni
                       const uint8_t* in, uint8_t* out, size_t len, cudaStream_t stream) {
   if (len == 0) return;
   using Cipher = typename Family::Cipher;
-  auto* kernel = xts_units_kernel<Family, P, kEncrypt>;
+  auto* kernel = unit_blocks == XtsSectorWalk::kUnitBlocks ? xts_units_kernel<Family, P, kEncrypt, true>
+                                                           : xts_units_kernel<Family, P, kEncrypt, false>;
   const size_t smem = Family::smem_bytes(!kEncrypt);
   const uint64_t num_blocks = len / 16;
   constexpr uint64_t kTileBlocks = 32 * xts_steps<Cipher, P>();

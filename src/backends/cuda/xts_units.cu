@@ -1,12 +1,13 @@
 // xts_units.cu: XTS over many data units in one launch (dm-crypt's sectors, IEEE 1619's data
 // units numbered first, first + 1, ...): the units' block-0 tweaks E_K2(unit number)
-// come from the tweak key's ECB kernel over the numbers, in stream-ordered scratch, and then one
-// xts_units kernel (kernels.cuh) enciphers every unit.
+// come from the tweak key's ECB kernel over the numbers, in stream-ordered scratch (scratch.hpp's
+// pool), and then one xts_units kernel (kernels.cuh) enciphers every unit.
 //
 // Constant-time position: the variant's (the kernels index and branch on lengths and unit
 // numbers only, which are public). The encrypted tweaks are zeroed before their scratch is freed.
 #include "backends/cuda/cuda_check.hpp"
 #include "backends/cuda/device_internal.hpp"
+#include "backends/cuda/scratch.hpp"
 
 namespace gpucrypt::cuda {
 
@@ -38,26 +39,17 @@ void enqueue_xts_units(const KeyedCipher& data, const KeyedCipher& tweak_cipher,
   if (len == 0) return;
   const uint64_t num_units = len / unit_len;
   const size_t tweak_bytes = num_units * sizeof(gc_block);
-  gc_block* tweaks = nullptr;
-  check_allocation(cudaMallocAsync(reinterpret_cast<void**>(&tweaks), tweak_bytes, stream), "cudaMallocAsync",
-                   tweak_bytes);
-  struct Free {
-    gc_block* p;
-    size_t bytes;
-    cudaStream_t s;
-    ~Free() {
-      cudaMemsetAsync(p, 0, bytes, s);
-      cudaFreeAsync(p, s);
-    }
-  } free_tweaks{tweaks, tweak_bytes, stream};
+  // From the backend's scratch pool (scratch.hpp): 32 MiB of tweaks for 1 GiB of 512-byte units,
+  // which the default pool unmapped at every stream synchronisation and mapped again each call.
+  StreamBuffer tweak_scratch(tweak_bytes, stream, StreamBuffer::Wipe::on_free);
+  auto* tweaks = reinterpret_cast<gc_block*>(tweak_scratch.get());
   constexpr int kThreads = 256;
   const uint64_t blocks = (num_units + kThreads - 1) / kThreads;
   checked_launch("XTS unit-number launch", [&] {
     unit_numbers_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads, 0, stream>>>(
         tweaks, first.low, first.high, num_units);
   });
-  auto* tweak_bytes_ptr = reinterpret_cast<uint8_t*>(tweaks);
-  tweak_cipher.ecb(Direction::encrypt, tweak_bytes_ptr, tweak_bytes_ptr, tweak_bytes, stream);
+  tweak_cipher.ecb(Direction::encrypt, tweak_scratch.get(), tweak_scratch.get(), tweak_bytes, stream);
   data.xts_units(direction, tweaks, unit_len / 16, in, out, len, stream);
 }
 
