@@ -53,6 +53,12 @@ class ResidentCipher {
   virtual ~ResidentCipher() = default;
   // iv: 16 bytes (IV, initial counter or XTS tweak), empty for ECB.
   virtual void process(ByteSpan iv, const void* in, void* out, size_t len, StreamHandle stream) = 0;
+  // XTS only (std::invalid_argument otherwise): len / unit_len data units back to back, unit u
+  // under the tweak first_unit + u, its number as a 128-bit little-endian integer (IEEE 1619's
+  // data unit sequence number; CipherStream::update_units' contract). Every unit in one launch
+  // where unit_len is a multiple of 16.
+  virtual void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
+                             StreamHandle stream) = 0;
   virtual const VariantInfo& variant() const = 0;
 };
 

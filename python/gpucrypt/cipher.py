@@ -219,7 +219,8 @@ class Cipher:
         ``plain64``). ``unit_len`` is 16 bytes to 16 MiB and must divide ``len(data)``; the
         Cipher's own tweak is not used. On a GPU every unit goes in one launch. Returns the
         ciphertext (bytes), or with ``out`` (a writable buffer, ``data`` itself allowed) writes
-        it there and returns its length."""
+        it there and returns its length. A GPU array (as in ``encrypt``) is processed on its GPU
+        and stream with no host copy; the result is a new array of the same type, or ``out``."""
         return self._units(True, data, unit_len, first_unit, out)
 
     def decrypt_units(self, data, unit_len: int, first_unit: int = 0, out=None):
@@ -229,10 +230,10 @@ class Cipher:
     def _units(self, encrypt: bool, data, unit_len, first_unit, out):
         if self.mode != "xts":
             raise ValueError(f"{self.name}: data units are an XTS operation (encrypt/decrypt for this mode)")
-        _check_xts_units(self.name, unit_len, first_unit)
+        unit_len, first_unit = _check_xts_units(self.name, unit_len, first_unit)
         if type(data) not in _HOST_BUFFERS and gpu_arrays.is_cuda_array(data):
-            raise TypeError(f"{self.name}: encrypt_units/decrypt_units take host buffers; GPU arrays are not "
-                            f"supported yet (the C++ DeviceCipher::process_units is)")
+            return gpu_arrays.cipher_units(self._resident, self.name, encrypt, self._key, self._variant,
+                                           self._device, data, out, unit_len, first_unit)
         data = _as_bytes_like(data, "data")
         stream = self._stream(encrypt, len(data), bytes(BLOCK_LEN))  # the units bring their own tweaks
         if out is None:

@@ -148,6 +148,14 @@ def cipher(cache, name, encrypt, key, iv, variant, device, array, out):
     return out
 
 
+def cipher_units(cache, name, encrypt, key, variant, device, array, out, unit_len, first_unit):
+    """XTS over the array's data units (Cipher.encrypt_units' rule), keyed as `cipher`."""
+    in_ptr, nbytes, stream, out, out_ptr, gpu = _operands(array, out, device)
+    keyed = _keyed(cache, (gpu, encrypt), lambda: _native.ResidentCipher(gpu, name, encrypt, key, variant or ""))
+    keyed.process_units(first_unit, unit_len, in_ptr, out_ptr, nbytes, stream)
+    return out
+
+
 def _operands(array, out, device):
     """(input address, length, stream, output array, output address, GPU name) of one call, each
     array's interface read once."""

@@ -6,7 +6,8 @@
 //
 //   ResidentCipher(device, name, encrypt, key, variant): keyed once (the key schedule stays on the
 //                         device for the object's life); .process(iv, in_ptr, out_ptr, nbytes,
-//                         stream) is asynchronous on `stream`; .variant
+//                         stream) is asynchronous on `stream`; .process_units(first_unit, unit_len,
+//                         in_ptr, out_ptr, nbytes, stream) the same for XTS data units; .variant
 //   ResidentGcm(device, name, key, variant): .seal(nonce, aad, tag_len, in_ptr, out_ptr, nbytes,
 //                         stream) -> tag; .open(nonce, aad, tag, in_ptr, out_ptr, nbytes, stream)
 //                         -> bool (out untouched when False); both wait for the stream; .variant
@@ -124,6 +125,12 @@ struct PyResidentCipher {
     cipher->process(ByteSpan(reinterpret_cast<const uint8_t*>(iv_bytes.data()), iv_bytes.size()),
                     pointer_of(in_ptr), writable_pointer_of(out_ptr), nbytes, stream);
   }
+  void process_units(uint64_t first_unit, size_t unit_len, uintptr_t in_ptr, uintptr_t out_ptr, size_t nbytes,
+                     uintptr_t stream) {
+    nb::gil_scoped_release release;
+    std::lock_guard lock(turn);
+    cipher->process_units(first_unit, unit_len, pointer_of(in_ptr), writable_pointer_of(out_ptr), nbytes, stream);
+  }
 };
 
 struct PyResidentGcm {
@@ -194,6 +201,10 @@ void register_resident_bindings(nb::module_& m) {
       .def("process", &PyResidentCipher::process, nb::arg("iv").none(), nb::arg("in_ptr"), nb::arg("out_ptr"),
            nb::arg("nbytes"), nb::arg("stream"),
            "Encrypts or decrypts nbytes of device memory (one whole message) on a stream; asynchronous.")
+      .def("process_units", &PyResidentCipher::process_units, nb::arg("first_unit"), nb::arg("unit_len"),
+           nb::arg("in_ptr"), nb::arg("out_ptr"), nb::arg("nbytes"), nb::arg("stream"),
+           "XTS over nbytes // unit_len data units of device memory, unit u under the tweak first_unit + u; "
+           "asynchronous.")
       .def_prop_ro("variant", [](const PyResidentCipher& c) { return c.cipher->variant().name; });
   nb::class_<PyResidentGcm>(m, "ResidentGcm", "GCM keyed once for device memory (Device::create_resident_gcm).")
       .def(nb::init<std::string_view, std::string_view, nb::bytes, std::string_view>(), nb::arg("device"),

@@ -62,10 +62,11 @@ class DeviceCipher : public ResidentCipher {
   void process(ByteSpan iv, const void* in, void* out, size_t len, cudaStream_t stream) {
     process(iv, in, out, len, handle_of(stream));
   }
-  // XTS only: len / unit_len data units back to back, unit u under the tweak first_unit + u
-  // (CipherStream::update_units' contract), all in one launch where unit_len is a multiple of 16.
-  virtual void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
-                             cudaStream_t stream) = 0;
+  using ResidentCipher::process_units;
+  void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
+                     cudaStream_t stream) {
+    process_units(first_unit, unit_len, in, out, len, handle_of(stream));
+  }
   virtual int device_index() const = 0;
 };
 

@@ -66,9 +66,11 @@ class DeviceCipherImpl final : public DeviceCipher {
   const VariantInfo& variant() const override { return variant_.info; }
   int device_index() const override { return device_index_; }
   using DeviceCipher::process;
+  using DeviceCipher::process_units;
 
   void process_units(uint64_t first_unit, size_t unit_len, const void* in, void* out, size_t len,
-                     cudaStream_t stream) override {
+                     StreamHandle handle) override {
+    const cudaStream_t stream = stream_of(handle);
     if (name_.mode != Mode::xts)
       throw std::invalid_argument(name_.canonical + ": data units are an XTS operation (use process)");
     modes::xts_check_units(name_.canonical, unit_len, len);
