@@ -245,6 +245,22 @@ def test_usage_error_is_printed_once(tmp_path, key_file, args, env):
     assert not (tmp_path / "out").exists()
 
 
+def test_sigterm_while_a_rank_reports_its_usage_error_ends_it_quietly(monkeypatch, capsys):
+    """The race behind a traceback seen under CI load: rank 0 printed the usage error and exited 2,
+    mpirun sent SIGTERM to the other ranks, and one of them was still inside its error handler, where
+    the signal's _Terminated escaped with a traceback. Here the signal arrives at that point (the
+    rank asking whether rank 0 reports): the rank ends with 143 and prints nothing."""
+    from gpucrypt import cli, mpi
+
+    def sigterm_now(argv):
+        raise cli._Terminated()
+
+    monkeypatch.setattr(mpi, "leaves_report_to_rank_0", sigterm_now)
+    assert cli.cli.main(args=["encrypt", "--no-such-option"], standalone_mode=False) == 143
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
 def test_missing_output_directory_names_the_users_path(tmp_path, key_file):
     (tmp_path / "in").write_bytes(b"abc")
     target = tmp_path / "no-such-directory" / "out.gc"

@@ -139,6 +139,35 @@ class _Group(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
+            exit_code = self._run_and_report(args, prog_name, complete_var, **extra)
+        except _Terminated:
+            # The SIGTERM came while this rank was reporting an error: under mpirun another rank
+            # (rank 0, with the same error) had already exited with it, and the launcher ended the
+            # rest. It raised inside the report's own handler, which printed a traceback.
+            exit_code = self._terminated(args)
+        if standalone_mode:
+            # The command is over: a SIGTERM from here on (mpirun ending the job's other ranks once
+            # one exited non-zero) must not raise into the interpreter's exit, which printed
+            # "Exception ignored ... _Terminated" with a traceback under load. The process is
+            # ending, as the signal asks.
+            with contextlib.suppress(ValueError):   # (not the main thread: no handler was ours)
+                if signal.getsignal(signal.SIGTERM) is _raise_terminated:
+                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            sys.exit(exit_code)
+        return exit_code
+
+    @staticmethod
+    def _terminated(args) -> int:
+        # Under mpirun, SIGTERM is how the launcher ends the other ranks once one failed (that
+        # rank, or rank 0, reports why): only rank 0 says "terminated", once for the job.
+        with contextlib.suppress(_Terminated):   # a second SIGTERM: the job is ending anyway
+            if not mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
+                _print_error("terminated")
+        return 143
+
+    def _run_and_report(self, args, prog_name, complete_var, **extra) -> int:
+        """Runs the command and reports its error, if any, as one line; the exit status."""
+        try:
             # A full disk or quota met by a write without a file name is standard output's: every
             # -o FILE names itself (the library's AtomicOutput under fileformat.atomic_output), and
             # stdout's writes (click.echo, the stream engine, the file pipeline into a redirected
@@ -148,7 +177,6 @@ class _Group(click.Group):
                                       standalone_mode=False, **extra)
             exit_code = result if isinstance(result, int) else 0
         except click.UsageError as exc:
-            hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             exit_code = 2
             if mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
                 # Rank 0 finds the same error in the same command line and reports it, exiting 2.
@@ -156,6 +184,7 @@ class _Group(click.Group):
                 # rank 0, started a moment later, could be killed before it printed anything.
                 exit_code = 0
             else:
+                hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
                 _print_error(exc.format_message() + hint)
         except click.ClickException as exc:
             _print_error(exc.format_message())
@@ -164,11 +193,7 @@ class _Group(click.Group):
             _print_error("interrupted")
             exit_code = 130
         except _Terminated:
-            # Under mpirun, SIGTERM is how the launcher ends the other ranks once one failed (that
-            # rank, or rank 0, reports why): only rank 0 says "terminated", once for the job.
-            if not mpi.leaves_report_to_rank_0(sys.argv[1:] if args is None else args):
-                _print_error("terminated")
-            exit_code = 143
+            exit_code = self._terminated(args)
         except (BrokenPipeError, _OutputGone):
             exit_code = _quiet_after_broken_pipe()
         except SystemExit as exc:
@@ -182,15 +207,6 @@ class _Group(click.Group):
                 raise
             _print_error(_describe(exc))
             exit_code = 1
-        if standalone_mode:
-            # The command is over: a SIGTERM from here on (mpirun ending the job's other ranks once
-            # one exited non-zero) must not raise into the interpreter's exit, which printed
-            # "Exception ignored ... _Terminated" with a traceback under load. The process is
-            # ending, as the signal asks.
-            with contextlib.suppress(ValueError):   # (not the main thread: no handler was ours)
-                if signal.getsignal(signal.SIGTERM) is _raise_terminated:
-                    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            sys.exit(exit_code)
         return exit_code
 
 
